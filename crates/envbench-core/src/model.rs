@@ -1,0 +1,206 @@
+//! The run and result model: what a workload produces and what the store keeps.
+//!
+//! A run is one invocation of a workload command in one environment. It holds results; each result is one metric of
+//! one test with its parameters, and every raw sample (one per measured repetition). Results match across runs only
+//! when workload, workload version, test id and the hash of the canonical parameters all match.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// Whether a larger or a smaller value of a metric is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Throughput, IOPS, queries per hour.
+    HigherIsBetter,
+    /// Latency, elapsed time.
+    LowerIsBetter,
+}
+
+impl Direction {
+    /// The short name used in the store and exports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::HigherIsBetter => "higher",
+            Direction::LowerIsBetter => "lower",
+        }
+    }
+
+    /// Parse the short name written by [`Direction::as_str`].
+    pub fn parse(text: &str) -> Option<Direction> {
+        match text {
+            "higher" => Some(Direction::HigherIsBetter),
+            "lower" => Some(Direction::LowerIsBetter),
+            _ => None,
+        }
+    }
+}
+
+/// How a run ended. A run starts as `Running` and moves once to one of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Failed,
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The name used in the store and shown to users.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parse the name written by [`RunStatus::as_str`].
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        match text {
+            "running" => Some(RunStatus::Running),
+            "complete" => Some(RunStatus::Complete),
+            "failed" => Some(RunStatus::Failed),
+            "interrupted" => Some(RunStatus::Interrupted),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the user said about a run before it started: its name in their methodology and how it was invoked.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The workload command, e.g. `disk`, `ranread`, `sysinfo`.
+    pub workload: String,
+    /// Free-form label, e.g. `physical-p3605`.
+    pub label: Option<String>,
+    /// `--tag key=value` pairs, sorted by key.
+    pub tags: BTreeMap<String, String>,
+    /// The command line as typed.
+    pub command_line: String,
+    /// The suite this run belongs to, when several runs form one invocation.
+    pub suite_id: Option<String>,
+}
+
+/// Parse one `--tag key=value` argument. Keys are non-empty and have no `=`; values may be empty.
+pub fn parse_tag(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.trim().to_string())),
+        _ => Err(format!("'{text}' is not a tag: write key=value, e.g. --tag storage=nvme")),
+    }
+}
+
+/// One metric of one test, with every raw sample.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    /// The workload that produced it, e.g. `disk`.
+    pub workload: String,
+    /// Bumped when a workload changes in a way that makes old results incomparable.
+    pub workload_version: u32,
+    /// The test within the workload, e.g. `SEQ1M Q8T1 read`.
+    pub test_id: String,
+    /// Everything that defines the test, as JSON; hashed in canonical form for matching.
+    pub parameters: Value,
+    /// What was measured, e.g. `throughput`, `iops`, `latency_mean`.
+    pub metric: String,
+    /// The unit of every sample, e.g. `MB/s`, `IOPS`, `us`, `s`.
+    pub unit: String,
+    /// Whether higher or lower values are better.
+    pub direction: Direction,
+    /// Every measured repetition, in order. Never summarized away.
+    pub samples: Vec<f64>,
+    /// Qualifiers a reader must see, e.g. `cache-inflated`, `noisy`.
+    pub flags: Vec<String>,
+}
+
+impl ResultRecord {
+    /// The canonical JSON text of the parameters (object keys sorted at every level, no white space).
+    pub fn canonical_parameters(&self) -> String {
+        canonical_json(&self.parameters)
+    }
+
+    /// The hex SHA-256 of the canonical parameters.
+    pub fn parameters_hash(&self) -> String {
+        sha256_hex(self.canonical_parameters().as_bytes())
+    }
+}
+
+/// Serialize a JSON value with object keys sorted at every level and no insignificant white space, so that equal
+/// values always give equal text.
+pub fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let ordered: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, sorted(v))).collect();
+                Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sorted(value)).expect("a JSON value always serializes")
+}
+
+/// Hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        let a = json!({"b": 1, "a": {"z": [1, {"y": 2, "x": 3}], "c": null}});
+        let b = json!({"a": {"c": null, "z": [1, {"x": 3, "y": 2}]}, "b": 1});
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+        assert_eq!(canonical_json(&a), r#"{"a":{"c":null,"z":[1,{"x":3,"y":2}]},"b":1}"#);
+    }
+
+    #[test]
+    fn parameter_hash_differs_when_parameters_differ() {
+        let mut record = ResultRecord {
+            workload: "disk".into(),
+            workload_version: 1,
+            test_id: "RND4K Q32T1 read".into(),
+            parameters: json!({"block_bytes": 4096, "queue_depth": 32}),
+            metric: "iops".into(),
+            unit: "IOPS".into(),
+            direction: Direction::HigherIsBetter,
+            samples: vec![1.0],
+            flags: vec![],
+        };
+        let first = record.parameters_hash();
+        record.parameters = json!({"queue_depth": 32, "block_bytes": 4096});
+        assert_eq!(first, record.parameters_hash());
+        record.parameters = json!({"queue_depth": 16, "block_bytes": 4096});
+        assert_ne!(first, record.parameters_hash());
+    }
+
+    #[test]
+    fn tags_need_a_key() {
+        assert_eq!(parse_tag("storage=nvme").unwrap(), ("storage".into(), "nvme".into()));
+        assert_eq!(parse_tag("ht=").unwrap(), ("ht".into(), "".into()));
+        assert!(parse_tag("=x").is_err());
+        assert!(parse_tag("novalue").is_err());
+    }
+
+    #[test]
+    fn status_names_round_trip() {
+        for status in [RunStatus::Running, RunStatus::Complete, RunStatus::Failed, RunStatus::Interrupted] {
+            assert_eq!(RunStatus::parse(status.as_str()), Some(status));
+        }
+    }
+}
