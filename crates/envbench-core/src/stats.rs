@@ -28,11 +28,7 @@ impl Summary {
         let mean = samples.iter().sum::<f64>() / count as f64;
         let mut sorted = samples.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if count % 2 == 1 {
-            sorted[count / 2]
-        } else {
-            (sorted[count / 2 - 1] + sorted[count / 2]) / 2.0
-        };
+        let median = if count % 2 == 1 { sorted[count / 2] } else { (sorted[count / 2 - 1] + sorted[count / 2]) / 2.0 };
         let stddev = if count > 1 {
             (samples.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (count - 1) as f64).sqrt()
         } else {

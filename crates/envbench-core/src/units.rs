@@ -32,9 +32,7 @@ pub enum UnitError {
 pub fn parse_byte_size(text: &str) -> Result<ByteSize, UnitError> {
     let trimmed = text.trim();
     let bad = || UnitError::BadSize(text.to_string());
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     if number.is_empty() {
         return Err(bad());
@@ -59,10 +57,7 @@ pub fn parse_byte_size(text: &str) -> Result<ByteSize, UnitError> {
         return Ok(ByteSize(bytes as u64));
     }
     let value: u64 = number.parse().map_err(|_| bad())?;
-    value
-        .checked_mul(multiplier)
-        .map(ByteSize)
-        .ok_or_else(|| UnitError::SizeOverflow(text.to_string()))
+    value.checked_mul(multiplier).map(ByteSize).ok_or_else(|| UnitError::SizeOverflow(text.to_string()))
 }
 
 impl std::str::FromStr for ByteSize {
@@ -92,9 +87,7 @@ impl fmt::Display for ByteSize {
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let trimmed = text.trim();
     let bad = || UnitError::BadDuration(text.to_string());
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
     let (number, unit) = trimmed.split_at(split);
     let value: f64 = number.parse().map_err(|_| bad())?;
     let seconds = match unit.trim().to_ascii_lowercase().as_str() {

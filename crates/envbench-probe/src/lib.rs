@@ -1,1 +1,59 @@
-//! placeholder crate doc, replaced below
+//! Environment fingerprint and OS sampler.
+//!
+//! This crate reads the machine: CPU topology and SMT state, memory, OS identity, hypervisor and container
+//! (systemd-detect-virt's ordered checks), and the storage stack under a data directory, following `st_dev` through
+//! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device. It also owns the background
+//! sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
+//!
+//! Every read goes through a [`Host`] rooted at `/` on a live machine or at a fixture tree in tests, so each probe can be
+//! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them.
+
+mod cpu;
+mod host;
+mod mountinfo;
+mod sampler;
+mod storage;
+mod system;
+mod virt;
+
+pub use host::{CpuidInfo, Host};
+pub use mountinfo::{MountEntry, parse_mountinfo};
+pub use sampler::{Sampler, SamplerOptions};
+pub use storage::{ProbeError, probe_storage};
+
+use envbench_core::fingerprint::Fingerprint;
+use std::path::Path;
+
+/// Probe everything about the machine, and the storage under `path` when given.
+pub fn fingerprint(host: &Host, path: Option<&Path>) -> Result<Fingerprint, ProbeError> {
+    let mut unreadable = Vec::new();
+    let storage = match path {
+        Some(path) => Some(probe_storage(host, path, &mut unreadable)?),
+        None => None,
+    };
+    let fingerprint = Fingerprint {
+        cpu: cpu::probe_cpu(host, &mut unreadable),
+        memory: system::probe_memory(host, &mut unreadable),
+        os: system::probe_os(host, &mut unreadable),
+        virtualization: virt::probe_virtualization(host, &mut unreadable),
+        storage,
+        unreadable: {
+            unreadable.sort();
+            unreadable.dedup();
+            unreadable
+        },
+    };
+    Ok(fingerprint)
+}
+
+/// The kernel device names the sampler should watch for a storage stack: the top of the chain, then each physical
+/// device below it.
+pub fn sampled_devices(stack: &envbench_core::fingerprint::StorageStack) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for device in stack.devices.iter().filter(|d| d.depth == 0 || d.is_physical) {
+        if !names.contains(&device.name) {
+            names.push(device.name.clone());
+        }
+    }
+    names
+}

@@ -1,0 +1,203 @@
+//! The fingerprint of each fake machine under tests/fixtures, field by field.
+
+use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_probe::{Host, fingerprint, sampled_devices};
+use std::path::{Path, PathBuf};
+
+fn probe(fixture: &str, path: &str) -> Fingerprint {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    fingerprint(&Host::fixture(root), Some(Path::new(path))).expect("fixture probes")
+}
+
+/// (name, kind, holder, depth, physical, transport)
+fn chain(fp: &Fingerprint) -> Vec<(&str, &str, Option<&str>, u32, bool, Option<&str>)> {
+    fp.storage
+        .as_ref()
+        .unwrap()
+        .devices
+        .iter()
+        .map(|d| {
+            (d.name.as_str(), d.kind.as_str(), d.holder.as_deref(), d.depth, d.is_physical, d.transport.as_deref())
+        })
+        .collect()
+}
+
+fn device<'a>(fp: &'a Fingerprint, name: &str) -> &'a BlockDevice {
+    fp.storage.as_ref().unwrap().devices.iter().find(|d| d.name == name).unwrap()
+}
+
+#[test]
+fn nvme_partition_on_a_physical_server() {
+    let fp = probe("nvme-partition", "/");
+    assert_eq!(fp.cpu.model.as_deref(), Some("Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz"));
+    assert_eq!(fp.cpu.vendor.as_deref(), Some("GenuineIntel"));
+    assert_eq!(
+        (fp.cpu.sockets, fp.cpu.cores, fp.cpu.threads, fp.cpu.threads_per_core),
+        (Some(1), Some(4), Some(8), Some(2))
+    );
+    assert_eq!((fp.cpu.smt_control.as_deref(), fp.cpu.smt_active), (Some("on"), Some(true)));
+    assert_eq!(fp.cpu.governor.as_deref(), Some("performance"));
+    assert_eq!(fp.cpu.numa_nodes, Some(1));
+    assert_eq!(fp.cpu.caches.len(), 2);
+    assert_eq!((fp.cpu.caches[1].level, fp.cpu.caches[1].size_bytes), (3, 32 << 20));
+    assert_eq!(fp.cpu.notable_flags, vec!["ht", "aes", "sse4_2"]);
+    assert_eq!(fp.memory.total_bytes, Some(131916060 * 1024));
+    assert_eq!((fp.memory.hugepages_total, fp.memory.hugepage_size_bytes), (Some(1024), Some(2 << 20)));
+    assert_eq!(fp.memory.transparent_hugepages.as_deref(), Some("madvise"));
+    assert_eq!(fp.os.hostname.as_deref(), Some("db-physical"));
+    assert_eq!(fp.os.kernel.as_deref(), Some("6.1.0-18-amd64"));
+    assert_eq!(fp.os.distribution.as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
+    assert_eq!(fp.virtualization.hypervisor, None);
+    assert_eq!(fp.virtualization.container, None);
+    assert_eq!(fp.virtualization.sys_vendor.as_deref(), Some("ASRock"));
+    let storage = fp.storage.as_ref().unwrap();
+    assert_eq!((storage.mount_point.as_str(), storage.filesystem.as_str()), ("/", "ext4"));
+    assert_eq!(storage.mount_options, "rw,noatime");
+    assert_eq!(storage.device_number, "259:2");
+    assert!(!storage.network && storage.responsive);
+    assert_eq!(
+        chain(&fp),
+        vec![
+            ("nvme0n1p2", "partition", None, 0, false, Some("nvme")),
+            ("nvme0n1", "disk", Some("nvme0n1p2"), 1, true, Some("nvme")),
+        ]
+    );
+    let disk = device(&fp, "nvme0n1");
+    assert_eq!(disk.model.as_deref(), Some("INTEL SSDPEDME016T4"));
+    assert_eq!(disk.rotational, Some(false));
+    assert_eq!(disk.scheduler.as_deref(), Some("none"));
+    assert_eq!((disk.logical_block_bytes, disk.physical_block_bytes), (Some(512), Some(512)));
+    assert_eq!((disk.nr_requests, disk.read_ahead_kib), (Some(256), Some(128)));
+    assert_eq!(disk.size_bytes, Some(3125627568 * 512));
+    // The partition reports its disk's queue.
+    assert_eq!(device(&fp, "nvme0n1p2").scheduler.as_deref(), Some("none"));
+    assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
+}
+
+#[test]
+fn lvm_on_md_raid1_on_two_sata_disks() {
+    let fp = probe("lvm-md-raid1", "/var/lib/pgsql/data");
+    let storage = fp.storage.as_ref().unwrap();
+    assert_eq!(storage.mount_point, "/var/lib/pgsql");
+    assert_eq!(storage.filesystem, "xfs");
+    assert_eq!(storage.source, "/dev/mapper/vg_data-lv_pg");
+    assert_eq!(storage.super_options, "rw,attr2,inode64,logbufs=8");
+    assert_eq!(
+        chain(&fp),
+        vec![
+            ("dm-0", "lvm", None, 0, false, None),
+            ("md0", "raid1", Some("dm-0"), 1, false, None),
+            ("sda1", "partition", Some("md0"), 2, false, Some("sata")),
+            ("sda", "disk", Some("sda1"), 3, true, Some("sata")),
+            ("sdb1", "partition", Some("md0"), 2, false, Some("sata")),
+            ("sdb", "disk", Some("sdb1"), 3, true, Some("sata")),
+        ]
+    );
+    assert_eq!(device(&fp, "dm-0").dm_name.as_deref(), Some("vg_data-lv_pg"));
+    let sda = device(&fp, "sda");
+    assert_eq!(sda.rotational, Some(true));
+    assert_eq!(sda.scheduler.as_deref(), Some("mq-deadline"));
+    assert_eq!(sda.model.as_deref(), Some("ST1000NM0033-9ZM"));
+    assert_eq!(sampled_devices(storage), vec!["dm-0", "sda", "sdb"]);
+    assert_eq!((fp.cpu.cores, fp.cpu.threads), (Some(16), Some(32)));
+    assert_eq!(fp.virtualization.hypervisor, None);
+}
+
+#[test]
+fn virtio_disk_in_a_kvm_guest() {
+    let fp = probe("kvm-virtio", "/var/lib");
+    // DMI says QEMU, CPUID says KVM: KVM wins, as in systemd-detect-virt.
+    assert_eq!(fp.virtualization.hypervisor.as_deref(), Some("kvm"));
+    assert_eq!(fp.virtualization.hypervisor_source.as_deref(), Some("cpuid"));
+    assert_eq!(fp.virtualization.container, None);
+    assert_eq!(fp.cpu.smt_control.as_deref(), Some("notsupported"));
+    assert_eq!(fp.cpu.smt_active, Some(false));
+    assert_eq!(fp.cpu.notable_flags, vec!["hypervisor", "sse4_2", "avx2"]);
+    assert_eq!(
+        chain(&fp),
+        vec![
+            ("vda1", "partition", None, 0, false, Some("virtio")),
+            ("vda", "disk", Some("vda1"), 1, true, Some("virtio")),
+        ]
+    );
+    let vda = device(&fp, "vda");
+    assert_eq!(vda.model, None);
+    assert_eq!(vda.vendor.as_deref(), Some("0x1af4"));
+    assert_eq!(fp.storage.as_ref().unwrap().mount_options, "rw,relatime");
+}
+
+#[test]
+fn iscsi_lun_in_a_vmware_guest() {
+    let fp = probe("iscsi", "/mnt/iscsi/db");
+    assert_eq!(fp.virtualization.hypervisor.as_deref(), Some("vmware"));
+    assert_eq!(chain(&fp), vec![("sdb", "disk", None, 0, true, Some("iscsi"))]);
+    let sdb = device(&fp, "sdb");
+    assert_eq!(sdb.iscsi_target.as_deref(), Some("iqn.2005-10.org.freenas.ctl:essbase"));
+    assert_eq!(sdb.vendor.as_deref(), Some("FreeNAS"));
+    assert_eq!((fp.cpu.sockets, fp.cpu.cores, fp.cpu.threads_per_core), (Some(2), Some(8), Some(1)));
+    assert_eq!(fp.cpu.numa_nodes, Some(2));
+}
+
+#[test]
+fn nfs_mount_with_sync() {
+    let fp = probe("nfs-sync", "/mnt/essbase/app");
+    let storage = fp.storage.as_ref().unwrap();
+    assert_eq!(storage.filesystem, "nfs4");
+    assert!(storage.network);
+    assert!(storage.devices.is_empty());
+    let nfs = storage.nfs.as_ref().unwrap();
+    assert_eq!(nfs.version.as_deref(), Some("4.2"));
+    assert_eq!(nfs.server.as_deref(), Some("10.0.0.5"));
+    assert_eq!(nfs.export.as_deref(), Some("/mnt/tank/essbase"));
+    assert!(nfs.sync);
+    assert_eq!((nfs.rsize, nfs.wsize), (Some(131072), Some(131072)));
+    assert_eq!(nfs.protocol.as_deref(), Some("tcp"));
+    assert_eq!(nfs.recovery.as_deref(), Some("hard"));
+}
+
+#[test]
+fn smt_switched_off() {
+    let fp = probe("smt-off", "/data");
+    assert_eq!(fp.cpu.smt_control.as_deref(), Some("off"));
+    assert_eq!(fp.cpu.smt_active, Some(false));
+    assert_eq!(
+        (fp.cpu.sockets, fp.cpu.cores, fp.cpu.threads, fp.cpu.threads_per_core),
+        (Some(2), Some(16), Some(16), Some(1))
+    );
+    assert_eq!(fp.cpu.governor.as_deref(), Some("powersave"));
+    assert_eq!(fp.cpu.numa_nodes, Some(2));
+    assert_eq!(chain(&fp), vec![("sda", "disk", None, 0, true, Some("scsi"))]);
+    assert_eq!(device(&fp, "sda").model.as_deref(), Some("MR9265-8i"));
+}
+
+#[test]
+fn docker_container_on_a_kvm_host() {
+    let fp = probe("container", "/srv");
+    assert_eq!(fp.virtualization.container.as_deref(), Some("docker"));
+    assert_eq!(fp.virtualization.container_source.as_deref(), Some("/.dockerenv"));
+    assert_eq!(fp.virtualization.hypervisor.as_deref(), Some("kvm"));
+    assert_eq!(fp.virtualization.product_name, None);
+    let storage = fp.storage.as_ref().unwrap();
+    assert_eq!((storage.filesystem.as_str(), storage.device_number.as_str()), ("overlay", "0:52"));
+    assert!(storage.devices.is_empty());
+    assert_eq!(fp.unreadable, vec!["/sys/class/dmi/id"]);
+}
+
+#[test]
+fn container_env_variable_names_the_manager() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/container");
+    let mut host = Host::fixture(root);
+    host.container_env = Some("podman".into());
+    let fp = fingerprint(&host, None).unwrap();
+    assert_eq!(fp.virtualization.container.as_deref(), Some("podman"));
+    assert_eq!(fp.virtualization.container_source.as_deref(), Some("$container"));
+    assert!(fp.storage.is_none());
+}
+
+#[test]
+fn fingerprint_hash_is_stable_and_sensitive() {
+    let a = probe("smt-off", "/data");
+    let b = probe("smt-off", "/data");
+    assert_eq!(a.hash(), b.hash());
+    assert_ne!(a.hash(), probe("nvme-partition", "/").hash());
+}

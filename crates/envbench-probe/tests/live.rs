@@ -1,0 +1,99 @@
+//! The probe and the sampler on the machine the tests run on.
+
+use envbench_core::sampler::StepObserver;
+use envbench_probe::{Host, Sampler, SamplerOptions, fingerprint, probe_storage, sampled_devices};
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// A directory on the disk the tests run from (never tmpfs).
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn live_machine_fingerprint_is_complete() {
+    let fp = fingerprint(&Host::live(), Some(Path::new("/"))).unwrap();
+    assert!(fp.cpu.threads.unwrap() >= 1);
+    assert!(fp.cpu.model.is_some());
+    assert!(fp.memory.total_bytes.unwrap() > 0);
+    assert!(fp.os.kernel.is_some());
+    // The SMT state is always reported on Linux >= 4.19 x86 (possibly as notsupported).
+    assert!(fp.cpu.smt_control.is_some());
+    let storage = fp.storage.unwrap();
+    assert_eq!(storage.mount_point, "/");
+    assert!(storage.responsive);
+    // Cross-check with the system's own tools where they exist: on this project's machines that is a KVM guest
+    // with its root on an ext4 virtio disk.
+    if let Some(virt) = command_output("systemd-detect-virt", &["--vm"]) {
+        let expected = if virt == "none" { None } else { Some(virt.as_str()) };
+        assert_eq!(fp.virtualization.hypervisor.as_deref(), expected);
+    }
+    if let Some(line) = command_output("findmnt", &["-no", "FSTYPE,SOURCE", "-T", "/"]) {
+        let mut words = line.split_whitespace();
+        assert_eq!(Some(storage.filesystem.as_str()), words.next());
+        let source = words.next().unwrap_or_default();
+        assert_eq!(storage.source, source);
+        if let Some(name) = source.strip_prefix("/dev/vd") {
+            let disk = format!("vd{}", name.trim_end_matches(|c: char| c.is_ascii_digit()));
+            let device = storage.devices.iter().find(|d| d.name == disk).expect("the virtio disk is in the chain");
+            assert_eq!(device.transport.as_deref(), Some("virtio"));
+            assert!(device.is_physical);
+            assert!(device.scheduler.is_some() && device.logical_block_bytes.is_some());
+        }
+    }
+}
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new(program).args(args).output().ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+#[test]
+fn nonexistent_path_is_a_clear_error() {
+    let error = probe_storage(&Host::live(), Path::new("/no/such/dir/envbench"), &mut Vec::new()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "/no/such/dir/envbench: no such file or directory; give an existing directory with --path"
+    );
+}
+
+#[test]
+fn sampler_sees_what_was_written() {
+    let dir = scratch_dir("sampler");
+    let host = Host::live();
+    let storage = probe_storage(&host, &dir, &mut Vec::new()).unwrap();
+    let devices = sampled_devices(&storage);
+    assert!(!devices.is_empty(), "no block device under {}", dir.display());
+    let sampler =
+        Sampler::start(host, SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone() });
+
+    let path = dir.join("envbench-sampler-test.dat");
+    let chunk = vec![0x5au8; 1 << 20];
+    let written_bytes: u64 = 384 << 20;
+    sampler.step_started("write");
+    {
+        let mut file = std::fs::File::create(&path).unwrap();
+        for _ in 0..(written_bytes >> 20) {
+            file.write_all(&chunk).unwrap();
+        }
+        file.sync_all().unwrap();
+    }
+    sampler.step_finished("write");
+    std::thread::sleep(Duration::from_millis(450));
+    let series = sampler.finish();
+    std::fs::remove_file(&path).unwrap();
+
+    let step = series.step("write").expect("the step was summarized");
+    let top = &step.disks[0];
+    assert_eq!(top.device, devices[0]);
+    let seconds = (step.end_ms - step.start_ms) as f64 / 1000.0;
+    let seen_bytes = top.write_mb_per_s * 1e6 * seconds;
+    let ratio = seen_bytes / written_bytes as f64;
+    assert!((0.9..=1.1).contains(&ratio), "sampler saw {seen_bytes} bytes written, we wrote {written_bytes}");
+    assert!(series.points.len() >= 2, "points every 200 ms: {}", series.points.len());
+    assert!(series.own_cost_percent_of_core() < 1.0, "sampler cost {}% of a core", series.own_cost_percent_of_core());
+}
