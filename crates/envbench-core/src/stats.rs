@@ -46,7 +46,7 @@ impl Summary {
 
 /// The geometric mean of positive values; `None` when empty or when any value is not positive.
 pub fn geometric_mean(values: &[f64]) -> Option<f64> {
-    if values.is_empty() || values.iter().any(|v| !(*v > 0.0)) {
+    if values.is_empty() || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
     Some((values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())

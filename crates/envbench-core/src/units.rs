@@ -99,7 +99,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
         "h" => value * 3600.0,
         _ => return Err(bad()),
     };
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 1e9 {
+    if !seconds.is_finite() || !(0.0..=1e9).contains(&seconds) {
         return Err(bad());
     }
     Ok(Duration::from_secs_f64(seconds))
