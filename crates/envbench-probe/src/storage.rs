@@ -49,7 +49,7 @@ pub enum ProbeError {
 
 /// Probe the storage under `path`. Unreadable sysfs attributes become `None`, listed in `unreadable` once per kind.
 pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> Result<StorageStack, ProbeError> {
-    let (absolute, device_number, responsive) = locate(host, path)?;
+    let Located { absolute, device_number, responsive } = locate(host, path)?;
     let absolute_text = absolute.to_string_lossy().into_owned();
     let mountinfo_path = "/proc/self/mountinfo";
     let text =
@@ -81,11 +81,20 @@ pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> 
     })
 }
 
+/// Where a path lives, as far as `stat` would tell in time.
+struct Located {
+    absolute: PathBuf,
+    /// `st_dev` as (major, minor); `None` for fixtures and unresponsive mounts.
+    device_number: Option<(u32, u32)>,
+    responsive: bool,
+}
+
 /// The absolute path and its `st_dev`, found on a helper thread so a hung mount cannot hang us. For fixtures the path
 /// is taken as given and has no `st_dev`.
-fn locate(host: &Host, path: &Path) -> Result<(PathBuf, Option<(u32, u32)>, bool), ProbeError> {
+fn locate(host: &Host, path: &Path) -> Result<Located, ProbeError> {
     if !host.live {
-        return Ok((Path::new("/").join(path.strip_prefix("/").unwrap_or(path)), None, true));
+        let absolute = Path::new("/").join(path.strip_prefix("/").unwrap_or(path));
+        return Ok(Located { absolute, device_number: None, responsive: true });
     }
     let lexical = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let owned = path.to_path_buf();
@@ -101,14 +110,14 @@ fn locate(host: &Host, path: &Path) -> Result<(PathBuf, Option<(u32, u32)>, bool
     match receiver.recv_timeout(STAT_TIMEOUT) {
         Ok(Ok((real, dev))) => {
             let (major, minor) = (libc::major(dev), libc::minor(dev));
-            Ok((real, Some((major, minor)), true))
+            Ok(Located { absolute: real, device_number: Some((major, minor)), responsive: true })
         }
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(ProbeError::PathNotFound(path.display().to_string()))
         }
         Ok(Err(e)) => Err(ProbeError::PathUnreadable { path: path.display().to_string(), reason: e.to_string() }),
         // The stat thread is left behind: it is blocked in the kernel and will end with the process.
-        Err(_) => Ok((lexical, None, false)),
+        Err(_) => Ok(Located { absolute: lexical, device_number: None, responsive: false }),
     }
 }
 

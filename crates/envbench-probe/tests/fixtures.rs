@@ -9,8 +9,10 @@ fn probe(fixture: &str, path: &str) -> Fingerprint {
     fingerprint(&Host::fixture(root), Some(Path::new(path))).expect("fixture probes")
 }
 
-/// (name, kind, holder, depth, physical, transport)
-fn chain(fp: &Fingerprint) -> Vec<(&str, &str, Option<&str>, u32, bool, Option<&str>)> {
+/// One link of a device chain: (name, kind, holder, depth, physical, transport).
+type Link<'a> = (&'a str, &'a str, Option<&'a str>, u32, bool, Option<&'a str>);
+
+fn chain(fp: &Fingerprint) -> Vec<Link<'_>> {
     fp.storage
         .as_ref()
         .unwrap()
