@@ -1,1 +1,52 @@
-//! placeholder crate doc, replaced below
+//! The results store.
+//!
+//! Every run, with its environment fingerprint (stored once per distinct environment), its results with every raw
+//! sample, its sampler series and how it ended, is kept here and never rewritten: results and samples are append-only
+//! (enforced by the schema), and a run's status moves once from `running` to `complete`, `failed` or `interrupted`.
+//!
+//! [`ResultStore`] is the interface the rest of envbench uses; [`SqliteStore`] is the default backend (one file in the
+//! user's data directory, WAL, busy timeout, versioned migrations). A PostgreSQL backend for shared team stores
+//! implements the same trait. This crate knows nothing about how results are produced or presented.
+
+mod error;
+mod location;
+mod model;
+mod schema;
+mod sqlite;
+
+pub use error::StoreError;
+pub use location::{StoreLocation, default_store_path};
+pub use model::{RunFilter, RunSummary, StoredResult, StoredRun};
+pub use sqlite::SqliteStore;
+
+use envbench_core::fingerprint::Fingerprint;
+use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
+use envbench_core::sampler::SamplerSeries;
+
+/// What every store backend offers. Runs are addressed by uuid; `find_run` also accepts a unique prefix of one.
+pub trait ResultStore {
+    /// Record a new run as `running`, with its environment. Returns the run's uuid.
+    fn begin_run(&mut self, request: &RunRequest, fingerprint: &Fingerprint) -> Result<String, StoreError>;
+    /// Append results to a running run.
+    fn add_results(&mut self, run_uuid: &str, results: &[ResultRecord]) -> Result<(), StoreError>;
+    /// Keep the sampler series of a run.
+    fn add_series(&mut self, run_uuid: &str, series: &SamplerSeries) -> Result<(), StoreError>;
+    /// Keep a named JSON document with a run (workload details such as cube statistics or the knee of a sweep).
+    fn add_attachment(&mut self, run_uuid: &str, name: &str, document: &serde_json::Value) -> Result<(), StoreError>;
+    /// End a run. A run ends once; ending it again is an error.
+    fn finish_run(&mut self, run_uuid: &str, status: RunStatus, reason: Option<&str>) -> Result<(), StoreError>;
+    /// Runs matching a filter, newest first.
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError>;
+    /// The uuid of the run named by a uuid or a unique prefix of one.
+    fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError>;
+    /// Everything kept about one run.
+    fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError>;
+}
+
+/// Open the store at a location, creating it when `create` is true and it does not exist yet.
+pub fn open_store(location: &StoreLocation, create: bool) -> Result<Box<dyn ResultStore>, StoreError> {
+    match location {
+        StoreLocation::Sqlite(path) => Ok(Box::new(SqliteStore::open(path, create)?)),
+        StoreLocation::Postgres(url) => Err(StoreError::BackendUnavailable(url.clone())),
+    }
+}

@@ -1,0 +1,278 @@
+//! The SQLite store on real files.
+
+use envbench_core::fingerprint::Fingerprint;
+use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus};
+use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
+use envbench_store::{ResultStore, RunFilter, SqliteStore, StoreError};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("store-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("results.db")
+}
+
+fn fingerprint(host: &str) -> Fingerprint {
+    let mut fp = Fingerprint::default();
+    fp.os.hostname = Some(host.into());
+    fp.cpu.threads = Some(2);
+    fp
+}
+
+fn request(label: &str) -> RunRequest {
+    RunRequest {
+        workload: "disk".into(),
+        label: Some(label.into()),
+        tags: [("storage".to_string(), "nvme".to_string())].into(),
+        command_line: "envbench disk --quick".into(),
+        suite_id: None,
+    }
+}
+
+fn record(test: &str, samples: Vec<f64>) -> ResultRecord {
+    ResultRecord {
+        workload: "disk".into(),
+        workload_version: 1,
+        test_id: test.into(),
+        parameters: json!({"queue_depth": 32, "block_bytes": 4096}),
+        metric: "iops".into(),
+        unit: "IOPS".into(),
+        direction: Direction::HigherIsBetter,
+        samples,
+        flags: vec!["cache-inflated".into()],
+    }
+}
+
+fn series() -> SamplerSeries {
+    let cpu = CpuFigures {
+        user_percent: 10.0,
+        system_percent: 5.0,
+        steal_percent: 1.5,
+        idle_percent: 83.5,
+        ..Default::default()
+    };
+    let disk = DiskFigures {
+        device: "vda".into(),
+        reads_per_s: 1000.0,
+        read_mb_per_s: 4.096,
+        util_percent: 80.0,
+        ..Default::default()
+    };
+    SamplerSeries {
+        interval_ms: 1000,
+        devices: vec!["vda".into()],
+        points: vec![
+            SamplerPoint {
+                t_ms: 1000,
+                interval_ms: 1000,
+                step: Some("RND4K Q32T1 read".into()),
+                cpu: cpu.clone(),
+                disks: vec![disk.clone()],
+            },
+            SamplerPoint { t_ms: 2000, interval_ms: 1000, step: None, cpu: cpu.clone(), disks: vec![disk.clone()] },
+        ],
+        steps: vec![StepSummary {
+            step: "RND4K Q32T1 read".into(),
+            start_ms: 100,
+            end_ms: 1900,
+            cpu,
+            disks: vec![disk],
+        }],
+        own_cpu_seconds: 0.002,
+        wall_seconds: 2.0,
+    }
+}
+
+#[test]
+fn round_trip_keeps_everything() {
+    let path = scratch("round-trip");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let fp = fingerprint("db01");
+    let uuid = store.begin_run(&request("physical-p3605"), &fp).unwrap();
+    let results =
+        vec![record("RND4K Q32T1 read", vec![101000.0, 99000.5, 100500.25]), record("RND4K Q1T1 read", vec![9000.0])];
+    store.add_results(&uuid, &results).unwrap();
+    store.add_series(&uuid, &series()).unwrap();
+    store.add_attachment(&uuid, "knee", &json!({"jobs": 16})).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    drop(store);
+
+    let store = SqliteStore::open(&path, false).unwrap();
+    let run = store.load_run(&store.find_run(&uuid[..8]).unwrap()).unwrap();
+    assert_eq!(run.summary.uuid, uuid);
+    assert_eq!(run.summary.status, RunStatus::Complete);
+    assert_eq!(run.summary.label.as_deref(), Some("physical-p3605"));
+    assert_eq!(run.summary.tags.get("storage").map(String::as_str), Some("nvme"));
+    assert_eq!(run.summary.host.as_deref(), Some("db01"));
+    assert_eq!(run.summary.result_count, 2);
+    assert!(run.summary.ended_at.is_some());
+    assert_eq!(run.command_line, "envbench disk --quick");
+    assert_eq!(run.fingerprint, fp);
+    assert_eq!(run.fingerprint_hash, fp.hash());
+    let loaded: Vec<ResultRecord> = run.results.iter().map(|r| r.record.clone()).collect();
+    assert_eq!(loaded, results);
+    assert_eq!(run.results[0].parameters_hash, results[0].parameters_hash());
+    assert_eq!(run.series, Some(series()));
+    assert_eq!(run.attachments["knee"], json!({"jobs": 16}));
+}
+
+#[test]
+fn empty_file_is_migrated_to_the_latest_schema() {
+    let path = scratch("empty");
+    std::fs::write(&path, b"").unwrap();
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let uuid = store.begin_run(&request("x"), &fingerprint("h")).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let id: i64 = connection.query_row("PRAGMA application_id", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 1);
+    assert_eq!(id, 0x456e_7642);
+}
+
+#[test]
+fn missing_store_is_not_created_by_readers() {
+    let path = scratch("missing");
+    assert!(matches!(SqliteStore::open(&path, false), Err(StoreError::Missing(_))));
+    assert!(!path.exists());
+}
+
+#[test]
+fn foreign_files_are_refused_and_left_alone() {
+    let text_path = scratch("foreign-text");
+    let text = b"id,name\n1,not a database at all, just some CSV the user cares about\n".repeat(100);
+    std::fs::write(&text_path, &text).unwrap();
+    let error = SqliteStore::open(&text_path, true).err().unwrap();
+    assert!(matches!(error, StoreError::NotAStore(_)), "{error}");
+    assert!(error.to_string().contains("not an envbench results store"));
+    assert_eq!(std::fs::read(&text_path).unwrap(), text);
+
+    let sqlite_path = scratch("foreign-sqlite");
+    {
+        let other = rusqlite::Connection::open(&sqlite_path).unwrap();
+        other
+            .execute_batch(
+                "CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL); INSERT INTO invoices VALUES (1, 9.5);",
+            )
+            .unwrap();
+    }
+    let before = std::fs::read(&sqlite_path).unwrap();
+    assert!(matches!(SqliteStore::open(&sqlite_path, true), Err(StoreError::NotAStore(_))));
+    assert_eq!(std::fs::read(&sqlite_path).unwrap(), before);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let path = scratch("newer");
+    drop(SqliteStore::open(&path, true).unwrap());
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let error = SqliteStore::open(&path, true).err().unwrap();
+    assert!(matches!(error, StoreError::NewerSchema { found: 99, known: 1, .. }), "{error}");
+    assert!(error.to_string().contains("upgrade envbench"));
+}
+
+#[test]
+fn locked_store_says_so() {
+    let path = scratch("locked");
+    drop(SqliteStore::open(&path, true).unwrap());
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE; INSERT INTO run_attachments SELECT 0, 'x', 'y' WHERE 0;").unwrap();
+    let mut store = SqliteStore::open_with_timeout(&path, true, Duration::from_millis(200)).unwrap();
+    let error = store.begin_run(&request("x"), &fingerprint("h")).unwrap_err();
+    assert!(matches!(error, StoreError::Locked(_)), "{error}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    store.begin_run(&request("x"), &fingerprint("h")).unwrap();
+}
+
+#[test]
+fn results_are_append_only() {
+    let path = scratch("append-only");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let uuid = store.begin_run(&request("x"), &fingerprint("h")).unwrap();
+    store.add_results(&uuid, &[record("t", vec![1.0])]).unwrap();
+    store.finish_run(&uuid, RunStatus::Interrupted, Some("interrupted by Ctrl-C")).unwrap();
+    assert!(matches!(store.finish_run(&uuid, RunStatus::Complete, None), Err(StoreError::RunAlreadyEnded(_))));
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    for statement in [
+        "UPDATE samples SET value = 2",
+        "DELETE FROM samples",
+        "UPDATE results SET metric = 'x'",
+        "DELETE FROM results",
+        "DELETE FROM runs",
+        "UPDATE runs SET status = 'complete'",
+        "UPDATE fingerprints SET hostname = 'x'",
+    ] {
+        assert!(connection.execute(statement, []).is_err(), "{statement} must be refused");
+    }
+    let run = store.load_run(&uuid).unwrap();
+    assert_eq!(run.summary.status, RunStatus::Interrupted);
+    assert_eq!(run.summary.status_reason.as_deref(), Some("interrupted by Ctrl-C"));
+    assert_eq!(run.results[0].record.samples, vec![1.0]);
+}
+
+#[test]
+fn fingerprints_are_stored_once() {
+    let path = scratch("dedup");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    for _ in 0..3 {
+        store.begin_run(&request("x"), &fingerprint("same")).unwrap();
+    }
+    store.begin_run(&request("x"), &fingerprint("other")).unwrap();
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let count: i64 = connection.query_row("SELECT count(*) FROM fingerprints", [], |r| r.get(0)).unwrap();
+    assert_eq!(count, 2);
+}
+
+#[test]
+fn listing_filters_by_label_tag_and_host() {
+    let path = scratch("filters");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let a = store.begin_run(&request("physical"), &fingerprint("db01")).unwrap();
+    let mut virtual_request = request("virtual");
+    virtual_request.tags = [("ht".to_string(), "off".to_string())].into();
+    let b = store.begin_run(&virtual_request, &fingerprint("vm01")).unwrap();
+    let all = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(all.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>(), vec![b.as_str(), a.as_str()]);
+    let by_label = store.list_runs(&RunFilter { label: Some("physical".into()), ..Default::default() }).unwrap();
+    assert_eq!(by_label.len(), 1);
+    assert_eq!(by_label[0].uuid, a);
+    let by_tag =
+        store.list_runs(&RunFilter { tags: [("ht".into(), "off".into())].into(), ..Default::default() }).unwrap();
+    assert_eq!(by_tag.iter().map(|r| &r.uuid).collect::<Vec<_>>(), vec![&b]);
+    let by_host = store.list_runs(&RunFilter { host: Some("db01".into()), ..Default::default() }).unwrap();
+    assert_eq!(by_host.len(), 1);
+    assert!(matches!(store.find_run("zz"), Err(StoreError::NoSuchRun(_))));
+    assert!(matches!(store.find_run(""), Err(StoreError::NoSuchRun(_))));
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    let path = scratch("concurrent");
+    drop(SqliteStore::open(&path, true).unwrap());
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut store = SqliteStore::open(&path, true).unwrap();
+                for i in 0..25 {
+                    let uuid = store.begin_run(&request(&format!("w{writer}")), &fingerprint("h")).unwrap();
+                    store.add_results(&uuid, &[record("t", vec![i as f64; 10])]).unwrap();
+                    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let store = SqliteStore::open(&path, false).unwrap();
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(runs.len(), 100);
+    assert!(runs.iter().all(|r| r.status == RunStatus::Complete && r.result_count == 1));
+}
