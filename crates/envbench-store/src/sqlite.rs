@@ -46,8 +46,17 @@ impl SqliteStore {
         let connection = Connection::open_with_flags(path, flags)
             .map_err(|e| StoreError::CannotCreate { path: path.to_path_buf(), reason: e.to_string() })?;
         let mut store = SqliteStore { connection, path: path.to_path_buf() };
-        store.prepare(busy_timeout).map_err(|e| store.classify(e))?;
-        Ok(store)
+        // Some lock conflicts while a store is being created (switching to WAL, first migration) return BUSY without
+        // waiting on the busy handler; retry them within the same time limit.
+        let started = std::time::Instant::now();
+        loop {
+            match store.prepare(busy_timeout).map_err(|e| store.classify(e)) {
+                Err(StoreError::Locked(_)) if started.elapsed() < busy_timeout => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                outcome => return outcome.map(|()| store),
+            }
+        }
     }
 
     /// The file this store lives in.
@@ -58,15 +67,12 @@ impl SqliteStore {
     fn prepare(&mut self, busy_timeout: Duration) -> Result<(), StoreError> {
         self.connection.busy_timeout(busy_timeout)?;
         // Reading the header first: a foreign file fails here with NOTADB before anything is written.
-        let application_id: i64 = self.connection.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        let version: i64 = self.connection.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let table_count: i64 = self.connection.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-        if application_id != APPLICATION_ID && (application_id != 0 || table_count > 0) {
-            return Err(StoreError::NotAStore(self.path.clone()));
-        }
-        if version > latest_version() {
-            return Err(StoreError::NewerSchema { path: self.path.clone(), found: version, known: latest_version() });
-        }
+        let version = {
+            let snapshot = self.connection.transaction_with_behavior(TransactionBehavior::Deferred)?;
+            let version = Self::check_header(&self.path, &snapshot)?;
+            snapshot.commit()?;
+            version
+        };
         self.connection.pragma_update(None, "journal_mode", "WAL")?;
         self.connection.pragma_update(None, "synchronous", "NORMAL")?;
         self.connection.pragma_update(None, "foreign_keys", "ON")?;
@@ -76,14 +82,25 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let transaction = self.connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        // Another process may have migrated while we waited for the lock.
-        let version: i64 = transaction.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version > latest_version() {
-            return Err(StoreError::NewerSchema { path, found: version, known: latest_version() });
+    /// The schema version of an envbench store, or why the file is not one we may write. Read inside one
+    /// transaction so a concurrent creator's commit cannot land between the reads.
+    fn check_header(path: &Path, connection: &Connection) -> Result<i64, StoreError> {
+        let application_id: i64 = connection.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let table_count: i64 = connection.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if application_id != APPLICATION_ID && (application_id != 0 || table_count > 0) {
+            return Err(StoreError::NotAStore(path.to_path_buf()));
         }
+        if version > latest_version() {
+            return Err(StoreError::NewerSchema { path: path.to_path_buf(), found: version, known: latest_version() });
+        }
+        Ok(version)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let transaction = self.connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have created or migrated the store while we waited for the write lock.
+        let version = Self::check_header(&self.path, &transaction)?;
         for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             transaction.execute_batch(migration)?;
             transaction.pragma_update(None, "user_version", (index + 1) as i64)?;

@@ -1,0 +1,66 @@
+//! One module per command; this one dispatches and holds what commands share.
+
+mod results;
+mod sysinfo;
+
+use crate::cli::{Cli, Command, RunLabels};
+use crate::usage;
+use envbench_core::model::{RunRequest, parse_tag};
+use envbench_store::{ResultStore, StoreLocation, default_store_path, open_store};
+use std::process::ExitCode;
+
+/// Run the command the user asked for.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let store = StoreLocation::parse(
+        &cli.store.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| default_store_path().display().to_string()),
+    );
+    match cli.command {
+        Command::Sysinfo(args) => sysinfo::run(&store, args),
+        Command::Results(args) => results::run(&store, args),
+    }
+}
+
+/// Open the store for writing (creating it) or reading.
+pub fn store(location: &StoreLocation, create: bool) -> anyhow::Result<Box<dyn ResultStore>> {
+    Ok(open_store(location, create)?)
+}
+
+/// Parse `--tag key=value` arguments, refusing duplicates.
+pub fn parse_tags(tags: &[String]) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut parsed = std::collections::BTreeMap::new();
+    for tag in tags {
+        let (key, value) = parse_tag(tag).map_err(usage)?;
+        if parsed.insert(key.clone(), value).is_some() {
+            return Err(usage(format!("--tag {key} is given twice; give each tag once")));
+        }
+    }
+    Ok(parsed)
+}
+
+/// The run request for a workload command: its labels and how it was invoked.
+pub fn run_request(workload: &str, labels: &RunLabels) -> anyhow::Result<RunRequest> {
+    if labels.label.as_deref().is_some_and(|l| l.trim().is_empty()) {
+        return Err(usage("--label is empty; give a name such as physical-p3605"));
+    }
+    Ok(RunRequest {
+        workload: workload.to_string(),
+        label: labels.label.clone(),
+        tags: parse_tags(&labels.tags)?,
+        command_line: command_line(),
+        suite_id: None,
+    })
+}
+
+/// The command line as the user typed it, quoted where needed.
+fn command_line() -> String {
+    std::env::args()
+        .map(|arg| {
+            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            } else {
+                arg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

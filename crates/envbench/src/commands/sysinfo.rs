@@ -1,0 +1,234 @@
+//! `envbench sysinfo`: the environment fingerprint, for people or as JSON, optionally saved as a run.
+
+use crate::cli::SysinfoArgs;
+use crate::commands::{run_request, store};
+use crate::output::{Align, Section, Table};
+use envbench_core::ByteSize;
+use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_core::model::RunStatus;
+use envbench_probe::{Host, fingerprint};
+use envbench_store::StoreLocation;
+use std::process::ExitCode;
+
+pub fn run(location: &StoreLocation, args: SysinfoArgs) -> anyhow::Result<ExitCode> {
+    let request = run_request("sysinfo", &args.labels)?;
+    // Open the store before probing so a bad store is reported before anything else happens.
+    let mut store = if args.save { Some(store(location, true)?) } else { None };
+    let fp = fingerprint(&Host::live(), Some(&args.path)).map_err(|e| crate::usage(e.to_string()))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&fp)?);
+    } else {
+        print!("{}", render(&fp));
+    }
+    if let Some(store) = store.as_mut() {
+        let uuid = store.begin_run(&request, &fp)?;
+        store.finish_run(&uuid, RunStatus::Complete, None)?;
+        eprintln!("saved as run {uuid} in {}", location.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The grouped, aligned human view of a fingerprint.
+pub fn render(fp: &Fingerprint) -> String {
+    const WIDTH: usize = 16;
+    let mut out = String::new();
+    let cpu = &fp.cpu;
+    let mut section = Section::new("CPU");
+    section
+        .line("Model", cpu.model.clone())
+        .line("Vendor", cpu.vendor.clone())
+        .line("Topology", topology(fp))
+        .line("SMT", smt(fp))
+        .line("Governor", cpu.governor.clone())
+        .line("NUMA nodes", cpu.numa_nodes.map(|n| n.to_string()))
+        .line("Caches", caches(fp))
+        .line("Flags", (!cpu.notable_flags.is_empty()).then(|| cpu.notable_flags.join(" ")));
+    out.push_str(&section.render(WIDTH));
+    out.push('\n');
+
+    let memory = &fp.memory;
+    let mut section = Section::new("Memory");
+    section.line("Total", memory.total_bytes.map(|b| ByteSize(b).to_string())).line(
+        "Huge pages",
+        memory.hugepages_total.map(|n| {
+            let size = memory.hugepage_size_bytes.map(|s| ByteSize(s).to_string()).unwrap_or_default();
+            format!("{n} x {size}")
+        }),
+    );
+    section.line("Transparent HP", memory.transparent_hugepages.clone());
+    out.push_str(&section.render(WIDTH));
+    out.push('\n');
+
+    let mut section = Section::new("Operating system");
+    section
+        .line("Distribution", fp.os.distribution.clone())
+        .line("Kernel", fp.os.kernel.clone())
+        .line("Hostname", fp.os.hostname.clone());
+    out.push_str(&section.render(WIDTH));
+    out.push('\n');
+
+    let virt = &fp.virtualization;
+    let mut section = Section::new("Virtualization");
+    let with_source = |value: &Option<String>, source: &Option<String>, none: &str| {
+        Some(match (value, source) {
+            (Some(v), Some(s)) => format!("{v} (from {s})"),
+            (Some(v), None) => v.clone(),
+            _ => none.to_string(),
+        })
+    };
+    section
+        .line("Hypervisor", with_source(&virt.hypervisor, &virt.hypervisor_source, "none (bare metal)"))
+        .line("Container", with_source(&virt.container, &virt.container_source, "none"))
+        .line(
+            "System",
+            match (&virt.sys_vendor, &virt.product_name) {
+                (None, None) => None,
+                (vendor, product) => Some(
+                    format!("{} {}", vendor.as_deref().unwrap_or(""), product.as_deref().unwrap_or(""))
+                        .trim()
+                        .to_string(),
+                ),
+            },
+        );
+    out.push_str(&section.render(WIDTH));
+
+    if let Some(storage) = &fp.storage {
+        out.push('\n');
+        let mut section = Section::new(format!("Storage under {}", storage.path));
+        section
+            .line("Mount point", Some(storage.mount_point.clone()))
+            .line(
+                "Filesystem",
+                Some(format!("{} on {} ({})", storage.filesystem, storage.source, storage.device_number)),
+            )
+            .line("Mount options", Some(storage.mount_options.clone()))
+            .line("FS options", Some(storage.super_options.clone()));
+        if storage.network {
+            section.line("Network", Some("yes: results depend on the network and the server".into()));
+        }
+        if !storage.responsive {
+            section
+                .line("Responsive", Some("NO: the path did not answer stat within 3 s (dead network mount?)".into()));
+        }
+        if let Some(nfs) = &storage.nfs {
+            section
+                .line("NFS version", nfs.version.clone())
+                .line(
+                    "NFS server",
+                    Some(format!("{}:{}", nfs.server.as_deref().unwrap_or("?"), nfs.export.as_deref().unwrap_or("?"))),
+                )
+                .line(
+                    "NFS writes",
+                    Some(if nfs.sync { "sync (every write synchronous)".into() } else { "async".into() }),
+                )
+                .line("NFS rsize/wsize", Some(format!("{} / {}", opt_bytes(nfs.rsize), opt_bytes(nfs.wsize))))
+                .line(
+                    "NFS transport",
+                    Some(format!(
+                        "{} {}",
+                        nfs.protocol.as_deref().unwrap_or("?"),
+                        nfs.recovery.as_deref().unwrap_or("")
+                    )),
+                );
+        }
+        out.push_str(&section.render(WIDTH));
+        if !storage.devices.is_empty() {
+            out.push_str(&device_table(&storage.devices));
+        }
+    }
+    if !fp.unreadable.is_empty() {
+        out.push_str(&format!("\nNot readable here: {}\n", fp.unreadable.join(", ")));
+    }
+    out
+}
+
+fn topology(fp: &Fingerprint) -> Option<String> {
+    let cpu = &fp.cpu;
+    let threads = cpu.threads?;
+    Some(match (cpu.sockets, cpu.cores, cpu.threads_per_core) {
+        (Some(sockets), Some(cores), Some(per_core)) => format!(
+            "{sockets} socket{}, {cores} cores, {threads} threads ({per_core} per core)",
+            if sockets == 1 { "" } else { "s" }
+        ),
+        _ => format!("{threads} logical CPUs"),
+    })
+}
+
+fn smt(fp: &Fingerprint) -> Option<String> {
+    let control = fp.cpu.smt_control.clone()?;
+    let active = match fp.cpu.smt_active {
+        Some(true) => "active",
+        Some(false) => "inactive",
+        None => "state unknown",
+    };
+    Some(format!("{control} ({active})"))
+}
+
+fn caches(fp: &Fingerprint) -> Option<String> {
+    if fp.cpu.caches.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = fp
+        .cpu
+        .caches
+        .iter()
+        .map(|c| {
+            let kind = match c.kind.as_str() {
+                "Data" => "d",
+                "Instruction" => "i",
+                _ => "",
+            };
+            let shared = c.shared_by_cpus.filter(|n| *n > 1).map(|n| format!(" shared by {n}")).unwrap_or_default();
+            format!("L{}{kind} {}{shared}", c.level, ByteSize(c.size_bytes))
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+fn opt_bytes(value: Option<u64>) -> String {
+    value.map(|v| ByteSize(v).to_string()).unwrap_or_else(|| "?".into())
+}
+
+fn device_table(devices: &[BlockDevice]) -> String {
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &["  DEVICE", "KIND", "TRANSPORT", "SIZE", "ROT", "SCHED", "NR_REQ", "LOG/PHYS", "READ-AHEAD", "MODEL"],
+        &[Left, Left, Left, Right, Left, Left, Right, Right, Right, Left],
+    );
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    for device in devices {
+        let name = format!(
+            "{}{}{}",
+            "  ".repeat(device.depth as usize + 1),
+            if device.depth > 0 { "└ " } else { "" },
+            device.name
+        );
+        let kind = match &device.dm_name {
+            Some(dm) => format!("{} ({dm})", device.kind),
+            None => device.kind.clone(),
+        };
+        let model = match (&device.model, &device.iscsi_target) {
+            (_, Some(target)) => {
+                format!("{} target {target}", device.model.as_deref().unwrap_or("")).trim().to_string()
+            }
+            (Some(model), None) => model.clone(),
+            (None, None) => device.vendor.clone().unwrap_or_else(|| "-".into()),
+        };
+        table.row(vec![
+            name,
+            kind,
+            text(&device.transport),
+            device.size_bytes.map(|b| ByteSize(b).to_string()).unwrap_or_else(|| "-".into()),
+            device.rotational.map(|r| if r { "yes" } else { "no" }.to_string()).unwrap_or_else(|| "-".into()),
+            text(&device.scheduler),
+            device.nr_requests.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+            match (device.logical_block_bytes, device.physical_block_bytes) {
+                (Some(l), Some(p)) => format!("{l}/{p}"),
+                _ => "-".into(),
+            },
+            device.read_ahead_kib.map(|k| format!("{k} KiB")).unwrap_or_else(|| "-".into()),
+            model,
+        ]);
+    }
+    table.render()
+}

@@ -1,0 +1,165 @@
+//! The real binary, end to end, against real store files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn envbench(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn sysinfo_prints_every_group() {
+    let dir = scratch("sysinfo");
+    let output = envbench(&dir.join("results.db"), &["sysinfo", "--path", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for group in ["CPU", "Memory", "Operating system", "Virtualization", "Storage under", "Mount point", "SMT"] {
+        assert!(text.contains(group), "missing {group} in:\n{text}");
+    }
+    assert!(!dir.join("results.db").exists(), "sysinfo without --save must not create a store");
+}
+
+#[test]
+fn sysinfo_json_is_the_fingerprint() {
+    let dir = scratch("sysinfo-json");
+    let output = envbench(&dir.join("results.db"), &["sysinfo", "--json", "--path", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(value["cpu"]["threads"].as_u64().unwrap() >= 1);
+    assert_eq!(value["storage"]["path"], dir.canonicalize().unwrap().to_str().unwrap());
+    assert!(value["storage"]["devices"].as_array().is_some());
+}
+
+#[test]
+fn saved_fingerprint_run_is_listed_shown_and_exported() {
+    let dir = scratch("save");
+    let store = dir.join("results.db");
+    let output = envbench(
+        &store,
+        &["sysinfo", "--save", "--label", "physical-p3605", "--tag", "ht=on", "--path", dir.to_str().unwrap()],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("saved as run"));
+
+    let list = envbench(&store, &["results", "list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    assert!(
+        text.contains("sysinfo")
+            && text.contains("complete")
+            && text.contains("physical-p3605")
+            && text.contains("ht=on"),
+        "{text}"
+    );
+
+    let json = envbench(&store, &["results", "list", "--json", "--tag", "ht=on"]);
+    let runs: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    let uuid = runs[0]["uuid"].as_str().unwrap().to_string();
+    let none = envbench(&store, &["results", "list", "--json", "--tag", "ht=off"]);
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&none.stdout).unwrap(), serde_json::json!([]));
+
+    let show = envbench(&store, &["results", "show", &uuid[..6]]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    assert!(stdout(&show).contains(&uuid) && stdout(&show).contains("Storage under"));
+
+    let export = envbench(&store, &["results", "export", "--format", "csv"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert!(stdout(&export).starts_with("run,label,tags,started_at,status,host,environment,workload"));
+}
+
+#[test]
+fn export_writes_every_format() {
+    let dir = scratch("export");
+    let store = dir.join("results.db");
+    assert!(envbench(&store, &["sysinfo", "--save", "--path", dir.to_str().unwrap()]).status.success());
+    for format in ["csv", "tsv", "json"] {
+        let file = dir.join(format!("out.{format}"));
+        let output = envbench(&store, &["results", "export", "--format", format, "-o", file.to_str().unwrap()]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(file.exists());
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(json, serde_json::json!([]), "a fingerprint-only run has no samples");
+    let tsv = std::fs::read_to_string(dir.join("out.tsv")).unwrap();
+    assert_eq!(tsv.lines().next().unwrap().split('\t').count(), 18);
+}
+
+#[test]
+fn bad_input_gets_clear_errors_and_exit_codes() {
+    let dir = scratch("bad-input");
+    let store = dir.join("results.db");
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["sysinfo", "--path", "/no/such/envbench/dir"], 2, "no such file or directory"),
+        (&["sysinfo", "--tag", "novalue"], 2, "is not a tag"),
+        (&["sysinfo", "--tag", "a=1", "--tag", "a=2"], 2, "given twice"),
+        (&["results", "list"], 1, "no results store yet"),
+        (&["results", "export", "--format", "xml"], 2, "invalid value"),
+        (&["frobnicate"], 2, "unrecognized subcommand"),
+    ];
+    for (args, code, message) in cases {
+        let output = envbench(&store, args);
+        assert_eq!(output.status.code(), Some(*code), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(message), "{args:?}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("panicked"), "{args:?}");
+    }
+    assert!(envbench(&store, &["sysinfo", "--save"]).status.success());
+    let output = envbench(&store, &["results", "show", "ffffffff"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no run matches 'ffffffff'"));
+}
+
+#[test]
+fn foreign_store_is_refused_and_untouched() {
+    let dir = scratch("foreign");
+    let store = dir.join("notes.txt");
+    std::fs::write(&store, "my precious notes\n".repeat(500)).unwrap();
+    let output = envbench(&store, &["sysinfo", "--save"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("not an envbench results store"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&store).unwrap(), "my precious notes\n".repeat(500));
+}
+
+#[test]
+fn two_processes_write_one_store() {
+    let dir = scratch("concurrent");
+    let store = dir.join("results.db");
+    let children: Vec<_> = (0..2)
+        .map(|writer| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..6 {
+                    let label = format!("writer{writer}-{i}");
+                    let output = envbench(&store, &["sysinfo", "--save", "--label", &label]);
+                    assert!(output.status.success(), "{}", stderr(&output));
+                }
+            })
+        })
+        .collect();
+    for child in children {
+        child.join().unwrap();
+    }
+    let list = envbench(&store, &["results", "list", "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 12);
+}
