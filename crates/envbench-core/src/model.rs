@@ -156,9 +156,44 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// The current time, UTC, RFC 3339 with milliseconds (sortable as text).
+pub fn now_utc() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format_utc(now.as_secs() as i64, now.subsec_millis())
+}
+
+/// Seconds since the epoch as RFC 3339 UTC. The civil date comes from Howard Hinnant's days-from-civil inverse, so no
+/// date crate is needed.
+pub fn format_utc(seconds: i64, millis: u32) -> String {
+    let days = seconds.div_euclid(86_400);
+    let second_of_day = seconds.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        second_of_day / 3600,
+        second_of_day % 3600 / 60,
+        second_of_day % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc(1_795_000_000, 7), "2026-11-18T11:06:40.007Z");
+        assert_eq!(format_utc(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+    }
     use serde_json::json;
 
     #[test]
