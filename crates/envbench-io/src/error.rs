@@ -1,0 +1,109 @@
+//! The errors of the storage suite. Every error a user can cause says what was wrong and what to do.
+
+use envbench_core::ByteSize;
+use std::io;
+use std::path::PathBuf;
+
+/// Why a test, a fill or the suite could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The file system ran out of space (ENOSPC or EDQUOT) while writing.
+    #[error(
+        "{path}: the disk is full (no space left while writing); the test file was removed. Free some space or \
+         choose a smaller --size"
+    )]
+    DiskFull { path: PathBuf },
+
+    /// Opening with O_DIRECT was refused (EINVAL), e.g. on ramfs or some FUSE file systems.
+    #[error(
+        "{dir}: filesystem refuses O_DIRECT ({fs_type}); use --buffered, results will then need a file at least 2x \
+         RAM or a dropped page cache"
+    )]
+    DirectIoRefused { dir: PathBuf, fs_type: String },
+
+    /// The target is a block device: envbench never writes to raw devices.
+    #[error(
+        "{path} is a block device; envbench writes only to files it creates in a directory: give a directory on a \
+         mounted file system"
+    )]
+    BlockDevice { path: PathBuf },
+
+    /// The target is not a directory.
+    #[error("{path} is not a directory: give the directory where envbench should create its test file")]
+    NotADirectory { path: PathBuf },
+
+    /// The file system has less free space than the test file needs.
+    #[error(
+        "{dir}: not enough free space for a {needed} test file ({available} available); choose a smaller --size or \
+         another directory"
+    )]
+    NotEnoughSpace { dir: PathBuf, needed: ByteSize, available: ByteSize },
+
+    /// A test was not understood or is out of range.
+    #[error(transparent)]
+    Spec(#[from] crate::spec::SpecError),
+
+    /// A test or option does not fit the test file or is out of range.
+    #[error("{0}")]
+    InvalidSetup(String),
+
+    /// io_uring was asked for explicitly but cannot be used here.
+    #[error("io_uring is not available: {reason}; use --engine threadpool")]
+    UringUnavailable { reason: String },
+
+    /// A read or write moved fewer bytes than asked.
+    #[error(
+        "{path}: short {operation} at offset {offset_bytes}: {done_bytes} of {len_bytes} bytes; was the file \
+         truncated by another program?"
+    )]
+    ShortTransfer { path: PathBuf, operation: &'static str, offset_bytes: u64, done_bytes: u64, len_bytes: u64 },
+
+    /// The user interrupted the work (the cancel flag was set).
+    #[error("interrupted")]
+    Interrupted,
+
+    /// Any other system error, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl BenchError {
+    /// Wrap a system error from an operation on `path`, turning "disk full" into [`BenchError::DiskFull`].
+    pub fn from_io(path: &std::path::Path, what: &str, source: io::Error) -> BenchError {
+        match source.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => BenchError::DiskFull { path: path.to_path_buf() },
+            _ => BenchError::Io { context: format!("{}: {what}", path.display()), source },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn no_space_and_quota_mean_disk_full() {
+        for errno in [libc::ENOSPC, libc::EDQUOT] {
+            let error = BenchError::from_io(Path::new("/data/x"), "write", io::Error::from_raw_os_error(errno));
+            assert!(matches!(error, BenchError::DiskFull { .. }), "{error}");
+            assert!(error.to_string().contains("disk is full"));
+        }
+        let error = BenchError::from_io(Path::new("/data/x"), "write", io::Error::from_raw_os_error(libc::EIO));
+        assert!(error.to_string().starts_with("/data/x: write: "), "{error}");
+    }
+
+    #[test]
+    fn direct_io_refusal_says_what_to_do() {
+        let error = BenchError::DirectIoRefused { dir: "/dir".into(), fs_type: "ramfs".into() };
+        assert_eq!(
+            error.to_string(),
+            "/dir: filesystem refuses O_DIRECT (ramfs); use --buffered, results will then need a file at least 2x RAM \
+             or a dropped page cache"
+        );
+    }
+}
