@@ -1,0 +1,266 @@
+//! File mode: the pre-expanded database file and one step of J jobs reading it.
+//!
+//! `envbench-ranread.dat` starts with a 64 KiB header (a magic line and a JSON line with the data size, the block size it
+//! was made with, and whether the fill completed) followed by the data, filled once with incompressible non-zero data.
+//! It is kept between runs so a file of twice the RAM is not rewritten every time; a complete file of the same size is
+//! reused, whatever block size a later run reads with (the data region starts 64 KiB in, so any block up to 64 KiB
+//! stays aligned). Reads go through `envbench-io`'s loop: random, queue depth 1, J threads released together.
+
+use crate::RanReadError;
+use crate::sweep::{StepFigures, StepLimit, StepRunner, cv_percent};
+use envbench_io::testfile::{check_free_space, file_system_name, fill_region};
+use envbench_io::{
+    BenchError, EngineKind, JobConfig, Operation, Pattern, Region, RunLimit, TestSpec, open_for_io, run_job,
+};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// The one file this mode creates in `--dir`.
+pub const DATABASE_FILE_NAME: &str = "envbench-ranread.dat";
+const MAGIC: &str = "ENVBENCH-RANREAD 1\n";
+/// Bytes before the data: room for the header and alignment for blocks up to this size.
+pub const HEADER_BYTES: u64 = 64 << 10;
+
+/// The header's JSON line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Header {
+    data_bytes: u64,
+    block_bytes: u64,
+    /// What the data was filled with.
+    fill: String,
+    /// False while the fill is under way: a file interrupted mid-fill is never reused.
+    complete: bool,
+    created_at: String,
+}
+
+/// How the database file is prepared and read.
+#[derive(Clone, Debug)]
+pub struct FileOptions {
+    pub dir: PathBuf,
+    /// Data size (the file is 64 KiB larger).
+    pub data_bytes: u64,
+    pub block_bytes: u64,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// Recreate the file even when a usable one exists.
+    pub fresh: bool,
+}
+
+/// What happened to the file before the sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileState {
+    Reused,
+    Created,
+}
+
+/// A ready database file.
+pub struct FileRanRead {
+    path: PathBuf,
+    file: Arc<File>,
+    options: FileOptions,
+    pub state: FileState,
+    seed: u64,
+}
+
+impl FileRanRead {
+    /// Validate the options, then reuse or create and fill the database file. `progress` gets bytes filled and bytes
+    /// in all.
+    pub fn prepare(
+        options: FileOptions,
+        interrupt: &AtomicBool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<FileRanRead, RanReadError> {
+        validate_block(options.block_bytes)?;
+        if options.data_bytes < options.block_bytes || options.data_bytes % 4096 != 0 {
+            return Err(RanReadError::BadInput(format!(
+                "--size must be a whole number of 4 KiB pages and at least one block ({} bytes); e.g. --size 8g",
+                options.block_bytes
+            )));
+        }
+        let path = options.dir.join(DATABASE_FILE_NAME);
+        let existing = read_header(&path)?;
+        let reusable = existing.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes);
+        let state = if reusable && !options.fresh {
+            FileState::Reused
+        } else {
+            // Only a file carrying our header may be replaced (read_header refused anything else).
+            if existing.is_some() {
+                std::fs::remove_file(&path)
+                    .map_err(|e| BenchError::from_io(&path, "removing the old database file", e))?;
+            }
+            create(&path, &options, interrupt, progress)?;
+            FileState::Created
+        };
+        let file = open_for_io(&path, options.direct, false).map_err(|error| match error.raw_os_error() {
+            Some(libc::EINVAL) if options.direct => RanReadError::Io(BenchError::DirectIoRefused {
+                dir: options.dir.clone(),
+                fs_type: file_system_name(&options.dir),
+            }),
+            _ => RanReadError::Io(BenchError::from_io(&path, "opening the database file", error)),
+        })?;
+        Ok(FileRanRead { path, file: Arc::new(file), options, state, seed: 0x00dd_ba11 })
+    }
+
+    /// The database file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Block sizes a database uses: a power of two from 512 bytes to 64 KiB.
+pub fn validate_block(block_bytes: u64) -> Result<(), RanReadError> {
+    if !block_bytes.is_power_of_two() || !(512..=HEADER_BYTES).contains(&block_bytes) {
+        return Err(RanReadError::BadInput(format!(
+            "--block {block_bytes} bytes is not a database block size: use a power of two from 512 to 64k, e.g. 8k"
+        )));
+    }
+    Ok(())
+}
+
+/// The header of an existing file, `None` when there is no file; an error when a file of that name is not ours.
+fn read_header(path: &Path) -> Result<Option<Header>, RanReadError> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(RanReadError::Io(BenchError::from_io(path, "reading the database file", e))),
+    };
+    let not_ours = || {
+        RanReadError::BadInput(format!(
+            "{}: exists but was not made by envbench ranread; envbench will not overwrite it. Move it away or use \
+             another --dir",
+            path.display()
+        ))
+    };
+    if !metadata.is_file() {
+        return Err(not_ours());
+    }
+    let mut head = vec![0u8; 4096];
+    let read = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| RanReadError::Io(BenchError::from_io(path, "reading the database file header", e)))?;
+    let text = String::from_utf8_lossy(&head[..read]);
+    let Some(rest) = text.strip_prefix(MAGIC) else { return Err(not_ours()) };
+    let line = rest.lines().next().unwrap_or("");
+    match serde_json::from_str::<Header>(line) {
+        Ok(header) => Ok(Some(header)),
+        // Our magic with a damaged header: an interrupted creation. Safe to replace.
+        Err(_) => Ok(Some(Header {
+            data_bytes: 0,
+            block_bytes: 0,
+            fill: String::new(),
+            complete: false,
+            created_at: String::new(),
+        })),
+    }
+}
+
+fn write_header(file: &File, path: &Path, header: &Header) -> Result<(), RanReadError> {
+    let mut bytes = format!("{MAGIC}{}\n", serde_json::to_string(header).expect("header serializes")).into_bytes();
+    bytes.resize(4096, 0);
+    file.write_all_at(&bytes, 0)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| RanReadError::Io(BenchError::from_io(path, "writing the database file header", e)))
+}
+
+fn create(
+    path: &Path,
+    options: &FileOptions,
+    interrupt: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), RanReadError> {
+    let total_bytes = HEADER_BYTES + options.data_bytes;
+    check_free_space(&options.dir, total_bytes)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| RanReadError::Io(BenchError::from_io(path, "creating the database file", e)))?;
+    let mut header = Header {
+        data_bytes: options.data_bytes,
+        block_bytes: options.block_bytes,
+        fill: "incompressible pseudo-random data, each 4 KiB stamped with its offset".into(),
+        complete: false,
+        created_at: envbench_core::model::now_utc(),
+    };
+    write_header(&file, path, &header)?;
+    file.set_len(total_bytes)
+        .map_err(|e| RanReadError::Io(BenchError::from_io(path, "sizing the database file", e)))?;
+    let io_file = Arc::new(
+        open_for_io(path, options.direct, false)
+            .map_err(|e| RanReadError::Io(BenchError::from_io(path, "opening the database file", e)))?,
+    );
+    let region = Region { offset_bytes: HEADER_BYTES, len_bytes: options.data_bytes };
+    let filled = fill_region(&io_file, path, region, options.engine, interrupt, progress);
+    if let Err(error) = filled {
+        // A half-filled file is useless and may be huge: remove it.
+        drop(io_file);
+        let _ = std::fs::remove_file(path);
+        return Err(match error {
+            BenchError::Interrupted => RanReadError::Interrupted,
+            other => RanReadError::Io(other),
+        });
+    }
+    header.complete = true;
+    write_header(&file, path, &header)?;
+    let mut handle = &file;
+    handle.flush().ok();
+    Ok(())
+}
+
+impl StepRunner for FileRanRead {
+    fn target(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn run_step(
+        &mut self,
+        jobs: u32,
+        limit: StepLimit,
+        interrupt: &AtomicBool,
+    ) -> Result<Option<StepFigures>, RanReadError> {
+        let spec = TestSpec::new(Pattern::Random, self.options.block_bytes, 1, jobs, Operation::Read);
+        spec.validate().map_err(|e| RanReadError::BadInput(e.to_string()))?;
+        self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let started_at = envbench_core::model::now_utc();
+        let job = JobConfig {
+            spec: &spec,
+            file: &self.file,
+            path: &self.path,
+            region: Region { offset_bytes: HEADER_BYTES, len_bytes: self.options.data_bytes },
+            limit: match limit {
+                StepLimit::Iterations(n) => RunLimit::OpsPerThread(n),
+                StepLimit::Duration(d) => RunLimit::Duration(d),
+            },
+            engine: self.options.engine,
+            seed: self.seed,
+            cancel: interrupt,
+        };
+        let result = run_job(&job)?;
+        if result.ops() == 0 {
+            return Ok(None);
+        }
+        let latency = result.latency().summary();
+        let rates: Vec<f64> = result.threads.iter().map(|t| t.iops()).collect();
+        Ok(Some(StepFigures {
+            jobs,
+            reads: result.ops(),
+            elapsed_s: result.elapsed_ns() as f64 / 1e9,
+            iops: result.iops(),
+            mean_ms: latency.mean_us / 1e3,
+            p50_ms: latency.p50_us / 1e3,
+            p99_ms: latency.p99_us / 1e3,
+            max_ms: latency.max_us / 1e3,
+            job_cv_percent: cv_percent(&rates),
+            started_at,
+            database: None,
+        }))
+    }
+}

@@ -1,0 +1,109 @@
+//! The database random-read scaling test, modelled on InterSystems' PerfTools RanRead.
+//!
+//! J jobs each do synchronous random block reads (queue depth 1) of a pre-expanded database file, all released
+//! together; a sweep raises J until the mean response time passes the target or IOPS stops growing, finds the knee (the
+//! highest IOPS within the target) and judges it against the user's targets. The same sweep runs from inside
+//! PostgreSQL against a table of one row per page. File reads go through `envbench-io`'s engine loop (no second I/O
+//! loop here); this crate owns the method, the database file, the database mode, and the result records. It does not
+//! print or store anything.
+
+mod file;
+mod postgres;
+mod sweep;
+
+pub use file::{DATABASE_FILE_NAME, FileOptions, FileRanRead, FileState, HEADER_BYTES, validate_block};
+pub use postgres::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
+pub use sweep::{
+    DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, StepFigures, StepLimit, StepRunner, StopReason, SweepOutcome,
+    Targets, Verdict, find_knee, judge, next_auto_step, sweep,
+};
+
+use envbench_core::model::{Direction, ResultRecord};
+use serde_json::{Value, json};
+
+/// Bumped when the method changes so old results stop matching new ones.
+pub const WORKLOAD_VERSION: u32 = 1;
+
+pub(crate) fn now_utc() -> String {
+    envbench_core::model::now_utc()
+}
+
+/// What can go wrong; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum RanReadError {
+    #[error(transparent)]
+    Io(#[from] envbench_io::BenchError),
+    #[error("{url}: {message}")]
+    Database { url: String, message: String },
+    #[error("'{url}' is not a PostgreSQL URL ({reason}); write it as postgres://user@host:5432/database")]
+    BadDatabaseUrl { url: String, reason: String },
+    #[error("{0}")]
+    BadInput(String),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// The result records of a sweep: per step IOPS and response times (one sample each: a step runs once), and the knee.
+/// `parameters` describes the target (mode, block size, limit, file size or table rows); `jobs` is added per step.
+pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> {
+    let with = |extra: Value| {
+        let mut merged = parameters.clone();
+        if let (Some(map), Value::Object(add)) = (merged.as_object_mut(), extra) {
+            map.extend(add);
+        }
+        merged
+    };
+    let record = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, value: f64| ResultRecord {
+        workload: "ranread".into(),
+        workload_version: WORKLOAD_VERSION,
+        test_id,
+        parameters,
+        metric: metric.into(),
+        unit: unit.into(),
+        direction,
+        samples: vec![value],
+        flags: Vec::new(),
+    };
+    let mut records = Vec::new();
+    for step in &outcome.steps {
+        let test = format!("J={}", step.jobs);
+        let params = with(json!({ "jobs": step.jobs }));
+        use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+        records.push(record(test.clone(), params.clone(), "iops", "IOPS", Higher, step.iops));
+        records.push(record(test.clone(), params.clone(), "latency_mean", "ms", Lower, step.mean_ms));
+        records.push(record(test.clone(), params.clone(), "latency_p50", "ms", Lower, step.p50_ms));
+        records.push(record(test.clone(), params.clone(), "latency_p99", "ms", Lower, step.p99_ms));
+        records.push(record(test.clone(), params.clone(), "latency_max", "ms", Lower, step.max_ms));
+        records.push(record(test, params, "job_cv", "%", Lower, step.job_cv_percent));
+    }
+    if let Some(knee) = outcome.knee_step() {
+        let params = with(json!({ "target_latency_ms": outcome.targets.latency_ms }));
+        records.push(record("knee".into(), params.clone(), "iops", "IOPS", Direction::HigherIsBetter, knee.iops));
+        records.push(record("knee".into(), params, "latency_mean", "ms", Direction::LowerIsBetter, knee.mean_ms));
+    }
+    records
+}
+
+/// The columns of the original tool's export.
+pub const TSV_HEADER: [&str; 7] = ["RunDate", "RunTime", "Database", "Iterations", "Processes", "ResponseTime", "IOPS"];
+
+/// One line per step in the original tool's tab-separated layout: run date, time, target, iterations (or duration),
+/// jobs, mean response time in ms (2 decimals), IOPS (whole).
+pub fn tsv_rows(outcome: &SweepOutcome, target: &str, limit: &StepLimit) -> Vec<[String; 7]> {
+    outcome
+        .steps
+        .iter()
+        .map(|step| {
+            let (date, time) = step.started_at.split_once('T').unwrap_or((&step.started_at, ""));
+            [
+                date.to_string(),
+                time.get(..8).unwrap_or(time).to_string(),
+                target.to_string(),
+                limit.describe(),
+                step.jobs.to_string(),
+                format!("{:.2}", step.mean_ms),
+                format!("{:.0}", step.iops),
+            ]
+        })
+        .collect()
+}
