@@ -1,0 +1,115 @@
+//! Errors of the cube engine. Every message says what was wrong and what to do about it.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong in the cube engine.
+#[derive(Debug, thiserror::Error)]
+pub enum CubeError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+
+    #[error(
+        "{path}: the filesystem refuses O_DIRECT ({source}); run without direct I/O (buffered), or put the cube on a \
+         filesystem that supports it"
+    )]
+    DirectIoUnsupported { path: PathBuf, source: io::Error },
+
+    #[error("{path}: not a usable cube index ({reason}); reset the cube (step 1) to start again")]
+    CorruptIndex { path: PathBuf, reason: String },
+
+    #[error("block {key:#x} in {path} at offset {offset} is damaged ({reason}); reset the cube and load it again")]
+    CorruptBlock { key: u64, path: PathBuf, offset: u64, reason: String },
+
+    #[error("the cube needs more than {limit} page files; raise the page file size limit")]
+    TooManyPageFiles { limit: usize },
+
+    #[error("{path}:{line}: {reason}")]
+    Parse { path: PathBuf, line: u64, reason: String },
+
+    #[error("rules file {path}, line {line}: {reason}")]
+    Rules { path: PathBuf, line: u64, reason: String },
+
+    #[error("unknown dimension '{name}'{hint}; the dimensions are {known}")]
+    UnknownDimension { name: String, hint: String, known: String },
+
+    #[error("'{name}' is not a member of {dimension}{hint}")]
+    UnknownMember { dimension: String, name: String, hint: String },
+
+    #[error("{0}")]
+    Query(String),
+
+    #[error("invalid setting: {0}")]
+    Config(String),
+
+    #[error("{path}: data set does not match its manifest ({reason}); delete the data directory to generate it again")]
+    DataSet { path: PathBuf, reason: String },
+
+    #[error("cancelled during '{step}'; the cube is marked as interrupted and is reset when it is next opened")]
+    Cancelled { step: String },
+}
+
+/// Attach a path to an I/O error.
+pub(crate) trait IoContext<T> {
+    fn at(self, path: &Path) -> Result<T, CubeError>;
+}
+
+impl<T> IoContext<T> for Result<T, io::Error> {
+    fn at(self, path: &Path) -> Result<T, CubeError> {
+        self.map_err(|source| CubeError::Io { path: path.to_path_buf(), source })
+    }
+}
+
+/// Close member names for an error message: up to three names within a small edit distance, best first.
+pub(crate) fn suggestions<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let wanted_lower = wanted.to_lowercase();
+    let limit = (wanted.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .filter_map(|name| {
+            let lower = name.to_lowercase();
+            let distance = if lower.starts_with(&wanted_lower) || wanted_lower.starts_with(&lower) {
+                lower.len().abs_diff(wanted_lower.len()).min(1)
+            } else {
+                edit_distance(&wanted_lower, &lower)
+            };
+            (distance <= limit).then_some((distance, name))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, name)| name.to_string()).collect()
+}
+
+/// Format suggestions as "; did you mean A, B?" (empty when there are none).
+pub(crate) fn did_you_mean(names: &[String]) -> String {
+    if names.is_empty() { String::new() } else { format!("; did you mean {}?", names.join(", ")) }
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_names_are_suggested() {
+        let names = ["Actual", "Budget", "Forecast"];
+        assert_eq!(suggestions("Actaul", names.iter().copied()), vec!["Actual"]);
+        assert_eq!(suggestions("budget", names.iter().copied()), vec!["Budget"]);
+        assert!(suggestions("Zebra", names.iter().copied()).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

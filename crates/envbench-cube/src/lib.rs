@@ -1,0 +1,68 @@
+//! envbench's block-storage OLAP cube and its EssBench-style workload (specification section 5).
+//!
+//! This crate owns a small Essbase-like block storage engine and the benchmark that exercises it: the EssBench
+//! outline (eight dimensions, 838 x 14 dense cells per block), a deterministic data generator (native block-row
+//! files and a CSV with its load rules), the page-file block store (compressed blocks, sharded index, free-space
+//! reuse, bounded data cache, optional direct I/O, a durable end to every step and detection of interrupted
+//! steps), the eight timed steps (reset, parallel native load, CSV load, aggregation, allocation, aggregation of
+//! the allocation, currency conversion, dense restructure), retrieval of cells and small grids, the thread sweep
+//! with its recommendation, and the results in `envbench-core`'s model.
+//!
+//! It does not parse command lines, print progress, sample the OS (it only tells a
+//! [`StepObserver`](envbench_core::sampler::StepObserver) where steps begin and end), store results, or talk to a
+//! real Essbase server.
+//!
+//! ```no_run
+//! use envbench_cube::{CubeConfig, ThreadSweep, run_sequence, run_sweep, result_records, Cube};
+//! use envbench_core::sampler::NoSteps;
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let cancel = AtomicBool::new(false);
+//! let mut config = CubeConfig::new("/var/tmp/envbench-cube");
+//! config.scale = 0.1;
+//! let outcome = run_sequence(&config, &NoSteps, &cancel)?;
+//! for step in &outcome.summary {
+//!     println!("{:<24} {:8.2} s {:5.1}%", step.name, step.mean_seconds, 100.0 * step.share_of_total);
+//! }
+//! let sweep = ThreadSweep { calc_threads: vec![1, 2, 4], ..Default::default() };
+//! let swept = run_sweep(&config, &sweep, &NoSteps, &cancel)?;
+//! println!("{}", swept.recommendation.unwrap().sentence);
+//! let records = result_records(&swept.outcomes);
+//! # let _ = records;
+//! let cube = Cube::open(&config.cube_dir, config.options)?;
+//! let value = cube.get("Years=FY19, Scenario=Actual, Version=Final, Currency=USD, Entity=TotalEntity, \
+//!                       Product=Product, Account=NetIncome, Period=Q1")?;
+//! println!("{value:?}");
+//! println!("{}", cube.grid("Years=FY19, Scenario=Actual, Version=Final, Currency=Local, Product=Product, \
+//!                          Account=GrossSales", "Entity=NorthAmerica", "Period=Q1")?);
+//! # Ok::<(), envbench_cube::CubeError>(())
+//! ```
+
+pub mod bench;
+pub mod block;
+mod cache;
+pub mod calc;
+pub mod cube;
+pub mod error;
+pub mod generate;
+pub mod load;
+pub mod outline;
+mod parallel;
+pub mod rates;
+pub mod restructure;
+pub mod retrieve;
+mod rng;
+pub mod store;
+#[cfg(test)]
+mod workload_tests;
+
+pub use bench::{
+    CubeConfig, Recommendation, SequenceOutcome, Step, StepRun, StepSummary, SweepOutcome, ThreadKnob, ThreadSettings,
+    ThreadSweep, WORKLOAD, WORKLOAD_VERSION, recommend, result_records, run_sequence, run_sweep,
+};
+pub use block::Compression;
+pub use cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
+pub use error::CubeError;
+pub use generate::{DataSet, Manifest, prepare_data};
+pub use outline::{Dim, Outline, SparseKey};
+pub use retrieve::Grid;
