@@ -23,8 +23,140 @@ pub struct Cli {
 pub enum Command {
     /// Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a path.
     Sysinfo(SysinfoArgs),
+    /// Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and io_uring.
+    Disk(DiskArgs),
+    /// Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.
+    Ranread(RanreadArgs),
+    /// EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.
+    Cube(CubeArgs),
     /// List, show and export stored results.
     Results(ResultsArgs),
+}
+
+/// How often the OS sampler reads disk and CPU counters during a workload.
+#[derive(Args, Debug, Clone)]
+pub struct SamplingArgs {
+    /// Interval of the OS sampler (iostat-style disk and CPU figures), e.g. 1s, 500ms.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub sample_interval: String,
+}
+
+impl SamplingArgs {
+    pub fn interval(&self) -> anyhow::Result<std::time::Duration> {
+        let interval = envbench_core::parse_duration(&self.sample_interval)
+            .map_err(|e| crate::usage(format!("--sample-interval: {e}")))?;
+        if interval < std::time::Duration::from_millis(10) {
+            return Err(crate::usage("--sample-interval must be at least 10ms"));
+        }
+        Ok(interval)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct DiskArgs {
+    /// Directory in which envbench creates (and afterwards removes) its test file.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Test profile: cdm, cdm-nvme, cdm5, anvil or db.
+    #[arg(long, default_value = "cdm")]
+    pub profile: String,
+    /// An ad-hoc test instead of the profile, e.g. rnd:8k:q32:t1:read, seq:1m:q8:t1:write, rnd:8k:q16:t1:mix70,
+    /// seq:16k:q1:t1:write:fsync1 (repeatable).
+    #[arg(long = "test", value_name = "TEST")]
+    pub tests: Vec<String>,
+    /// Test file size, e.g. 1g (default 1 GiB; 256 MiB with --quick).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Measured runs per test (default 3, as CrystalDiskMark 9).
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Length of each run, e.g. 5s (the default).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Pause between runs and tests, e.g. 5s (the default).
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// Smoke test: 1 run of 2 s per test after a 1 s warm-up, no pauses, a 256 MiB file.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the discarded warm-up run.
+    #[arg(long)]
+    pub no_warmup: bool,
+    /// Buffered I/O instead of O_DIRECT (results need a file of at least 2x RAM or a dropped page cache).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine: auto (io_uring where allowed), io_uring, or threadpool.
+    #[arg(long, default_value = "auto")]
+    pub engine: String,
+    /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
+    #[arg(long, value_name = "MODE")]
+    pub write_sync: Option<String>,
+    /// Run the equivalent fio job after each test and show both: --cross-check fio.
+    #[arg(long, value_name = "TOOL")]
+    pub cross_check: Option<String>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RanreadArgs {
+    /// Directory of the database file envbench-ranread.dat (file mode).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Run the sweep inside PostgreSQL instead: postgres://user@host:port/database.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Database file size (default 8 GiB with O_DIRECT, 2x RAM buffered) or table size (default 2x shared_buffers).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Block size of the random reads (file mode): a power of two from 512 to 64k.
+    #[arg(long, default_value = "8k")]
+    pub block: String,
+    /// Job counts: auto (1, 2, 4, ... to the knee) or a list such as 1,2,4,8,16,32,64.
+    #[arg(long, default_value = "auto")]
+    pub jobs: String,
+    /// Reads per job in each step (the original tool's iterations).
+    #[arg(long, conflicts_with = "duration")]
+    pub iterations: Option<u64>,
+    /// Length of each step, e.g. 30s (default 10s).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// IOPS the storage must sustain within the latency target.
+    #[arg(long)]
+    pub target_iops: Option<f64>,
+    /// Mean response time limit, e.g. 8ms (default 10ms).
+    #[arg(long, default_value = "10ms")]
+    pub target_latency: String,
+    /// Highest job count of an automatic sweep.
+    #[arg(long, default_value_t = 256)]
+    pub max_jobs: u32,
+    /// Recreate the database file (or table) even when a usable one exists.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Keep the database file for later runs (the default).
+    #[arg(long, overrides_with = "no_keep")]
+    pub keep: bool,
+    /// Remove the database file at the end.
+    #[arg(long, overrides_with = "keep")]
+    pub no_keep: bool,
+    /// Buffered reads instead of O_DIRECT (the file must then be at least 2x RAM, or results are flagged).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine: auto, io_uring or threadpool.
+    #[arg(long, default_value = "auto")]
+    pub engine: String,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
 /// How a run is named in the user's methodology; accepted by every workload command.
@@ -117,4 +249,76 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CubeArgs {
+    #[command(subcommand)]
+    pub action: Option<CubeAction>,
+    #[command(flatten)]
+    pub run: CubeRunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CubeAction {
+    /// Read one cell (or a small grid with --grid) from the cube the last run left in --dir.
+    Get(CubeGetArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CubeRunArgs {
+    /// Working directory: generated data in DIR/data (reused), the cube in DIR/cube.
+    #[arg(long, default_value = "envbench-cube")]
+    pub dir: PathBuf,
+    /// Data volume: 1.0 is EssBench-sized (about 10 million native cells and 10 million CSV rows).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of the data generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How many times the 8-step sequence runs.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Parallel native load threads; a list such as 2,4,8 sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub load_threads: Option<String>,
+    /// Calculation threads (the CALCPARALLEL analog); a list such as 1,2,4 sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub calc_threads: Option<String>,
+    /// Allocation threads (the FIXPARALLEL analog, at most 8); a list sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub fix_threads: Option<String>,
+    /// Dense restructure threads; a list sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub restructure_threads: Option<String>,
+    /// Block compression: bitmap (default), zlib or none.
+    #[arg(long, default_value = "bitmap")]
+    pub compression: String,
+    /// Bound of the cache of expanded blocks, e.g. 256MiB.
+    #[arg(long, default_value = "256MiB")]
+    pub data_cache: String,
+    /// Open the page files with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CubeGetArgs {
+    /// One member per dimension, e.g. "Years=FY19, Scenario=Actual, Version=Final, Currency=USD, Entity=TotalEntity,
+    /// Product=Product, Account=NetIncome, Period=Q1"; with --grid, leave the grid's dimensions out.
+    pub query: String,
+    /// A grid: rows and columns, each a dimension or Dim=Member (that member's children), e.g. --grid Entity Period.
+    #[arg(long, num_args = 2, value_names = ["ROWS", "COLUMNS"])]
+    pub grid: Option<Vec<String>>,
+    /// The working directory of the cube run.
+    #[arg(long, default_value = "envbench-cube")]
+    pub dir: PathBuf,
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod output;
+mod session;
 
 use clap::Parser;
 use std::process::ExitCode;

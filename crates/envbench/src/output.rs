@@ -8,6 +8,26 @@ pub fn styled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
+/// True when standard error is a terminal, where progress may redraw one line.
+pub fn live_progress() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Redraw the progress line on standard error (only on a terminal: logs get the finished lines alone).
+pub fn progress(text: &str) {
+    if live_progress() {
+        eprint!("\r\x1b[2K{text}");
+    }
+}
+
+/// Print a finished line on standard error, replacing the progress line when there is one.
+pub fn progress_line(text: &str) {
+    if live_progress() {
+        eprint!("\r\x1b[2K");
+    }
+    eprintln!("{text}");
+}
+
 /// A heading line, bold when styling is allowed.
 pub fn heading(text: &str) -> String {
     if styled() { format!("\x1b[1m{text}\x1b[0m") } else { text.to_string() }

@@ -6,7 +6,7 @@
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
-use envbench_core::sampler::{NoSteps, StepObserver};
+use envbench_core::sampler::{NoSteps, SamplerSeries, StepObserver};
 use envbench_probe::{Host, Sampler, SamplerOptions, fingerprint, sampled_devices};
 use envbench_store::{ResultStore, StoreLocation};
 use std::path::Path;
@@ -41,6 +41,7 @@ pub struct RunSession {
     location: StoreLocation,
     uuid: String,
     sampler: Option<Sampler>,
+    series: Option<SamplerSeries>,
     interrupted: Arc<AtomicBool>,
     pub fingerprint: Fingerprint,
 }
@@ -54,13 +55,22 @@ impl RunSession {
         sample_interval: Duration,
     ) -> anyhow::Result<RunSession> {
         let interrupted = interrupt_flag();
-        let mut store = envbench_store::open_store(location, true)?;
+        // Probing first: a wrong data directory is a usage error that must not create a store.
         let host = Host::live();
         let fingerprint = fingerprint(&host, Some(data_dir)).map_err(|e| crate::usage(e.to_string()))?;
+        let mut store = envbench_store::open_store(location, true)?;
         let devices = fingerprint.storage.as_ref().map(sampled_devices).unwrap_or_default();
         let uuid = store.begin_run(request, &fingerprint)?;
         let sampler = Sampler::start(host, SamplerOptions { interval: sample_interval, devices });
-        Ok(RunSession { store, location: location.clone(), uuid, sampler: Some(sampler), interrupted, fingerprint })
+        Ok(RunSession {
+            store,
+            location: location.clone(),
+            uuid,
+            sampler: Some(sampler),
+            series: None,
+            interrupted,
+            fingerprint,
+        })
     }
 
     /// The run's id.
@@ -81,6 +91,14 @@ impl RunSession {
         }
     }
 
+    /// Stop sampling (the workload is over) and look at what the sampler saw.
+    pub fn stop_sampling(&mut self) -> &SamplerSeries {
+        if let Some(sampler) = self.sampler.take() {
+            self.series = Some(sampler.finish());
+        }
+        self.series.get_or_insert_with(SamplerSeries::default)
+    }
+
     /// Keep a named JSON document with the run.
     pub fn attach(&mut self, name: &str, document: &serde_json::Value) -> anyhow::Result<()> {
         self.store.add_attachment(&self.uuid, name, document)?;
@@ -90,7 +108,8 @@ impl RunSession {
     /// Store the results and the sampler series and end the run. An interrupt seen at any point wins over the
     /// workload's own ending. Returns the status recorded.
     pub fn finish(mut self, results: &[ResultRecord], ending: Ending) -> anyhow::Result<RunStatus> {
-        let series = self.sampler.take().map(Sampler::finish);
+        self.stop_sampling();
+        let series = self.series.take();
         let (status, reason) = if self.interrupted.load(Ordering::SeqCst) {
             (RunStatus::Interrupted, Some("interrupted by the user (SIGINT/SIGTERM)".to_string()))
         } else {
@@ -125,8 +144,9 @@ impl RunSession {
 impl Drop for RunSession {
     /// A session dropped without `finish` (an early `?` in a command) still ends its run.
     fn drop(&mut self) {
-        if let Some(sampler) = self.sampler.take() {
-            let series = sampler.finish();
+        if self.sampler.is_some() || self.series.is_some() {
+            let series = self.stop_sampling().clone();
+            self.series = None;
             let _ = self.store.add_series(&self.uuid, &series);
             let status =
                 if self.interrupted.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Failed };

@@ -1,5 +1,8 @@
 //! One module per command; this one dispatches and holds what commands share.
 
+mod cube;
+mod disk;
+mod ranread;
 mod results;
 mod sysinfo;
 
@@ -16,6 +19,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     );
     match cli.command {
         Command::Sysinfo(args) => sysinfo::run(&store, args),
+        Command::Cube(args) => cube::run(&store, args),
+        Command::Disk(args) => disk::run(&store, args),
+        Command::Ranread(args) => ranread::run(&store, args),
         Command::Results(args) => results::run(&store, args),
     }
 }

@@ -227,6 +227,11 @@ fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode
         args.runs.iter().map(|r| store.find_run(r)).collect::<Result<_, _>>()?
     };
     let runs: Vec<StoredRun> = uuids.iter().map(|u| store.load_run(u)).collect::<Result<_, _>>()?;
+    if args.format == ExportFormat::Tsv
+        && let Some(text) = ranread_tsv(&runs)?
+    {
+        return write_export(&args, &text, text.lines().count().saturating_sub(1));
+    }
     let mut rows = Vec::new();
     for run in &runs {
         let environment = environment_summary(&run.fingerprint);
@@ -262,15 +267,46 @@ fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode
         ExportFormat::Csv => delimited(&rows, ',', csv_field),
         ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
     };
+    write_export(&args, &text, rows.len())
+}
+
+fn write_export(args: &ExportArgs, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {
     match &args.output {
         Some(path) => {
             std::fs::write(path, text)
                 .map_err(|e| anyhow::anyhow!("{}: cannot write the export ({e})", path.display()))?;
-            eprintln!("wrote {} rows to {}", rows.len(), path.display());
+            eprintln!("wrote {row_count} rows to {}", path.display());
         }
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// When every run is a ranread sweep, the TSV export takes the original RanRead tool's layout (one line per step:
+/// date, time, target, iterations, jobs, response time, IOPS), which its analysis spreadsheet expects.
+fn ranread_tsv(runs: &[StoredRun]) -> anyhow::Result<Option<String>> {
+    if runs.is_empty() || runs.iter().any(|r| r.summary.workload != "ranread" || !r.attachments.contains_key("ranread"))
+    {
+        return Ok(None);
+    }
+    let unreadable = |run: &StoredRun, e: serde_json::Error| {
+        anyhow::anyhow!("run {}: its ranread record cannot be read ({e})", run.summary.uuid)
+    };
+    let mut text = envbench_ranread::TSV_HEADER.join("\t");
+    text.push('\n');
+    for run in runs {
+        let document = &run.attachments["ranread"];
+        let outcome: envbench_ranread::SweepOutcome =
+            serde_json::from_value(document["outcome"].clone()).map_err(|e| unreadable(run, e))?;
+        let limit: envbench_ranread::StepLimit =
+            serde_json::from_value(document["parameters"]["limit"].clone()).map_err(|e| unreadable(run, e))?;
+        let target = tsv_field(document["target"].as_str().unwrap_or_default());
+        for row in envbench_ranread::tsv_rows(&outcome, &target, &limit) {
+            text.push_str(&row.join("\t"));
+            text.push('\n');
+        }
+    }
+    Ok(Some(text))
 }
 
 fn delimited(rows: &[ExportRow], separator: char, field: fn(&str) -> String) -> String {

@@ -1,0 +1,381 @@
+//! The workload commands end to end: the real binary, real files with O_DIRECT, the local PostgreSQL, a real store.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workload-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn envbench(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The runs in a store, newest first.
+fn runs(store: &Path) -> Vec<Value> {
+    let output = envbench(store, &["results", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
+}
+
+fn show(store: &Path, run: &str) -> Value {
+    let output = envbench(store, &["results", "show", "--json", run]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Files envbench left in a directory that it should have removed.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("envbench-") && name.ends_with(".dat") && name != "envbench-ranread.dat")
+        .collect()
+}
+
+#[test]
+fn disk_quick_stores_a_complete_run_with_its_series() {
+    let dir = scratch("disk-quick");
+    let store = dir.join("results.db");
+    let output = envbench(&store, &["disk", "--quick", "--dir", dir.to_str().unwrap(), "--label", "quick"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = stdout(&output);
+    for test in ["SEQ1M Q8T1 read", "SEQ1M Q1T1 read", "RND4K Q32T1 read", "RND4K Q1T1 read", "RND4K Q32T1 write"] {
+        assert!(table.contains(test), "{test} missing from\n{table}");
+    }
+    assert!(leftovers(&dir).is_empty(), "test file left behind: {:?}", leftovers(&dir));
+    let runs = runs(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "complete");
+    let run = show(&store, runs[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    // 8 tests x 9 metrics, one sample each (one run in quick mode).
+    assert_eq!(results.len(), 72);
+    let iops = results.iter().find(|r| r["test_id"] == "RND4K Q32T1 read" && r["metric"] == "iops").unwrap();
+    assert!(iops["samples"][0].as_f64().unwrap() > 100.0);
+    assert_eq!(iops["parameters"]["direct"], true);
+    let series = &run["series"];
+    assert!(series["steps"].as_array().unwrap().iter().any(|s| s["step"] == "RND4K Q32T1 read"));
+    assert!(!series["points"].as_array().unwrap().is_empty());
+    assert!(run["attachments"]["disk"]["tests"].as_array().unwrap().len() == 8);
+}
+
+#[test]
+fn disk_json_and_adhoc_tests() {
+    let dir = scratch("disk-adhoc");
+    let store = dir.join("results.db");
+    let output = envbench(
+        &store,
+        &[
+            "disk",
+            "--json",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "64m",
+            "--runs",
+            "2",
+            "--duration",
+            "300ms",
+            "--interval",
+            "0s",
+            "--no-warmup",
+            "--test",
+            "rnd:8k:q4:t2:mix70",
+            "--test",
+            "seq:16k:q1:t1:write:fsync1",
+            "--engine",
+            "threadpool",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tests = document["outcome"]["tests"].as_array().unwrap();
+    assert_eq!(
+        tests.iter().map(|t| t["test_id"].as_str().unwrap()).collect::<Vec<_>>(),
+        vec!["RND8K Q4T2 mix70", "SEQ16K Q1T1 write fsync1"]
+    );
+    assert_eq!(tests[0]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(document["outcome"]["engine"], "threadpool");
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
+fn disk_bad_input_is_refused_before_anything_is_written() {
+    let dir = scratch("disk-bad");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["disk", "--dir", d, "--profile", "crystal"], "unknown profile"),
+        (&["disk", "--dir", d, "--size=-1g"], "--size"),
+        (&["disk", "--dir", d, "--size", "12parsecs"], "--size"),
+        (&["disk", "--dir", d, "--test", "rnd:4k:q0:t1:read"], "queue depth"),
+        (&["disk", "--dir", d, "--test", "rnd:banana"], "rnd:banana"),
+        (&["disk", "--dir", d, "--runs", "0"], "--runs must be at least 1"),
+        (&["disk", "--dir", d, "--duration", "0s"], "--duration must be longer than zero"),
+        (&["disk", "--dir", d, "--write-sync", "sometimes"], "sometimes"),
+        (&["disk", "--dir", d, "--engine", "warp"], "--engine"),
+        (&["disk", "--dir", d, "--cross-check", "iometer"], "only cross-check tool is fio"),
+        (&["disk", "--dir", "/no/such/dir"], "no such file or directory"),
+    ];
+    for (args, message) in cases {
+        let output = envbench(&store, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).to_lowercase().contains(&message.to_lowercase()), "{args:?}: {}", stderr(&output));
+    }
+    assert!(!store.exists(), "usage errors must not create a store or a run");
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
+fn disk_refuses_sizes_beyond_free_space_and_stores_the_failure() {
+    let dir = scratch("disk-space");
+    let store = dir.join("results.db");
+    let output = envbench(&store, &["disk", "--quick", "--dir", dir.to_str().unwrap(), "--size", "64t"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not enough free space"), "{}", stderr(&output));
+    let runs = runs(&store);
+    assert_eq!(runs[0]["status"], "failed");
+    assert!(runs[0]["status_reason"].as_str().unwrap().contains("not enough free space"));
+    assert!(leftovers(&dir).is_empty());
+}
+
+#[test]
+fn ctrl_c_leaves_no_files_and_an_interrupted_run() {
+    let dir = scratch("disk-interrupt");
+    let store = dir.join("results.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["disk", "--dir", dir.to_str().unwrap(), "--size", "128m", "--runs", "3", "--duration", "3s"])
+        .env("ENVBENCH_STORE", &store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first test is running, then interrupt as Ctrl-C would.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        if !leftovers(&dir).is_empty() {
+            std::thread::sleep(Duration::from_millis(1500));
+            break;
+        }
+    }
+    assert!(!leftovers(&dir).is_empty(), "the test file never appeared");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(leftovers(&dir).is_empty(), "test file left behind: {:?}", leftovers(&dir));
+    let runs = runs(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "interrupted");
+}
+
+#[test]
+fn ranread_file_mode_finds_the_knee_and_reuses_its_file() {
+    let dir = scratch("ranread-file");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let args = ["ranread", "--dir", d, "--size", "64m", "--jobs", "1,2", "--iterations", "300", "--target-iops", "10"];
+    let first = envbench(&store, &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(stderr(&first).contains("created"), "{}", stderr(&first));
+    let text = stdout(&first);
+    assert!(text.contains("Knee (*)") && text.contains("PASS"), "{text}");
+    let database_file = dir.join("envbench-ranread.dat");
+    assert!(database_file.exists(), "the database file is kept by default");
+    let created = std::fs::metadata(&database_file).unwrap().modified().unwrap();
+
+    let second = envbench(&store, &args);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(stderr(&second).contains("reusing"), "{}", stderr(&second));
+    assert_eq!(std::fs::metadata(&database_file).unwrap().modified().unwrap(), created);
+
+    let mut fresh_args = args.to_vec();
+    fresh_args.extend(["--fresh", "--no-keep"]);
+    let third = envbench(&store, &fresh_args);
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(stderr(&third).contains("created"), "{}", stderr(&third));
+    assert!(!database_file.exists(), "--no-keep removes the file");
+
+    let runs = runs(&store);
+    assert_eq!(runs.len(), 3);
+    let run = show(&store, runs[0]["uuid"].as_str().unwrap());
+    let steps = run["attachments"]["ranread"]["outcome"]["steps"].as_array().unwrap();
+    assert_eq!(steps.iter().map(|s| s["jobs"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 2]);
+    // Fixed iterations: exactly jobs x iterations reads per step.
+    assert_eq!(steps[1]["reads"].as_u64().unwrap(), 600);
+    let knee = run["results"].as_array().unwrap().iter().any(|r| r["test_id"] == "knee" && r["metric"] == "iops");
+    assert!(knee);
+
+    let tsv = envbench(&store, &["results", "export", "--format", "tsv", runs[0]["uuid"].as_str().unwrap()]);
+    let tsv = stdout(&tsv);
+    let mut lines = tsv.lines();
+    assert_eq!(lines.next().unwrap(), "RunDate\tRunTime\tDatabase\tIterations\tProcesses\tResponseTime\tIOPS");
+    let first_row: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    assert_eq!(first_row.len(), 7);
+    assert!(first_row[2].ends_with("envbench-ranread.dat"));
+    assert_eq!((first_row[3], first_row[4]), ("300", "1"));
+}
+
+#[test]
+fn ranread_refuses_a_file_it_did_not_make() {
+    let dir = scratch("ranread-foreign");
+    let store = dir.join("results.db");
+    let foreign = dir.join("envbench-ranread.dat");
+    std::fs::write(&foreign, b"somebody else's data").unwrap();
+    let output = envbench(
+        &store,
+        &["ranread", "--dir", dir.to_str().unwrap(), "--size", "8m", "--jobs", "1", "--iterations", "10"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("was not made by envbench"), "{}", stderr(&output));
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"somebody else's data");
+}
+
+#[test]
+fn ranread_bad_input() {
+    let dir = scratch("ranread-bad");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["ranread", "--dir", d, "--block", "3000"], "not a database block size"),
+        (&["ranread", "--dir", d, "--block", "256"], "not a database block size"),
+        (&["ranread", "--dir", d, "--jobs", "0"], "--jobs"),
+        (&["ranread", "--dir", d, "--jobs", "1,x"], "--jobs"),
+        (&["ranread", "--dir", d, "--target-latency", "fast"], "--target-latency"),
+        (&["ranread", "--dir", d, "--target-latency", "8"], "--target-latency"),
+        (&["ranread", "--dir", d, "--iterations", "0"], "--iterations"),
+        (&["ranread", "--dir", d, "--iterations", "5", "--duration", "1s"], "cannot be used with"),
+        (&["ranread", "--dir", d, "--db", "mysql://x"], "not a PostgreSQL URL"),
+    ];
+    for (args, message) in cases {
+        let output = envbench(&store, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(message), "{args:?}: {}", stderr(&output));
+    }
+    assert!(!dir.join("envbench-ranread.dat").exists());
+}
+
+#[test]
+fn ranread_inside_postgresql_reports_the_database_counters() {
+    let dir = scratch("ranread-postgres");
+    let store = dir.join("results.db");
+    let url = "postgres://postgres@127.0.0.1:5432/test";
+    let output = envbench(
+        &store,
+        &[
+            "ranread",
+            "--db",
+            url,
+            "--size",
+            "16m",
+            "--jobs",
+            "1,4",
+            "--iterations",
+            "200",
+            "--json",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let steps = document["ranread"]["outcome"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for (step, jobs) in steps.iter().zip([1u64, 4]) {
+        assert_eq!(step["jobs"].as_u64(), Some(jobs));
+        assert_eq!(step["reads"].as_u64(), Some(200 * jobs));
+        let counters = &step["database"];
+        let heap = counters["heap_blocks_read"].as_i64().unwrap() + counters["heap_blocks_hit"].as_i64().unwrap();
+        // One heap page per query (the padding keeps one row per page).
+        assert_eq!(heap, (200 * jobs) as i64, "{counters}");
+    }
+    let runs = runs(&store);
+    assert_eq!(runs[0]["status"], "complete");
+}
+
+#[test]
+fn ranread_postgres_connection_errors_are_clear() {
+    let dir = scratch("ranread-postgres-bad");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let missing =
+        envbench(&store, &["ranread", "--db", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db", "--dir", d]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("does not exist") && stderr(&missing).contains("createdb"),
+        "{}",
+        stderr(&missing)
+    );
+    let refused = envbench(&store, &["ranread", "--db", "postgres://postgres@127.0.0.1:1/test", "--dir", d]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stderr(&refused).contains("is the server running"), "{}", stderr(&refused));
+}
+
+#[test]
+fn cube_sweep_runs_every_step_and_recommends() {
+    let dir = scratch("cube");
+    let store = dir.join("results.db");
+    let work = dir.join("cube");
+    let output = envbench(
+        &store,
+        &["cube", "--dir", work.to_str().unwrap(), "--scale", "0.005", "--repeat", "2", "--calc-threads", "1,2"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for step in [
+        "1 reset",
+        "2 native load",
+        "3 csv load",
+        "4 aggregation",
+        "5 allocation",
+        "6 aggregate allocation",
+        "7 currency conversion",
+        "8 dense restructure",
+    ] {
+        assert!(text.contains(step), "{step} missing:\n{text}");
+    }
+    assert!(text.contains("Thread settings per step") && text.contains("calc_threads="), "{text}");
+    let runs = runs(&store);
+    let run = show(&store, runs[0]["uuid"].as_str().unwrap());
+    let elapsed: Vec<&Value> = run["results"].as_array().unwrap().iter().filter(|r| r["metric"] == "elapsed").collect();
+    // 8 steps and a total, at 2 settings; 2 samples each.
+    assert_eq!(elapsed.len(), 18);
+    assert!(elapsed.iter().all(|r| r["samples"].as_array().unwrap().len() == 2));
+    // The sampler kept each step of each repetition apart.
+    let steps = run["series"]["steps"].as_array().unwrap();
+    assert!(steps.iter().any(|s| s["step"] == "calc=2 r2 8 dense restructure"), "{steps:?}");
+
+    let value = envbench(
+        &store,
+        &[
+            "cube",
+            "get",
+            "--dir",
+            work.to_str().unwrap(),
+            "Years=FY19, Scenario=Actual, Version=Final, Currency=Local, Entity=TotalEntity, Product=Product, Account=GrossSales, Period=YearTotal",
+        ],
+    );
+    assert!(value.status.success(), "{}", stderr(&value));
+    let text = stdout(&value);
+    assert!(text.trim() == "#Missing" || text.trim().parse::<f64>().is_ok(), "{text}");
+}
