@@ -1,31 +1,41 @@
-use std::path::PathBuf;
-
-/// What can go wrong with a store; every message says what to do.
+/// What can go wrong with a store; every message says what to do. `location` is the file path, or the PostgreSQL
+/// URL without its password.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{0}: not an envbench results store; point --store (or ENVBENCH_STORE) at an envbench store or a new file")]
-    NotAStore(PathBuf),
+    NotAStore(String),
     #[error(
-        "{path}: written by a newer envbench (schema version {found}, this envbench knows up to {known}); \
+        "{location}: schema '{schema}' already holds tables that envbench did not create ({tables}); point --store at \
+         an empty database or schema, e.g. add ?options=-c%20search_path%3Denvbench to the URL after \
+         `CREATE SCHEMA envbench`"
+    )]
+    ForeignTables { location: String, schema: String, tables: String },
+    #[error(
+        "{location}: written by a newer envbench (schema version {found}, this envbench knows up to {known}); \
          upgrade envbench to read it"
     )]
-    NewerSchema { path: PathBuf, found: i64, known: i64 },
+    NewerSchema { location: String, found: i64, known: i64 },
     #[error("{0}: the store is locked by another envbench process; try again when it has finished")]
-    Locked(PathBuf),
+    Locked(String),
     #[error("{0}: no results store yet; run a workload (e.g. `envbench sysinfo --save`) to create it")]
-    Missing(PathBuf),
-    #[error("{path}: cannot create the results store ({reason}); choose a writable location with --store")]
-    CannotCreate { path: PathBuf, reason: String },
+    Missing(String),
+    #[error("{location}: cannot create the results store ({reason}); choose a writable location with --store")]
+    CannotCreate { location: String, reason: String },
+    #[error(
+        "{location}: cannot connect to the PostgreSQL store ({reason}); check the URL, that the server is running and \
+         that the user may log in"
+    )]
+    Unreachable { location: String, reason: String },
     #[error("no run matches '{0}'; `envbench results list` shows the runs")]
     NoSuchRun(String),
     #[error("'{prefix}' matches {count} runs; give more characters of the run id")]
     AmbiguousRun { prefix: String, count: usize },
     #[error("run {0} has already ended; a run's status is set once")]
     RunAlreadyEnded(String),
-    #[error("{0}: PostgreSQL stores are not available in this build; use a SQLite file path with --store")]
-    BackendUnavailable(String),
     #[error("the results store is damaged ({0}); keep a copy of the file and report this")]
     Corrupt(String),
     #[error("results store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("PostgreSQL results store error: {0}")]
+    Postgres(#[from] postgres::Error),
 }

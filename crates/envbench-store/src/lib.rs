@@ -5,18 +5,22 @@
 //! (enforced by the schema), and a run's status moves once from `running` to `complete`, `failed` or `interrupted`.
 //!
 //! [`ResultStore`] is the interface the rest of envbench uses; [`SqliteStore`] is the default backend (one file in the
-//! user's data directory, WAL, busy timeout, versioned migrations). A PostgreSQL backend for shared team stores
-//! implements the same trait. This crate knows nothing about how results are produced or presented.
+//! user's data directory, WAL, busy timeout, versioned migrations); [`PostgresStore`] is the shared team store (same
+//! schema and migrations, applied under an advisory lock). [`push_runs`] copies runs from one store to another by
+//! uuid, idempotently. This crate knows nothing about how results are produced or presented.
 
 mod error;
 mod location;
 mod model;
+mod postgres;
 mod schema;
+mod series_rows;
 mod sqlite;
 
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
-pub use model::{RunFilter, RunSummary, StoredResult, StoredRun};
+pub use model::{ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use envbench_core::fingerprint::Fingerprint;
@@ -41,12 +45,36 @@ pub trait ResultStore {
     fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError>;
     /// Everything kept about one run.
     fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError>;
+    /// Copy in a run kept by another store, as it is there: same uuid, timestamps, status, tool version, results with
+    /// every sample, sampler series and attachments. Append-only like everything else: when a run with this uuid is
+    /// already here, nothing changes and [`ImportOutcome::AlreadyPresent`] is returned.
+    fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError>;
 }
 
 /// Open the store at a location, creating it when `create` is true and it does not exist yet.
 pub fn open_store(location: &StoreLocation, create: bool) -> Result<Box<dyn ResultStore>, StoreError> {
     match location {
         StoreLocation::Sqlite(path) => Ok(Box::new(SqliteStore::open(path, create)?)),
-        StoreLocation::Postgres(url) => Err(StoreError::BackendUnavailable(url.clone())),
+        StoreLocation::Postgres(url) => Ok(Box::new(PostgresStore::open(url, create)?)),
     }
+}
+
+/// Copy runs (uuids or unique prefixes) from one store to another, e.g. from a laptop's SQLite file to the team's
+/// PostgreSQL store. Idempotent: runs the destination already has are left alone and listed as such, so pushing the
+/// same runs again adds nothing. Runs still running are not pushed (see [`PushReport::still_running`]).
+pub fn push_runs(from: &dyn ResultStore, to: &mut dyn ResultStore, runs: &[String]) -> Result<PushReport, StoreError> {
+    let mut report = PushReport::default();
+    for id in runs {
+        let uuid = from.find_run(id)?;
+        let run = from.load_run(&uuid)?;
+        if run.summary.status == RunStatus::Running {
+            report.still_running.push(uuid);
+            continue;
+        }
+        match to.import_run(&run)? {
+            ImportOutcome::Imported => report.copied.push(uuid),
+            ImportOutcome::AlreadyPresent => report.already_present.push(uuid),
+        }
+    }
+    Ok(report)
 }

@@ -52,3 +52,25 @@ pub struct StoredRun {
     pub series: Option<SamplerSeries>,
     pub attachments: BTreeMap<String, serde_json::Value>,
 }
+
+/// What [`crate::ResultStore::import_run`] did with a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportOutcome {
+    /// The run was copied in.
+    Imported,
+    /// A run with the same uuid was already there; nothing changed.
+    AlreadyPresent,
+}
+
+/// What [`crate::push_runs`] did, run by run (uuids).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PushReport {
+    /// Runs copied to the destination.
+    pub copied: Vec<String>,
+    /// Runs the destination already had (pushed before); left as they were.
+    pub already_present: Vec<String>,
+    /// Runs not pushed because they have not ended yet: a running run would arrive incomplete and, being
+    /// append-only at the destination, could never be completed there. Push them once they have ended.
+    pub still_running: Vec<String>,
+}

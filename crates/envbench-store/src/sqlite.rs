@@ -1,13 +1,17 @@
 //! The SQLite backend.
 
-use crate::ResultStore;
 use crate::error::StoreError;
 use crate::model::{RunFilter, RunSummary, StoredResult, StoredRun};
 use crate::schema::{APPLICATION_ID, MIGRATIONS, latest_version};
+use crate::series_rows::{
+    SeriesBuilder, SeriesRow, cpu_insert_sql, cpu_select_sql, cpu_values, disk_insert_sql, disk_select_sql,
+    disk_values, series_rows,
+};
+use crate::{ImportOutcome, ResultStore};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus, now_utc};
-use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+use envbench_core::sampler::SamplerSeries;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, ToSql, Transaction, TransactionBehavior, params};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,11 +35,13 @@ impl SqliteStore {
     pub fn open_with_timeout(path: &Path, create: bool, busy_timeout: Duration) -> Result<SqliteStore, StoreError> {
         if !path.exists() {
             if !create {
-                return Err(StoreError::Missing(path.to_path_buf()));
+                return Err(StoreError::Missing(path.display().to_string()));
             }
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| StoreError::CannotCreate { path: path.to_path_buf(), reason: e.to_string() })?;
+                std::fs::create_dir_all(parent).map_err(|e| StoreError::CannotCreate {
+                    location: path.display().to_string(),
+                    reason: e.to_string(),
+                })?;
             }
         }
         let flags = if create {
@@ -44,7 +50,7 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
         };
         let connection = Connection::open_with_flags(path, flags)
-            .map_err(|e| StoreError::CannotCreate { path: path.to_path_buf(), reason: e.to_string() })?;
+            .map_err(|e| StoreError::CannotCreate { location: path.display().to_string(), reason: e.to_string() })?;
         let mut store = SqliteStore { connection, path: path.to_path_buf() };
         // Some lock conflicts while a store is being created (switching to WAL, first migration) return BUSY without
         // waiting on the busy handler; retry them within the same time limit.
@@ -89,10 +95,14 @@ impl SqliteStore {
         let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let table_count: i64 = connection.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         if application_id != APPLICATION_ID && (application_id != 0 || table_count > 0) {
-            return Err(StoreError::NotAStore(path.to_path_buf()));
+            return Err(StoreError::NotAStore(path.display().to_string()));
         }
         if version > latest_version() {
-            return Err(StoreError::NewerSchema { path: path.to_path_buf(), found: version, known: latest_version() });
+            return Err(StoreError::NewerSchema {
+                location: path.display().to_string(),
+                found: version,
+                known: latest_version(),
+            });
         }
         Ok(version)
     }
@@ -114,12 +124,12 @@ impl SqliteStore {
     fn classify(&self, error: StoreError) -> StoreError {
         match error {
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(code, _)) if code.code == ErrorCode::NotADatabase => {
-                StoreError::NotAStore(self.path.clone())
+                StoreError::NotAStore(self.path.display().to_string())
             }
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(code, _))
                 if matches!(code.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) =>
             {
-                StoreError::Locked(self.path.clone())
+                StoreError::Locked(self.path.display().to_string())
             }
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(code, message))
                 if code.code == ErrorCode::DatabaseCorrupt =>
@@ -269,93 +279,19 @@ impl SqliteStore {
             )
             .optional()?;
         let Some((interval_ms, devices, own_cpu_seconds, wall_seconds)) = header else { return Ok(None) };
-        let mut series = SamplerSeries {
-            interval_ms: interval_ms as u64,
-            devices: serde_json::from_str(&devices).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            points: Vec::new(),
-            steps: Vec::new(),
-            own_cpu_seconds,
-            wall_seconds,
-        };
-        let mut cpu = self.connection.prepare(
-            "SELECT kind, start_ms, end_ms, step, user_percent, nice_percent, system_percent, iowait_percent, \
-             irq_percent, steal_percent, idle_percent FROM sampler_cpu WHERE run_id = ?1 ORDER BY rowid",
-        )?;
-        let rows = cpu.query_map([run_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)? as u64,
-                r.get::<_, i64>(2)? as u64,
-                r.get::<_, Option<String>>(3)?,
-                CpuFigures {
-                    user_percent: r.get(4)?,
-                    nice_percent: r.get(5)?,
-                    system_percent: r.get(6)?,
-                    iowait_percent: r.get(7)?,
-                    irq_percent: r.get(8)?,
-                    steal_percent: r.get(9)?,
-                    idle_percent: r.get(10)?,
-                },
-            ))
-        })?;
-        for row in rows {
-            let (kind, start_ms, end_ms, step, cpu) = row?;
-            if kind == "point" {
-                series.points.push(SamplerPoint {
-                    t_ms: end_ms,
-                    interval_ms: end_ms - start_ms,
-                    step,
-                    cpu,
-                    disks: Vec::new(),
-                });
-            } else {
-                series.steps.push(StepSummary {
-                    step: step.unwrap_or_default(),
-                    start_ms,
-                    end_ms,
-                    cpu,
-                    disks: Vec::new(),
-                });
-            }
+        let devices = serde_json::from_str(&devices).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mut builder = SeriesBuilder::new(interval_ms, devices, own_cpu_seconds, wall_seconds);
+        let mut statement = self.connection.prepare(&cpu_select_sql(placeholder, "rowid"))?;
+        let mut rows = statement.query([run_id])?;
+        while let Some(r) = rows.next()? {
+            builder.cpu_row(&r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, figures(r, 4)?);
         }
-        let mut disk = self.connection.prepare(
-            "SELECT kind, end_ms, step, device, reads_per_s, writes_per_s, read_mb_per_s, write_mb_per_s, \
-             read_request_kib, write_request_kib, read_await_ms, write_await_ms, queue_size, util_percent \
-             FROM sampler_disk WHERE run_id = ?1 ORDER BY rowid",
-        )?;
-        let rows = disk.query_map([run_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)? as u64,
-                r.get::<_, Option<String>>(2)?,
-                DiskFigures {
-                    device: r.get(3)?,
-                    reads_per_s: r.get(4)?,
-                    writes_per_s: r.get(5)?,
-                    read_mb_per_s: r.get(6)?,
-                    write_mb_per_s: r.get(7)?,
-                    read_request_kib: r.get(8)?,
-                    write_request_kib: r.get(9)?,
-                    read_await_ms: r.get(10)?,
-                    write_await_ms: r.get(11)?,
-                    queue_size: r.get(12)?,
-                    util_percent: r.get(13)?,
-                },
-            ))
-        })?;
-        for row in rows {
-            let (kind, end_ms, step, figures) = row?;
-            if kind == "point" {
-                if let Some(point) = series.points.iter_mut().find(|p| p.t_ms == end_ms) {
-                    point.disks.push(figures);
-                }
-            } else if let Some(summary) =
-                series.steps.iter_mut().find(|s| s.end_ms == end_ms && Some(&s.step) == step.as_ref())
-            {
-                summary.disks.push(figures);
-            }
+        let mut statement = self.connection.prepare(&disk_select_sql(placeholder, "rowid"))?;
+        let mut rows = statement.query([run_id])?;
+        while let Some(r) = rows.next()? {
+            builder.disk_row(&r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, figures(r, 5)?);
         }
-        Ok(Some(series))
+        Ok(Some(builder.finish()))
     }
 
     fn attachments(&self, run_id: i64) -> Result<BTreeMap<String, serde_json::Value>, StoreError> {
@@ -370,85 +306,111 @@ impl SqliteStore {
     }
 }
 
-fn insert_cpu(
-    t: &Transaction,
-    run_id: i64,
-    kind: &str,
-    start_ms: u64,
-    end_ms: u64,
-    step: Option<&str>,
-    cpu: &CpuFigures,
-) -> Result<(), StoreError> {
-    t.prepare_cached(
-        "INSERT INTO sampler_cpu (run_id, kind, start_ms, end_ms, step, user_percent, nice_percent, system_percent, \
-         iowait_percent, irq_percent, steal_percent, idle_percent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?
-    .execute(params![
-        run_id,
-        kind,
-        start_ms as i64,
-        end_ms as i64,
-        step,
-        cpu.user_percent,
-        cpu.nice_percent,
-        cpu.system_percent,
-        cpu.iowait_percent,
-        cpu.irq_percent,
-        cpu.steal_percent,
-        cpu.idle_percent
-    ])?;
+/// SQLite's placeholder for parameter `n`.
+fn placeholder(n: usize) -> String {
+    format!("?{n}")
+}
+
+/// `N` figure columns starting at column `first`.
+fn figures<const N: usize>(row: &rusqlite::Row, first: usize) -> rusqlite::Result<[f64; N]> {
+    let mut values = [0.0; N];
+    for (i, value) in values.iter_mut().enumerate() {
+        *value = row.get(first + i)?;
+    }
+    Ok(values)
+}
+
+/// One row of `sampler_cpu` and its `sampler_disk` rows.
+fn insert_series_row(t: &Transaction, run_id: i64, row: &SeriesRow) -> Result<(), StoreError> {
+    let cpu = cpu_values(row.cpu);
+    let mut values: Vec<&dyn ToSql> = vec![&run_id, &row.kind, &row.start_ms, &row.end_ms, &row.step];
+    values.extend(cpu.iter().map(|v| v as &dyn ToSql));
+    t.prepare_cached(&cpu_insert_sql(placeholder))?.execute(&values[..])?;
+    let mut insert_disk = t.prepare_cached(&disk_insert_sql(placeholder))?;
+    for disk in row.disks {
+        let figures = disk_values(disk);
+        let mut values: Vec<&dyn ToSql> = vec![&run_id, &row.kind, &row.start_ms, &row.end_ms, &row.step, &disk.device];
+        values.extend(figures.iter().map(|v| v as &dyn ToSql));
+        insert_disk.execute(&values[..])?;
+    }
     Ok(())
 }
 
-fn insert_disk(
-    t: &Transaction,
-    run_id: i64,
-    kind: &str,
-    start_ms: u64,
-    end_ms: u64,
-    step: Option<&str>,
-    d: &DiskFigures,
-) -> Result<(), StoreError> {
+fn fingerprint_row(t: &Transaction, hash: &str, fingerprint: &Fingerprint, seen_at: &str) -> Result<i64, StoreError> {
+    let document = serde_json::to_string(fingerprint).expect("fingerprint serializes");
+    t.execute(
+        "INSERT INTO fingerprints (hash, hostname, document, first_seen_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (hash) DO NOTHING",
+        params![hash, fingerprint.os.hostname, document, seen_at],
+    )?;
+    Ok(t.query_row("SELECT id FROM fingerprints WHERE hash = ?1", [hash], |r| r.get(0))?)
+}
+
+fn insert_tags(t: &Transaction, run_id: i64, tags: &BTreeMap<String, String>) -> Result<(), StoreError> {
+    for (key, value) in tags {
+        t.execute("INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)", params![run_id, key, value])?;
+    }
+    Ok(())
+}
+
+fn insert_result(t: &Transaction, run_id: i64, record: &ResultRecord, parameters_hash: &str) -> Result<(), StoreError> {
     t.prepare_cached(
-        "INSERT INTO sampler_disk (run_id, kind, start_ms, end_ms, step, device, reads_per_s, writes_per_s, \
-         read_mb_per_s, write_mb_per_s, read_request_kib, write_request_kib, read_await_ms, write_await_ms, \
-         queue_size, util_percent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        "INSERT INTO results (run_id, workload, workload_version, test_id, parameters, parameters_hash, \
+         metric, unit, direction, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         run_id,
-        kind,
-        start_ms as i64,
-        end_ms as i64,
-        step,
-        d.device,
-        d.reads_per_s,
-        d.writes_per_s,
-        d.read_mb_per_s,
-        d.write_mb_per_s,
-        d.read_request_kib,
-        d.write_request_kib,
-        d.read_await_ms,
-        d.write_await_ms,
-        d.queue_size,
-        d.util_percent
+        record.workload,
+        record.workload_version,
+        record.test_id,
+        record.canonical_parameters(),
+        parameters_hash,
+        record.metric,
+        record.unit,
+        record.direction.as_str(),
+        serde_json::to_string(&record.flags).expect("flags serialize")
     ])?;
+    let result_id = t.last_insert_rowid();
+    let mut insert = t.prepare_cached("INSERT INTO samples (result_id, seq, value) VALUES (?1, ?2, ?3)")?;
+    for (seq, value) in record.samples.iter().enumerate() {
+        insert.execute(params![result_id, seq as i64, value])?;
+    }
+    Ok(())
+}
+
+fn insert_series(t: &Transaction, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
+    t.execute(
+        "INSERT INTO sampler_series (run_id, interval_ms, devices, own_cpu_seconds, wall_seconds) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            run_id,
+            series.interval_ms as i64,
+            serde_json::to_string(&series.devices).expect("devices serialize"),
+            series.own_cpu_seconds,
+            series.wall_seconds
+        ],
+    )?;
+    for row in series_rows(series) {
+        insert_series_row(t, run_id, &row)?;
+    }
+    Ok(())
+}
+
+fn insert_attachment(t: &Transaction, run_id: i64, name: &str, document: &serde_json::Value) -> Result<(), StoreError> {
+    t.execute(
+        "INSERT INTO run_attachments (run_id, name, document) VALUES (?1, ?2, ?3)",
+        params![run_id, name, document.to_string()],
+    )?;
     Ok(())
 }
 
 impl ResultStore for SqliteStore {
     fn begin_run(&mut self, request: &RunRequest, fingerprint: &Fingerprint) -> Result<String, StoreError> {
         let uuid = uuid::Uuid::new_v4().to_string();
-        let document = serde_json::to_string(fingerprint).expect("fingerprint serializes");
         let hash = fingerprint.hash();
         let started_at = now_utc();
         self.write(|t| {
-            t.execute(
-                "INSERT INTO fingerprints (hash, hostname, document, first_seen_at) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT (hash) DO NOTHING",
-                params![hash, fingerprint.os.hostname, document, started_at],
-            )?;
-            let fingerprint_id: i64 =
-                t.query_row("SELECT id FROM fingerprints WHERE hash = ?1", [&hash], |r| r.get(0))?;
+            let fingerprint_id = fingerprint_row(t, &hash, fingerprint, &started_at)?;
             t.execute(
                 "INSERT INTO runs (uuid, workload, label, command_line, tool_version, started_at, status, \
                  fingerprint_id, suite_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
@@ -463,14 +425,7 @@ impl ResultStore for SqliteStore {
                     request.suite_id
                 ],
             )?;
-            let run_id = t.last_insert_rowid();
-            for (key, value) in &request.tags {
-                t.execute(
-                    "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                    params![run_id, key, value],
-                )?;
-            }
-            Ok(())
+            insert_tags(t, t.last_insert_rowid(), &request.tags)
         })?;
         Ok(uuid)
     }
@@ -479,73 +434,58 @@ impl ResultStore for SqliteStore {
         self.write(|t| {
             let run_id = Self::run_id(t, run_uuid)?;
             for record in results {
-                t.prepare_cached(
-                    "INSERT INTO results (run_id, workload, workload_version, test_id, parameters, parameters_hash, \
-                     metric, unit, direction, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )?
-                .execute(params![
-                    run_id,
-                    record.workload,
-                    record.workload_version,
-                    record.test_id,
-                    record.canonical_parameters(),
-                    record.parameters_hash(),
-                    record.metric,
-                    record.unit,
-                    record.direction.as_str(),
-                    serde_json::to_string(&record.flags).expect("flags serialize")
-                ])?;
-                let result_id = t.last_insert_rowid();
-                let mut insert = t.prepare_cached("INSERT INTO samples (result_id, seq, value) VALUES (?1, ?2, ?3)")?;
-                for (seq, value) in record.samples.iter().enumerate() {
-                    insert.execute(params![result_id, seq as i64, value])?;
-                }
+                insert_result(t, run_id, record, &record.parameters_hash())?;
             }
             Ok(())
         })
     }
 
     fn add_series(&mut self, run_uuid: &str, series: &SamplerSeries) -> Result<(), StoreError> {
-        self.write(|t| {
-            let run_id = Self::run_id(t, run_uuid)?;
-            t.execute(
-                "INSERT INTO sampler_series (run_id, interval_ms, devices, own_cpu_seconds, wall_seconds) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    run_id,
-                    series.interval_ms as i64,
-                    serde_json::to_string(&series.devices).expect("devices serialize"),
-                    series.own_cpu_seconds,
-                    series.wall_seconds
-                ],
-            )?;
-            for point in &series.points {
-                let start_ms = point.t_ms.saturating_sub(point.interval_ms);
-                let step = point.step.as_deref();
-                insert_cpu(t, run_id, "point", start_ms, point.t_ms, step, &point.cpu)?;
-                for disk in &point.disks {
-                    insert_disk(t, run_id, "point", start_ms, point.t_ms, step, disk)?;
-                }
-            }
-            for summary in &series.steps {
-                let step = Some(summary.step.as_str());
-                insert_cpu(t, run_id, "step", summary.start_ms, summary.end_ms, step, &summary.cpu)?;
-                for disk in &summary.disks {
-                    insert_disk(t, run_id, "step", summary.start_ms, summary.end_ms, step, disk)?;
-                }
-            }
-            Ok(())
-        })
+        self.write(|t| insert_series(t, Self::run_id(t, run_uuid)?, series))
     }
 
     fn add_attachment(&mut self, run_uuid: &str, name: &str, document: &serde_json::Value) -> Result<(), StoreError> {
+        self.write(|t| insert_attachment(t, Self::run_id(t, run_uuid)?, name, document))
+    }
+
+    fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
         self.write(|t| {
-            let run_id = Self::run_id(t, run_uuid)?;
+            let s = &run.summary;
+            let exists: Option<i64> =
+                t.query_row("SELECT id FROM runs WHERE uuid = ?1", [&s.uuid], |r| r.get(0)).optional()?;
+            if exists.is_some() {
+                return Ok(ImportOutcome::AlreadyPresent);
+            }
+            let fingerprint_id = fingerprint_row(t, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
             t.execute(
-                "INSERT INTO run_attachments (run_id, name, document) VALUES (?1, ?2, ?3)",
-                params![run_id, name, document.to_string()],
+                "INSERT INTO runs (uuid, workload, label, command_line, tool_version, started_at, ended_at, status, \
+                 status_reason, fingerprint_id, suite_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    s.uuid,
+                    s.workload,
+                    s.label,
+                    run.command_line,
+                    run.tool_version,
+                    s.started_at,
+                    s.ended_at,
+                    s.status.as_str(),
+                    s.status_reason,
+                    fingerprint_id,
+                    s.suite_id
+                ],
             )?;
-            Ok(())
+            let run_id = t.last_insert_rowid();
+            insert_tags(t, run_id, &s.tags)?;
+            for result in &run.results {
+                insert_result(t, run_id, &result.record, &result.parameters_hash)?;
+            }
+            if let Some(series) = &run.series {
+                insert_series(t, run_id, series)?;
+            }
+            for (name, document) in &run.attachments {
+                insert_attachment(t, run_id, name, document)?;
+            }
+            Ok(ImportOutcome::Imported)
         })
     }
 
@@ -616,4 +556,3 @@ impl ResultStore for SqliteStore {
         })
     }
 }
-

@@ -1,8 +1,9 @@
 //! The SQLite store on real files.
 
-use envbench_core::fingerprint::Fingerprint;
-use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus};
-use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
+mod common;
+
+use common::{fingerprint, record, request, series};
+use envbench_core::model::{ResultRecord, RunStatus};
 use envbench_store::{ResultStore, RunFilter, SqliteStore, StoreError};
 use serde_json::json;
 use std::path::PathBuf;
@@ -13,77 +14,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("results.db")
-}
-
-fn fingerprint(host: &str) -> Fingerprint {
-    let mut fp = Fingerprint::default();
-    fp.os.hostname = Some(host.into());
-    fp.cpu.threads = Some(2);
-    fp
-}
-
-fn request(label: &str) -> RunRequest {
-    RunRequest {
-        workload: "disk".into(),
-        label: Some(label.into()),
-        tags: [("storage".to_string(), "nvme".to_string())].into(),
-        command_line: "envbench disk --quick".into(),
-        suite_id: None,
-    }
-}
-
-fn record(test: &str, samples: Vec<f64>) -> ResultRecord {
-    ResultRecord {
-        workload: "disk".into(),
-        workload_version: 1,
-        test_id: test.into(),
-        parameters: json!({"queue_depth": 32, "block_bytes": 4096}),
-        metric: "iops".into(),
-        unit: "IOPS".into(),
-        direction: Direction::HigherIsBetter,
-        samples,
-        flags: vec!["cache-inflated".into()],
-    }
-}
-
-fn series() -> SamplerSeries {
-    let cpu = CpuFigures {
-        user_percent: 10.0,
-        system_percent: 5.0,
-        steal_percent: 1.5,
-        idle_percent: 83.5,
-        ..Default::default()
-    };
-    let disk = DiskFigures {
-        device: "vda".into(),
-        reads_per_s: 1000.0,
-        read_mb_per_s: 4.096,
-        util_percent: 80.0,
-        ..Default::default()
-    };
-    SamplerSeries {
-        interval_ms: 1000,
-        devices: vec!["vda".into()],
-        points: vec![
-            SamplerPoint {
-                t_ms: 1000,
-                interval_ms: 1000,
-                step: Some("RND4K Q32T1 read".into()),
-                cpu: cpu.clone(),
-                disks: vec![disk.clone()],
-            },
-            SamplerPoint { t_ms: 2000, interval_ms: 1000, step: None, cpu: cpu.clone(), disks: vec![disk.clone()] },
-        ],
-        steps: vec![StepSummary {
-            step: "RND4K Q32T1 read".into(),
-            start_ms: 100,
-            end_ms: 1900,
-            cpu,
-            disks: vec![disk],
-        }],
-        own_cpu_seconds: 0.002,
-        wall_seconds: 2.0,
-    }
 }
 
 #[test]
@@ -275,4 +205,25 @@ fn concurrent_writers_lose_nothing() {
     let runs = store.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(runs.len(), 100);
     assert!(runs.iter().all(|r| r.status == RunStatus::Complete && r.result_count == 1));
+}
+
+#[test]
+fn import_keeps_the_run_as_it_was_and_only_once() {
+    let mut source = SqliteStore::open(&scratch("import-source"), true).unwrap();
+    let uuid = source.begin_run(&request("physical"), &fingerprint("db01")).unwrap();
+    source.add_results(&uuid, &[record("RND4K Q32T1 read", vec![1.0, 2.0])]).unwrap();
+    source.add_series(&uuid, &series()).unwrap();
+    source.add_attachment(&uuid, "knee", &json!({"jobs": 4})).unwrap();
+    source.finish_run(&uuid, RunStatus::Failed, Some("disk full")).unwrap();
+    let run = source.load_run(&uuid).unwrap();
+
+    let path = scratch("import-destination");
+    let mut destination = SqliteStore::open(&path, true).unwrap();
+    assert_eq!(destination.import_run(&run).unwrap(), envbench_store::ImportOutcome::Imported);
+    assert_eq!(destination.import_run(&run).unwrap(), envbench_store::ImportOutcome::AlreadyPresent);
+    assert_eq!(destination.load_run(&uuid).unwrap(), run);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let runs: i64 = connection.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap();
+    let samples: i64 = connection.query_row("SELECT count(*) FROM samples", [], |r| r.get(0)).unwrap();
+    assert_eq!((runs, samples), (1, 2));
 }
