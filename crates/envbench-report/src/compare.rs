@@ -1,0 +1,532 @@
+//! Comparing environments, PTS-style: results match when workload, workload version, test id, the hash of the
+//! parameters and the metric all match; everything else is listed as unmatched and never compared.
+//!
+//! The first side is the baseline. Per matched result and side: the median of the pooled samples, spread, and against
+//! the baseline the change of the medians in the better direction with a Mann-Whitney U test. Per workload and metric
+//! a geometric mean of the direction-aware ratios sums the tests up. Metrics are not mixed in one mean: throughput and
+//! IOPS of the same test move together and would count twice, and a latency percentile is not a throughput.
+
+use crate::environment::{EnvironmentField, differences, environment_table};
+use crate::side::{Side, run_name};
+use envbench_core::model::Direction;
+use envbench_core::stats::{
+    PValueMethod, SIGNIFICANCE_ALPHA, Summary, can_reach_significance, geometric_mean, mann_whitney_u,
+};
+use serde::Serialize;
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A whole comparison: what the renderers (text, Markdown, JSON, HTML) show.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub sides: Vec<SideInfo>,
+    /// The significance level of the Mann-Whitney U tests.
+    pub alpha: f64,
+    /// Matched results: present on at least two sides, in workload, test (natural order) and metric order.
+    pub rows: Vec<ComparisonRow>,
+    /// Per workload and metric, the geometric mean of the per-test ratios against the baseline.
+    pub geomeans: Vec<GeomeanRow>,
+    /// Results present on one side only, with the reason they match nothing.
+    pub unmatched: Vec<UnmatchedResult>,
+    /// The environment of every side, field by field.
+    pub environment: Vec<EnvironmentField>,
+    /// What differs between the environments, one short line each.
+    pub differences: Vec<String>,
+}
+
+/// A side as the comparison names it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SideInfo {
+    pub name: String,
+    /// A, B, C... used in column headings.
+    pub letter: String,
+    pub runs: Vec<RunInfo>,
+}
+
+/// One run of a side.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunInfo {
+    pub uuid: String,
+    pub name: String,
+    pub workload: String,
+    pub started_at: String,
+    pub status: String,
+    pub host: Option<String>,
+}
+
+/// One matched result across the sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ComparisonRow {
+    pub workload: String,
+    pub workload_version: u32,
+    pub test_id: String,
+    /// When the same test appears with different parameters (e.g. a thread sweep), the parameters that tell the
+    /// variants apart, e.g. `calc_threads=4`.
+    pub variant: Option<String>,
+    pub parameters: Value,
+    pub parameters_hash: String,
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    /// One cell per side, `None` where the side lacks this result.
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl ComparisonRow {
+    /// The test name with its variant, for tables and charts.
+    pub fn test_name(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("{} [{variant}]", self.test_id),
+            None => self.test_id.clone(),
+        }
+    }
+}
+
+/// One side's figures for one result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cell {
+    /// Every sample of every run of the side, pooled.
+    pub samples: Vec<f64>,
+    /// How many runs contributed samples.
+    pub runs: usize,
+    pub summary: Summary,
+    /// Coefficient of variation over 5%.
+    pub noisy: bool,
+    /// The records' own flags (e.g. `cache-inflated`), from every run.
+    pub flags: Vec<String>,
+    /// Against the baseline; `None` for the baseline itself or when the baseline lacks this result.
+    pub change: Option<Change>,
+}
+
+/// A side against the baseline for one result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// Side median over baseline median, inverted for lower-is-better metrics: above 1 is better.
+    pub ratio: Option<f64>,
+    /// How much better (positive) or worse (negative) the side is, in percent of the baseline.
+    pub better_percent: Option<f64>,
+    pub significance: Significance,
+    /// The two-sided p-value, when the samples allowed a test.
+    pub p_value: Option<f64>,
+    pub method: Option<PValueMethod>,
+}
+
+/// Whether a change can be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Significance {
+    /// p below alpha.
+    Significant,
+    /// p at or above alpha: shown as `~`.
+    NotSignificant,
+    /// Even the most extreme arrangement of this many samples could not reach alpha (e.g. 3 against 3): shown as `~`.
+    TooFewSamples,
+}
+
+impl Significance {
+    /// `~` unless significant.
+    pub fn is_significant(self) -> bool {
+        self == Significance::Significant
+    }
+}
+
+/// The geometric mean of the per-test ratios of one workload and metric.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GeomeanRow {
+    pub workload: String,
+    pub metric: String,
+    pub direction: Direction,
+    /// One per side; `None` for the baseline and for sides sharing no test with it.
+    pub cells: Vec<Option<GeomeanCell>>,
+}
+
+/// One side's geometric mean against the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GeomeanCell {
+    /// Above 1 is better.
+    pub ratio: f64,
+    pub better_percent: f64,
+    /// How many tests went into the mean.
+    pub tests: usize,
+}
+
+/// A result that matches nothing on the other sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnmatchedResult {
+    pub side: String,
+    pub workload: String,
+    pub workload_version: u32,
+    pub test_id: String,
+    pub metric: String,
+    pub parameters_hash: String,
+    /// Why it matches nothing, e.g. `parameters differ from B`.
+    pub reason: String,
+}
+
+/// What a result matches by.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct MatchKey {
+    workload: String,
+    workload_version: u32,
+    test_id: String,
+    parameters_hash: String,
+    metric: String,
+    unit: String,
+    direction: &'static str,
+}
+
+struct Pooled {
+    samples: Vec<f64>,
+    runs: BTreeSet<String>,
+    flags: Vec<String>,
+    parameters: Value,
+    direction: Direction,
+}
+
+/// The letter naming side `index` in column headings: A..Z, then A2, B2...
+pub fn side_letter(index: usize) -> String {
+    let letter = char::from(b'A' + (index % 26) as u8);
+    if index < 26 { letter.to_string() } else { format!("{letter}{}", index / 26 + 1) }
+}
+
+/// Compare sides; the first is the baseline. One side gives a comparison with no changes (used by one-run reports).
+pub fn compare(sides: &[Side]) -> Comparison {
+    let pooled: Vec<BTreeMap<MatchKey, Pooled>> = sides.iter().map(pool).collect();
+    let mut order = KeyOrder::default();
+    for side in sides {
+        for run in &side.runs {
+            for result in &run.results {
+                order.see(&result.record.workload, &result.record.metric);
+            }
+        }
+    }
+    let mut keys: Vec<&MatchKey> = pooled.iter().flat_map(|p| p.keys()).collect::<BTreeSet<_>>().into_iter().collect();
+    keys.sort_by(|a, b| order.compare(a, b));
+
+    let mut rows = Vec::new();
+    let mut unmatched = Vec::new();
+    for key in keys {
+        let present: Vec<usize> = (0..sides.len()).filter(|&i| pooled[i].contains_key(key)).collect();
+        if present.len() < 2 && sides.len() > 1 {
+            let side = present[0];
+            unmatched.push(UnmatchedResult {
+                side: sides[side].name.clone(),
+                workload: key.workload.clone(),
+                workload_version: key.workload_version,
+                test_id: key.test_id.clone(),
+                metric: key.metric.clone(),
+                parameters_hash: key.parameters_hash.clone(),
+                reason: unmatched_reason(key, side, &pooled),
+            });
+            continue;
+        }
+        let first = &pooled[present[0]][key];
+        let cells: Vec<Option<Cell>> = (0..sides.len())
+            .map(|i| pooled[i].get(key).and_then(|p| cell(p, pooled[0].get(key).filter(|_| i > 0), first.direction)))
+            .collect();
+        rows.push(ComparisonRow {
+            workload: key.workload.clone(),
+            workload_version: key.workload_version,
+            test_id: key.test_id.clone(),
+            variant: None,
+            parameters: first.parameters.clone(),
+            parameters_hash: key.parameters_hash.clone(),
+            metric: key.metric.clone(),
+            unit: key.unit.clone(),
+            direction: first.direction,
+            cells,
+        });
+    }
+    name_variants(&mut rows);
+    let geomeans = geomeans(&rows, sides.len());
+    let environment = environment_table(sides);
+    Comparison {
+        sides: sides
+            .iter()
+            .enumerate()
+            .map(|(i, side)| SideInfo {
+                name: side.name.clone(),
+                letter: side_letter(i),
+                runs: side
+                    .runs
+                    .iter()
+                    .map(|run| RunInfo {
+                        uuid: run.summary.uuid.clone(),
+                        name: run_name(run),
+                        workload: run.summary.workload.clone(),
+                        started_at: run.summary.started_at.clone(),
+                        status: run.summary.status.to_string(),
+                        host: run.summary.host.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        alpha: SIGNIFICANCE_ALPHA,
+        rows,
+        geomeans,
+        unmatched,
+        differences: differences(&environment),
+        environment,
+    }
+}
+
+fn pool(side: &Side) -> BTreeMap<MatchKey, Pooled> {
+    let mut pooled: BTreeMap<MatchKey, Pooled> = BTreeMap::new();
+    for run in &side.runs {
+        for result in &run.results {
+            let r = &result.record;
+            let key = MatchKey {
+                workload: r.workload.clone(),
+                workload_version: r.workload_version,
+                test_id: r.test_id.clone(),
+                parameters_hash: result.parameters_hash.clone(),
+                metric: r.metric.clone(),
+                unit: r.unit.clone(),
+                direction: r.direction.as_str(),
+            };
+            let entry = pooled.entry(key).or_insert_with(|| Pooled {
+                samples: Vec::new(),
+                runs: BTreeSet::new(),
+                flags: Vec::new(),
+                parameters: r.parameters.clone(),
+                direction: r.direction,
+            });
+            entry.samples.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
+            entry.runs.insert(run.summary.uuid.clone());
+            for flag in &r.flags {
+                if !entry.flags.contains(flag) {
+                    entry.flags.push(flag.clone());
+                }
+            }
+        }
+    }
+    pooled
+}
+
+fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Option<Cell> {
+    let summary = Summary::of(&side.samples)?;
+    let change = baseline.and_then(|base| {
+        let base_summary = Summary::of(&base.samples)?;
+        let ratio = directed_ratio(base_summary.median, summary.median, direction);
+        let (n_base, n_side) = (base.samples.len(), side.samples.len());
+        let (significance, p_value, method) = if !can_reach_significance(n_base, n_side, SIGNIFICANCE_ALPHA) {
+            (Significance::TooFewSamples, None, None)
+        } else {
+            match mann_whitney_u(&base.samples, &side.samples) {
+                Some(test) if test.is_significant(SIGNIFICANCE_ALPHA) => {
+                    (Significance::Significant, Some(test.p_value), Some(test.method))
+                }
+                Some(test) => (Significance::NotSignificant, Some(test.p_value), Some(test.method)),
+                None => (Significance::TooFewSamples, None, None),
+            }
+        };
+        Some(Change { ratio, better_percent: ratio.map(|r| (r - 1.0) * 100.0), significance, p_value, method })
+    });
+    Some(Cell {
+        samples: side.samples.clone(),
+        runs: side.runs.len(),
+        noisy: summary.is_noisy(),
+        summary,
+        flags: side.flags.clone(),
+        change,
+    })
+}
+
+/// Side over baseline, inverted when lower is better, so that above 1 always means better. `None` when either is not
+/// positive (a ratio of a zero or negative median means nothing).
+pub fn directed_ratio(baseline: f64, side: f64, direction: Direction) -> Option<f64> {
+    if baseline <= 0.0 || side <= 0.0 || !baseline.is_finite() || !side.is_finite() {
+        return None;
+    }
+    Some(match direction {
+        Direction::HigherIsBetter => side / baseline,
+        Direction::LowerIsBetter => baseline / side,
+    })
+}
+
+fn geomeans(rows: &[ComparisonRow], side_count: usize) -> Vec<GeomeanRow> {
+    let mut groups: Vec<GeomeanRow> = Vec::new();
+    for row in rows {
+        if !groups.iter().any(|g| g.workload == row.workload && g.metric == row.metric) {
+            groups.push(GeomeanRow {
+                workload: row.workload.clone(),
+                metric: row.metric.clone(),
+                direction: row.direction,
+                cells: Vec::new(),
+            });
+        }
+    }
+    for group in &mut groups {
+        group.cells = (0..side_count)
+            .map(|side| {
+                let ratios: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| r.workload == group.workload && r.metric == group.metric)
+                    .filter_map(|r| r.cells[side].as_ref()?.change.as_ref()?.ratio)
+                    .collect();
+                let ratio = geometric_mean(&ratios)?;
+                Some(GeomeanCell { ratio, better_percent: (ratio - 1.0) * 100.0, tests: ratios.len() })
+            })
+            .collect();
+    }
+    groups.retain(|g| g.cells.iter().any(Option::is_some));
+    groups
+}
+
+fn unmatched_reason(key: &MatchKey, side: usize, pooled: &[BTreeMap<MatchKey, Pooled>]) -> String {
+    let others: Vec<(usize, &MatchKey)> = pooled
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != side)
+        .flat_map(|(i, p)| p.keys().map(move |k| (i, k)))
+        .filter(|(_, k)| k.workload == key.workload && k.test_id == key.test_id && k.metric == key.metric)
+        .collect();
+    let letters = |filter: &dyn Fn(&MatchKey) -> bool| {
+        let letters: BTreeSet<String> =
+            others.iter().filter(|(_, k)| filter(k)).map(|(i, _)| side_letter(*i)).collect();
+        letters.into_iter().collect::<Vec<_>>().join(", ")
+    };
+    let version = letters(&|k| k.workload_version != key.workload_version);
+    if !version.is_empty() {
+        return format!("workload version differs from {version}");
+    }
+    let parameters = letters(&|k| k.parameters_hash != key.parameters_hash);
+    if !parameters.is_empty() {
+        return format!("parameters differ from {parameters}");
+    }
+    let unit = letters(&|k| k.unit != key.unit || k.direction != key.direction);
+    if !unit.is_empty() {
+        return format!("unit or direction differs from {unit}");
+    }
+    "no other side has this test".to_string()
+}
+
+/// Label rows whose test id appears with several parameter sets by the parameters that tell them apart.
+fn name_variants(rows: &mut [ComparisonRow]) {
+    let mut hashes: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (index, row) in rows.iter().enumerate() {
+        hashes.entry((row.workload.clone(), row.test_id.clone())).or_default().push(index);
+    }
+    for indices in hashes.values() {
+        let distinct: BTreeSet<&str> = indices.iter().map(|&i| rows[i].parameters_hash.as_str()).collect();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let keys: BTreeSet<String> =
+            indices.iter().filter_map(|&i| rows[i].parameters.as_object()).flat_map(|o| o.keys().cloned()).collect();
+        let differing: Vec<String> = keys
+            .into_iter()
+            .filter(|key| {
+                let values: BTreeSet<String> = indices
+                    .iter()
+                    .map(|&i| rows[i].parameters.get(key).map(Value::to_string).unwrap_or_default())
+                    .collect();
+                values.len() > 1
+            })
+            .collect();
+        for &i in indices {
+            let label = differing
+                .iter()
+                .map(|key| match rows[i].parameters.get(key) {
+                    Some(Value::String(s)) => format!("{key}={s}"),
+                    Some(value) => format!("{key}={value}"),
+                    None => format!("{key}=-"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            rows[i].variant = Some(if label.is_empty() { rows[i].parameters_hash[..8].to_string() } else { label });
+        }
+    }
+}
+
+/// Workloads and metrics in the order they were first seen (so `disk` shows throughput before latency), tests in
+/// natural order (`J=2` before `J=16`, `Q2` before `Q10`).
+#[derive(Default)]
+struct KeyOrder {
+    workloads: Vec<String>,
+    metrics: Vec<(String, String)>,
+}
+
+impl KeyOrder {
+    fn see(&mut self, workload: &str, metric: &str) {
+        if !self.workloads.iter().any(|w| w == workload) {
+            self.workloads.push(workload.to_string());
+        }
+        if !self.metrics.iter().any(|(w, m)| w == workload && m == metric) {
+            self.metrics.push((workload.to_string(), metric.to_string()));
+        }
+    }
+
+    fn compare(&self, a: &MatchKey, b: &MatchKey) -> Ordering {
+        let workload = |k: &MatchKey| self.workloads.iter().position(|w| *w == k.workload);
+        let metric = |k: &MatchKey| self.metrics.iter().position(|(w, m)| *w == k.workload && *m == k.metric);
+        workload(a)
+            .cmp(&workload(b))
+            .then_with(|| natural_cmp(&a.test_id, &b.test_id))
+            .then_with(|| a.parameters_hash.cmp(&b.parameters_hash))
+            .then_with(|| metric(a).cmp(&metric(b)))
+            .then_with(|| a.cmp(b))
+    }
+}
+
+/// Compare text with runs of digits compared as numbers: `Q2` < `Q10`, `J=8` < `J=16`.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
+    loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
+                    let mut digits = String::new();
+                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
+                        digits.push(c);
+                        it.next();
+                    }
+                    digits
+                };
+                let (da, db) = (take(&mut a), take(&mut b));
+                let (ta, tb) = (da.trim_start_matches('0'), db.trim_start_matches('0'));
+                let order = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| da.len().cmp(&db.len()));
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(&y);
+                }
+                a.next();
+                b.next();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_of_test_names() {
+        let mut names = vec!["Q10", "Q2", "Q1", "J=16", "J=2", "4 aggregation", "10 x", "Q02"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(names, vec!["4 aggregation", "10 x", "J=2", "J=16", "Q1", "Q2", "Q02", "Q10"]);
+    }
+
+    #[test]
+    fn ratios_point_the_better_way() {
+        assert_eq!(directed_ratio(100.0, 110.0, Direction::HigherIsBetter), Some(1.1));
+        assert_eq!(directed_ratio(2.0, 1.0, Direction::LowerIsBetter), Some(2.0));
+        assert_eq!(directed_ratio(0.0, 1.0, Direction::LowerIsBetter), None);
+    }
+
+    #[test]
+    fn side_letters() {
+        assert_eq!(side_letter(0), "A");
+        assert_eq!(side_letter(25), "Z");
+        assert_eq!(side_letter(26), "A2");
+    }
+}

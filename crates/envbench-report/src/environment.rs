@@ -1,0 +1,179 @@
+//! The environment table: each side's fingerprint as named fields, and which of them differ between sides.
+
+use crate::side::Side;
+use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use serde::Serialize;
+
+/// One line of the environment table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EnvironmentField {
+    /// What the line is about, e.g. `SMT`, `Mount options`.
+    pub name: String,
+    /// One value per side; a side whose runs ran in several environments shows their values joined by ` | `.
+    pub values: Vec<String>,
+    /// True when the sides do not all show the same value.
+    pub differs: bool,
+}
+
+/// Fields that differ on every machine and say nothing about performance stay out of the short list of differences.
+const NOT_A_DIFFERENCE: &[&str] = &["Host"];
+
+/// The environment table of some sides.
+pub fn environment_table(sides: &[Side]) -> Vec<EnvironmentField> {
+    let per_side: Vec<Vec<(&'static str, String)>> = sides
+        .iter()
+        .map(|side| {
+            let mut fingerprints: Vec<&Fingerprint> = Vec::new();
+            for run in &side.runs {
+                if !fingerprints.contains(&&run.fingerprint) {
+                    fingerprints.push(&run.fingerprint);
+                }
+            }
+            let empty = Fingerprint::default();
+            if fingerprints.is_empty() {
+                fingerprints.push(&empty);
+            }
+            let described: Vec<Vec<(&'static str, String)>> = fingerprints.iter().copied().map(describe).collect();
+            let names: Vec<&'static str> =
+                described.first().map(|d| d.iter().map(|(n, _)| *n).collect()).unwrap_or_default();
+            names
+                .into_iter()
+                .enumerate()
+                .map(|(index, name)| {
+                    let mut values: Vec<String> = Vec::new();
+                    for fields in &described {
+                        if !values.contains(&fields[index].1) {
+                            values.push(fields[index].1.clone());
+                        }
+                    }
+                    (name, values.join(" | "))
+                })
+                .collect()
+        })
+        .collect();
+    let Some(first) = per_side.first() else { return Vec::new() };
+    (0..first.len())
+        .map(|index| {
+            let values: Vec<String> = per_side.iter().map(|fields| fields[index].1.clone()).collect();
+            let differs = values.iter().any(|v| *v != values[0]);
+            EnvironmentField { name: first[index].0.to_string(), values, differs }
+        })
+        .filter(|field| field.values.iter().any(|v| v != UNKNOWN))
+        .collect()
+}
+
+/// The short list of what differs between the environments, e.g. `SMT: on (active) | off (inactive)`.
+pub fn differences(table: &[EnvironmentField]) -> Vec<String> {
+    table
+        .iter()
+        .filter(|field| field.differs && !NOT_A_DIFFERENCE.contains(&field.name.as_str()))
+        .map(|field| format!("{}: {}", field.name, field.values.join(" vs ")))
+        .collect()
+}
+
+const UNKNOWN: &str = "-";
+
+fn or_unknown(value: Option<String>) -> String {
+    value.filter(|v| !v.is_empty()).unwrap_or_else(|| UNKNOWN.to_string())
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// A fingerprint as named fields, always the same fields in the same order.
+fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
+    let cpu = &fp.cpu;
+    let topology = [
+        cpu.sockets.map(|n| format!("{n} sockets")),
+        cpu.cores.map(|n| format!("{n} cores")),
+        cpu.threads.map(|n| format!("{n} threads")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ");
+    let smt = match (&cpu.smt_control, cpu.smt_active) {
+        (Some(control), Some(active)) => Some(format!("{control} ({})", if active { "active" } else { "inactive" })),
+        (Some(control), None) => Some(control.clone()),
+        (None, Some(active)) => Some(if active { "active" } else { "inactive" }.to_string()),
+        (None, None) => cpu.threads_per_core.map(|t| format!("{t} threads per core")),
+    };
+    let virt = &fp.virtualization;
+    let machine = [virt.sys_vendor.clone(), virt.product_name.clone()].into_iter().flatten().collect::<Vec<_>>();
+    let memory = &fp.memory;
+    let hugepages = match (memory.hugepages_total, memory.hugepage_size_bytes) {
+        (Some(0), _) => Some("none".to_string()),
+        (Some(count), Some(size)) => Some(format!("{count} x {} KiB", size / 1024)),
+        (Some(count), None) => Some(count.to_string()),
+        _ => None,
+    };
+    let storage = fp.storage.as_ref();
+    let filesystem = storage.map(|s| format!("{} on {} ({})", s.filesystem, s.mount_point, s.source));
+    let mount_options = storage.map(|s| {
+        if s.super_options.is_empty() {
+            s.mount_options.clone()
+        } else {
+            format!("{}; {}", s.mount_options, s.super_options)
+        }
+    });
+    let chain =
+        storage.filter(|s| !s.devices.is_empty()).map(|s| s.devices.iter().map(device).collect::<Vec<_>>().join(" > "));
+    let physical = storage.map(|s| s.physical_devices().map(physical_device).collect::<Vec<_>>().join("; "));
+    let nfs = storage.and_then(|s| s.nfs.as_ref()).map(|n| {
+        let mut parts = vec![format!("NFS {}", n.version.as_deref().unwrap_or("?"))];
+        if let Some(server) = &n.server {
+            parts.push(format!("server {server}"));
+        }
+        parts.push(if n.sync { "sync".into() } else { "async".into() });
+        if let (Some(r), Some(w)) = (n.rsize, n.wsize) {
+            parts.push(format!("rsize {r}, wsize {w}"));
+        }
+        parts.join(", ")
+    });
+    let iscsi = storage.map(|s| s.devices.iter().filter_map(|d| d.iscsi_target.clone()).collect::<Vec<_>>().join(", "));
+    vec![
+        ("Host", or_unknown(fp.os.hostname.clone())),
+        ("CPU", or_unknown(cpu.model.clone())),
+        ("Topology", or_unknown(Some(topology))),
+        ("SMT", or_unknown(smt)),
+        ("Governor", or_unknown(cpu.governor.clone())),
+        ("NUMA nodes", or_unknown(cpu.numa_nodes.map(|n| n.to_string()))),
+        ("Hypervisor", virt.hypervisor.clone().unwrap_or_else(|| "none (bare metal)".into())),
+        ("Container", virt.container.clone().unwrap_or_else(|| "none".into())),
+        ("Machine", or_unknown(Some(machine.join(" ")))),
+        ("Memory", or_unknown(memory.total_bytes.map(gib))),
+        ("Huge pages", or_unknown(hugepages)),
+        ("Transparent huge pages", or_unknown(memory.transparent_hugepages.clone())),
+        ("Kernel", or_unknown(fp.os.kernel.clone())),
+        ("Distribution", or_unknown(fp.os.distribution.clone())),
+        ("Filesystem", or_unknown(filesystem)),
+        ("Mount options", or_unknown(mount_options)),
+        ("Device chain", or_unknown(chain)),
+        ("Physical devices", or_unknown(physical)),
+        ("Network storage", or_unknown(nfs.or_else(|| iscsi.filter(|t| !t.is_empty()).map(|t| format!("iSCSI {t}"))))),
+    ]
+}
+
+fn device(d: &BlockDevice) -> String {
+    format!("{} ({})", d.name, d.kind)
+}
+
+fn physical_device(d: &BlockDevice) -> String {
+    let mut parts = vec![d.name.clone()];
+    parts.extend(d.transport.clone());
+    parts.extend(d.model.clone());
+    if let Some(rotational) = d.rotational {
+        parts.push(if rotational { "rotational".into() } else { "non-rotational".into() });
+    }
+    if let Some(scheduler) = &d.scheduler {
+        parts.push(format!("scheduler {scheduler}"));
+    }
+    if let Some(n) = d.nr_requests {
+        parts.push(format!("nr_requests {n}"));
+    }
+    if let Some(kib) = d.read_ahead_kib {
+        parts.push(format!("read-ahead {kib} KiB"));
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,103 @@
+//! HTML building blocks shared by the report and the web viewer: escaping, the page frame with its inline style
+//! sheet, and tables. Nothing here loads anything from the network: no scripts, fonts or images.
+
+/// Escape text for HTML element content and attribute values (and inline SVG).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The style sheet of every page: print-friendly, system fonts only.
+pub const STYLE: &str = r#"
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 1180px;
+       padding: 0 1rem; color: #111; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #bbb; }
+h3 { font-size: 1.05rem; margin-top: 1.5rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
+th, td { border: 1px solid #ccc; padding: .2rem .45rem; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.geomean td { font-weight: bold; background: #f7f7f7; }
+.better { color: #005a8c; } .worse { color: #a33a00; }
+.better::before { content: "▲ "; } .worse::before { content: "▼ "; }
+.noisy { text-decoration: underline dotted; }
+tr.differs td, tr.differs th { background: #fff3c4; }
+tr.differs th::after { content: " ≠"; }
+.note { color: #444; font-size: .85rem; }
+figure.chart { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
+svg.chart { max-width: 100%; height: auto; font-family: inherit; }
+svg .chart-title { font-size: 14px; font-weight: bold; }
+svg .legend, svg .tick, svg .category, svg .axis-label { font-size: 11px; fill: #222; }
+svg .value { font-size: 9.5px; fill: #111; }
+svg .grid { stroke: #ddd; stroke-width: 1; }
+svg .axis { stroke: #333; stroke-width: 1; }
+svg .whisker { stroke: #000; stroke-width: 1.2; fill: none; }
+svg .line { fill: none; stroke-width: 2; }
+svg .reference { stroke: #a33a00; stroke-width: 1.5; stroke-dasharray: 5 4; }
+svg .reference-label, svg .mark-label { font-size: 11px; font-weight: bold; fill: #111; }
+svg .mark { fill: none; stroke: #000; stroke-width: 2; }
+form.filters label { margin-right: .8rem; display: inline-block; }
+form.filters input[type=text], form.filters input[type=date] { width: 9rem; }
+nav a { margin-right: 1rem; }
+@media print { body { max-width: none; margin: 0; } nav, form, .no-print { display: none; } h2 { break-after: avoid; } }
+"#;
+
+/// A complete page around `body` (already HTML).
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" \
+         content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         {body}\n</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// A table: headings and rows of cells that are already HTML. Cells starting with a number-like text are
+/// right-aligned by the caller through [`num`].
+pub fn table(headings: &[String], rows: &[String]) -> String {
+    let mut out = String::from("<table>\n<thead><tr>");
+    for heading in headings {
+        out.push_str(&format!("<th scope=\"col\">{}</th>", escape(heading)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        out.push_str(row);
+        out.push('\n');
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
+/// A right-aligned numeric cell.
+pub fn num(text: &str) -> String {
+    format!("<td class=\"num\">{}</td>", escape(text))
+}
+
+/// A plain cell.
+pub fn cell(text: &str) -> String {
+    format!("<td>{}</td>", escape(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! Comparison, reports and the web viewer of envbench.
+//!
+//! This crate reads runs back from a results store and shows them: it resolves the sides of a comparison (run ids,
+//! labels, tag filters; a side's runs pool their samples), matches results PTS-style (workload, workload version,
+//! test, parameter hash, metric) and compares them with medians, direction-aware changes, Mann-Whitney U
+//! significance, spread and geometric means ([`compare()`]); it renders a comparison as terminal text, Markdown or
+//! JSON ([`render()`]), as one self-contained HTML report with SVG charts ([`render_report`]), and serves the same
+//! pages read-only over HTTP ([`router`], [`serve`]). It never runs a workload, never writes to a store, and leaves
+//! result exports (`results export`) to the binary.
+
+mod compare;
+mod environment;
+mod error;
+mod html;
+mod render;
+mod report;
+mod side;
+mod svg;
+mod viewer;
+
+pub use compare::{
+    Cell, Change, Comparison, ComparisonRow, GeomeanCell, GeomeanRow, RunInfo, SideInfo, Significance, UnmatchedResult,
+    compare, directed_ratio, natural_cmp, side_letter,
+};
+pub use environment::{EnvironmentField, differences, environment_table};
+pub use error::ReportError;
+pub use html::escape as html_escape;
+pub use render::{Format, render, render_json, render_markdown, render_text};
+pub use report::{render_report, render_report_for, report_sections};
+pub use side::{Side, SideSpec, resolve_side, resolve_sides, run_name, unique_names};
+pub use svg::{Axis, BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart, nice_step};
+pub use viewer::{DEFAULT_LISTEN, bind, is_loopback, router, serve, serve_blocking};

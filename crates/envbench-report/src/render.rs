@@ -1,0 +1,365 @@
+//! A comparison as text: a terminal table, Markdown for pasting into tickets, or JSON for machines. The HTML report
+//! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
+
+use crate::compare::{Comparison, ComparisonRow, GeomeanRow, Significance};
+
+/// The output formats of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Text,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// The whole [`Comparison`], pretty-printed.
+    Json,
+}
+
+/// Render a comparison in a format.
+pub fn render(comparison: &Comparison, format: Format) -> String {
+    match format {
+        Format::Text => render_text(comparison),
+        Format::Markdown => render_markdown(comparison),
+        Format::Json => render_json(comparison),
+    }
+}
+
+/// The comparison as JSON (every sample included).
+pub fn render_json(comparison: &Comparison) -> String {
+    serde_json::to_string_pretty(comparison).expect("a comparison serializes") + "\n"
+}
+
+/// A number for people: about four significant digits, no exponent for everyday sizes, no trailing zeros.
+pub fn number(value: f64) -> String {
+    let text = fixed_number(value);
+    if text.contains('.') && !text.contains('e') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+fn fixed_number(value: f64) -> String {
+    let magnitude = value.abs();
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    if magnitude >= 1000.0 || magnitude == 0.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 100.0 {
+        format!("{value:.1}")
+    } else if magnitude >= 10.0 {
+        format!("{value:.2}")
+    } else if magnitude >= 1.0 {
+        format!("{value:.3}")
+    } else if magnitude >= 0.001 {
+        format!("{value:.4}")
+    } else {
+        format!("{value:.2e}")
+    }
+}
+
+/// A percentage with its sign: `+12.3%`.
+pub fn signed_percent(value: f64) -> String {
+    format!("{value:+.1}%")
+}
+
+/// A p-value as shown: `p=0.008`, `p<0.001`.
+pub fn p_value_text(p: f64) -> String {
+    if p < 0.001 { "p<0.001".to_string() } else { format!("p={p:.3}") }
+}
+
+/// The column headings of the comparison table.
+pub fn headings(comparison: &Comparison) -> Vec<String> {
+    let mut headings = vec!["TEST".to_string(), "METRIC".to_string(), "UNIT".to_string()];
+    let baseline = comparison.sides.first().map(|s| s.letter.clone()).unwrap_or_default();
+    for (i, side) in comparison.sides.iter().enumerate() {
+        headings.push(format!("{} median", side.letter));
+        headings.push(format!("{} cv", side.letter));
+        if i > 0 {
+            headings.push(format!("{} vs {baseline}", side.letter));
+            headings.push(format!("{} sig", side.letter));
+        }
+    }
+    headings.push("FLAGS".to_string());
+    headings
+}
+
+/// The cells of one comparison row, in the order of [`headings`]. A noisy coefficient of variation ends in `!`; a
+/// change that is not significant (or has too few samples to tell) shows `~` as its significance.
+pub fn cells(row: &ComparisonRow) -> Vec<String> {
+    let mut cells = vec![row.test_name(), row.metric.clone(), row.unit.clone()];
+    let mut flags: Vec<String> = Vec::new();
+    for (i, cell) in row.cells.iter().enumerate() {
+        match cell {
+            Some(cell) => {
+                cells.push(number(cell.summary.median));
+                cells.push(if cell.summary.count < 2 {
+                    "-".to_string()
+                } else {
+                    format!("{:.1}%{}", cell.summary.cv * 100.0, if cell.noisy { "!" } else { "" })
+                });
+                for flag in &cell.flags {
+                    if !flags.contains(flag) {
+                        flags.push(flag.clone());
+                    }
+                }
+            }
+            None => cells.extend(["-".to_string(), "-".to_string()]),
+        }
+        if i > 0 {
+            match cell.as_ref().and_then(|c| c.change.as_ref()) {
+                Some(change) => {
+                    cells.push(change.better_percent.map(better_text).unwrap_or_else(|| "-".into()));
+                    cells.push(significance_text(change.significance, change.p_value));
+                }
+                None => cells.extend(["-".to_string(), "-".to_string()]),
+            }
+        }
+    }
+    cells.push(flags.join(","));
+    cells
+}
+
+/// `+12.3% better`, `-4.0% worse`, `±0.0%`.
+pub fn better_text(percent: f64) -> String {
+    if percent > 0.05 {
+        format!("{} better", signed_percent(percent))
+    } else if percent < -0.05 {
+        format!("{} worse", signed_percent(percent))
+    } else {
+        "±0.0%".to_string()
+    }
+}
+
+/// `p=0.008` when significant, `~` otherwise.
+pub fn significance_text(significance: Significance, p_value: Option<f64>) -> String {
+    match (significance, p_value) {
+        (Significance::Significant, Some(p)) => p_value_text(p),
+        _ => "~".to_string(),
+    }
+}
+
+/// The cells of a geometric-mean row, in the order of [`headings`].
+pub fn geomean_cells(row: &GeomeanRow) -> Vec<String> {
+    let mut cells = vec!["geomean".to_string(), row.metric.clone(), "ratio".to_string()];
+    for (i, cell) in row.cells.iter().enumerate() {
+        if i == 0 {
+            cells.extend(["1.000".to_string(), String::new()]);
+            continue;
+        }
+        match cell {
+            Some(cell) => {
+                cells.push(format!("{:.3}", cell.ratio));
+                cells.push(String::new());
+                cells.push(better_text(cell.better_percent));
+                cells.push(format!("{} tests", cell.tests));
+            }
+            None => cells.extend(["-", "", "-", ""].map(String::from)),
+        }
+    }
+    cells.push(String::new());
+    cells
+}
+
+/// A side's line names at most this many of its runs.
+const SHOWN_RUNS: usize = 6;
+
+/// The runs of every side, one line each.
+fn side_lines(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .sides
+        .iter()
+        .map(|side| {
+            let count = side.runs.len();
+            let mut runs = side.runs.iter().take(SHOWN_RUNS).map(|r| r.name.clone()).collect::<Vec<_>>().join(", ");
+            if count > SHOWN_RUNS {
+                runs.push_str(&format!(" and {} more", count - SHOWN_RUNS));
+            }
+            format!(
+                "{}{}: {} — {count} run{}: {runs}",
+                side.letter,
+                if side.letter == "A" { " (baseline)" } else { "" },
+                side.name,
+                if count == 1 { "" } else { "s" }
+            )
+        })
+        .collect()
+}
+
+const LEGEND: &str = "Medians of all samples of each side. \"vs\": change of the median in the better direction. \
+\"sig\": two-sided Mann-Whitney U p-value when below 0.05; ~ when not significant or when the sample counts cannot \
+reach significance at all (fewer than 4+4, 3+5 or 2+8 samples). cv: coefficient of variation; ! marks noisy (over 5%). \
+geomean: geometric mean of the per-test ratios against A (above 1 is better).";
+
+/// The comparison as aligned text for a terminal.
+pub fn render_text(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    for line in side_lines(comparison) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let headings = headings(comparison);
+    let right: Vec<bool> = headings.iter().map(|h| h.ends_with(" median") || h.ends_with(" cv")).collect();
+    for workload in workloads(comparison) {
+        out.push('\n');
+        out.push_str(&format!("{workload}\n"));
+        let mut rows: Vec<Vec<String>> = comparison.rows.iter().filter(|r| r.workload == workload).map(cells).collect();
+        rows.extend(comparison.geomeans.iter().filter(|g| g.workload == workload).map(geomean_cells));
+        out.push_str(&aligned(&headings, &rows, &right));
+    }
+    if comparison.rows.is_empty() {
+        out.push_str("\nNo result matches across the sides.\n");
+    }
+    if !comparison.unmatched.is_empty() {
+        out.push_str(&format!(
+            "\nNot compared ({} results match nothing on the other sides):\n",
+            comparison.unmatched.len()
+        ));
+        for u in &comparison.unmatched {
+            out.push_str(&format!("  {}: {} {} {} — {}\n", u.side, u.workload, u.test_id, u.metric, u.reason));
+        }
+    }
+    out.push_str("\nEnvironment differences:\n");
+    if comparison.differences.is_empty() {
+        out.push_str("  none found in the fingerprints\n");
+    }
+    for difference in &comparison.differences {
+        out.push_str(&format!("  {difference}\n"));
+    }
+    out.push('\n');
+    out.push_str(LEGEND);
+    out.push('\n');
+    out
+}
+
+/// The comparison as Markdown, for tickets.
+pub fn render_markdown(comparison: &Comparison) -> String {
+    let mut out = String::from("## envbench comparison\n\n");
+    for line in side_lines(comparison) {
+        out.push_str(&format!("- {}\n", markdown_escape(&line)));
+    }
+    let headings = headings(comparison);
+    for workload in workloads(comparison) {
+        out.push_str(&format!("\n### {}\n\n", markdown_escape(&workload)));
+        out.push_str(&markdown_row(&headings));
+        out.push_str(&format!("|{}\n", headings.iter().map(|_| " --- |").collect::<String>()));
+        for row in comparison.rows.iter().filter(|r| r.workload == workload) {
+            out.push_str(&markdown_row(&cells(row)));
+        }
+        for row in comparison.geomeans.iter().filter(|g| g.workload == workload) {
+            let bold: Vec<String> = geomean_cells(row)
+                .iter()
+                .map(|c| if c.is_empty() { String::new() } else { format!("**{}**", markdown_escape(c)) })
+                .collect();
+            out.push_str(&format!("| {} |\n", bold.join(" | ")));
+        }
+    }
+    if !comparison.unmatched.is_empty() {
+        out.push_str("\n### Not compared\n\n");
+        for u in &comparison.unmatched {
+            out.push_str(&format!(
+                "- {}: {} {} {} — {}\n",
+                markdown_escape(&u.side),
+                markdown_escape(&u.workload),
+                markdown_escape(&u.test_id),
+                markdown_escape(&u.metric),
+                markdown_escape(&u.reason)
+            ));
+        }
+    }
+    out.push_str("\n### Environment differences\n\n");
+    if comparison.differences.is_empty() {
+        out.push_str("- none found in the fingerprints\n");
+    }
+    for difference in &comparison.differences {
+        out.push_str(&format!("- {}\n", markdown_escape(difference)));
+    }
+    out.push_str(&format!("\n{}\n", markdown_escape(LEGEND)));
+    out
+}
+
+/// Workloads in the order of the rows.
+pub fn workloads(comparison: &Comparison) -> Vec<String> {
+    let mut workloads: Vec<String> = Vec::new();
+    for row in &comparison.rows {
+        if !workloads.contains(&row.workload) {
+            workloads.push(row.workload.clone());
+        }
+    }
+    workloads
+}
+
+fn aligned(headings: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
+    let mut widths: Vec<usize> = headings.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(widths.len()) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut text = String::from("  ");
+        for (i, width) in widths.iter().enumerate() {
+            let cell = cells.get(i).map(String::as_str).unwrap_or("");
+            let pad = " ".repeat(width - cell.chars().count());
+            if i > 0 {
+                text.push_str("  ");
+            }
+            if right[i] {
+                text.push_str(&pad);
+                text.push_str(cell);
+            } else {
+                text.push_str(cell);
+                text.push_str(&pad);
+            }
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = line(headings);
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+fn markdown_row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.iter().map(|c| markdown_escape(c)).collect::<Vec<_>>().join(" | "))
+}
+
+/// Escape what Markdown would otherwise read as markup (and HTML, which Markdown passes through).
+pub fn markdown_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_for_people() {
+        assert_eq!(number(3212.8), "3213");
+        assert_eq!(number(10.0), "10");
+        assert_eq!(number(2.5), "2.5");
+        assert_eq!(number(0.1234567), "0.1235");
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(0.00012), "1.20e-4");
+    }
+
+    #[test]
+    fn markdown_special_characters_are_escaped() {
+        assert_eq!(markdown_escape("a|b <i>*x*</i>"), "a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;");
+    }
+}

@@ -1,0 +1,591 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no scripts, fonts or images from anywhere) with the
+//! comparison table, charts and the environment table.
+//!
+//! Everything is driven by the stored result model (workload, test, metric, unit, direction): a new workload gets its
+//! table rows and grouped bar charts without any change here. A few extras are keyed on workload names: the scaling
+//! curves of `ranread` (IOPS and latency against jobs, knee marked; they replace its percentile charts), "per step"
+//! and "per query" titles for `cube` and `tpch`.
+
+use crate::compare::{Comparison, ComparisonRow, compare};
+use crate::html::{cell, escape, num, page, table};
+use crate::render::{better_text, cells, geomean_cells, headings, number, significance_text, workloads};
+use crate::side::{Side, run_name};
+use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart};
+use envbench_core::model::Direction;
+use envbench_core::sampler::{DiskFigures, SamplerSeries};
+use envbench_store::StoredRun;
+use std::fmt::Write;
+
+/// The latency percentiles shown in percentile charts, in order, with their axis names.
+const PERCENTILES: [(&str, &str); 5] = [
+    ("latency_p50", "p50"),
+    ("latency_p90", "p90"),
+    ("latency_p99", "p99"),
+    ("latency_p99_9", "p99.9"),
+    ("latency_max", "max"),
+];
+
+/// The workload of the database random-read sweep, whose results get scaling curves.
+const RANREAD: &str = "ranread";
+
+/// The whole report for some sides (the first is the baseline) as one HTML document.
+pub fn render_report(sides: &[Side]) -> String {
+    let comparison = compare(sides);
+    render_report_for(&comparison, sides)
+}
+
+/// The report for a comparison already made of these sides.
+pub fn render_report_for(comparison: &Comparison, sides: &[Side]) -> String {
+    let names: Vec<&str> = comparison.sides.iter().map(|s| s.name.as_str()).collect();
+    let title = format!("envbench report: {}", names.join(" vs "));
+    let body = format!("<h1>{}</h1>\n{}", escape(&title), report_sections(comparison, sides));
+    page(&title, &body)
+}
+
+/// A running count of charts, so every chart's SVG ids are unique in the page.
+#[derive(Default)]
+pub struct Charts {
+    count: usize,
+}
+
+impl Charts {
+    fn next_id(&mut self) -> String {
+        self.count += 1;
+        format!("chart{}", self.count)
+    }
+
+    /// A figure holding a bar chart; `kind` names the chart family (`bars`, `percentiles`...) in `data-chart`.
+    pub fn bars(&mut self, kind: &str, chart: &BarChart, caption: &str) -> String {
+        let id = self.next_id();
+        figure(kind, &bar_chart(chart, &id), caption)
+    }
+
+    /// A figure holding a line chart.
+    pub fn lines(&mut self, kind: &str, chart: &LineChart, caption: &str) -> String {
+        let id = self.next_id();
+        figure(kind, &line_chart(chart, &id), caption)
+    }
+}
+
+fn figure(kind: &str, svg: &str, caption: &str) -> String {
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}\">{svg}<figcaption class=\"note\">{}</figcaption></figure>\n",
+        escape(kind),
+        escape(caption)
+    )
+}
+
+/// The report's sections without the page around them (the web viewer frames them with its navigation).
+pub fn report_sections(comparison: &Comparison, sides: &[Side]) -> String {
+    let mut charts = Charts::default();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Made by envbench {} at {} UTC. Medians of all samples per side; the first side is the \
+         baseline. Significance: two-sided Mann-Whitney U at alpha {}; <code>~</code> means not significant or too \
+         few samples to tell (fewer than 4+4, 3+5 or 2+8). Coefficient of variation over 5% is flagged noisy (!).</p>",
+        escape(envbench_core::TOOL_VERSION),
+        escape(&envbench_core::model::now_utc().replace('T', " ").replace('Z', "")),
+        comparison.alpha
+    );
+    out.push_str(&sides_section(comparison));
+    out.push_str("<h2>Environment differences</h2>\n<ul>\n");
+    if comparison.differences.is_empty() {
+        out.push_str("<li>none found in the fingerprints</li>\n");
+    }
+    for difference in &comparison.differences {
+        let _ = writeln!(out, "<li>{}</li>", escape(difference));
+    }
+    out.push_str("</ul>\n");
+    out.push_str(&comparison_tables(comparison));
+    for workload in workloads(comparison) {
+        let _ = writeln!(out, "<h2>Charts: {}</h2>", escape(&workload));
+        out.push_str(&bar_charts(&mut charts, comparison, &workload));
+        if workload == RANREAD {
+            out.push_str(&ranread_curves(&mut charts, sides));
+        } else {
+            out.push_str(&percentile_charts(&mut charts, comparison, &workload));
+        }
+    }
+    let sampled: Vec<(String, &StoredRun)> = sides
+        .iter()
+        .flat_map(|side| side.runs.iter().map(move |run| (series_name(side, run, has_series), run)))
+        .filter(|(_, run)| has_series(run))
+        .collect();
+    if !sampled.is_empty() {
+        out.push_str("<h2>OS sampler</h2>\n");
+        for (name, run) in sampled {
+            let _ = writeln!(out, "<h3>{}</h3>", escape(&name));
+            out.push_str(&sampler_charts(&mut charts, run.series.as_ref().expect("filtered on series")));
+        }
+    }
+    out.push_str(&environment_section(comparison));
+    out
+}
+
+fn sides_section(comparison: &Comparison) -> String {
+    let mut rows = Vec::new();
+    for side in &comparison.sides {
+        for run in &side.runs {
+            rows.push(format!(
+                "<tr>{}{}{}{}{}{}{}</tr>",
+                cell(&side.letter),
+                cell(&side.name),
+                cell(&run.uuid),
+                cell(&run.name),
+                cell(&run.workload),
+                cell(&run.started_at),
+                cell(&format!("{} on {}", run.status, run.host.as_deref().unwrap_or("?")))
+            ));
+        }
+    }
+    let headings: Vec<String> =
+        ["", "Side", "Run", "Name", "Workload", "Started (UTC)", "Status"].map(String::from).to_vec();
+    format!("<h2>Sides</h2>\n{}", table(&headings, &rows))
+}
+
+fn comparison_tables(comparison: &Comparison) -> String {
+    let mut out = String::from("<h2>Comparison</h2>\n");
+    if comparison.rows.is_empty() {
+        out.push_str("<p>No result matches across the sides.</p>\n");
+    }
+    let headings = headings(comparison);
+    for workload in workloads(comparison) {
+        let _ = writeln!(out, "<h3>{}</h3>", escape(&workload));
+        let mut rows: Vec<String> = comparison
+            .rows
+            .iter()
+            .filter(|r| r.workload == workload)
+            .map(|row| comparison_row(row, &headings))
+            .collect();
+        for geomean in comparison.geomeans.iter().filter(|g| g.workload == workload) {
+            let cells: String = geomean_cells(geomean).iter().map(|c| num(c)).collect();
+            rows.push(format!("<tr class=\"geomean\">{cells}</tr>"));
+        }
+        out.push_str(&table(&headings, &rows));
+    }
+    if !comparison.unmatched.is_empty() {
+        out.push_str("<h3>Not compared</h3>\n<ul>\n");
+        for u in &comparison.unmatched {
+            let _ = writeln!(
+                out,
+                "<li>{}: {} <b>{}</b> {} — {}</li>",
+                escape(&u.side),
+                escape(&u.workload),
+                escape(&u.test_id),
+                escape(&u.metric),
+                escape(&u.reason)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// One comparison row as HTML, with classes for better and worse changes and noisy spreads.
+fn comparison_row(row: &ComparisonRow, headings: &[String]) -> String {
+    let texts = cells(row);
+    let mut out = String::from("<tr>");
+    for (i, text) in texts.iter().enumerate() {
+        let heading = headings.get(i).map(String::as_str).unwrap_or("");
+        if i < 3 || heading == "FLAGS" {
+            out.push_str(&cell(text));
+        } else if heading.contains(" vs ") {
+            let class = if text.contains("better") {
+                "num better"
+            } else if text.contains("worse") {
+                "num worse"
+            } else {
+                "num"
+            };
+            let _ = write!(out, "<td class=\"{class}\">{}</td>", escape(text));
+        } else if text.ends_with('!') {
+            let _ = write!(
+                out,
+                "<td class=\"num noisy\" title=\"noisy: coefficient of variation over 5%\">{}</td>",
+                escape(text)
+            );
+        } else {
+            out.push_str(&num(text));
+        }
+    }
+    out.push_str("</tr>");
+    out
+}
+
+fn direction_words(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    }
+}
+
+/// What a workload's tests are, for chart titles.
+fn tests_word(workload: &str) -> &'static str {
+    match workload {
+        "cube" => "per step",
+        "tpch" => "per query",
+        RANREAD => "per step (jobs)",
+        _ => "per test",
+    }
+}
+
+/// One grouped bar chart per metric of a workload: a group per test, a bar per side (median, whisker min..max).
+fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> String {
+    let mut out = String::new();
+    let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| r.workload == workload) {
+        if !metrics.iter().any(|(m, u, _)| *m == row.metric && *u == row.unit) {
+            metrics.push((&row.metric, &row.unit, row.direction));
+        }
+    }
+    for (metric, unit, direction) in metrics {
+        let rows: Vec<&ComparisonRow> =
+            comparison.rows.iter().filter(|r| r.workload == workload && r.metric == metric && r.unit == unit).collect();
+        let chart = BarChart {
+            title: format!("{workload}: {metric} {}", tests_word(workload)),
+            value_label: format!("{unit} ({})", direction_words(direction)),
+            categories: rows.iter().map(|r| r.test_name()).collect(),
+            series: comparison
+                .sides
+                .iter()
+                .enumerate()
+                .map(|(side, info)| BarSeries {
+                    name: format!("{}: {}", info.letter, info.name),
+                    values: rows.iter().map(|r| r.cells[side].as_ref().map(|c| c.summary.median)).collect(),
+                    ranges: rows
+                        .iter()
+                        .map(|r| {
+                            r.cells[side]
+                                .as_ref()
+                                .filter(|c| c.summary.count > 1)
+                                .map(|c| (c.summary.min, c.summary.max))
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        let caption = change_caption(&rows);
+        out.push_str(&charts.bars("bars", &chart, &caption));
+    }
+    out
+}
+
+/// A caption naming each side's change per test, so the chart's message survives without colour.
+fn change_caption(rows: &[&ComparisonRow]) -> String {
+    let mut parts = Vec::new();
+    for row in rows {
+        for (side, cell) in row.cells.iter().enumerate().skip(1) {
+            if let Some(change) = cell.as_ref().and_then(|c| c.change.as_ref())
+                && let Some(percent) = change.better_percent
+            {
+                parts.push(format!(
+                    "{} {}: {} ({})",
+                    row.test_name(),
+                    crate::compare::side_letter(side),
+                    better_text(percent),
+                    significance_text(change.significance, change.p_value)
+                ));
+            }
+        }
+    }
+    if parts.is_empty() {
+        "Bars: medians; whiskers: min..max of the samples.".to_string()
+    } else {
+        format!("Bars: medians; whiskers: min..max. Against A: {}.", parts.join("; "))
+    }
+}
+
+/// Latency percentile charts (log scale) per test of a workload that records several percentiles.
+fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> String {
+    let mut out = String::new();
+    let mut tests: Vec<(String, String)> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| r.workload == workload) {
+        if PERCENTILES.iter().any(|(m, _)| *m == row.metric)
+            && !tests.iter().any(|(t, h)| *t == row.test_id && *h == row.parameters_hash)
+        {
+            tests.push((row.test_id.clone(), row.parameters_hash.clone()));
+        }
+    }
+    for (test, hash) in tests {
+        let rows: Vec<(usize, &ComparisonRow)> = PERCENTILES
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (metric, _))| {
+                comparison
+                    .rows
+                    .iter()
+                    .find(|r| {
+                        r.workload == workload && r.test_id == test && r.parameters_hash == hash && r.metric == *metric
+                    })
+                    .map(|r| (i, r))
+            })
+            .collect();
+        if rows.len() < 2 {
+            continue;
+        }
+        let units: Vec<&str> = rows.iter().map(|(_, r)| r.unit.as_str()).collect();
+        if units.iter().any(|u| *u != units[0]) {
+            continue;
+        }
+        let chart = LineChart {
+            title: format!("{workload}: latency percentiles, {}", rows[0].1.test_name()),
+            x_label: "percentile".into(),
+            y_label: format!("{} (log scale, lower is better)", units[0]),
+            series: comparison
+                .sides
+                .iter()
+                .enumerate()
+                .map(|(side, info)| LineSeries {
+                    name: format!("{}: {}", info.letter, info.name),
+                    points: rows
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(x, (_, r))| r.cells[side].as_ref().map(|c| (x as f64, c.summary.median)))
+                        .collect(),
+                    marked: None,
+                })
+                .collect(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Log10,
+            reference: None,
+            x_names: Some(rows.iter().map(|(i, _)| PERCENTILES[*i].1.to_string()).collect()),
+        };
+        let caption = rows
+            .iter()
+            .map(|(i, r)| {
+                let values: Vec<String> = r
+                    .cells
+                    .iter()
+                    .map(|c| c.as_ref().map(|c| number(c.summary.median)).unwrap_or_else(|| "-".into()))
+                    .collect();
+                format!("{} {}", PERCENTILES[*i].1, values.join(" / "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        out.push_str(&charts.lines("percentiles", &chart, &format!("Medians in {} ({caption}).", units[0])));
+    }
+    out
+}
+
+/// A run's name in a chart: the side's name, plus the run's own when the side has other runs like it.
+fn series_name(side: &Side, run: &StoredRun, alike: impl Fn(&StoredRun) -> bool) -> String {
+    if side.runs.iter().filter(|r| alike(r)).count() > 1 {
+        format!("{}: {}", side.name, run_name(run))
+    } else {
+        side.name.clone()
+    }
+}
+
+fn has_series(run: &StoredRun) -> bool {
+    run.series.as_ref().is_some_and(|s| !s.points.is_empty())
+}
+
+/// One step of a random-read sweep.
+struct SweepStep {
+    jobs: f64,
+    iops: f64,
+    mean_ms: f64,
+}
+
+/// The sweep of a ranread run: from its `ranread` attachment when present, else from its `J=<jobs>` results.
+fn sweep_of(run: &StoredRun) -> (Vec<SweepStep>, Option<usize>, Option<f64>) {
+    if let Some(outcome) = run.attachments.get(RANREAD).and_then(|a| a.get("outcome")) {
+        let steps: Vec<SweepStep> = outcome
+            .get("steps")
+            .and_then(|s| s.as_array())
+            .map(|steps| {
+                steps
+                    .iter()
+                    .filter_map(|s| {
+                        Some(SweepStep {
+                            jobs: s.get("jobs")?.as_f64()?,
+                            iops: s.get("iops")?.as_f64()?,
+                            mean_ms: s.get("mean_ms")?.as_f64()?,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !steps.is_empty() {
+            let knee = outcome.get("knee").and_then(|k| k.as_u64()).map(|k| k as usize).filter(|k| *k < steps.len());
+            let target = outcome.get("targets").and_then(|t| t.get("latency_ms")).and_then(|v| v.as_f64());
+            return (steps, knee, target);
+        }
+    }
+    let value = |test: &str, metric: &str| {
+        run.results
+            .iter()
+            .find(|r| r.record.test_id == test && r.record.metric == metric)
+            .and_then(|r| r.record.samples.first().copied())
+    };
+    let mut steps: Vec<SweepStep> = run
+        .results
+        .iter()
+        .filter(|r| r.record.metric == "iops")
+        .filter_map(|r| {
+            let jobs: f64 = r.record.test_id.strip_prefix("J=")?.parse().ok()?;
+            Some(SweepStep {
+                jobs,
+                iops: *r.record.samples.first()?,
+                mean_ms: value(&r.record.test_id, "latency_mean")?,
+            })
+        })
+        .collect();
+    steps.sort_by(|a, b| a.jobs.total_cmp(&b.jobs));
+    let knee = value("knee", "iops").and_then(|iops| steps.iter().position(|s| s.iops == iops));
+    let target = run
+        .results
+        .iter()
+        .find(|r| r.record.test_id == "knee")
+        .and_then(|r| r.record.parameters.get("target_latency_ms")?.as_f64());
+    (steps, knee, target)
+}
+
+/// IOPS and mean latency against jobs, one line per ranread run, the knee marked.
+fn ranread_curves(charts: &mut Charts, sides: &[Side]) -> String {
+    let mut iops = Vec::new();
+    let mut latency = Vec::new();
+    let mut target = None;
+    for side in sides {
+        for run in side.runs.iter().filter(|r| r.summary.workload == RANREAD) {
+            let (steps, knee, run_target) = sweep_of(run);
+            if steps.is_empty() {
+                continue;
+            }
+            target = target.or(run_target);
+            let name = series_name(side, run, |r| r.summary.workload == RANREAD);
+            let marked = knee.map(|k| (k, format!("knee J={}", steps[k].jobs)));
+            iops.push(LineSeries {
+                name: name.clone(),
+                points: steps.iter().map(|s| (s.jobs, s.iops)).collect(),
+                marked: marked.clone(),
+            });
+            latency.push(LineSeries { name, points: steps.iter().map(|s| (s.jobs, s.mean_ms)).collect(), marked });
+        }
+    }
+    if iops.is_empty() {
+        return String::new();
+    }
+    let max_jobs = iops.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let x_scale = if max_jobs >= 8.0 { Scale::Log2 } else { Scale::Linear };
+    let x_label = format!("concurrent jobs{}", if x_scale == Scale::Log2 { " (log scale)" } else { "" });
+    let mut out = charts.lines(
+        "ranread-iops",
+        &LineChart {
+            title: "ranread: IOPS against jobs".into(),
+            x_label: x_label.clone(),
+            y_label: "IOPS (higher is better)".into(),
+            series: iops,
+            x_scale,
+            y_scale: Scale::Linear,
+            reference: None,
+            x_names: None,
+        },
+        "The knee is the highest IOPS whose mean response time is within the target.",
+    );
+    out.push_str(&charts.lines(
+        "ranread-latency",
+        &LineChart {
+            title: "ranread: mean response time against jobs".into(),
+            x_label,
+            y_label: "ms (lower is better)".into(),
+            series: latency,
+            x_scale,
+            y_scale: Scale::Linear,
+            reference: target.map(|t| (t, format!("target {} ms", number(t)))),
+            x_names: None,
+        },
+        "Mean response time per step; the dashed line is the latency target.",
+    ));
+    out
+}
+
+/// The device figures a chart shows: the top of the storage chain (the first device watched).
+fn top_disk<'a>(series: &SamplerSeries, disks: &'a [DiskFigures]) -> Option<&'a DiskFigures> {
+    series.devices.first().and_then(|name| disks.iter().find(|d| &d.device == name)).or_else(|| disks.first())
+}
+
+/// MB/s, IOPS and CPU (with steal) over time for one run.
+fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> String {
+    let seconds = |t_ms: u64| t_ms as f64 / 1000.0;
+    let line = |name: &str, read: &dyn Fn(&DiskFigures) -> f64| LineSeries {
+        name: name.to_string(),
+        points: series
+            .points
+            .iter()
+            .filter_map(|p| top_disk(series, &p.disks).map(|d| (seconds(p.t_ms), read(d))))
+            .collect(),
+        marked: None,
+    };
+    let device = series.devices.first().cloned().unwrap_or_else(|| "disk".into());
+    let time_chart = |title: String, y_label: &str, lines: Vec<LineSeries>| LineChart {
+        title,
+        x_label: "seconds since the start of sampling".into(),
+        y_label: y_label.into(),
+        series: lines,
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        reference: None,
+        x_names: None,
+    };
+    let mut out = String::new();
+    if series.points.iter().any(|p| !p.disks.is_empty()) {
+        out.push_str(&charts.lines(
+            "sampler-mbps",
+            &time_chart(
+                format!("{device}: throughput"),
+                "MB/s (10^6 bytes/s)",
+                vec![line("read MB/s", &|d| d.read_mb_per_s), line("write MB/s", &|d| d.write_mb_per_s)],
+            ),
+            "iostat's rMB/s and wMB/s per sampler interval.",
+        ));
+        out.push_str(&charts.lines(
+            "sampler-iops",
+            &time_chart(
+                format!("{device}: I/O per second"),
+                "IOPS",
+                vec![line("reads/s", &|d| d.reads_per_s), line("writes/s", &|d| d.writes_per_s)],
+            ),
+            "iostat's r/s and w/s per sampler interval.",
+        ));
+    }
+    let cpu = |name: &str, read: &dyn Fn(&envbench_core::sampler::CpuFigures) -> f64| LineSeries {
+        name: name.to_string(),
+        points: series.points.iter().map(|p| (seconds(p.t_ms), read(&p.cpu))).collect(),
+        marked: None,
+    };
+    out.push_str(&charts.lines(
+        "sampler-cpu",
+        &time_chart(
+            "CPU".into(),
+            "% of all CPUs",
+            vec![
+                cpu("user", &|c| c.user_percent + c.nice_percent),
+                cpu("system", &|c| c.system_percent + c.irq_percent),
+                cpu("iowait", &|c| c.iowait_percent),
+                cpu("steal", &|c| c.steal_percent),
+            ],
+        ),
+        "Steal is time the hypervisor gave this VM's CPUs to others: how a VM sees a busy host.",
+    ));
+    out
+}
+
+fn environment_section(comparison: &Comparison) -> String {
+    let mut headings = vec!["".to_string()];
+    headings.extend(comparison.sides.iter().map(|s| format!("{}: {}", s.letter, s.name)));
+    let rows: Vec<String> = comparison
+        .environment
+        .iter()
+        .map(|field| {
+            let class = if field.differs && comparison.sides.len() > 1 { " class=\"differs\"" } else { "" };
+            let values: String = field.values.iter().map(|v| cell(v)).collect();
+            format!("<tr{class}><th scope=\"row\">{}</th>{values}</tr>", escape(&field.name))
+        })
+        .collect();
+    format!(
+        "<h2>Environment</h2>\n<p class=\"note\">Rows marked ≠ (highlighted) differ between the sides.</p>\n{}",
+        table(&headings, &rows)
+    )
+}

@@ -1,0 +1,131 @@
+//! The sides of a comparison: what the user names on the command line (a run id, a label, tags) and the runs it
+//! stands for.
+
+use crate::error::ReportError;
+use envbench_core::model::{RunStatus, parse_tag};
+use envbench_store::{ResultStore, RunFilter, StoreError, StoredRun};
+use std::collections::BTreeMap;
+
+/// How a side names its runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SideSpec {
+    /// One run, by uuid or a unique prefix of one.
+    Run(String),
+    /// Every complete run with this label.
+    Label(String),
+    /// Every complete run carrying all these tags.
+    Tags(BTreeMap<String, String>),
+}
+
+impl SideSpec {
+    /// Read a side as the user wrote it. `run:ID`, `label:NAME` and `tag:k=v,k=v` say what they are; otherwise text
+    /// with `=` is tags, and anything else is a label or a run id (decided by [`resolve_side`]).
+    pub fn parse(text: &str) -> Result<Option<SideSpec>, ReportError> {
+        let text = text.trim();
+        if let Some(id) = text.strip_prefix("run:") {
+            return Ok(Some(SideSpec::Run(id.trim().to_string())));
+        }
+        if let Some(label) = text.strip_prefix("label:") {
+            return Ok(Some(SideSpec::Label(label.trim().to_string())));
+        }
+        let tags = text.strip_prefix("tag:").or_else(|| text.strip_prefix("tags:"));
+        if tags.is_some() || text.contains('=') {
+            let mut parsed = BTreeMap::new();
+            for pair in tags.unwrap_or(text).split(',').filter(|p| !p.trim().is_empty()) {
+                let (key, value) = parse_tag(pair).map_err(ReportError::BadSide)?;
+                parsed.insert(key, value);
+            }
+            if parsed.is_empty() {
+                return Err(ReportError::BadSide(format!("'{text}' names no tag: write tag:key=value")));
+            }
+            return Ok(Some(SideSpec::Tags(parsed)));
+        }
+        Ok(None)
+    }
+}
+
+/// One side of a comparison: a name for tables and charts, and its runs (whose samples pool).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Side {
+    /// What the user wrote, or the run's label and short id for a single run.
+    pub name: String,
+    pub runs: Vec<StoredRun>,
+}
+
+impl Side {
+    /// A side of runs already loaded.
+    pub fn new(name: impl Into<String>, runs: Vec<StoredRun>) -> Side {
+        Side { name: name.into(), runs }
+    }
+}
+
+/// Load the runs a side names. A run id may name a run of any status (the user asked for it); labels and tags take
+/// complete runs only, since a failed or interrupted run's results may be partial.
+pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportError> {
+    let spec = match SideSpec::parse(text)? {
+        Some(spec) => spec,
+        None => {
+            let label = text.trim().to_string();
+            let labelled = complete_runs(store, &RunFilter { label: Some(label.clone()), ..Default::default() })?;
+            let run = match store.find_run(&label) {
+                Ok(uuid) => Some(uuid),
+                Err(StoreError::NoSuchRun(_)) => None,
+                Err(error) => return Err(error.into()),
+            };
+            match (run, labelled.is_empty()) {
+                (Some(_), false) => return Err(ReportError::AmbiguousSide(label)),
+                (Some(uuid), true) => SideSpec::Run(uuid),
+                (None, _) => SideSpec::Label(label),
+            }
+        }
+    };
+    let uuids: Vec<String> = match &spec {
+        SideSpec::Run(id) => vec![store.find_run(id)?],
+        SideSpec::Label(label) => {
+            complete_runs(store, &RunFilter { label: Some(label.clone()), ..Default::default() })?
+        }
+        SideSpec::Tags(tags) => complete_runs(store, &RunFilter { tags: tags.clone(), ..Default::default() })?,
+    };
+    if uuids.is_empty() {
+        return Err(ReportError::EmptySide(text.trim().to_string()));
+    }
+    // Oldest first, so pooled samples keep the order they were measured in.
+    let runs = uuids.iter().rev().map(|uuid| store.load_run(uuid)).collect::<Result<Vec<_>, _>>()?;
+    let name = match &spec {
+        SideSpec::Run(_) => run_name(&runs[0]),
+        _ => text.trim().to_string(),
+    };
+    Ok(Side { name, runs })
+}
+
+/// Resolve several sides, renaming repeats so every side's name is unique.
+pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, ReportError> {
+    let mut sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
+    unique_names(&mut sides);
+    Ok(sides)
+}
+
+/// Make side names unique by numbering repeats (`nvme`, `nvme #2`).
+pub fn unique_names(sides: &mut [Side]) {
+    for i in 1..sides.len() {
+        let original = sides[i].name.clone();
+        let mut count = 1;
+        while sides[..i].iter().any(|earlier| earlier.name == sides[i].name) {
+            count += 1;
+            sides[i].name = format!("{original} #{count}");
+        }
+    }
+}
+
+/// A run's name for tables: its label and short id, or the short id alone.
+pub fn run_name(run: &StoredRun) -> String {
+    let short = run.summary.uuid.get(..8).unwrap_or(&run.summary.uuid);
+    match &run.summary.label {
+        Some(label) => format!("{label} ({short})"),
+        None => short.to_string(),
+    }
+}
+
+fn complete_runs(store: &dyn ResultStore, filter: &RunFilter) -> Result<Vec<String>, ReportError> {
+    Ok(store.list_runs(filter)?.into_iter().filter(|r| r.status == RunStatus::Complete).map(|r| r.uuid).collect())
+}

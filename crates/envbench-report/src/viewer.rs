@@ -1,0 +1,387 @@
+//! The read-only web viewer: list and filter runs, show a run, compare runs picked with checkboxes, download the
+//! HTML report. Pages are plain server-rendered HTML (forms and links, no scripts), drawn by the same code as the
+//! report. The store is opened per request, in a blocking task, so any backend works (SQLite handles are not `Sync`).
+
+use crate::compare::compare;
+use crate::error::ReportError;
+use crate::html::{cell, escape, num, page, table};
+use crate::render::{render_json, render_markdown};
+use crate::report::{render_report_for, report_sections};
+use crate::side::{Side, resolve_side, run_name, unique_names};
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use envbench_core::model::parse_tag;
+use envbench_store::{ResultStore, RunFilter, StoreError, StoreLocation, open_store};
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+/// Where `serve` listens unless told otherwise: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// At most this many runs are listed on one page.
+const LIST_LIMIT: usize = 500;
+
+/// The viewer's routes over the store at `location`, read-only:
+/// `/` (runs, filterable by label, tag, host, workload, date), `/run/{id}`, `/compare?run=ID&side=SPEC...`,
+/// `/report.html?...` (the report as a download), `/compare.json?...` and `/compare.md?...`.
+pub fn router(location: StoreLocation) -> Router {
+    Router::new()
+        .route("/", get(list_page))
+        .route("/run/{id}", get(run_page))
+        .route("/compare", get(compare_page))
+        .route("/report.html", get(report_download))
+        .route("/compare.json", get(compare_json))
+        .route("/compare.md", get(compare_markdown))
+        .with_state(Arc::new(location))
+}
+
+/// Serve the viewer on a bound listener until the task is dropped or the listener fails.
+pub async fn serve(location: StoreLocation, listener: tokio::net::TcpListener) -> Result<(), ReportError> {
+    axum::serve(listener, router(location)).await.map_err(|e| ReportError::Serve(e.to_string()))
+}
+
+/// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
+pub fn bind(address: &str) -> Result<TcpListener, ReportError> {
+    TcpListener::bind(address).map_err(|e| ReportError::Listen { address: address.to_string(), reason: e.to_string() })
+}
+
+/// True when an address is reachable from this machine only. Anything else exposes the store's runs (host names,
+/// hardware, labels) to the network: the caller should warn.
+pub fn is_loopback(address: &SocketAddr) -> bool {
+    address.ip().is_loopback()
+}
+
+/// Serve on a listener from [`bind`] with a runtime of its own, blocking until the server stops (for a synchronous
+/// binary: bind, print the address, then call this).
+pub fn serve_blocking(location: StoreLocation, listener: TcpListener) -> Result<(), ReportError> {
+    let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
+    let listen_error = |e: std::io::Error| ReportError::Listen { address: address.clone(), reason: e.to_string() };
+    listener.set_nonblocking(true).map_err(listen_error)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .map_err(|e| ReportError::Serve(e.to_string()))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(listen_error)?;
+        serve(location, listener).await
+    })
+}
+
+type Shared = State<Arc<StoreLocation>>;
+
+/// Run store work on a blocking thread and turn its outcome into a response.
+async fn with_store(
+    location: Arc<StoreLocation>,
+    work: impl FnOnce(&dyn ResultStore) -> Result<Response, ReportError> + Send + 'static,
+) -> Response {
+    let outcome = tokio::task::spawn_blocking(move || {
+        let store = open_store(&location, false)?;
+        work(store.as_ref())
+    })
+    .await;
+    match outcome {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => error_page(&error),
+        Err(join) => error_page(&ReportError::Serve(join.to_string())),
+    }
+}
+
+fn html(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+fn error_page(error: &ReportError) -> Response {
+    let status = match error {
+        ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(_) => StatusCode::NOT_FOUND,
+        ReportError::Store(StoreError::AmbiguousRun { .. })
+        | ReportError::BadSide(_)
+        | ReportError::AmbiguousSide(_)
+        | ReportError::TooFewSides(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let body = format!("{}<h1>Cannot show this</h1>\n<p>{}</p>", navigation(), escape(&error.to_string()));
+    (status, html(page("envbench: error", &body))).into_response()
+}
+
+fn navigation() -> String {
+    "<nav><a href=\"/\">Runs</a></nav>\n".to_string()
+}
+
+/// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.
+fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
+    fn hex(byte: &u8) -> Option<u8> {
+        (*byte as char).to_digit(16).map(|d| d as u8)
+    }
+    fn decode(text: &str) -> String {
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' => match (bytes.get(i + 1).and_then(hex), bytes.get(i + 2).and_then(hex)) {
+                    (Some(high), Some(low)) => {
+                        out.push(high << 4 | low);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                },
+                byte => out.push(byte),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
+}
+
+fn first<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    query.iter().find(|(k, v)| k == key && !v.trim().is_empty()).map(|(_, v)| v.trim())
+}
+
+fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> {
+    query.iter().filter(|(k, v)| k == key && !v.trim().is_empty()).map(|(_, v)| v.trim()).collect()
+}
+
+async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Response {
+    let query = parse_query(query.as_deref());
+    with_store(location, move |store| {
+        let mut tags = BTreeMap::new();
+        for text in first(&query, "tag").unwrap_or("").split(',').filter(|t| !t.trim().is_empty()) {
+            let (key, value) = parse_tag(text).map_err(ReportError::BadSide)?;
+            tags.insert(key, value);
+        }
+        let filter = RunFilter {
+            workload: first(&query, "workload").map(String::from),
+            label: first(&query, "label").map(String::from),
+            tags,
+            host: first(&query, "host").map(String::from),
+            limit: None,
+        };
+        let (from, to) = (first(&query, "from"), first(&query, "to"));
+        let runs: Vec<_> = store
+            .list_runs(&filter)?
+            .into_iter()
+            .filter(|r| from.is_none_or(|from| r.started_at.get(..10).unwrap_or("") >= from))
+            .filter(|r| to.is_none_or(|to| r.started_at.get(..10).unwrap_or("") <= to))
+            .take(LIST_LIMIT)
+            .collect();
+        let value = |key: &str| escape(first(&query, key).unwrap_or(""));
+        let mut body = navigation();
+        body.push_str("<h1>envbench runs</h1>\n");
+        body.push_str(&format!(
+            "<form class=\"filters\" method=\"get\" action=\"/\">\
+             <label>Label <input type=\"text\" name=\"label\" value=\"{}\"></label>\
+             <label>Tags <input type=\"text\" name=\"tag\" value=\"{}\" placeholder=\"key=value,key=value\"></label>\
+             <label>Host <input type=\"text\" name=\"host\" value=\"{}\"></label>\
+             <label>Workload <input type=\"text\" name=\"workload\" value=\"{}\"></label>\
+             <label>From <input type=\"date\" name=\"from\" value=\"{}\"></label>\
+             <label>To <input type=\"date\" name=\"to\" value=\"{}\"></label>\
+             <button type=\"submit\">Filter</button> <a href=\"/\">clear</a></form>\n",
+            value("label"),
+            value("tag"),
+            value("host"),
+            value("workload"),
+            value("from"),
+            value("to")
+        ));
+        body.push_str(
+            "<form method=\"get\" action=\"/compare\">\n<p>Tick runs to compare (each ticked run is one side, the \
+             first is the baseline), or name sides below by label, tags (key=value) or run id; a side named by label \
+             or tags pools the samples of all its complete runs.</p>\n",
+        );
+        let rows: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                let tags = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+                format!(
+                    "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
+                     <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}</tr>",
+                    escape(&r.uuid),
+                    escape(&r.uuid),
+                    escape(&r.uuid),
+                    escape(r.uuid.get(..8).unwrap_or(&r.uuid)),
+                    cell(&r.started_at.replace('T', " ")),
+                    cell(&r.workload),
+                    cell(r.status.as_str()),
+                    cell(r.label.as_deref().unwrap_or("")),
+                    cell(&tags),
+                    cell(r.host.as_deref().unwrap_or("")),
+                    num(&r.result_count.to_string())
+                )
+            })
+            .collect();
+        let headings: Vec<String> =
+            ["", "Run", "Started (UTC)", "Workload", "Status", "Label", "Tags", "Host", "Results"]
+                .map(String::from)
+                .to_vec();
+        if runs.is_empty() {
+            body.push_str("<p>No runs match.</p>\n");
+        } else {
+            body.push_str(&table(&headings, &rows));
+        }
+        body.push_str(
+            "<p><label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
+             <label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
+             <button type=\"submit\">Compare</button></p>\n</form>\n",
+        );
+        Ok(html(page("envbench runs", &body)))
+    })
+    .await
+}
+
+async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
+    with_store(location, move |store| {
+        let run = store.load_run(&store.find_run(&id)?)?;
+        let uuid = run.summary.uuid.clone();
+        let side = Side::new(run_name(&run), vec![run]);
+        let sides = [side];
+        let comparison = compare(&sides);
+        let mut body = navigation();
+        body.push_str(&format!(
+            "<h1>Run {}</h1>\n<p><a href=\"/report.html?run={}\">Download this run's report</a></p>\n",
+            escape(&sides[0].name),
+            escape(&uuid)
+        ));
+        let run = &sides[0].runs[0];
+        let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        let facts = [
+            ("Run", uuid.clone()),
+            ("Workload", run.summary.workload.clone()),
+            (
+                "Status",
+                run.summary
+                    .status_reason
+                    .as_ref()
+                    .map_or(run.summary.status.to_string(), |r| format!("{} ({r})", run.summary.status)),
+            ),
+            ("Started", run.summary.started_at.clone()),
+            ("Ended", run.summary.ended_at.clone().unwrap_or_else(|| "-".into())),
+            ("Label", run.summary.label.clone().unwrap_or_default()),
+            ("Tags", tags),
+            ("Command", run.command_line.clone()),
+            ("envbench", run.tool_version.clone()),
+        ];
+        let rows: Vec<String> =
+            facts.iter().map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(v))).collect();
+        body.push_str(&table(&["".to_string(), "".to_string()], &rows));
+        body.push_str(&report_sections(&comparison, &sides));
+        Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))
+    })
+    .await
+}
+
+/// The sides a compare request names: every `side=` spec, then every ticked `run=`.
+fn requested_sides(store: &dyn ResultStore, query: &[(String, String)]) -> Result<Vec<Side>, ReportError> {
+    let mut sides = Vec::new();
+    for spec in all(query, "side") {
+        sides.push(resolve_side(store, spec)?);
+    }
+    for id in all(query, "run") {
+        sides.push(resolve_side(store, &format!("run:{id}"))?);
+    }
+    if sides.len() < 2 {
+        return Err(ReportError::TooFewSides(sides.len()));
+    }
+    unique_names(&mut sides);
+    Ok(sides)
+}
+
+async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    let raw = raw.unwrap_or_default();
+    with_store(location, move |store| {
+        let sides = requested_sides(store, &query)?;
+        let comparison = compare(&sides);
+        let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
+        let title = format!("Compare {}", names.join(" vs "));
+        let raw = escape(&raw);
+        let mut body = navigation();
+        body.push_str(&format!(
+            "<h1>{}</h1>\n<p class=\"no-print\"><a href=\"/report.html?{raw}\">Download the HTML report</a> · \
+             <a href=\"/compare.md?{raw}\">Markdown</a> · <a href=\"/compare.json?{raw}\">JSON</a></p>\n",
+            escape(&title)
+        ));
+        body.push_str(&report_sections(&comparison, &sides));
+        Ok(html(page(&title, &body)))
+    })
+    .await
+}
+
+async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store| {
+        // One run alone is a report too (the run page links it).
+        let sides = match requested_sides(store, &query) {
+            Err(ReportError::TooFewSides(1)) => {
+                let id = all(&query, "run").first().or(all(&query, "side").first()).copied().unwrap_or_default();
+                vec![resolve_side(store, id)?]
+            }
+            other => other?,
+        };
+        let report = render_report_for(&compare(&sides), &sides);
+        Ok((
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CONTENT_DISPOSITION, "attachment; filename=\"envbench-report.html\""),
+            ],
+            report,
+        )
+            .into_response())
+    })
+    .await
+}
+
+async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store| {
+        let comparison = compare(&requested_sides(store, &query)?);
+        Ok(([(header::CONTENT_TYPE, "application/json")], render_json(&comparison)).into_response())
+    })
+    .await
+}
+
+async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store| {
+        let comparison = compare(&requested_sides(store, &query)?);
+        Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], render_markdown(&comparison)).into_response())
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_strings_decode_and_repeat() {
+        let parsed = parse_query(Some("run=abc&run=def&side=ht%3Doff&label=a+b&x=%zz&empty="));
+        assert_eq!(all(&parsed, "run"), vec!["abc", "def"]);
+        assert_eq!(first(&parsed, "side"), Some("ht=off"));
+        assert_eq!(first(&parsed, "label"), Some("a b"));
+        assert_eq!(first(&parsed, "x"), Some("%zz"));
+        assert_eq!(first(&parsed, "empty"), None);
+        assert!(parse_query(None).is_empty());
+    }
+
+    #[test]
+    fn loopback_addresses() {
+        assert!(is_loopback(&"127.0.0.1:8080".parse().unwrap()));
+        assert!(is_loopback(&"[::1]:8080".parse().unwrap()));
+        assert!(!is_loopback(&"0.0.0.0:8080".parse().unwrap()));
+    }
+}

@@ -1,0 +1,163 @@
+//! The web viewer over a real SQLite store, served on a free loopback port and read with plain HTTP/1.1 requests.
+
+mod common;
+
+use common::{HOSTILE_HOST, HOSTILE_LABEL, HOSTILE_TAG, assert_well_formed, build, chart_kinds};
+use envbench_report::{bind, is_loopback, serve};
+use envbench_store::{ResultStore, RunFilter, SqliteStore, StoreLocation, open_store, push_runs};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+struct Response {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+async fn get(address: std::net::SocketAddr, path: &str) -> Response {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { unchunk(body) } else { body.to_string() };
+    Response { status, headers: head.to_string(), body }
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").unwrap();
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browse_filter_compare_and_download() {
+    let fixture = build("viewer");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    assert!(is_loopback(&address));
+    let server = tokio::spawn(serve(StoreLocation::Sqlite(fixture.path.clone()), listener));
+
+    let list = get(address, "/").await;
+    assert_eq!(list.status, 200);
+    assert!(list.headers.to_ascii_lowercase().contains("content-type: text/html"));
+    assert_well_formed(&list.body);
+    assert!(list.body.contains(&fixture.physical_disk[0]));
+    assert!(list.body.contains("type=\"checkbox\" name=\"run\""));
+    for raw in [HOSTILE_LABEL, HOSTILE_TAG, HOSTILE_HOST] {
+        assert!(!list.body.contains(raw), "{raw} must be escaped in the run list");
+    }
+
+    let filtered = get(address, "/?label=virtual&workload=disk").await;
+    assert_eq!(filtered.status, 200);
+    assert!(filtered.body.contains(&fixture.virtual_disk[0]));
+    assert!(!filtered.body.contains(&fixture.physical_disk[0]));
+    let by_tag = get(address, "/?tag=env%3Dphysical").await;
+    assert!(by_tag.body.contains(&fixture.physical_disk[1]) && !by_tag.body.contains(&fixture.virtual_disk[1]));
+    let future = get(address, "/?from=2999-01-01").await;
+    assert!(future.body.contains("No runs match."));
+
+    let run = get(address, &format!("/run/{}", &fixture.physical_disk[0][..8])).await;
+    assert_eq!(run.status, 200);
+    assert_well_formed(&run.body);
+    assert!(run.body.contains("sampler-cpu"), "the run page shows its sampler series");
+
+    let compare =
+        get(address, &format!("/compare?run={}&run={}", fixture.physical_disk[0], fixture.virtual_disk[0])).await;
+    assert_eq!(compare.status, 200);
+    assert_well_formed(&compare.body);
+    assert!(chart_kinds(&compare.body)["bars"] >= 1);
+    assert!(compare.body.contains("/report.html?run="));
+
+    let sides = get(address, "/compare?side=physical-p3605&side=env%3Dvirtual").await;
+    assert_eq!(sides.status, 200);
+    assert!(sides.body.contains("ranread-iops"));
+
+    let report = get(address, "/report.html?side=physical-p3605&side=virtual").await;
+    assert_eq!(report.status, 200);
+    assert!(report.headers.to_ascii_lowercase().contains("content-disposition: attachment"));
+    assert_well_formed(&report.body);
+    assert!(!report.body.contains("http://") && !report.body.contains("https://"));
+
+    let single = get(address, &format!("/report.html?run={}", fixture.virtual_disk[1])).await;
+    assert_eq!(single.status, 200);
+
+    let json = get(address, "/compare.json?side=physical-p3605&side=virtual").await;
+    let parsed: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(parsed["sides"].as_array().unwrap().len(), 2);
+    let markdown = get(address, "/compare.md?side=physical-p3605&side=virtual").await;
+    assert!(markdown.body.starts_with("## envbench comparison"));
+
+    assert_eq!(get(address, "/run/ffffffff").await.status, 404);
+    assert_eq!(get(address, "/compare?side=nobody&side=virtual").await.status, 404);
+    let one = get(address, "/compare?side=virtual").await;
+    assert_eq!(one.status, 400);
+    assert!(one.body.contains("at least two sides"));
+    let hostile = get(address, "/compare?side=%3Cscript%3E&side=virtual").await;
+    assert!(!hostile.body.contains("<script>"), "error pages escape what the user typed");
+
+    server.abort();
+}
+
+#[test]
+fn bind_refuses_a_busy_port_with_advice() {
+    let first = bind("127.0.0.1:0").unwrap();
+    let address = first.local_addr().unwrap().to_string();
+    let error = bind(&address).unwrap_err().to_string();
+    assert!(error.contains("--listen"), "{error}");
+}
+
+/// The same viewer over the team's PostgreSQL store (runs pushed from the SQLite fixture): the synchronous PostgreSQL
+/// client must work from the viewer's blocking tasks. Needs the server of `ENVBENCH_TEST_POSTGRES` (default
+/// `postgres://postgres@127.0.0.1:5432/test`); fails, never skips, without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_a_postgres_store() {
+    let server =
+        std::env::var("ENVBENCH_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let schema = format!("envbench_viewer_{}", uuid::Uuid::new_v4().simple());
+    let url = format!("{server}?options=-c%20search_path%3D{schema}");
+    let fixture = build("viewer-postgres");
+    let admin = {
+        let (server, schema, path, url) = (server.clone(), schema.clone(), fixture.path.clone(), url.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut admin = postgres::Client::connect(&server, postgres::NoTls)
+                .unwrap_or_else(|e| panic!("this test needs PostgreSQL at {server} ({e})"));
+            admin.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+            let source = SqliteStore::open(&path, false).unwrap();
+            let runs: Vec<String> =
+                source.list_runs(&RunFilter::default()).unwrap().into_iter().map(|r| r.uuid).collect();
+            let mut team = open_store(&StoreLocation::parse(&url), true).unwrap();
+            push_runs(&source, team.as_mut(), &runs).unwrap();
+            admin
+        })
+        .await
+        .unwrap()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let served = tokio::spawn(serve(StoreLocation::parse(&url), listener));
+    let list = get(address, "/?label=virtual").await;
+    let compare = get(address, "/compare?side=physical-p3605&side=virtual").await;
+    served.abort();
+    tokio::task::spawn_blocking(move || {
+        let mut admin = admin;
+        admin.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
+    })
+    .await
+    .unwrap();
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert!(list.body.contains(&fixture.virtual_disk[0]));
+    assert_eq!(compare.status, 200, "{}", compare.body);
+    assert_well_formed(&compare.body);
+    assert!(compare.body.contains("ranread-iops"));
+}
