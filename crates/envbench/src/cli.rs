@@ -31,6 +31,14 @@ pub enum Command {
     Cube(CubeArgs),
     /// List, show and export stored results.
     Results(ResultsArgs),
+    /// Compare environments: runs, labels or tag filters side by side, with significance and what differs.
+    Compare(CompareArgs),
+    /// Write a self-contained HTML report with charts (opens offline) for runs, labels or tag filters.
+    Report(ReportArgs),
+    /// Browse and compare stored runs in a local, read-only web viewer.
+    Serve(ServeArgs),
+    /// Copy runs to another store (e.g. a shared PostgreSQL store); runs already there are skipped.
+    Push(PushArgs),
 }
 
 /// How often the OS sampler reads disk and CPU counters during a workload.
@@ -321,4 +329,45 @@ pub struct CubeGetArgs {
     /// The working directory of the cube run.
     #[arg(long, default_value = "envbench-cube")]
     pub dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Two or more sides, the first being the baseline: a run id (or prefix), a label, or tags such as ht=off,storage=nvme
+    /// (write run:ID, label:NAME or tag:K=V to be explicit). A side's runs pool their samples.
+    #[arg(required = true, num_args = 2.., value_name = "SIDE")]
+    pub sides: Vec<String>,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print a Markdown table, for pasting into tickets.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Sides to report on (as for compare); none means the most recent run.
+    #[arg(value_name = "SIDE")]
+    pub sides: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short, long, default_value = "envbench-report.html")]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on; loopback by default (results are not shared unless you say so).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PushArgs {
+    /// The destination store: postgres://user@host/db or a SQLite file path.
+    #[arg(long, value_name = "STORE")]
+    pub to: String,
+    /// Runs to copy (ids or prefixes); every ended run when none are given.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<String>,
 }

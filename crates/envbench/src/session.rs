@@ -8,7 +8,10 @@ use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
 use envbench_core::sampler::{NoSteps, SamplerSeries, StepObserver};
 use envbench_probe::{Host, Sampler, SamplerOptions, fingerprint, sampled_devices};
-use envbench_store::{ResultStore, StoreLocation};
+use envbench_store::{
+    ResultStore, RunSummary, StoreError, StoreLocation, StoredResult, StoredRun, default_store_path, open_store,
+};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -39,6 +42,12 @@ pub enum Ending {
 pub struct RunSession {
     store: Box<dyn ResultStore>,
     location: StoreLocation,
+    /// A shared store that could not be reached when the run began: the run is kept locally instead.
+    unreachable_shared: Option<StoreLocation>,
+    request: RunRequest,
+    started_at: String,
+    /// Kept here too, so a run can move to the local store if the shared one goes away mid-run.
+    attachments: BTreeMap<String, serde_json::Value>,
     uuid: String,
     sampler: Option<Sampler>,
     series: Option<SamplerSeries>,
@@ -58,13 +67,30 @@ impl RunSession {
         // Probing first: a wrong data directory is a usage error that must not create a store.
         let host = Host::live();
         let fingerprint = fingerprint(&host, Some(data_dir)).map_err(|e| crate::usage(e.to_string()))?;
-        let mut store = envbench_store::open_store(location, true)?;
+        let (mut store, location, unreachable_shared) = match open_store(location, true) {
+            Ok(store) => (store, location.clone(), None),
+            Err(error) if is_unreachable(location, &error) => {
+                let local = StoreLocation::Sqlite(default_store_path());
+                eprintln!(
+                    "warning: the shared store {} cannot be reached ({error}); this run is kept in {} instead",
+                    location.display(),
+                    local.display()
+                );
+                (open_store(&local, true)?, local, Some(location.clone()))
+            }
+            Err(error) => return Err(error.into()),
+        };
         let devices = fingerprint.storage.as_ref().map(sampled_devices).unwrap_or_default();
+        let started_at = envbench_core::model::now_utc();
         let uuid = store.begin_run(request, &fingerprint)?;
         let sampler = Sampler::start(host, SamplerOptions { interval: sample_interval, devices });
         Ok(RunSession {
             store,
-            location: location.clone(),
+            location,
+            unreachable_shared,
+            request: request.clone(),
+            started_at,
+            attachments: BTreeMap::new(),
             uuid,
             sampler: Some(sampler),
             series: None,
@@ -101,8 +127,12 @@ impl RunSession {
 
     /// Keep a named JSON document with the run.
     pub fn attach(&mut self, name: &str, document: &serde_json::Value) -> anyhow::Result<()> {
-        self.store.add_attachment(&self.uuid, name, document)?;
-        Ok(())
+        self.attachments.insert(name.to_string(), document.clone());
+        match self.store.add_attachment(&self.uuid, name, document) {
+            // A shared store that went away: finish() moves the whole run to the local store.
+            Err(error) if is_unreachable(&self.location, &error) => Ok(()),
+            other => Ok(other?),
+        }
     }
 
     /// Store the results and the sampler series and end the run. An interrupt seen at any point wins over the
@@ -118,7 +148,7 @@ impl RunSession {
                 Ending::Failed(reason) => (RunStatus::Failed, Some(reason)),
             }
         };
-        let stored = (|| -> anyhow::Result<()> {
+        let stored = (|| -> Result<(), StoreError> {
             if !results.is_empty() {
                 self.store.add_results(&self.uuid, results)?;
             }
@@ -127,6 +157,12 @@ impl RunSession {
             }
             Ok(())
         })();
+        if let Err(error) = &stored
+            && is_unreachable(&self.location, error)
+        {
+            let error = error.to_string();
+            return self.keep_locally(results, series, status, reason, &error);
+        }
         // The run ends in the store even when keeping its results failed, so it never stays `running`.
         let reason = match (&stored, reason) {
             (Err(e), Some(r)) => Some(format!("{r}; results not stored: {e}")),
@@ -137,8 +173,70 @@ impl RunSession {
         self.store.finish_run(&self.uuid, status, reason.as_deref())?;
         stored?;
         eprintln!("run {} {} in {}", self.uuid, status, self.location.display());
+        if let Some(shared) = &self.unreachable_shared {
+            eprintln!("push it to the shared store later: envbench push --to {} {}", shared.display(), self.uuid);
+        }
         Ok(status)
     }
+
+    /// The shared store went away mid-run: keep the whole run in the local store, with the same id, and say how to
+    /// push it later.
+    fn keep_locally(
+        &mut self,
+        results: &[ResultRecord],
+        series: Option<SamplerSeries>,
+        status: RunStatus,
+        reason: Option<String>,
+        error: &str,
+    ) -> anyhow::Result<RunStatus> {
+        let local_location = StoreLocation::Sqlite(default_store_path());
+        let mut local = open_store(&local_location, true)?;
+        let run = StoredRun {
+            summary: RunSummary {
+                uuid: self.uuid.clone(),
+                workload: self.request.workload.clone(),
+                label: self.request.label.clone(),
+                tags: self.request.tags.clone(),
+                host: self.fingerprint.os.hostname.clone(),
+                started_at: self.started_at.clone(),
+                ended_at: Some(envbench_core::model::now_utc()),
+                status,
+                status_reason: reason,
+                result_count: results.len(),
+                suite_id: self.request.suite_id.clone(),
+            },
+            command_line: self.request.command_line.clone(),
+            tool_version: envbench_core::TOOL_VERSION.to_string(),
+            fingerprint_hash: self.fingerprint.hash(),
+            fingerprint: self.fingerprint.clone(),
+            results: results
+                .iter()
+                .map(|record| StoredResult { parameters_hash: record.parameters_hash(), record: record.clone() })
+                .collect(),
+            series,
+            attachments: std::mem::take(&mut self.attachments),
+        };
+        local.import_run(&run)?;
+        eprintln!(
+            "warning: the shared store {} went away during the run ({error}); run {} {} is kept in {}",
+            self.location.display(),
+            self.uuid,
+            status,
+            local_location.display()
+        );
+        eprintln!("push it later: envbench push --to {} {}", self.location.display(), self.uuid);
+        Ok(status)
+    }
+}
+
+/// True for errors that mean a shared (PostgreSQL) store cannot be reached right now.
+fn is_unreachable(location: &StoreLocation, error: &StoreError) -> bool {
+    matches!(location, StoreLocation::Postgres(_))
+        && match error {
+            StoreError::Unreachable { .. } => true,
+            StoreError::Postgres(e) => e.is_closed() || e.as_db_error().is_none(),
+            _ => false,
+        }
 }
 
 impl Drop for RunSession {

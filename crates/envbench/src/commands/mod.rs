@@ -1,5 +1,6 @@
 //! One module per command; this one dispatches and holds what commands share.
 
+mod compare;
 mod cube;
 mod disk;
 mod ranread;
@@ -23,6 +24,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Disk(args) => disk::run(&store, args),
         Command::Ranread(args) => ranread::run(&store, args),
         Command::Results(args) => results::run(&store, args),
+        Command::Compare(args) => compare::compare(&store, args),
+        Command::Report(args) => compare::report(&store, args),
+        Command::Serve(args) => compare::serve(&store, args),
+        Command::Push(args) => compare::push(&store, args),
     }
 }
 
