@@ -1,0 +1,199 @@
+//! compare, report, push and the shared PostgreSQL store, through the real binary.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The binary with a store and a private XDG data directory (where the local fallback store lives).
+fn envbench(store: &str, data_home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("XDG_DATA_HOME", data_home)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn ok(output: Output) -> Output {
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// A short disk run with four samples per metric.
+fn disk_run(store: &str, data_home: &Path, dir: &Path, label: &str) {
+    ok(envbench(
+        store,
+        data_home,
+        &[
+            "disk",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "32m",
+            "--runs",
+            "4",
+            "--duration",
+            "200ms",
+            "--interval",
+            "0s",
+            "--no-warmup",
+            "--test",
+            "rnd:4k:q8:t1:read",
+            "--label",
+            label,
+        ],
+    ));
+}
+
+/// A PostgreSQL URL whose search_path is a fresh schema, dropped when the guard goes.
+struct Schema {
+    name: String,
+}
+
+impl Schema {
+    fn new(tag: &str) -> Schema {
+        let name = format!("envbench_cli_{tag}_{}", std::process::id());
+        psql(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name};"));
+        Schema { name }
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3D{}", self.name)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.name));
+    }
+}
+
+fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-Atqc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[test]
+fn two_labels_compare_with_significance_marks() {
+    let dir = scratch("compare");
+    let store = dir.join("results.db");
+    let store = store.to_str().unwrap();
+    disk_run(store, &dir, &dir, "physical");
+    disk_run(store, &dir, &dir, "virtual");
+    let text =
+        String::from_utf8_lossy(&ok(envbench(store, &dir, &["compare", "physical", "virtual"])).stdout).into_owned();
+    assert!(text.contains("RND4K Q8T1 read") && text.contains("iops") && text.contains("geomean"), "{text}");
+    // Four samples a side can reach significance: every compared row carries a verdict and an exact p-value, and the
+    // terminal shows each as `~` or `p=...`.
+    let json: Value =
+        serde_json::from_slice(&ok(envbench(store, &dir, &["compare", "--json", "physical", "virtual"])).stdout)
+            .unwrap();
+    let rows = json["rows"].as_array().expect("rows in the JSON");
+    assert_eq!(rows.len(), 9, "9 metrics of one test");
+    for row in rows {
+        let change = &row["cells"][1]["change"];
+        assert!(["significant", "not_significant"].contains(&change["significance"].as_str().unwrap()), "{row}");
+        assert!(change["p_value"].as_f64().unwrap() > 0.0);
+        assert_eq!(row["cells"][1]["samples"].as_array().unwrap().len(), 4);
+    }
+    let marks = text
+        .lines()
+        .filter(|l| l.contains("RND4K Q8T1 read"))
+        .filter(|l| l.split_whitespace().any(|w| w == "~" || w.starts_with("p=")))
+        .count();
+    assert_eq!(marks, 9, "{text}");
+    let markdown =
+        String::from_utf8_lossy(&ok(envbench(store, &dir, &["compare", "--markdown", "physical", "virtual"])).stdout)
+            .into_owned();
+    assert!(markdown.contains("| RND4K Q8T1 read |"), "{markdown}");
+    let report = dir.join("report.html");
+    ok(envbench(store, &dir, &["report", "physical", "virtual", "-o", report.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<svg") && !html.contains("http://") && !html.contains("https://"));
+    let one_side = envbench(store, &dir, &["compare", "physical", "nosuchlabel"]);
+    assert_eq!(one_side.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&one_side.stderr).contains("nosuchlabel"));
+}
+
+#[test]
+fn push_to_postgres_twice_copies_once() {
+    let dir = scratch("push");
+    let local = dir.join("results.db");
+    let local = local.to_str().unwrap();
+    disk_run(local, &dir, &dir, "pushed");
+    ok(envbench(local, &dir, &["sysinfo", "--save", "--label", "pushed"]));
+    let schema = Schema::new("push");
+    let url = schema.url();
+    let first = String::from_utf8_lossy(&ok(envbench(local, &dir, &["push", "--to", &url])).stdout).into_owned();
+    assert!(first.contains("pushed 2 runs"), "{first}");
+    let second = String::from_utf8_lossy(&ok(envbench(local, &dir, &["push", "--to", &url])).stdout).into_owned();
+    assert!(second.contains("pushed 0 runs") && second.contains("2 already there"), "{second}");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {}.runs", schema.name)), "2");
+    // The shared store reads like the local one.
+    let listed: Value =
+        serde_json::from_slice(&ok(envbench(&url, &dir, &["results", "list", "--json"])).stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn workloads_write_to_a_postgres_store() {
+    let dir = scratch("postgres-store");
+    let schema = Schema::new("store");
+    let url = schema.url();
+    disk_run(&url, &dir, &dir, "shared");
+    let listed: Value =
+        serde_json::from_slice(&ok(envbench(&url, &dir, &["results", "list", "--json"])).stdout).unwrap();
+    assert_eq!(listed[0]["status"], "complete");
+    assert_eq!(listed[0]["label"], "shared");
+    assert_eq!(psql(&format!("SELECT count(*) > 0 FROM {}.sampler_cpu", schema.name)), "t");
+}
+
+#[test]
+fn unreachable_shared_store_keeps_the_run_locally() {
+    let dir = scratch("unreachable");
+    let unreachable = "postgres://postgres@127.0.0.1:1/test";
+    let output = envbench(unreachable, &dir, &["sysinfo", "--save"]);
+    // sysinfo --save has no run to keep: it reports the store instead.
+    assert_ne!(output.status.code(), Some(0));
+    let dir_disk = dir.join("data");
+    std::fs::create_dir_all(&dir_disk).unwrap();
+    let output = envbench(
+        unreachable,
+        &dir,
+        &[
+            "disk",
+            "--dir",
+            dir_disk.to_str().unwrap(),
+            "--size",
+            "16m",
+            "--runs",
+            "1",
+            "--duration",
+            "100ms",
+            "--no-warmup",
+            "--test",
+            "rnd:4k:q1:t1:read",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("cannot be reached") && stderr.contains("envbench push --to"), "{stderr}");
+    let local = dir.join("envbench").join("results.db");
+    let listed: Value =
+        serde_json::from_slice(&ok(envbench(local.to_str().unwrap(), &dir, &["results", "list", "--json"])).stdout)
+            .unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["status"], "complete");
+}
