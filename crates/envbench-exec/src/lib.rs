@@ -1,0 +1,443 @@
+//! The user's own timed steps (`envbench exec`).
+//!
+//! Practitioners time their production scripts (MaxL against a real Essbase, SQL against Oracle) as named steps. This
+//! crate runs each step's command through the shell, repeated, and measures it: wall time, and the user and system CPU
+//! of the whole child tree (from `wait4`), with the exit status and the last lines of output kept. A failing step stops
+//! the run (or, with keep-going, is recorded and skipped); Ctrl-C stops the running command's whole process group. The
+//! results are ordinary result records, so `compare` and `report` treat them like built-in workloads. It does not parse
+//! command lines, print, sample the OS (it names the steps to a `StepObserver`) or store anything.
+
+use envbench_core::model::{Direction, ResultRecord};
+use envbench_core::sampler::StepObserver;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bumped when timing changes in a way that makes old results incomparable.
+pub const WORKLOAD_VERSION: u32 = 1;
+
+/// How many output lines are kept from each command.
+pub const KEPT_OUTPUT_LINES: usize = 20;
+
+/// What can go wrong before or around the steps; a failing step is an outcome, not an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("--step '{0}' is not NAME=COMMAND: write e.g. --step load='essmsh load.msh'")]
+    BadStep(String),
+    #[error("step name '{0}' is used twice; give each step its own name")]
+    DuplicateStep(String),
+    #[error("--name is empty: name what is being timed, e.g. --name essbench-maxl")]
+    NoName,
+    #[error("no steps: give at least one --step NAME=COMMAND")]
+    NoSteps,
+    #[error("--repeat must be at least 1")]
+    NoRepeat,
+    #[error("cannot start the shell for '{command}': {reason}")]
+    Spawn { command: String, reason: String },
+}
+
+/// One named command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCommand {
+    pub name: String,
+    pub command: String,
+}
+
+/// Parse `NAME=COMMAND` (the name may not be empty or contain `=`; the command is everything after the first `=`).
+pub fn parse_step(text: &str) -> Result<StepCommand, ExecError> {
+    match text.split_once('=') {
+        Some((name, command)) if !name.trim().is_empty() && !command.trim().is_empty() => {
+            Ok(StepCommand { name: name.trim().to_string(), command: command.to_string() })
+        }
+        _ => Err(ExecError::BadStep(text.to_string())),
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExecOptions {
+    /// What the steps together are, e.g. `essbench-maxl`; results match by it.
+    pub name: String,
+    pub steps: Vec<StepCommand>,
+    pub repeat: u32,
+    /// Run once before the first repetition (not timed as a step).
+    pub setup: Option<String>,
+    /// Run once after the last repetition, also after a failure.
+    pub teardown: Option<String>,
+    /// Carry on after a failing step instead of stopping.
+    pub keep_going: bool,
+}
+
+impl ExecOptions {
+    /// Check the options before anything runs.
+    pub fn validate(&self) -> Result<(), ExecError> {
+        if self.name.trim().is_empty() {
+            return Err(ExecError::NoName);
+        }
+        if self.steps.is_empty() {
+            return Err(ExecError::NoSteps);
+        }
+        if self.repeat == 0 {
+            return Err(ExecError::NoRepeat);
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            if self.steps[..i].iter().any(|s| s.name == step.name) {
+                return Err(ExecError::DuplicateStep(step.name.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One execution of one command.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Execution {
+    /// The step name (`setup` and `teardown` for those).
+    pub step: String,
+    /// From 1; 0 for setup and teardown.
+    pub repetition: u32,
+    pub wall_seconds: f64,
+    /// CPU of the command and every descendant it waited for.
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    /// The exit status, when the command exited.
+    pub exit_status: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// The last lines of its standard output and error, interleaved as they came.
+    pub last_lines: Vec<String>,
+}
+
+impl Execution {
+    pub fn succeeded(&self) -> bool {
+        self.exit_status == Some(0)
+    }
+
+    /// How it ended, for people: `exit status 3`, `killed by signal 9`.
+    pub fn ending(&self) -> String {
+        match (self.exit_status, self.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "unknown ending".into(),
+        }
+    }
+}
+
+/// Everything that ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExecOutcome {
+    pub setup: Option<Execution>,
+    /// Step executions in order.
+    pub executions: Vec<Execution>,
+    pub teardown: Option<Execution>,
+    /// Why the run stopped early, when a step failed without keep-going.
+    pub failure: Option<String>,
+    pub interrupted: bool,
+}
+
+/// Run the setup, every step `repeat` times, then the teardown. The observer hears each step as `<step> r<N>`;
+/// `on_execution` sees each execution as it ends.
+pub fn run_exec(
+    options: &ExecOptions,
+    observer: &dyn StepObserver,
+    interrupt: &AtomicBool,
+    on_execution: &mut dyn FnMut(&Execution),
+) -> Result<ExecOutcome, ExecError> {
+    options.validate()?;
+    let mut outcome =
+        ExecOutcome { setup: None, executions: Vec::new(), teardown: None, failure: None, interrupted: false };
+    if let Some(setup) = &options.setup {
+        let execution = execute("setup", 0, setup, interrupt)?;
+        on_execution(&execution);
+        let failed = !execution.succeeded();
+        outcome.setup = Some(execution.clone());
+        if failed {
+            outcome.failure = Some(format!("the setup command failed ({})", execution.ending()));
+        }
+    }
+    'repetitions: for repetition in 1..=options.repeat {
+        if outcome.failure.is_some() {
+            break;
+        }
+        for step in &options.steps {
+            if interrupt.load(Ordering::SeqCst) {
+                outcome.interrupted = true;
+                break 'repetitions;
+            }
+            let mark = format!("{} r{repetition}", step.name);
+            observer.step_started(&mark);
+            let execution = execute(&step.name, repetition, &step.command, interrupt);
+            observer.step_finished(&mark);
+            let execution = execution?;
+            on_execution(&execution);
+            let failed = !execution.succeeded();
+            let ending = execution.ending();
+            outcome.executions.push(execution);
+            if interrupt.load(Ordering::SeqCst) {
+                outcome.interrupted = true;
+                break 'repetitions;
+            }
+            if failed && !options.keep_going {
+                outcome.failure = Some(format!(
+                    "step {} failed in repetition {repetition} ({ending}); use --keep-going to continue past failures",
+                    step.name
+                ));
+                break 'repetitions;
+            }
+        }
+    }
+    if let Some(teardown) = &options.teardown {
+        // The teardown runs even after a failure or an interrupt: it cleans up what the setup made.
+        let quiet = AtomicBool::new(false);
+        let execution = execute("teardown", 0, teardown, &quiet)?;
+        on_execution(&execution);
+        outcome.teardown = Some(execution);
+    }
+    Ok(outcome)
+}
+
+/// Run one command through `sh -c` in its own process group and measure it.
+fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -> Result<Execution, ExecError> {
+    let lines: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::with_capacity(KEPT_OUTPUT_LINES)));
+    let started = Instant::now();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ExecError::Spawn { command: command.to_string(), reason: e.to_string() })?;
+    let pid = child.id() as libc::pid_t;
+    let readers: Vec<_> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|stream| {
+        let lines = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() == KEPT_OUTPUT_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        })
+    })
+    .collect();
+    // wait4 on a helper thread, so the wall time is taken the moment the command ends and this thread can watch for
+    // Ctrl-C meanwhile.
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: wait4 writes only the status and rusage we own.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let _ = sender.send((reaped, status, usage, Instant::now()));
+    });
+    let mut signalled_at: Option<Instant> = None;
+    let (reaped, status, usage, ended) = loop {
+        match receiver.recv_timeout(Duration::from_millis(50)) {
+            Ok(result) => break result,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if interrupt.load(Ordering::SeqCst) {
+                    // The whole process group: the shell and everything it started.
+                    let signal = match signalled_at {
+                        None => libc::SIGTERM,
+                        Some(at) if at.elapsed() > Duration::from_secs(3) => libc::SIGKILL,
+                        Some(_) => 0,
+                    };
+                    if signal != 0 {
+                        // SAFETY: signalling the process group we created.
+                        unsafe { libc::killpg(pid, signal) };
+                        signalled_at.get_or_insert_with(Instant::now);
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the waiting thread always sends"),
+        }
+    };
+    for reader in readers {
+        let _ = reader.join();
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let (exit_status, signal) = if reaped == pid {
+        if libc::WIFEXITED(status) {
+            (Some(libc::WEXITSTATUS(status)), None)
+        } else if libc::WIFSIGNALED(status) {
+            (None, Some(libc::WTERMSIG(status)))
+        } else {
+            (None, None)
+        }
+    } else {
+        (None, None)
+    };
+    let last_lines = lines.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect();
+    Ok(Execution {
+        step: step.to_string(),
+        repetition,
+        wall_seconds: ended.duration_since(started).as_secs_f64(),
+        user_seconds: seconds(usage.ru_utime),
+        system_seconds: seconds(usage.ru_stime),
+        exit_status,
+        signal,
+        last_lines,
+    })
+}
+
+/// Reads one metric from an execution.
+type MetricReader = fn(&Execution) -> f64;
+
+/// Per step: elapsed, user CPU and system CPU, one sample per successful repetition. Parameters are the run's name
+/// and the step's command, so the same script matches across environments.
+pub fn result_records(options: &ExecOptions, outcome: &ExecOutcome) -> Vec<ResultRecord> {
+    let mut records = Vec::new();
+    for step in &options.steps {
+        let done: Vec<&Execution> =
+            outcome.executions.iter().filter(|e| e.step == step.name && e.succeeded()).collect();
+        if done.is_empty() {
+            continue;
+        }
+        let parameters = json!({ "name": options.name, "command": step.command });
+        let metrics: [(&str, MetricReader); 3] =
+            [("elapsed", |e| e.wall_seconds), ("cpu_user", |e| e.user_seconds), ("cpu_system", |e| e.system_seconds)];
+        for (metric, read) in metrics {
+            records.push(ResultRecord {
+                workload: "exec".into(),
+                workload_version: WORKLOAD_VERSION,
+                test_id: step.name.clone(),
+                parameters: parameters.clone(),
+                metric: metric.into(),
+                unit: "s".into(),
+                direction: Direction::LowerIsBetter,
+                samples: done.iter().map(|e| read(e)).collect(),
+                flags: Vec::new(),
+            });
+        }
+    }
+    records
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use envbench_core::sampler::NoSteps;
+
+    fn options(steps: &[(&str, &str)], repeat: u32) -> ExecOptions {
+        ExecOptions {
+            name: "test".into(),
+            steps: steps.iter().map(|(n, c)| StepCommand { name: n.to_string(), command: c.to_string() }).collect(),
+            repeat,
+            setup: None,
+            teardown: None,
+            keep_going: false,
+        }
+    }
+
+    fn run(options: &ExecOptions) -> ExecOutcome {
+        run_exec(options, &NoSteps, &AtomicBool::new(false), &mut |_| {}).unwrap()
+    }
+
+    #[test]
+    fn steps_parse() {
+        assert_eq!(
+            parse_step("load=essmsh load.msh a=b").unwrap(),
+            StepCommand { name: "load".into(), command: "essmsh load.msh a=b".into() }
+        );
+        for bad in ["load", "=x", "load=", " =x"] {
+            assert!(parse_step(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sleeps_are_timed_within_tolerance() {
+        let outcome = run(&options(&[("short", "sleep 0.2"), ("long", "sleep 0.5")], 2));
+        assert_eq!(outcome.executions.len(), 4);
+        for execution in &outcome.executions {
+            let expected = if execution.step == "short" { 0.2 } else { 0.5 };
+            assert!(
+                (expected..expected + 0.15).contains(&execution.wall_seconds),
+                "{} took {} s",
+                execution.step,
+                execution.wall_seconds
+            );
+            assert!(execution.succeeded());
+        }
+        let records = result_records(&options(&[("short", "sleep 0.2"), ("long", "sleep 0.5")], 2), &outcome);
+        assert_eq!(records.len(), 6);
+        assert_eq!(records[0].samples.len(), 2);
+    }
+
+    #[test]
+    fn child_cpu_counts_the_whole_tree() {
+        // The busy loop runs in a grandchild (a subshell); wait4 still sees its CPU.
+        let outcome = run(&options(&[("busy", "( i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done )")], 1));
+        let execution = &outcome.executions[0];
+        assert!(execution.user_seconds + execution.system_seconds > 0.05, "{execution:?}");
+        assert!(execution.user_seconds + execution.system_seconds <= execution.wall_seconds * 1.1 + 0.02);
+    }
+
+    #[test]
+    fn exit_status_and_last_lines_are_kept() {
+        let mut o = options(&[("fails", "seq 1 30; echo oops >&2; exit 3"), ("never", "true")], 1);
+        let outcome = run(&o);
+        let execution = &outcome.executions[0];
+        assert_eq!(execution.exit_status, Some(3));
+        assert_eq!(execution.last_lines.len(), KEPT_OUTPUT_LINES);
+        assert!(execution.last_lines.contains(&"oops".to_string()) && execution.last_lines.contains(&"30".to_string()));
+        assert_eq!(outcome.executions.len(), 1, "a failing step stops the run");
+        assert!(outcome.failure.as_deref().unwrap().contains("step fails failed in repetition 1 (exit status 3)"));
+        o.keep_going = true;
+        let outcome = run(&o);
+        assert_eq!(outcome.executions.len(), 2);
+        assert!(outcome.failure.is_none());
+        assert_eq!(result_records(&o, &outcome).iter().filter(|r| r.test_id == "fails").count(), 0);
+    }
+
+    #[test]
+    fn setup_and_teardown_run_once_around_the_steps() {
+        let dir = std::env::temp_dir().join(format!("envbench-exec-{}", std::process::id()));
+        let mut o = options(&[("append", &format!("echo step >> {}/log", dir.display()))], 2);
+        o.setup = Some(format!("mkdir -p {0} && echo setup > {0}/log", dir.display()));
+        o.teardown = Some(format!("echo teardown >> {}/log", dir.display()));
+        let outcome = run(&o);
+        assert!(outcome.setup.unwrap().succeeded() && outcome.teardown.unwrap().succeeded());
+        let log = std::fs::read_to_string(dir.join("log")).unwrap();
+        assert_eq!(log, "setup\nstep\nstep\nteardown\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn interrupt_kills_the_process_group() {
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&interrupt);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        let outcome =
+            run_exec(&options(&[("hang", "sleep 30 & sleep 30; wait")], 1), &NoSteps, &interrupt, &mut |_| {}).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        assert!(outcome.interrupted);
+        assert_eq!(outcome.executions[0].signal, Some(libc::SIGTERM));
+    }
+
+    #[test]
+    fn bad_options_are_refused() {
+        assert!(matches!(options(&[], 1).validate(), Err(ExecError::NoSteps)));
+        assert!(matches!(options(&[("a", "true")], 0).validate(), Err(ExecError::NoRepeat)));
+        assert!(matches!(options(&[("a", "true"), ("a", "false")], 1).validate(), Err(ExecError::DuplicateStep(_))));
+    }
+}
