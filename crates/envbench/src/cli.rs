@@ -21,6 +21,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Run a suite: the quick default (a few minutes), standard, or your own TOML file with a matrix; ends with a
+    /// scorecard and an HTML report.
+    Run(RunArgs),
+    /// Time your own steps (scripts against a real Essbase, SQL against a database) like a built-in workload.
+    Exec(ExecArgs),
     /// Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a path.
     Sysinfo(SysinfoArgs),
     /// Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and io_uring.
@@ -176,6 +181,12 @@ pub struct RunLabels {
     /// A key=value tag, e.g. --tag ht=off --tag storage=iscsi (repeatable).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// The suite this run belongs to (set by `envbench run`).
+    #[arg(long, hide = true)]
+    pub suite_id: Option<String>,
+    /// The command line to record instead of this process's (set by `envbench run` for each of its runs).
+    #[arg(long, hide = true)]
+    pub invoked_as: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -370,4 +381,58 @@ pub struct PushArgs {
     /// Runs to copy (ids or prefixes); every ended run when none are given.
     #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// quick (default: fingerprint, disk --quick, a short ranread sweep, a small cube), standard (each workload's full
+    /// default), or a suite file (TOML; see examples/).
+    #[arg(long, default_value = "quick", value_name = "quick|standard|FILE")]
+    pub suite: String,
+    /// Directory for the workloads' files (test files, the ranread database file, the cube).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Continue the most recent interrupted run of the same suite: completed runs are kept, the rest run.
+    #[arg(long)]
+    pub resume: bool,
+    /// Where to write the HTML report of the suite.
+    #[arg(long, default_value = "envbench-report.html")]
+    pub report: PathBuf,
+    /// Test-only: run the built-in suite at tiny sizes.
+    #[arg(long, hide = true)]
+    pub smoke: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+}
+
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// What is being timed, e.g. essbench-maxl; results of the same name and commands compare across environments.
+    #[arg(long)]
+    pub name: String,
+    /// A step: NAME=COMMAND, run through the shell (repeatable, in order).
+    #[arg(long = "step", value_name = "NAME=COMMAND", required = true)]
+    pub steps: Vec<String>,
+    /// Repetitions of all steps.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// A command run once before the first repetition.
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// A command run once after the last repetition (also after a failure).
+    #[arg(long)]
+    pub teardown: Option<String>,
+    /// Carry on after a failing step (its time is not kept).
+    #[arg(long)]
+    pub keep_going: bool,
+    /// The data directory the steps work on (its storage is fingerprinted and sampled).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }

@@ -3,8 +3,10 @@
 mod compare;
 mod cube;
 mod disk;
+mod exec;
 mod ranread;
 mod results;
+mod run;
 mod sysinfo;
 
 use crate::cli::{Cli, Command, RunLabels};
@@ -19,6 +21,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         &cli.store.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| default_store_path().display().to_string()),
     );
     match cli.command {
+        Command::Run(args) => run::run(&store, args),
+        Command::Exec(args) => exec::run(&store, args),
         Command::Sysinfo(args) => sysinfo::run(&store, args),
         Command::Cube(args) => cube::run(&store, args),
         Command::Disk(args) => disk::run(&store, args),
@@ -57,13 +61,13 @@ pub fn run_request(workload: &str, labels: &RunLabels) -> anyhow::Result<RunRequ
         workload: workload.to_string(),
         label: labels.label.clone(),
         tags: parse_tags(&labels.tags)?,
-        command_line: command_line(),
-        suite_id: None,
+        command_line: labels.invoked_as.clone().unwrap_or_else(command_line),
+        suite_id: labels.suite_id.clone(),
     })
 }
 
 /// The command line as the user typed it, quoted where needed.
-fn command_line() -> String {
+pub fn command_line() -> String {
     std::env::args()
         .map(|arg| {
             if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {

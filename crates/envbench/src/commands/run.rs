@@ -1,0 +1,280 @@
+//! `envbench run`: a whole methodology in one command. A suite (built-in or a TOML file with a matrix) expands into
+//! runs that execute through the same code as the workload commands, grouped by a suite id; it ends with a one-screen
+//! scorecard and an HTML report. `--resume` continues an interrupted suite without repeating finished runs.
+
+use crate::cli::{Cli, RunArgs};
+use crate::commands::{parse_tags, store};
+use crate::output::{Align, Table, heading, progress_line};
+use crate::session::interrupt_flag;
+use crate::usage;
+use clap::Parser;
+use envbench_core::RunStatus;
+use envbench_core::stats::Summary;
+use envbench_store::{RunFilter, StoreLocation, StoredRun};
+use envbench_suite::{Suite, SuiteItem, builtin, parse_suite};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// Tags every run of a suite carries.
+const SUITE_TAG: &str = "suite";
+const SUITE_NAME_TAG: &str = "suite.name";
+const SUITE_PLAN_TAG: &str = "suite.plan";
+const SUITE_ITEM_TAG: &str = "suite.item";
+
+pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let (suite, file) = load(&args)?;
+    if !args.dir.is_dir() {
+        return Err(usage(format!("--dir {}: not a directory; give an existing directory", args.dir.display())));
+    }
+    let user_tags = parse_tags(&args.labels.tags)?;
+    let plan = suite.plan_hash();
+
+    // Every run is parsed by the real command-line definitions before anything runs.
+    let commands: Vec<Vec<String>> = suite.items.iter().map(|item| item_command(item, &args, &user_tags)).collect();
+    for (item, command) in suite.items.iter().zip(&commands) {
+        // The suite id is not known yet; a placeholder parses the same.
+        let mut argv = command.clone();
+        argv.extend(["--suite-id".into(), "check".into()]);
+        if let Err(error) = Cli::try_parse_from(&argv) {
+            let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+            return Err(usage(format!("{file} line {} ([{}]): {first}", item.line, item.workload)));
+        }
+    }
+
+    let (suite_id, done) = if args.resume {
+        resume_point(location, &suite, &plan)?
+    } else {
+        (uuid::Uuid::new_v4().to_string(), BTreeSet::new())
+    };
+    let interrupt = interrupt_flag();
+    let total = suite.items.len();
+    eprintln!(
+        "envbench run: suite {} ({total} run{}{}), suite id {suite_id}",
+        suite.name,
+        if total == 1 { "" } else { "s" },
+        if done.is_empty() { String::new() } else { format!(", resuming: {} already complete", done.len()) }
+    );
+    let mut failures = 0;
+    for (item, command) in suite.items.iter().zip(&commands) {
+        if done.contains(&item.index) {
+            continue;
+        }
+        if interrupt.load(Ordering::SeqCst) {
+            break;
+        }
+        let mut argv = command.clone();
+        argv.extend(["--suite-id".into(), suite_id.clone()]);
+        for (key, value) in [
+            (SUITE_TAG, suite_id.as_str()),
+            (SUITE_NAME_TAG, suite.name.as_str()),
+            (SUITE_PLAN_TAG, plan.as_str()),
+            (SUITE_ITEM_TAG, &item.index.to_string()),
+        ] {
+            argv.extend(["--tag".into(), format!("{key}={value}")]);
+        }
+        let shown = command[1..].join(" ");
+        argv.extend([
+            "--invoked-as".into(),
+            format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
+        ]);
+        progress_line(&format!("\n[{}/{total}] envbench {shown}", item.index));
+        let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Err(error) = crate::commands::run(cli) {
+            failures += 1;
+            eprintln!("envbench: [{}/{total}] {}: {}", item.index, item.workload, crate::output::error_chain(&error));
+        }
+    }
+    let interrupted = interrupt.load(Ordering::SeqCst);
+
+    let store = store(location, false)?;
+    let mut tags = BTreeMap::new();
+    tags.insert(SUITE_TAG.to_string(), suite_id.clone());
+    let runs = store.list_runs(&RunFilter { tags, ..Default::default() })?;
+    let mut stored: Vec<StoredRun> = runs.iter().map(|r| store.load_run(&r.uuid)).collect::<Result<_, _>>()?;
+    stored.sort_by_key(item_index);
+    println!();
+    print!("{}", scorecard(&suite, &stored));
+    if interrupted {
+        println!(
+            "Suite interrupted: finished runs are kept; `envbench run --suite {} --resume` continues it.",
+            args.suite
+        );
+    }
+    if !stored.is_empty() {
+        let sides = envbench_report::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
+        std::fs::write(&args.report, envbench_report::render_report(&sides))
+            .map_err(|e| anyhow::anyhow!("{}: cannot write the report ({e})", args.report.display()))?;
+        println!(
+            "Report: {}   Compare with another environment: envbench compare {SUITE_TAG}={suite_id} <other side>",
+            args.report.display()
+        );
+    }
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else if failures > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The suite the arguments name, and how to name it in errors.
+fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
+    let name = if args.smoke { "smoke" } else { args.suite.as_str() };
+    if let Some(text) = builtin(name) {
+        return Ok((parse_suite(text, name).map_err(|e| usage(e.to_string()))?, name.to_string()));
+    }
+    let path = Path::new(&args.suite);
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        usage(format!("--suite {}: not a built-in suite (quick, standard) and not a readable file ({e})", args.suite))
+    })?;
+    let file = path.display().to_string();
+    Ok((parse_suite(&text, &file).map_err(|e| usage(e.to_string()))?, file))
+}
+
+/// The command line of one run: the workload, its parameters, and what the suite adds (where it works, labels, tags).
+fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, String>) -> Vec<String> {
+    let mut argv = vec!["envbench".to_string(), item.workload.clone()];
+    argv.extend(item.args.iter().cloned());
+    let has = |option: &str| item.args.iter().any(|a| a == option);
+    let dir = args.dir.display().to_string();
+    match item.workload.as_str() {
+        "sysinfo" if !has("--path") => argv.extend(["--path".into(), dir]),
+        "cube" if !has("--dir") => argv.extend(["--dir".into(), args.dir.join("envbench-cube").display().to_string()]),
+        "disk" | "ranread" | "exec" | "tpch" if !has("--dir") => argv.extend(["--dir".into(), dir]),
+        _ => {}
+    }
+    if let Some(label) = &args.labels.label {
+        argv.extend(["--label".into(), label.clone()]);
+    }
+    for (key, value) in user_tags {
+        argv.extend(["--tag".into(), format!("{key}={value}")]);
+    }
+    for (key, value) in &item.matrix {
+        if !user_tags.contains_key(key) {
+            argv.extend(["--tag".into(), format!("{key}={value}")]);
+        }
+    }
+    argv
+}
+
+/// The suite id of the latest run of this plan, and the items it completed.
+fn resume_point(location: &StoreLocation, suite: &Suite, plan: &str) -> anyhow::Result<(String, BTreeSet<usize>)> {
+    let store = store(location, false)?;
+    let mut tags = BTreeMap::new();
+    tags.insert(SUITE_PLAN_TAG.to_string(), plan.to_string());
+    tags.insert(SUITE_NAME_TAG.to_string(), suite.name.clone());
+    let runs = store.list_runs(&RunFilter { tags, ..Default::default() })?;
+    let Some(latest) = runs.first() else {
+        return Err(usage(format!(
+            "nothing to resume: no earlier run of suite {} with this plan is in the store",
+            suite.name
+        )));
+    };
+    let suite_id = latest.tags.get(SUITE_TAG).cloned().unwrap_or_default();
+    let done: BTreeSet<usize> = runs
+        .iter()
+        .filter(|r| r.tags.get(SUITE_TAG) == Some(&suite_id) && r.status == RunStatus::Complete)
+        .filter_map(|r| r.tags.get(SUITE_ITEM_TAG).and_then(|i| i.parse().ok()))
+        .collect();
+    if done.len() == suite.items.len() {
+        return Err(usage(format!("nothing to resume: suite {} ({suite_id}) already completed every run", suite.name)));
+    }
+    Ok((suite_id, done))
+}
+
+fn item_index(run: &StoredRun) -> (usize, String) {
+    let index = run.summary.tags.get(SUITE_ITEM_TAG).and_then(|i| i.parse().ok()).unwrap_or(usize::MAX);
+    (index, run.summary.started_at.clone())
+}
+
+/// One line per run: its workload, matrix values, status, headline figure, and whether it was noisy.
+fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &["#", "WORKLOAD", "SETTING", "STATUS", "HEADLINE", "NOISY"],
+        &[Right, Left, Left, Left, Left, Left],
+    );
+    for run in runs {
+        let index = run.summary.tags.get(SUITE_ITEM_TAG).cloned().unwrap_or_default();
+        let item = index.parse::<usize>().ok().and_then(|i| suite.items.get(i - 1));
+        let setting = item
+            .map(|i| i.matrix.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
+            .unwrap_or_default();
+        let noisy = run.results.iter().any(|r| Summary::of(&r.record.samples).is_some_and(|s| s.is_noisy()));
+        table.row(vec![
+            index,
+            run.summary.workload.clone(),
+            setting,
+            run.summary.status.to_string(),
+            headline(run),
+            if noisy { "noisy (CV > 5%)".into() } else { String::new() },
+        ]);
+    }
+    let mut out = heading(&format!("Scorecard: suite {}", suite.name));
+    out.push('\n');
+    out.push_str(&table.render());
+    out
+}
+
+/// The figure a practitioner looks at first, per workload.
+fn headline(run: &StoredRun) -> String {
+    let median = |test: &str, metric: &str| {
+        run.results
+            .iter()
+            .find(|r| r.record.test_id == test && r.record.metric == metric)
+            .and_then(|r| Summary::of(&r.record.samples))
+            .map(|s| s.median)
+    };
+    match run.summary.workload.as_str() {
+        "sysinfo" => {
+            let fp = &run.fingerprint;
+            format!(
+                "{}; {} threads; {}",
+                fp.cpu.model.as_deref().unwrap_or("CPU ?"),
+                fp.cpu.threads.unwrap_or(0),
+                fp.virtualization.hypervisor.as_deref().unwrap_or("bare metal")
+            )
+        }
+        "disk" => {
+            let mut parts = Vec::new();
+            if let Some(iops) = median("RND4K Q32T1 read", "iops") {
+                parts.push(format!("RND4K Q32T1 read {iops:.0} IOPS"));
+            }
+            if let Some(mb) = median("SEQ1M Q8T1 read", "throughput") {
+                parts.push(format!("SEQ1M Q8T1 read {mb:.0} MB/s"));
+            }
+            if parts.is_empty()
+                && let Some(first) = run.results.iter().find(|r| r.record.metric == "throughput")
+            {
+                let mb = Summary::of(&first.record.samples).map(|s| s.median).unwrap_or(0.0);
+                parts.push(format!("{} {mb:.1} MB/s", first.record.test_id));
+            }
+            parts.join("; ")
+        }
+        "ranread" => match (median("knee", "iops"), median("knee", "latency_mean")) {
+            (Some(iops), Some(ms)) => format!("knee {iops:.0} IOPS at {ms:.3} ms mean"),
+            _ => "no step within the latency target".into(),
+        },
+        "cube" => median("total", "elapsed").map(|s| format!("8-step sequence {s:.2} s")).unwrap_or_default(),
+        "exec" => {
+            let total: f64 = run
+                .results
+                .iter()
+                .filter(|r| r.record.metric == "elapsed")
+                .filter_map(|r| Summary::of(&r.record.samples).map(|s| s.median))
+                .sum();
+            format!("steps {total:.2} s (sum of medians)")
+        }
+        _ => run
+            .results
+            .first()
+            .and_then(|r| {
+                Summary::of(&r.record.samples)
+                    .map(|s| format!("{} {} {:.3} {}", r.record.test_id, r.record.metric, s.median, r.record.unit))
+            })
+            .unwrap_or_default(),
+    }
+}

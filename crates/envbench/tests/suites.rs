@@ -1,0 +1,260 @@
+//! `envbench run` and `envbench exec` end to end: the real binary, a real store.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("suite-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn envbench(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .current_dir(dir)
+        .env("ENVBENCH_STORE", dir.join("results.db"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn runs(dir: &Path) -> Vec<Value> {
+    let output = envbench(dir, &["results", "list", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
+}
+
+#[test]
+fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
+    let dir = scratch("smoke");
+    let output = envbench(&dir, &["run", "--smoke", "--dir", dir.to_str().unwrap(), "--label", "ci"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("Scorecard: suite smoke"), "{stdout}");
+    for workload in ["sysinfo", "disk", "ranread", "cube"] {
+        assert!(
+            stdout.lines().any(|l| l.contains(workload) && l.contains("complete")),
+            "{workload} missing:\n{stdout}"
+        );
+    }
+    let report = std::fs::read_to_string(dir.join("envbench-report.html")).unwrap();
+    assert!(report.contains("<svg"));
+    let runs = runs(&dir);
+    assert_eq!(runs.len(), 4);
+    let suite = runs[0]["suite_id"].as_str().unwrap();
+    for run in &runs {
+        assert_eq!(run["suite_id"], suite);
+        assert_eq!(run["tags"]["suite"], suite);
+        assert_eq!(run["label"], "ci");
+        assert_eq!(run["status"], "complete");
+    }
+    assert!(!dir.read_dir().unwrap().any(|e| {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        name.starts_with("envbench-") && name.ends_with(".dat") && name != "envbench-ranread.dat"
+    }));
+}
+
+#[test]
+fn bad_suite_files_name_the_line() {
+    let dir = scratch("bad-files");
+    let cases: &[(&str, &str)] = &[
+        ("[disk]\nquick = true\n[diks]\n", "line 3: unknown workload 'diks'"),
+        ("[suite]\nrepetitions = \"three\"\n[disk]\n", "line 2: suite.repetitions must be a whole number"),
+        ("[cube]\nscale = 0.1\n[matrix]\ncube.calc_threads = []\n", "line 4: matrix.cube.calc_threads is empty"),
+        ("[disk]\nquick = true\n\n[cube]\nsclae = 0.1\n", "line 4 ([cube]): unexpected argument '--sclae'"),
+        ("[disk\n", "line 1"),
+    ];
+    for (index, (content, message)) in cases.iter().enumerate() {
+        let file = dir.join(format!("suite{index}.toml"));
+        std::fs::write(&file, content).unwrap();
+        let output = envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{content}: {}", text(&output.stderr));
+        assert!(text(&output.stderr).contains(message), "{content}: {}", text(&output.stderr));
+    }
+    let missing = envbench(&dir, &["run", "--suite", "nosuchsuite", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("not a built-in suite"));
+    assert!(!dir.join("results.db").exists(), "bad suites run nothing");
+}
+
+#[test]
+fn matrix_runs_are_grouped_and_tagged() {
+    let dir = scratch("matrix");
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        "[suite]\nname = \"matrix\"\n[exec]\nname = \"noop\"\nstep = [\"a=true\", \"b=sleep 0.05\"]\n[matrix]\nexec.repeat = [1, 2]\n",
+    )
+    .unwrap();
+    let output = envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let runs = runs(&dir);
+    assert_eq!(runs.len(), 2);
+    let repeats: Vec<&str> = runs.iter().map(|r| r["tags"]["repeat"].as_str().unwrap()).collect();
+    assert!(repeats.contains(&"1") && repeats.contains(&"2"));
+    assert_eq!(runs[0]["suite_id"], runs[1]["suite_id"]);
+    // The group is a side for compare.
+    let suite = runs[0]["suite_id"].as_str().unwrap();
+    let compare =
+        envbench(&dir, &["compare", &format!("suite={suite}"), &format!("run:{}", runs[0]["uuid"].as_str().unwrap())]);
+    assert!(compare.status.success(), "{}", text(&compare.stderr));
+}
+
+#[test]
+fn interrupted_suite_resumes_without_repeating_finished_runs() {
+    let dir = scratch("resume");
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        "[suite]\nname = \"resumable\"\n\n[[exec]]\nname = \"first\"\nrepeat = 1\nstep = [\"a=true\"]\n\n\
+         [[exec]]\nname = \"second\"\nrepeat = 1\nstep = [\"slow=sleep 4\"]\n\n[[exec]]\nname = \"third\"\nrepeat = 1\nstep = [\"c=true\"]\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap()])
+        .current_dir(&dir)
+        .env("ENVBENCH_STORE", dir.join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt while the second run's step sleeps.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        if runs(&dir).iter().any(|r| r["tags"]["suite.item"] == "2") {
+            std::thread::sleep(Duration::from_millis(500));
+            break;
+        }
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let before = runs(&dir);
+    let status_of = |runs: &[Value], item: &str| -> Vec<String> {
+        runs.iter()
+            .filter(|r| r["tags"]["suite.item"] == item)
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(status_of(&before, "1"), vec!["complete"]);
+    assert_eq!(status_of(&before, "2"), vec!["interrupted"]);
+    assert!(status_of(&before, "3").is_empty());
+
+    let resumed =
+        envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap(), "--resume"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(text(&resumed.stderr).contains("resuming: 1 already complete"), "{}", text(&resumed.stderr));
+    let after = runs(&dir);
+    assert_eq!(status_of(&after, "1"), vec!["complete"], "the finished run is not repeated");
+    let mut second = status_of(&after, "2");
+    second.sort();
+    assert_eq!(second, vec!["complete", "interrupted"]);
+    assert_eq!(status_of(&after, "3"), vec!["complete"]);
+    assert!(after.iter().all(|r| r["suite_id"] == before[0]["suite_id"]));
+
+    let again = envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap(), "--resume"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("already completed every run"));
+}
+
+#[test]
+fn exec_times_steps_and_stores_them_like_a_workload() {
+    let dir = scratch("exec");
+    let output = envbench(
+        &dir,
+        &[
+            "exec",
+            "--name",
+            "sleepers",
+            "--step",
+            "short=sleep 0.2",
+            "--step",
+            "long=sleep 0.4",
+            "--repeat",
+            "2",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let runs = runs(&dir);
+    let shown: Value = serde_json::from_slice(
+        &envbench(&dir, &["results", "show", "--json", runs[0]["uuid"].as_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    let elapsed = |step: &str| -> Vec<f64> {
+        shown["results"].as_array().unwrap().iter().find(|r| r["test_id"] == step && r["metric"] == "elapsed").unwrap()
+            ["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    for (step, seconds) in [("short", 0.2), ("long", 0.4)] {
+        let samples = elapsed(step);
+        assert_eq!(samples.len(), 2);
+        assert!(samples.iter().all(|s| (seconds..seconds + 0.15).contains(s)), "{step}: {samples:?}");
+    }
+    assert!(shown["series"]["steps"].as_array().unwrap().iter().any(|s| s["step"] == "long r2"));
+}
+
+#[test]
+fn exec_failing_step_stops_with_its_output() {
+    let dir = scratch("exec-fail");
+    let output = envbench(
+        &dir,
+        &[
+            "exec",
+            "--name",
+            "broken",
+            "--step",
+            "ok=true",
+            "--step",
+            "bad=echo 'ORA-01555: snapshot too old' >&2; exit 4",
+            "--step",
+            "never=true",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("step bad failed in repetition 1 (exit status 4)") && stderr.contains("ORA-01555"),
+        "{stderr}"
+    );
+    let runs = runs(&dir);
+    assert_eq!(runs[0]["status"], "failed");
+    let keep_going = envbench(
+        &dir,
+        &[
+            "exec",
+            "--name",
+            "broken",
+            "--step",
+            "ok=true",
+            "--step",
+            "bad=exit 4",
+            "--repeat",
+            "1",
+            "--keep-going",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert!(keep_going.status.success(), "{}", text(&keep_going.stderr));
+    let bad = envbench(&dir, &["exec", "--name", "x", "--step", "noequals", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("is not NAME=COMMAND"));
+}
