@@ -43,7 +43,7 @@ pub use engine::{Engine, EngineChoice, EngineKind, EngineSelection, open_engine,
 pub use error::BenchError;
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use profile::Profile;
-pub use records::{WORKLOAD, WORKLOAD_VERSION, result_records, test_parameters};
+pub use records::{FIO_CROSS_CHECK_FLAG, WORKLOAD, WORKLOAD_VERSION, result_records, test_parameters};
 pub use runner::{JobConfig, JobResult, Region, RunLimit, RunSample, ThreadResult, ThreadSample, run_job};
 pub use spec::{Operation, Pattern, SpecError, TestSpec, WriteSync};
 pub use suite::{CrossCheck, NoProgress, Progress, ProgressEvent, SuiteOptions, SuiteOutcome, TestOutcome, run_suite};

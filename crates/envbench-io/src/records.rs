@@ -67,9 +67,31 @@ pub fn result_records(outcome: &SuiteOutcome) -> Vec<ResultRecord> {
                 flags,
             });
         }
+        // fio's figures for the same test are kept as results of their own: same test, parameters marked as measured
+        // by fio, so they sit beside envbench's in the store and never pool with them.
+        if let Some(fio) = test.cross_check.as_ref().and_then(|check| check.sample.as_ref()) {
+            let mut fio_parameters = parameters.clone();
+            fio_parameters["measured_by"] = "fio".into();
+            for (metric, unit, direction, read) in METRICS {
+                records.push(ResultRecord {
+                    workload: WORKLOAD.to_string(),
+                    workload_version: WORKLOAD_VERSION,
+                    test_id: test.test_id.clone(),
+                    parameters: fio_parameters.clone(),
+                    metric: metric.to_string(),
+                    unit: unit.to_string(),
+                    direction,
+                    samples: vec![read(fio)],
+                    flags: vec![FIO_CROSS_CHECK_FLAG.to_string()],
+                });
+            }
+        }
     }
     records
 }
+
+/// The flag on results measured by fio in a cross-check.
+pub const FIO_CROSS_CHECK_FLAG: &str = "fio-cross-check";
 
 #[cfg(test)]
 mod tests {
@@ -170,5 +192,19 @@ mod tests {
         let records = result_records(&outcome(cache, vec![run(400.0, 300.0), run(200.0, 300.0)]));
         assert_eq!(records[0].flags, ["cache-inflated", "noisy"]);
         assert_eq!(records[2].flags, ["cache-inflated"]);
+    }
+
+    #[test]
+    fn fio_cross_check_is_kept_as_results_of_its_own() {
+        let mut suite = outcome(CacheHonesty::Direct, vec![run(400.0, 300.0)]);
+        suite.tests[0].cross_check =
+            Some(crate::suite::CrossCheck { command: "fio ...".into(), sample: Some(run(390.0, 310.0)), error: None });
+        let records = result_records(&suite);
+        assert_eq!(records.len(), 18);
+        let fio: Vec<&ResultRecord> = records.iter().filter(|r| r.flags == [FIO_CROSS_CHECK_FLAG]).collect();
+        assert_eq!(fio.len(), 9);
+        assert_eq!(fio[0].samples, [390.0]);
+        assert_eq!(fio[0].parameters["measured_by"], "fio");
+        assert_ne!(fio[0].parameters_hash(), records[0].parameters_hash(), "fio's results never pool with envbench's");
     }
 }

@@ -379,3 +379,37 @@ fn cube_sweep_runs_every_step_and_recommends() {
     let text = stdout(&value);
     assert!(text.trim() == "#Missing" || text.trim().parse::<f64>().is_ok(), "{text}");
 }
+
+#[test]
+fn disk_cross_check_with_fio_is_shown_and_stored() {
+    let dir = scratch("disk-fio");
+    let store = dir.join("results.db");
+    let output = envbench(
+        &store,
+        &[
+            "disk",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "32m",
+            "--runs",
+            "1",
+            "--duration",
+            "500ms",
+            "--no-warmup",
+            "--test",
+            "rnd:4k:q8:t1:read",
+            "--cross-check",
+            "fio",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("fio (envbench/fio IOPS"), "{}", stdout(&output));
+    let runs = runs(&store);
+    let run = show(&store, runs[0]["uuid"].as_str().unwrap());
+    let fio: Vec<&Value> =
+        run["results"].as_array().unwrap().iter().filter(|r| r["parameters"]["measured_by"] == "fio").collect();
+    assert_eq!(fio.len(), 9);
+    assert!(fio.iter().find(|r| r["metric"] == "iops").unwrap()["samples"][0].as_f64().unwrap() > 100.0);
+    assert!(leftovers(&dir).is_empty());
+}
