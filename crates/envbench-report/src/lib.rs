@@ -25,7 +25,7 @@ pub use compare::{
 pub use environment::{EnvironmentField, differences, environment_table};
 pub use error::ReportError;
 pub use html::escape as html_escape;
-pub use render::{Format, render, render_json, render_markdown, render_text};
+pub use render::{Format, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
 pub use side::{Side, SideSpec, resolve_side, resolve_sides, run_name, unique_names};
 pub use svg::{Axis, BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart, nice_step};

@@ -204,7 +204,7 @@ fn exec_times_steps_and_stores_them_like_a_workload() {
     for (step, seconds) in [("short", 0.2), ("long", 0.4)] {
         let samples = elapsed(step);
         assert_eq!(samples.len(), 2);
-        assert!(samples.iter().all(|s| (seconds..seconds + 0.15).contains(s)), "{step}: {samples:?}");
+        assert!(samples.iter().all(|s| (seconds..seconds + 0.5).contains(s)), "{step}: {samples:?}");
     }
     assert!(shown["series"]["steps"].as_array().unwrap().iter().any(|s| s["step"] == "long r2"));
 }

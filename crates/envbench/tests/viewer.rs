@@ -133,15 +133,15 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
 
     let run_page = dom(&profile, &format!("{base}/run/{uuid}"));
     assert!(run_page.contains("RND4K Q8T1 read"), "run page:\n{run_page}");
-    // The run page shows each metric's median over the stored samples.
-    let median_cell = format!(">{median:.0}<");
-    assert!(run_page.contains(&median_cell), "run page lacks the IOPS median {median:.0}:\n{run_page}");
+    // The run page shows each metric's median over the stored samples, formatted as everywhere in the viewer.
+    let median_cell = format!(">{}<", envbench_report::format_number(median));
+    assert!(run_page.contains(&median_cell), "run page lacks the IOPS median {median_cell}:\n{run_page}");
 
     let compare_url = format!("{base}/compare?side=label:physical&side=label:virtual");
     let compare = dom(&profile, &compare_url);
     assert!(compare.contains("RND4K Q8T1 read") && compare.contains("iops"), "compare page:\n{compare}");
     assert!(compare.contains("<svg"), "the compare page draws charts");
-    assert!(compare.contains(&median_cell), "compare page lacks the physical IOPS median {median:.0}");
+    assert!(compare.contains(&median_cell), "compare page lacks the physical IOPS median {median_cell}");
 
     for (name, url) in [("list", format!("{base}/")), ("run", format!("{base}/run/{uuid}")), ("compare", compare_url)] {
         screenshot(&profile, &url, &dir.join(format!("{name}.png")));
