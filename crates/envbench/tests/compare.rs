@@ -1,14 +1,13 @@
 //! compare, report, push and the shared PostgreSQL store, through the real binary.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("compare-tests", name)
 }
 
 /// The binary with a store and a private XDG data directory (where the local fallback store lives).

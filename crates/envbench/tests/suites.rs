@@ -1,15 +1,14 @@
 //! `envbench run` and `envbench exec` end to end: the real binary, a real store.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("suite-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("suite-tests", name)
 }
 
 fn envbench(dir: &Path, args: &[&str]) -> Output {

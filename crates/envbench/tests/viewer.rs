@@ -1,16 +1,15 @@
 //! The web viewer in a real browser: `envbench serve` on a real store, pages loaded by headless Chromium (Debian's
 //! chromium package, which .ci/run installs), their DOM checked for the stored numbers, and screenshots taken.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("viewer-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("viewer-tests", name)
 }
 
 fn envbench(store: &Path, args: &[&str]) -> Output {

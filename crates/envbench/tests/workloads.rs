@@ -1,15 +1,15 @@
 //! The workload commands end to end: the real binary, real files with O_DIRECT, the local PostgreSQL, a real store.
 
+mod common;
+use common::{stderr, stdout};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("workload-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("workload-tests", name)
 }
 
 fn envbench(store: &Path, args: &[&str]) -> Output {
@@ -19,14 +19,6 @@ fn envbench(store: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// The runs in a store, newest first.

@@ -1,0 +1,23 @@
+//! Helpers every end-to-end test file uses (each test binary compiles this module; not every one uses all of it).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Output;
+
+/// A fresh, empty directory for one test, on the disk the tests run from (never tmpfs).
+pub fn scratch(group: &str, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(group).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A process's standard output as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A process's standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
