@@ -87,6 +87,8 @@ size = "1g"
 jobs = "auto"
 duration = "2s"
 max_jobs = 32
+# A quick look should not leave a 1 GiB file behind.
+no_keep = true
 
 [cube]
 scale = 0.05
