@@ -37,7 +37,7 @@ const NETWORK_FILESYSTEMS: &[&str] = &[
 /// What can go wrong when probing the storage under a path.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
-    #[error("{0}: no such file or directory; give an existing directory with --path")]
+    #[error("{0}: no such file or directory; give an existing directory")]
     PathNotFound(String),
     #[error("{path}: cannot be read ({reason}); give a directory you can access with --path")]
     PathUnreadable { path: String, reason: String },
