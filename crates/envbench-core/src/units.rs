@@ -72,7 +72,7 @@ impl fmt::Display for ByteSize {
         const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
         for (name, size) in UNITS {
             if self.0 >= size {
-                if self.0 % size == 0 {
+                if self.0.is_multiple_of(size) {
                     return write!(f, "{} {}", self.0 / size, name);
                 }
                 return write!(f, "{:.1} {}", self.0 as f64 / size as f64, name);

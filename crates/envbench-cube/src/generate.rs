@@ -107,14 +107,15 @@ pub fn prepare_data(dir: &Path, seed: u64, scale: f64, cancel: &AtomicBool) -> R
     if !(scale > 0.0 && scale <= 100.0) {
         return Err(CubeError::Config(format!("scale {scale} is out of range: use a number above 0 and at most 100")));
     }
-    if let Some(manifest) = read_manifest(dir)? {
-        if manifest.generator_version == GENERATOR_VERSION && manifest.seed == seed && manifest.scale == scale {
-            let files = manifest.native_files.iter().chain([&manifest.csv_file]);
-            let intact =
-                files.into_iter().all(|f| std::fs::metadata(dir.join(&f.name)).is_ok_and(|m| m.len() == f.bytes));
-            if intact {
-                return Ok(DataSet { dir: dir.to_path_buf(), manifest, generated_now: false });
-            }
+    if let Some(manifest) = read_manifest(dir)?
+        && manifest.generator_version == GENERATOR_VERSION
+        && manifest.seed == seed
+        && manifest.scale == scale
+    {
+        let files = manifest.native_files.iter().chain([&manifest.csv_file]);
+        let intact = files.into_iter().all(|f| std::fs::metadata(dir.join(&f.name)).is_ok_and(|m| m.len() == f.bytes));
+        if intact {
+            return Ok(DataSet { dir: dir.to_path_buf(), manifest, generated_now: false });
         }
     }
     let manifest = generate(dir, seed, scale, cancel)?;

@@ -195,7 +195,7 @@ impl TestSpec {
         let text = self.id();
         if self.block_bytes < MIN_BLOCK_BYTES
             || self.block_bytes > MAX_BLOCK_BYTES
-            || self.block_bytes % MIN_BLOCK_BYTES != 0
+            || !self.block_bytes.is_multiple_of(MIN_BLOCK_BYTES)
         {
             return Err(SpecError::BlockSize { text, found: format!("{} bytes", self.block_bytes) });
         }
@@ -223,9 +223,9 @@ impl fmt::Display for TestSpec {
 
 /// `1M`, `128K`, `4K`, `512B`: the block size as CrystalDiskMark writes it.
 pub fn block_label(block_bytes: u64) -> String {
-    if block_bytes >= 1 << 20 && block_bytes % (1 << 20) == 0 {
+    if block_bytes >= 1 << 20 && block_bytes.is_multiple_of(1 << 20) {
         format!("{}M", block_bytes >> 20)
-    } else if block_bytes >= 1 << 10 && block_bytes % (1 << 10) == 0 {
+    } else if block_bytes >= 1 << 10 && block_bytes.is_multiple_of(1 << 10) {
         format!("{}K", block_bytes >> 10)
     } else {
         format!("{block_bytes}B")

@@ -56,7 +56,7 @@ impl TestFile {
         if !metadata.is_dir() {
             return Err(BenchError::NotADirectory { path: dir.to_path_buf() });
         }
-        if size_bytes == 0 || size_bytes % FILE_SIZE_UNIT_BYTES != 0 {
+        if size_bytes == 0 || !size_bytes.is_multiple_of(FILE_SIZE_UNIT_BYTES) {
             return Err(BenchError::InvalidSetup(format!(
                 "test file size {size_bytes} bytes is not valid: use a positive multiple of 4 KiB, e.g. 256m or 1g"
             )));
@@ -158,8 +158,8 @@ pub fn fill_region(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<FillSummary, BenchError> {
     if region.len_bytes == 0
-        || region.len_bytes % FILE_SIZE_UNIT_BYTES != 0
-        || region.offset_bytes % FILE_SIZE_UNIT_BYTES != 0
+        || !region.len_bytes.is_multiple_of(FILE_SIZE_UNIT_BYTES)
+        || !region.offset_bytes.is_multiple_of(FILE_SIZE_UNIT_BYTES)
     {
         return Err(BenchError::InvalidSetup(format!(
             "{}: cannot fill {} bytes at offset {}: both must be multiples of 4 KiB",
@@ -224,7 +224,7 @@ pub fn open_for_io(path: &Path, direct: bool, dsync: bool) -> io::Result<File> {
 /// The largest power of two up to 1 MiB that divides the file size (at least 4 KiB, as sizes are multiples of it).
 fn fill_block_bytes(size_bytes: u64) -> u64 {
     let mut block = 1 << 20;
-    while size_bytes % block != 0 {
+    while !size_bytes.is_multiple_of(block) {
         block /= 2;
     }
     block

@@ -60,10 +60,8 @@ pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> 
 
     let network = NETWORK_FILESYSTEMS.contains(&mount.filesystem.as_str());
     let mut devices = Vec::new();
-    if !network {
-        if let Some(top) = top_device(host, mount) {
-            walk(host, &top, None, 0, &mut devices, unreadable);
-        }
+    if !network && let Some(top) = top_device(host, mount) {
+        walk(host, &top, None, 0, &mut devices, unreadable);
     }
     let nfs = mount.filesystem.starts_with("nfs").then(|| nfs_info(mount));
     Ok(StorageStack {

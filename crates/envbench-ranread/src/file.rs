@@ -77,7 +77,7 @@ impl FileRanRead {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<FileRanRead, RanReadError> {
         validate_block(options.block_bytes)?;
-        if options.data_bytes < options.block_bytes || options.data_bytes % 4096 != 0 {
+        if options.data_bytes < options.block_bytes || !options.data_bytes.is_multiple_of(4096) {
             return Err(RanReadError::BadInput(format!(
                 "--size must be a whole number of 4 KiB pages and at least one block ({} bytes); e.g. --size 8g",
                 options.block_bytes

@@ -341,7 +341,7 @@ fn job(
             StepLimit::Duration(d) if started.elapsed() >= d => break,
             _ => {}
         }
-        if done % 64 == 0 && interrupt.load(Ordering::Relaxed) {
+        if done.is_multiple_of(64) && interrupt.load(Ordering::Relaxed) {
             break;
         }
         // xorshift64*: uniform enough for choosing pages, and costs nothing next to a query.
