@@ -156,6 +156,18 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// A connection URL for people: the password, if any, becomes `***` (`postgres://bob:***@db/test`). The last `@`
+/// ends the credentials, so a password containing `@` does not leak.
+pub fn redact_url_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
 /// The current time, UTC, RFC 3339 with milliseconds (sortable as text).
 pub fn now_utc() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -187,6 +199,14 @@ pub fn format_utc(seconds: i64, millis: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url_password("postgres://bob:secret@db:5432/test"), "postgres://bob:***@db:5432/test");
+        assert_eq!(redact_url_password("postgres://bob:p@ss@db/test"), "postgres://bob:***@db/test");
+        assert_eq!(redact_url_password("postgres://127.0.0.1/test"), "postgres://127.0.0.1/test");
+        assert_eq!(redact_url_password("postgres://bob@db/test"), "postgres://bob@db/test");
+    }
 
     #[test]
     fn utc_formatting() {

@@ -8,6 +8,7 @@
 
 use crate::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner, cv_percent};
+use envbench_core::model::redact_url_password;
 use envbench_io::LatencyHistogram;
 use postgres::{Client, NoTls};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,20 +71,6 @@ fn explain(url: &str, error: postgres::Error) -> RanReadError {
     RanReadError::Database { url: url.to_string(), message }
 }
 
-/// The URL without its password.
-fn for_people(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let credentials = &url[scheme + 3..at];
-            match credentials.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
-
 impl PostgresRanRead {
     /// Connect, then build the table unless a complete one of the right size exists. `progress` gets rows done and
     /// rows in all.
@@ -92,7 +79,7 @@ impl PostgresRanRead {
         interrupt: &AtomicBool,
         progress: &mut dyn FnMut(i64, i64),
     ) -> Result<PostgresRanRead, RanReadError> {
-        let url_for_people = for_people(&options.url);
+        let url_for_people = redact_url_password(&options.url);
         let mut config: postgres::Config = options
             .url
             .parse()
@@ -355,16 +342,4 @@ fn job(
         done += 1;
     }
     Ok((histogram, started.elapsed()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::for_people;
-
-    #[test]
-    fn passwords_are_hidden() {
-        assert_eq!(for_people("postgres://bob:secret@db:5432/test"), "postgres://bob:***@db:5432/test");
-        assert_eq!(for_people("postgres://127.0.0.1/test"), "postgres://127.0.0.1/test");
-        assert_eq!(for_people("postgres://bob@db/test"), "postgres://bob@db/test");
-    }
 }

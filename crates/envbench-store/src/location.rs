@@ -21,13 +21,7 @@ impl StoreLocation {
     pub fn display(&self) -> String {
         match self {
             StoreLocation::Sqlite(path) => path.display().to_string(),
-            StoreLocation::Postgres(url) => match url.split_once('@') {
-                Some((credentials, rest)) if credentials.contains(':') && credentials.matches(':').count() > 1 => {
-                    let user_end = credentials.rfind(':').unwrap_or(credentials.len());
-                    format!("{}:***@{rest}", &credentials[..user_end])
-                }
-                _ => url.clone(),
-            },
+            StoreLocation::Postgres(url) => envbench_core::model::redact_url_password(url),
         }
     }
 }
