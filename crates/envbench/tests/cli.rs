@@ -1,22 +1,12 @@
 //! The real binary, end to end, against real store files.
 
 mod common;
-use common::{stderr, stdout};
+use common::{envbench, stderr, stdout};
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("cli-tests", name)
-}
-
-fn envbench(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(args)
-        .env("ENVBENCH_STORE", store)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
 }
 
 #[test]

@@ -1,24 +1,15 @@
 //! The workload commands end to end: the real binary, real files with O_DIRECT, the local PostgreSQL, a real store.
 
 mod common;
-use common::{stderr, stdout};
+use common::{envbench, stderr, stdout};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("workload-tests", name)
-}
-
-fn envbench(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(args)
-        .env("ENVBENCH_STORE", store)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
 }
 
 /// The runs in a store, newest first.

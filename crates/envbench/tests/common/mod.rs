@@ -1,8 +1,8 @@
 //! Helpers every end-to-end test file uses (each test binary compiles this module; not every one uses all of it).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// A fresh, empty directory for one test, on the disk the tests run from (never tmpfs).
 pub fn scratch(group: &str, name: &str) -> PathBuf {
@@ -20,4 +20,14 @@ pub fn stdout(output: &Output) -> String {
 /// A process's standard error as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The real binary with a results store, no colours, and its output captured.
+pub fn envbench(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
 }
