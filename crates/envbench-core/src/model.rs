@@ -168,26 +168,48 @@ pub fn redact_url_password(url: &str) -> String {
     }
 }
 
+/// Advice for a PostgreSQL error, by its SQLSTATE when the server sent one. `url_named_in` says where the user gave
+/// the connection (`--db`, `the URL`), so the advice points at the right place. Without a SQLSTATE the error happened
+/// before the server answered (refused connection, unknown host, timeout).
+pub fn postgres_advice(sqlstate: Option<&str>, message: &str, url_named_in: &str) -> String {
+    match sqlstate {
+        Some("3D000") => format!("{message}; create the database (createdb) or name an existing one in {url_named_in}"),
+        Some("28P01" | "28000") => format!("{message}; check the user and password in {url_named_in}"),
+        Some("42501") => format!(
+            "{message}; the user in {url_named_in} needs the right to create tables (GRANT CREATE ON SCHEMA ... TO \
+             the user) or a schema it owns"
+        ),
+        Some("53100") => format!("{message}; the database server's disk is full"),
+        Some(_) => message.to_string(),
+        None => format!("{message}; is the server running, and does {url_named_in} name the right host and port?"),
+    }
+}
+
 /// The current time, UTC, RFC 3339 with milliseconds (sortable as text).
 pub fn now_utc() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     format_utc(now.as_secs() as i64, now.subsec_millis())
 }
 
-/// Seconds since the epoch as RFC 3339 UTC. The civil date comes from Howard Hinnant's days-from-civil inverse, so no
-/// date crate is needed.
-pub fn format_utc(seconds: i64, millis: u32) -> String {
-    let days = seconds.div_euclid(86_400);
-    let second_of_day = seconds.rem_euclid(86_400);
+/// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01: Howard Hinnant's civil-from-days,
+/// so no date crate is needed.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// Seconds since the epoch as RFC 3339 UTC.
+pub fn format_utc(seconds: i64, millis: u32) -> String {
+    let days = seconds.div_euclid(86_400);
+    let second_of_day = seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
         second_of_day / 3600,
@@ -199,6 +221,15 @@ pub fn format_utc(seconds: i64, millis: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn postgres_advice_points_at_where_the_url_was_given() {
+        let missing = postgres_advice(Some("3D000"), "database \"nope\" does not exist", "--db");
+        assert!(missing.contains("createdb") && missing.ends_with("in --db"), "{missing}");
+        let refused = postgres_advice(None, "connection refused", "the URL");
+        assert!(refused.contains("is the server running") && refused.contains("the URL"), "{refused}");
+        assert_eq!(postgres_advice(Some("42P01"), "relation x does not exist", "--db"), "relation x does not exist");
+    }
 
     #[test]
     fn passwords_are_redacted() {

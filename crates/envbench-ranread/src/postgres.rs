@@ -8,7 +8,7 @@
 
 use crate::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner, cv_percent};
-use envbench_core::model::redact_url_password;
+use envbench_core::model::{postgres_advice, redact_url_password};
 use envbench_io::LatencyHistogram;
 use postgres::{Client, NoTls};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,17 +56,8 @@ pub struct PostgresRanRead {
 /// Turn a driver error into one that says what to do.
 fn explain(url: &str, error: postgres::Error) -> RanReadError {
     let message = match error.as_db_error() {
-        Some(db) => match db.code().code() {
-            "3D000" => format!("{}; create it (createdb) or name an existing database in --db", db.message()),
-            "28P01" | "28000" => format!("{}; check the user and password in --db", db.message()),
-            "42501" => format!(
-                "{}; the user in --db needs the right to create tables in the database (GRANT CREATE ON SCHEMA public)",
-                db.message()
-            ),
-            "53100" => format!("{}; the database server's disk is full", db.message()),
-            _ => db.message().to_string(),
-        },
-        None => format!("{error}; is the server running and does --db name the right host and port?"),
+        Some(db) => postgres_advice(Some(db.code().code()), db.message(), "--db"),
+        None => postgres_advice(None, &error.to_string(), "--db"),
     };
     RanReadError::Database { url: url.to_string(), message }
 }
