@@ -1,7 +1,7 @@
 //! The workload commands end to end: the real binary, real files with O_DIRECT, the local PostgreSQL, a real store.
 
 mod common;
-use common::{envbench, stderr, stdout};
+use common::{envbench, runs, show, stderr, stdout};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -10,19 +10,6 @@ use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("workload-tests", name)
-}
-
-/// The runs in a store, newest first.
-fn runs(store: &Path) -> Vec<Value> {
-    let output = envbench(store, &["results", "list", "--json"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
-}
-
-fn show(store: &Path, run: &str) -> Value {
-    let output = envbench(store, &["results", "show", "--json", run]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// Files envbench left in a directory that it should have removed.

@@ -1,6 +1,7 @@
 //! Helpers every end-to-end test file uses (each test binary compiles this module; not every one uses all of it).
 #![allow(dead_code)]
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -30,4 +31,18 @@ pub fn envbench(store: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("the binary runs")
+}
+
+/// The runs in a store, newest first, as `results list --json` gives them.
+pub fn runs(store: &Path) -> Vec<Value> {
+    let output = envbench(store, &["results", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
+}
+
+/// One run with its results, series and attachments, as `results show --json` gives it.
+pub fn show(store: &Path, run: &str) -> Value {
+    let output = envbench(store, &["results", "show", "--json", run]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
 }
