@@ -1,0 +1,71 @@
+//! Driver for bench/tpch.sh: generation speed, the DataFusion power test, and the query texts for other engines.
+//!
+//! tpch_bench generate <data dir> <sf>         fresh generation; prints seconds, rows and rows/s as JSON
+//! tpch_bench power <data dir> <sf>            DataFusion power test with validation parameters; JSON per query
+//! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters
+
+use envbench_core::sampler::NoSteps;
+use envbench_tpch::data::{GenerationOptions, ensure_data};
+use envbench_tpch::params::QueryParameters;
+use envbench_tpch::queries::render;
+use envbench_tpch::target::DataFusionTarget;
+use envbench_tpch::{RunOptions, Target, run};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: tpch_bench generate|power <data dir> <sf> | tpch_bench sql <sf> <out dir>";
+    let interrupt = AtomicBool::new(false);
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["generate", dir, sf] => {
+            let sf: f64 = sf.parse().expect("a number");
+            let options =
+                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: true, threads: None };
+            let started = Instant::now();
+            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
+            let seconds = started.elapsed().as_secs_f64();
+            println!(
+                "{{\"seconds\": {seconds:.3}, \"rows\": {}, \"rows_per_s\": {:.0}, \"bytes\": {}}}",
+                data.total_rows(),
+                data.total_rows() as f64 / seconds,
+                data.total_bytes()
+            );
+        }
+        ["power", dir, sf] => {
+            let sf: f64 = sf.parse().expect("a number");
+            let options =
+                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
+            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
+            let mut target = DataFusionTarget::new(data, None).expect("a runtime");
+            let load = target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let mut run_options = RunOptions::new(sf);
+            run_options.validate = true;
+            run_options.throughput = false;
+            let outcome = run(&target, load, &run_options, &interrupt, &NoSteps, &|_| {}).expect("the run works");
+            let power = &outcome.streams[0];
+            let mut times: Vec<(u8, f64)> = power.queries.iter().map(|q| (q.query, q.elapsed_seconds)).collect();
+            times.sort_by_key(|t| t.0);
+            let per_query: Vec<String> = times.iter().map(|(q, s)| format!("\"Q{q}\": {s:.4}")).collect();
+            println!(
+                "{{\"geomean\": {:.4}, \"failures\": {}, \"queries\": {{{}}}}}",
+                power.geomean_seconds.unwrap_or(f64::NAN),
+                outcome.failures.len(),
+                per_query.join(", ")
+            );
+        }
+        ["sql", sf, out] => {
+            let sf: f64 = sf.parse().expect("a number");
+            std::fs::create_dir_all(out).expect("output directory");
+            for query in 1..=22u8 {
+                let sql = render(&QueryParameters::validation(query, sf));
+                std::fs::write(PathBuf::from(out).join(format!("Q{query}.sql")), sql).expect("writable");
+            }
+        }
+        _ => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! The TPC-H tables: what tpchgen generates, written once as Parquet under a data directory with a manifest.
+//!
+//! Layout: `<data dir>/sf<SF>/<table>/part-<k>.parquet` plus `<data dir>/sf<SF>/manifest.json`, written last, so a
+//! directory without a manifest is an interrupted generation and is regenerated. envbench only ever deletes files it
+//! recognizes as its own; a directory holding anything else is refused.
+
+use crate::{TpchError, check_scale_factor, format_scale_factor};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::Compression;
+use datafusion::parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator, PartSuppGenerator,
+    RegionGenerator, SupplierGenerator,
+};
+use tpchgen_arrow::{
+    CustomerArrow, LineItemArrow, NationArrow, OrderArrow, PartArrow, PartSuppArrow, RecordBatchIterator, RegionArrow,
+    SupplierArrow,
+};
+
+/// The generator that makes the data; recorded in the manifest so data from another generator is not reused.
+pub const GENERATOR: &str = "tpchgen 3.0";
+/// Bumped when the file layout or manifest changes.
+pub const MANIFEST_FORMAT: u32 = 1;
+const MANIFEST_FILE: &str = "manifest.json";
+/// Rows per generated file (and so per parallel generation job); lineitem at SF 1 gives 6 files.
+const ROWS_PER_FILE: f64 = 1_000_000.0;
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// The eight TPC-H tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableName {
+    Region,
+    Nation,
+    Supplier,
+    Customer,
+    Part,
+    PartSupp,
+    Orders,
+    LineItem,
+}
+
+impl TableName {
+    /// Every table, small ones first.
+    pub const ALL: [TableName; 8] = [
+        TableName::Region,
+        TableName::Nation,
+        TableName::Supplier,
+        TableName::Customer,
+        TableName::Part,
+        TableName::PartSupp,
+        TableName::Orders,
+        TableName::LineItem,
+    ];
+
+    /// The SQL table name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TableName::Region => "region",
+            TableName::Nation => "nation",
+            TableName::Supplier => "supplier",
+            TableName::Customer => "customer",
+            TableName::Part => "part",
+            TableName::PartSupp => "partsupp",
+            TableName::Orders => "orders",
+            TableName::LineItem => "lineitem",
+        }
+    }
+
+    /// The row count the specification gives for a scale factor; lineitem's is approximate (about 6,000,000 * SF,
+    /// the exact figure depends on the random line counts per order), so it returns `None`.
+    pub fn expected_rows(self, scale_factor: f64) -> Option<u64> {
+        let rows = match self {
+            TableName::Region => 5,
+            TableName::Nation => 25,
+            TableName::Supplier => SupplierGenerator::calculate_row_count(scale_factor, 1, 1),
+            TableName::Customer => CustomerGenerator::calculate_row_count(scale_factor, 1, 1),
+            TableName::Part => PartGenerator::calculate_row_count(scale_factor, 1, 1),
+            // tpchgen counts partsupp in parts; each part has four suppliers.
+            TableName::PartSupp => 4 * PartSuppGenerator::calculate_row_count(scale_factor, 1, 1),
+            TableName::Orders => OrderGenerator::calculate_row_count(scale_factor, 1, 1),
+            TableName::LineItem => return None,
+        };
+        Some(rows as u64)
+    }
+
+    /// Roughly how many rows the table has at a scale factor, for splitting work and showing progress.
+    pub fn approximate_rows(self, scale_factor: f64) -> u64 {
+        self.expected_rows(scale_factor).unwrap_or((6_000_000.0 * scale_factor) as u64)
+    }
+
+    /// How many parts (files, parallel jobs) the table is generated in.
+    pub fn parts(self, scale_factor: f64) -> i32 {
+        ((self.approximate_rows(scale_factor) as f64 / ROWS_PER_FILE).ceil() as i32).max(1)
+    }
+
+    /// Arrow batches of one part of the table.
+    pub fn arrow_batches(self, scale_factor: f64, part: i32, parts: i32) -> Box<dyn RecordBatchIterator> {
+        let (sf, p, n) = (scale_factor, part, parts);
+        match self {
+            TableName::Region => Box::new(RegionArrow::new(RegionGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS)),
+            TableName::Nation => Box::new(NationArrow::new(NationGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS)),
+            TableName::Supplier => {
+                Box::new(SupplierArrow::new(SupplierGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS))
+            }
+            TableName::Customer => {
+                Box::new(CustomerArrow::new(CustomerGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS))
+            }
+            TableName::Part => Box::new(PartArrow::new(PartGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS)),
+            TableName::PartSupp => {
+                Box::new(PartSuppArrow::new(PartSuppGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS))
+            }
+            TableName::Orders => Box::new(OrderArrow::new(OrderGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS)),
+            TableName::LineItem => {
+                Box::new(LineItemArrow::new(LineItemGenerator::new(sf, p, n)).with_batch_size(BATCH_ROWS))
+            }
+        }
+    }
+
+    /// One part of the table as CSV lines (no header), handed over in chunks of about `chunk_rows` rows; the
+    /// callback returns false to stop early. Returns the rows produced.
+    pub fn csv_chunks(
+        self,
+        scale_factor: f64,
+        part: i32,
+        parts: i32,
+        chunk_rows: usize,
+        consume: &mut dyn FnMut(&str, u64) -> bool,
+    ) -> u64 {
+        use tpchgen::csv::{
+            CustomerCsv, LineItemCsv, NationCsv, OrderCsv, PartCsv, PartSuppCsv, RegionCsv, SupplierCsv,
+        };
+        let (sf, p, n) = (scale_factor, part, parts);
+        fn drain<T>(
+            rows: impl Iterator<Item = T>,
+            chunk_rows: usize,
+            consume: &mut dyn FnMut(&str, u64) -> bool,
+            format: impl Fn(T, &mut String),
+        ) -> u64 {
+            let mut buffer = String::with_capacity(chunk_rows * 160);
+            let (mut in_chunk, mut total) = (0u64, 0u64);
+            for row in rows {
+                format(row, &mut buffer);
+                buffer.push('\n');
+                in_chunk += 1;
+                if in_chunk as usize >= chunk_rows {
+                    total += in_chunk;
+                    if !consume(&buffer, in_chunk) {
+                        return total;
+                    }
+                    buffer.clear();
+                    in_chunk = 0;
+                }
+            }
+            if in_chunk > 0 {
+                total += in_chunk;
+                consume(&buffer, in_chunk);
+            }
+            total
+        }
+        macro_rules! csv {
+            ($generator:expr, $csv:ident) => {
+                drain($generator.iter(), chunk_rows, consume, |row, out| {
+                    let _ = write!(out, "{}", $csv::new(row));
+                })
+            };
+        }
+        match self {
+            TableName::Region => csv!(RegionGenerator::new(sf, p, n), RegionCsv),
+            TableName::Nation => csv!(NationGenerator::new(sf, p, n), NationCsv),
+            TableName::Supplier => csv!(SupplierGenerator::new(sf, p, n), SupplierCsv),
+            TableName::Customer => csv!(CustomerGenerator::new(sf, p, n), CustomerCsv),
+            TableName::Part => csv!(PartGenerator::new(sf, p, n), PartCsv),
+            TableName::PartSupp => csv!(PartSuppGenerator::new(sf, p, n), PartSuppCsv),
+            TableName::Orders => csv!(OrderGenerator::new(sf, p, n), OrderCsv),
+            TableName::LineItem => csv!(LineItemGenerator::new(sf, p, n), LineItemCsv),
+        }
+    }
+}
+
+impl std::fmt::Display for TableName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One generated table in the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableFiles {
+    pub rows: u64,
+    pub bytes: u64,
+    /// Paths relative to the scale factor's directory.
+    pub files: Vec<String>,
+}
+
+/// What a complete generation wrote; its presence marks the data as complete and reusable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub scale_factor: f64,
+    pub generator: String,
+    pub compression: String,
+    pub tables: BTreeMap<TableName, TableFiles>,
+    pub generation_ms: u64,
+}
+
+/// Generated data ready to query.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DataSet {
+    /// The scale factor's directory (`<data dir>/sf<SF>`).
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// True when existing data was reused rather than generated by this call.
+    pub reused: bool,
+}
+
+impl DataSet {
+    pub fn scale_factor(&self) -> f64 {
+        self.manifest.scale_factor
+    }
+
+    /// The directory holding a table's Parquet files.
+    pub fn table_dir(&self, table: TableName) -> PathBuf {
+        self.dir.join(table.as_str())
+    }
+
+    /// Total rows over all tables.
+    pub fn total_rows(&self) -> u64 {
+        self.manifest.tables.values().map(|t| t.rows).sum()
+    }
+
+    /// Total bytes over all files.
+    pub fn total_bytes(&self) -> u64 {
+        self.manifest.tables.values().map(|t| t.bytes).sum()
+    }
+}
+
+/// How to generate.
+#[derive(Clone, Debug)]
+pub struct GenerationOptions {
+    /// Where scale factor directories live.
+    pub data_dir: PathBuf,
+    pub scale_factor: f64,
+    /// Regenerate even when complete data exists.
+    pub fresh: bool,
+    /// Parallel generation jobs; `None` uses every CPU.
+    pub threads: Option<usize>,
+}
+
+/// Progress of a generation, for a rows/s display.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GenerationProgress {
+    pub rows_generated: u64,
+    /// About how many rows there will be (lineitem's count is estimated).
+    pub rows_expected: u64,
+    pub elapsed_seconds: f64,
+}
+
+/// The directory of one scale factor under the data directory.
+pub fn scale_factor_dir(data_dir: &Path, scale_factor: f64) -> PathBuf {
+    data_dir.join(format!("sf{}", format_scale_factor(scale_factor)))
+}
+
+fn io_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) -> TpchError {
+    let path = path.to_path_buf();
+    move |source| TpchError::Io { path, action, source }
+}
+
+/// Load the manifest of a scale factor directory, if a complete generation left one.
+pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, TpchError> {
+    let path = dir.join(MANIFEST_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(&path, "reading")(e)),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| TpchError::BadManifest { path, reason: e.to_string() })
+}
+
+/// Refuse directories holding anything envbench would not have written there.
+fn check_only_ours(data_dir: &Path, sf_dir: &Path) -> Result<(), TpchError> {
+    let foreign = |dir: &Path, example: String| TpchError::ForeignFiles { dir: dir.to_path_buf(), example };
+    if data_dir.exists() {
+        for entry in std::fs::read_dir(data_dir).map_err(io_error(data_dir, "listing"))? {
+            let entry = entry.map_err(io_error(data_dir, "listing"))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_sf_dir = entry.path().is_dir()
+                && name.strip_prefix("sf").is_some_and(|n| n.parse::<f64>().is_ok_and(|sf| sf > 0.0));
+            if !is_sf_dir {
+                return Err(foreign(data_dir, name));
+            }
+        }
+    }
+    if sf_dir.exists() {
+        for entry in std::fs::read_dir(sf_dir).map_err(io_error(sf_dir, "listing"))? {
+            let entry = entry.map_err(io_error(sf_dir, "listing"))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == MANIFEST_FILE {
+                continue;
+            }
+            if !TableName::ALL.iter().any(|t| t.as_str() == name) || !entry.path().is_dir() {
+                return Err(foreign(sf_dir, name));
+            }
+            for file in std::fs::read_dir(entry.path()).map_err(io_error(&entry.path(), "listing"))? {
+                let file = file.map_err(io_error(&entry.path(), "listing"))?;
+                let file_name = file.file_name().to_string_lossy().into_owned();
+                if !(file_name.starts_with("part-")
+                    && (file_name.ends_with(".parquet") || file_name.ends_with(".parquet.partial")))
+                {
+                    return Err(foreign(&entry.path(), file_name));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Make sure complete data for the scale factor exists, generating it (in parallel) unless a complete generation by
+/// the same generator is already there. `progress` is called from the generation threads as rows are written.
+pub fn ensure_data(
+    options: &GenerationOptions,
+    interrupt: &AtomicBool,
+    progress: &(dyn Fn(GenerationProgress) + Sync),
+) -> Result<DataSet, TpchError> {
+    check_scale_factor(options.scale_factor)?;
+    let dir = scale_factor_dir(&options.data_dir, options.scale_factor);
+    check_only_ours(&options.data_dir, &dir)?;
+    if !options.fresh
+        && let Some(manifest) = read_manifest(&dir)?
+        && manifest.format == MANIFEST_FORMAT
+        && manifest.generator == GENERATOR
+        && manifest.scale_factor == options.scale_factor
+    {
+        return Ok(DataSet { dir, manifest, reused: true });
+    }
+    let manifest = generate(&dir, options, interrupt, progress)?;
+    Ok(DataSet { dir, manifest, reused: false })
+}
+
+fn remove_ours(dir: &Path) -> Result<(), TpchError> {
+    let manifest = dir.join(MANIFEST_FILE);
+    if manifest.exists() {
+        std::fs::remove_file(&manifest).map_err(io_error(&manifest, "removing"))?;
+    }
+    for table in TableName::ALL {
+        let table_dir = dir.join(table.as_str());
+        if table_dir.exists() {
+            // check_only_ours has verified every file in here is a part file of ours.
+            std::fs::remove_dir_all(&table_dir).map_err(io_error(&table_dir, "removing"))?;
+        }
+    }
+    Ok(())
+}
+
+struct Job {
+    table: TableName,
+    part: i32,
+    parts: i32,
+}
+
+fn generate(
+    dir: &Path,
+    options: &GenerationOptions,
+    interrupt: &AtomicBool,
+    progress: &(dyn Fn(GenerationProgress) + Sync),
+) -> Result<Manifest, TpchError> {
+    let started = Instant::now();
+    let sf = options.scale_factor;
+    remove_ours(dir)?;
+    for table in TableName::ALL {
+        let table_dir = dir.join(table.as_str());
+        std::fs::create_dir_all(&table_dir).map_err(io_error(&table_dir, "creating"))?;
+    }
+    // Big tables first so the long jobs start early and the small ones fill the gaps.
+    let mut jobs: Vec<Job> = TableName::ALL
+        .iter()
+        .flat_map(|&table| {
+            let parts = table.parts(sf);
+            (1..=parts).map(move |part| Job { table, part, parts })
+        })
+        .collect();
+    jobs.sort_by_key(|job| std::cmp::Reverse(job.table.approximate_rows(sf) / job.parts as u64));
+    let rows_expected: u64 = TableName::ALL.iter().map(|t| t.approximate_rows(sf)).sum();
+    let threads = options
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .clamp(1, jobs.len());
+    let next_job = Mutex::new(jobs.into_iter());
+    let rows_generated = AtomicU64::new(0);
+    let written: Mutex<Vec<(TableName, String, u64, u64)>> = Mutex::new(Vec::new());
+    let first_error: Mutex<Option<TpchError>> = Mutex::new(None);
+    let properties = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    if interrupt.load(Ordering::SeqCst) || first_error.lock().expect("no panics").is_some() {
+                        return;
+                    }
+                    let Some(job) = next_job.lock().expect("no panics").next() else { return };
+                    let relative = format!("{}/part-{:05}.parquet", job.table.as_str(), job.part);
+                    let on_rows = |rows: u64| {
+                        let total = rows_generated.fetch_add(rows, Ordering::Relaxed) + rows;
+                        progress(GenerationProgress {
+                            rows_generated: total,
+                            rows_expected,
+                            elapsed_seconds: started.elapsed().as_secs_f64(),
+                        });
+                    };
+                    match write_part(dir, &relative, &job, sf, &properties, interrupt, &on_rows) {
+                        Ok((rows, bytes)) => {
+                            written.lock().expect("no panics").push((job.table, relative, rows, bytes))
+                        }
+                        Err(e) => {
+                            first_error.lock().expect("no panics").get_or_insert(e);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let failure = match first_error.into_inner().expect("no panics") {
+        Some(error) => Some(error),
+        None if interrupt.load(Ordering::SeqCst) => Some(TpchError::Interrupted),
+        None => None,
+    };
+    if let Some(error) = failure {
+        // An incomplete generation is of no use to anyone: take back what was written (best effort, the error
+        // that stopped generation is the one to report).
+        let _ = remove_ours(dir);
+        let _ = std::fs::remove_dir(dir);
+        return Err(error);
+    }
+    let mut tables: BTreeMap<TableName, TableFiles> = BTreeMap::new();
+    let mut written = written.into_inner().expect("no panics");
+    written.sort_by(|a, b| a.1.cmp(&b.1));
+    for (table, file, rows, bytes) in written {
+        let entry = tables.entry(table).or_insert(TableFiles { rows: 0, bytes: 0, files: Vec::new() });
+        entry.rows += rows;
+        entry.bytes += bytes;
+        entry.files.push(file);
+    }
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        scale_factor: sf,
+        generator: GENERATOR.to_string(),
+        compression: "snappy".to_string(),
+        tables,
+        generation_ms: started.elapsed().as_millis() as u64,
+    };
+    let path = dir.join(MANIFEST_FILE);
+    let text = serde_json::to_string_pretty(&manifest).expect("a manifest always serializes");
+    std::fs::write(&path, text).map_err(io_error(&path, "writing"))?;
+    Ok(manifest)
+}
+
+/// Write one part to `<relative>.partial`, then rename it, so a crash never leaves a plausible-looking file.
+fn write_part(
+    dir: &Path,
+    relative: &str,
+    job: &Job,
+    scale_factor: f64,
+    properties: &WriterProperties,
+    interrupt: &AtomicBool,
+    on_rows: &dyn Fn(u64),
+) -> Result<(u64, u64), TpchError> {
+    let path = dir.join(relative);
+    let partial = dir.join(format!("{relative}.partial"));
+    let parquet_error = |e: &dyn std::fmt::Display| TpchError::Parquet { path: path.clone(), reason: e.to_string() };
+    let file = std::fs::File::create(&partial).map_err(io_error(&partial, "creating"))?;
+    let batches = job.table.arrow_batches(scale_factor, job.part, job.parts);
+    let mut writer = ArrowWriter::try_new(file, batches.schema().clone(), Some(properties.clone()))
+        .map_err(|e| parquet_error(&e))?;
+    let mut rows = 0u64;
+    for batch in batches {
+        if interrupt.load(Ordering::SeqCst) {
+            return Err(TpchError::Interrupted);
+        }
+        let batch: RecordBatch = batch;
+        let batch_rows = batch.num_rows() as u64;
+        writer.write(&batch).map_err(|e| parquet_error(&e))?;
+        rows += batch_rows;
+        on_rows(batch_rows);
+    }
+    writer.close().map_err(|e| parquet_error(&e))?;
+    std::fs::rename(&partial, &path).map_err(io_error(&path, "renaming"))?;
+    let bytes = std::fs::metadata(&path).map_err(io_error(&path, "reading size of"))?.len();
+    Ok((rows, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generates_once_then_reuses_and_refuses_foreign_files() {
+        let root = std::env::temp_dir().join(format!("envbench-tpch-data-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let options = GenerationOptions { data_dir: root.clone(), scale_factor: 0.01, fresh: false, threads: None };
+        let calls = AtomicU64::new(0);
+        let progress = |p: GenerationProgress| {
+            assert!(p.rows_generated > 0);
+            calls.fetch_add(1, Ordering::Relaxed);
+        };
+        let first = ensure_data(&options, &AtomicBool::new(false), &progress).unwrap();
+        assert!(!first.reused);
+        assert!(calls.load(Ordering::Relaxed) > 0);
+        for table in TableName::ALL {
+            let rows = first.manifest.tables[&table].rows;
+            match table.expected_rows(0.01) {
+                Some(expected) => assert_eq!(rows, expected, "{table}"),
+                None => assert!((55_000..=65_000).contains(&rows), "lineitem has {rows} rows"),
+            }
+        }
+        assert_eq!(first.manifest.tables[&TableName::Orders].rows, 15_000);
+        assert_eq!(first.manifest.tables[&TableName::Customer].rows, 1_500);
+        assert_eq!(first.manifest.tables[&TableName::Part].rows, 2_000);
+        assert_eq!(first.manifest.tables[&TableName::PartSupp].rows, 8_000);
+        assert_eq!(first.manifest.tables[&TableName::Supplier].rows, 100);
+        assert_eq!(first.manifest.tables[&TableName::Nation].rows, 25);
+        assert_eq!(first.manifest.tables[&TableName::Region].rows, 5);
+
+        let second = ensure_data(&options, &AtomicBool::new(false), &|_| {}).unwrap();
+        assert!(second.reused);
+        assert_eq!(second.manifest, first.manifest);
+
+        std::fs::write(root.join("notes.txt"), "mine").unwrap();
+        let error = ensure_data(&options, &AtomicBool::new(false), &|_| {}).unwrap_err();
+        assert!(matches!(error, TpchError::ForeignFiles { .. }), "{error}");
+        assert!(error.to_string().contains("notes.txt"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_generation_leaves_nothing_behind() {
+        let root = std::env::temp_dir().join(format!("envbench-tpch-interrupt-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let options = GenerationOptions { data_dir: root.clone(), scale_factor: 0.05, fresh: false, threads: Some(1) };
+        let interrupt = AtomicBool::new(false);
+        // Ctrl-C arrives once some rows are written.
+        let error = ensure_data(&options, &interrupt, &|p| {
+            if p.rows_generated > 10_000 {
+                interrupt.store(true, Ordering::SeqCst);
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(error, TpchError::Interrupted), "{error}");
+        let sf_dir = scale_factor_dir(&root, 0.05);
+        assert!(!sf_dir.exists(), "the incomplete generation was removed: {:?}", std::fs::read_dir(&sf_dir).ok());
+        // The next run generates from scratch and succeeds.
+        let data = ensure_data(&options, &AtomicBool::new(false), &|_| {}).unwrap();
+        assert!(!data.reused);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn scale_factor_directories_are_named_as_people_write_them() {
+        assert_eq!(scale_factor_dir(Path::new("/d"), 1.0), Path::new("/d/sf1"));
+        assert_eq!(scale_factor_dir(Path::new("/d"), 0.01), Path::new("/d/sf0.01"));
+        assert_eq!(TableName::LineItem.parts(1.0), 6);
+        assert_eq!(TableName::Region.parts(1.0), 1);
+    }
+}

@@ -1,0 +1,345 @@
+//! The 22 TPC-H queries with their substitution parameters filled in.
+//!
+//! The text is portable SQL that DataFusion, PostgreSQL and MySQL/MariaDB all accept, so one rendering serves every
+//! target: date arithmetic is done here and given to the database as literals (no `interval` syntax, which differs
+//! between dialects), Q13's derived table names its columns inside the subquery, and Q15's view is a common table
+//! expression. A target whose dialect needs a different text rewrites it in [`crate::Target::adapt_sql`].
+
+use crate::params::QueryParameters;
+
+/// A quoted SQL string literal.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A decimal literal without exponent (Q11's fraction can be 0.0000001).
+fn decimal(value: f64) -> String {
+    let text = format!("{value:.12}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn list(values: &[i64], quote: bool) -> String {
+    values.iter().map(|v| if quote { format!("'{v}'") } else { v.to_string() }).collect::<Vec<_>>().join(", ")
+}
+
+/// The SQL text of a query with its parameters.
+pub fn render(parameters: &QueryParameters) -> String {
+    use QueryParameters as P;
+    match parameters {
+        P::Q1 { delta_days } => {
+            let date = crate::params::Date::new(1998, 12, 1).plus_days(-delta_days).sql();
+            format!(
+                "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, sum(l_extendedprice) as sum_base_price,
+    sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
+    avg(l_quantity) as avg_qty, avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order
+from lineitem
+where l_shipdate <= {date}
+group by l_returnflag, l_linestatus
+order by l_returnflag, l_linestatus"
+            )
+        }
+        P::Q2 { size, type_suffix, region } => {
+            let type_pattern = quoted(&format!("%{type_suffix}"));
+            let region = quoted(region);
+            format!(
+                "select s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
+from part, supplier, partsupp, nation, region
+where p_partkey = ps_partkey and s_suppkey = ps_suppkey and p_size = {size} and p_type like {type_pattern}
+    and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = {region}
+    and ps_supplycost = (
+        select min(ps_supplycost) from partsupp, supplier, nation, region
+        where p_partkey = ps_partkey and s_suppkey = ps_suppkey and s_nationkey = n_nationkey
+            and n_regionkey = r_regionkey and r_name = {region})
+order by s_acctbal desc, n_name, s_name, p_partkey
+limit 100"
+            )
+        }
+        P::Q3 { segment, date } => {
+            let (segment, date) = (quoted(segment), date.sql());
+            format!(
+                "select l_orderkey, sum(l_extendedprice * (1 - l_discount)) as revenue, o_orderdate, o_shippriority
+from customer, orders, lineitem
+where c_mktsegment = {segment} and c_custkey = o_custkey and l_orderkey = o_orderkey
+    and o_orderdate < {date} and l_shipdate > {date}
+group by l_orderkey, o_orderdate, o_shippriority
+order by revenue desc, o_orderdate
+limit 10"
+            )
+        }
+        P::Q4 { date } => {
+            let (from, to) = (date.sql(), date.plus_months(3).sql());
+            format!(
+                "select o_orderpriority, count(*) as order_count
+from orders
+where o_orderdate >= {from} and o_orderdate < {to}
+    and exists (select * from lineitem where l_orderkey = o_orderkey and l_commitdate < l_receiptdate)
+group by o_orderpriority
+order by o_orderpriority"
+            )
+        }
+        P::Q5 { region, date } => {
+            let (region, from, to) = (quoted(region), date.sql(), date.plus_months(12).sql());
+            format!(
+                "select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue
+from customer, orders, lineitem, supplier, nation, region
+where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey and c_nationkey = s_nationkey
+    and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = {region}
+    and o_orderdate >= {from} and o_orderdate < {to}
+group by n_name
+order by revenue desc"
+            )
+        }
+        P::Q6 { date, discount_percent, quantity } => {
+            let (from, to) = (date.sql(), date.plus_months(12).sql());
+            let (low, high) =
+                (decimal((discount_percent - 1) as f64 / 100.0), decimal((discount_percent + 1) as f64 / 100.0));
+            format!(
+                "select sum(l_extendedprice * l_discount) as revenue
+from lineitem
+where l_shipdate >= {from} and l_shipdate < {to} and l_discount between {low} and {high} and l_quantity < {quantity}"
+            )
+        }
+        P::Q7 { nation1, nation2 } => {
+            let (n1, n2) = (quoted(nation1), quoted(nation2));
+            format!(
+                "select supp_nation, cust_nation, l_year, sum(volume) as revenue
+from (
+    select n1.n_name as supp_nation, n2.n_name as cust_nation, extract(year from l_shipdate) as l_year,
+        l_extendedprice * (1 - l_discount) as volume
+    from supplier, lineitem, orders, customer, nation n1, nation n2
+    where s_suppkey = l_suppkey and o_orderkey = l_orderkey and c_custkey = o_custkey
+        and s_nationkey = n1.n_nationkey and c_nationkey = n2.n_nationkey
+        and ((n1.n_name = {n1} and n2.n_name = {n2}) or (n1.n_name = {n2} and n2.n_name = {n1}))
+        and l_shipdate between date '1995-01-01' and date '1996-12-31'
+) as shipping
+group by supp_nation, cust_nation, l_year
+order by supp_nation, cust_nation, l_year"
+            )
+        }
+        P::Q8 { nation, region, part_type } => {
+            let (nation, region, part_type) = (quoted(nation), quoted(region), quoted(part_type));
+            format!(
+                "select o_year, sum(case when nation = {nation} then volume else 0 end) / sum(volume) as mkt_share
+from (
+    select extract(year from o_orderdate) as o_year, l_extendedprice * (1 - l_discount) as volume,
+        n2.n_name as nation
+    from part, supplier, lineitem, orders, customer, nation n1, nation n2, region
+    where p_partkey = l_partkey and s_suppkey = l_suppkey and l_orderkey = o_orderkey and o_custkey = c_custkey
+        and c_nationkey = n1.n_nationkey and n1.n_regionkey = r_regionkey and r_name = {region}
+        and s_nationkey = n2.n_nationkey and o_orderdate between date '1995-01-01' and date '1996-12-31'
+        and p_type = {part_type}
+) as all_nations
+group by o_year
+order by o_year"
+            )
+        }
+        P::Q9 { color } => {
+            let pattern = quoted(&format!("%{color}%"));
+            format!(
+                "select nation, o_year, sum(amount) as sum_profit
+from (
+    select n_name as nation, extract(year from o_orderdate) as o_year,
+        l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity as amount
+    from part, supplier, lineitem, partsupp, orders, nation
+    where s_suppkey = l_suppkey and ps_suppkey = l_suppkey and ps_partkey = l_partkey and p_partkey = l_partkey
+        and o_orderkey = l_orderkey and s_nationkey = n_nationkey and p_name like {pattern}
+) as profit
+group by nation, o_year
+order by nation, o_year desc"
+            )
+        }
+        P::Q10 { date } => {
+            let (from, to) = (date.sql(), date.plus_months(3).sql());
+            format!(
+                "select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) as revenue, c_acctbal, n_name,
+    c_address, c_phone, c_comment
+from customer, orders, lineitem, nation
+where c_custkey = o_custkey and l_orderkey = o_orderkey and o_orderdate >= {from} and o_orderdate < {to}
+    and l_returnflag = 'R' and c_nationkey = n_nationkey
+group by c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment
+order by revenue desc
+limit 20"
+            )
+        }
+        P::Q11 { nation, fraction } => {
+            let (nation, fraction) = (quoted(nation), decimal(*fraction));
+            format!(
+                "select ps_partkey, sum(ps_supplycost * ps_availqty) as value
+from partsupp, supplier, nation
+where ps_suppkey = s_suppkey and s_nationkey = n_nationkey and n_name = {nation}
+group by ps_partkey
+having sum(ps_supplycost * ps_availqty) > (
+    select sum(ps_supplycost * ps_availqty) * {fraction}
+    from partsupp, supplier, nation
+    where ps_suppkey = s_suppkey and s_nationkey = n_nationkey and n_name = {nation})
+order by value desc"
+            )
+        }
+        P::Q12 { shipmode1, shipmode2, date } => {
+            let (m1, m2, from, to) = (quoted(shipmode1), quoted(shipmode2), date.sql(), date.plus_months(12).sql());
+            format!(
+                "select l_shipmode,
+    sum(case when o_orderpriority = '1-URGENT' or o_orderpriority = '2-HIGH' then 1 else 0 end) as high_line_count,
+    sum(case when o_orderpriority <> '1-URGENT' and o_orderpriority <> '2-HIGH' then 1 else 0 end) as low_line_count
+from orders, lineitem
+where o_orderkey = l_orderkey and l_shipmode in ({m1}, {m2}) and l_commitdate < l_receiptdate
+    and l_shipdate < l_commitdate and l_receiptdate >= {from} and l_receiptdate < {to}
+group by l_shipmode
+order by l_shipmode"
+            )
+        }
+        P::Q13 { word1, word2 } => {
+            let pattern = quoted(&format!("%{word1}%{word2}%"));
+            format!(
+                "select c_count, count(*) as custdist
+from (
+    select c_custkey, count(o_orderkey) as c_count
+    from customer left outer join orders on c_custkey = o_custkey and o_comment not like {pattern}
+    group by c_custkey
+) as c_orders
+group by c_count
+order by custdist desc, c_count desc"
+            )
+        }
+        P::Q14 { date } => {
+            let (from, to) = (date.sql(), date.plus_months(1).sql());
+            format!(
+                "select 100.00 * sum(case when p_type like 'PROMO%' then l_extendedprice * (1 - l_discount) else 0 end)
+    / sum(l_extendedprice * (1 - l_discount)) as promo_revenue
+from lineitem, part
+where l_partkey = p_partkey and l_shipdate >= {from} and l_shipdate < {to}"
+            )
+        }
+        P::Q15 { date } => {
+            let (from, to) = (date.sql(), date.plus_months(3).sql());
+            format!(
+                "with revenue0 as (
+    select l_suppkey as supplier_no, sum(l_extendedprice * (1 - l_discount)) as total_revenue
+    from lineitem
+    where l_shipdate >= {from} and l_shipdate < {to}
+    group by l_suppkey)
+select s_suppkey, s_name, s_address, s_phone, total_revenue
+from supplier, revenue0
+where s_suppkey = supplier_no and total_revenue = (select max(total_revenue) from revenue0)
+order by s_suppkey"
+            )
+        }
+        P::Q16 { brand, type_prefix, sizes } => {
+            let (brand, type_pattern, sizes) = (quoted(brand), quoted(&format!("{type_prefix}%")), list(sizes, false));
+            format!(
+                "select p_brand, p_type, p_size, count(distinct ps_suppkey) as supplier_cnt
+from partsupp, part
+where p_partkey = ps_partkey and p_brand <> {brand} and p_type not like {type_pattern} and p_size in ({sizes})
+    and ps_suppkey not in (select s_suppkey from supplier where s_comment like '%Customer%Complaints%')
+group by p_brand, p_type, p_size
+order by supplier_cnt desc, p_brand, p_type, p_size"
+            )
+        }
+        P::Q17 { brand, container } => {
+            let (brand, container) = (quoted(brand), quoted(container));
+            format!(
+                "select sum(l_extendedprice) / 7.0 as avg_yearly
+from lineitem, part
+where p_partkey = l_partkey and p_brand = {brand} and p_container = {container}
+    and l_quantity < (select 0.2 * avg(l_quantity) from lineitem where l_partkey = p_partkey)"
+            )
+        }
+        P::Q18 { quantity } => format!(
+            "select c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity) as sum_quantity
+from customer, orders, lineitem
+where o_orderkey in (select l_orderkey from lineitem group by l_orderkey having sum(l_quantity) > {quantity})
+    and c_custkey = o_custkey and o_orderkey = l_orderkey
+group by c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
+order by o_totalprice desc, o_orderdate
+limit 100"
+        ),
+        P::Q19 { quantity1, quantity2, quantity3, brand1, brand2, brand3 } => {
+            let (b1, b2, b3) = (quoted(brand1), quoted(brand2), quoted(brand3));
+            let (q1, q2, q3) = (quantity1, quantity2, quantity3);
+            format!(
+                "select sum(l_extendedprice * (1 - l_discount)) as revenue
+from lineitem, part
+where (p_partkey = l_partkey and p_brand = {b1} and p_container in ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG')
+        and l_quantity >= {q1} and l_quantity <= {q1} + 10 and p_size between 1 and 5
+        and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON')
+    or (p_partkey = l_partkey and p_brand = {b2} and p_container in ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK')
+        and l_quantity >= {q2} and l_quantity <= {q2} + 10 and p_size between 1 and 10
+        and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON')
+    or (p_partkey = l_partkey and p_brand = {b3} and p_container in ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG')
+        and l_quantity >= {q3} and l_quantity <= {q3} + 10 and p_size between 1 and 15
+        and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON')"
+            )
+        }
+        P::Q20 { color, date, nation } => {
+            let (pattern, from, to, nation) =
+                (quoted(&format!("{color}%")), date.sql(), date.plus_months(12).sql(), quoted(nation));
+            format!(
+                "select s_name, s_address
+from supplier, nation
+where s_suppkey in (
+        select ps_suppkey from partsupp
+        where ps_partkey in (select p_partkey from part where p_name like {pattern})
+            and ps_availqty > (
+                select 0.5 * sum(l_quantity) from lineitem
+                where l_partkey = ps_partkey and l_suppkey = ps_suppkey
+                    and l_shipdate >= {from} and l_shipdate < {to}))
+    and s_nationkey = n_nationkey and n_name = {nation}
+order by s_name"
+            )
+        }
+        P::Q21 { nation } => {
+            let nation = quoted(nation);
+            format!(
+                "select s_name, count(*) as numwait
+from supplier, lineitem l1, orders, nation
+where s_suppkey = l1.l_suppkey and o_orderkey = l1.l_orderkey and o_orderstatus = 'F'
+    and l1.l_receiptdate > l1.l_commitdate
+    and exists (select * from lineitem l2 where l2.l_orderkey = l1.l_orderkey and l2.l_suppkey <> l1.l_suppkey)
+    and not exists (
+        select * from lineitem l3
+        where l3.l_orderkey = l1.l_orderkey and l3.l_suppkey <> l1.l_suppkey and l3.l_receiptdate > l3.l_commitdate)
+    and s_nationkey = n_nationkey and n_name = {nation}
+group by s_name
+order by numwait desc, s_name
+limit 100"
+            )
+        }
+        P::Q22 { country_codes } => {
+            let codes = list(country_codes, true);
+            format!(
+                "select cntrycode, count(*) as numcust, sum(c_acctbal) as totacctbal
+from (
+    select substring(c_phone from 1 for 2) as cntrycode, c_acctbal
+    from customer
+    where substring(c_phone from 1 for 2) in ({codes})
+        and c_acctbal > (
+            select avg(c_acctbal) from customer
+            where c_acctbal > 0.00 and substring(c_phone from 1 for 2) in ({codes}))
+        and not exists (select * from orders where o_custkey = c_custkey)
+) as custsale
+group by cntrycode
+order by cntrycode"
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_queries_carry_their_parameters() {
+        let q1 = render(&QueryParameters::validation(1, 1.0));
+        assert!(q1.contains("l_shipdate <= date '1998-09-02'"), "{q1}");
+        let q6 = render(&QueryParameters::validation(6, 1.0));
+        assert!(q6.contains("between 0.05 and 0.07") && q6.contains("< date '1995-01-01'"), "{q6}");
+        let q11 = render(&QueryParameters::validation(11, 1.0));
+        assert!(q11.contains("* 0.0001\n"), "{q11}");
+        let q22 = render(&QueryParameters::validation(22, 1.0));
+        assert!(q22.contains("in ('13', '31', '23', '29', '30', '18', '17')"), "{q22}");
+        assert_eq!(decimal(0.0001 / 1000.0), "0.0000001");
+        assert_eq!(quoted("it's"), "'it''s'");
+    }
+}

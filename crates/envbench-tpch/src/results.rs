@@ -1,0 +1,204 @@
+//! What a run produced: per query per stream times, stream geometric means, the TPC-H-derived metrics, every
+//! failure with its error, and the data/load facts; and its translation into the core result model.
+
+use crate::params::{OrderSource, QueryOrder, QueryParameters};
+use crate::target::{LoadInfo, QueryFailure, TargetKind};
+use envbench_core::{Direction, ResultRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The workload name in results.
+pub const WORKLOAD: &str = "tpch";
+/// Bumped when results stop being comparable with earlier ones.
+pub const WORKLOAD_VERSION: u32 = 1;
+/// The label every metric carries.
+pub const DERIVED_NOTE: &str = "TPC-H-derived metrics: not audited, not comparable with published TPC-H results";
+
+/// The test a stream belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Power,
+    Throughput,
+}
+
+impl Phase {
+    /// The step name the OS sampler sees.
+    pub fn step(self) -> &'static str {
+        match self {
+            Phase::Power => "power",
+            Phase::Throughput => "throughput",
+        }
+    }
+}
+
+/// How one execution ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "error")]
+pub enum ExecutionStatus {
+    Ok,
+    /// The answer came back but differs from the reference (validation runs at SF 1 only).
+    WrongAnswer(String),
+    Failed(QueryFailure),
+}
+
+impl ExecutionStatus {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, ExecutionStatus::Ok)
+    }
+}
+
+/// One query of one query set of one stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueryExecution {
+    /// 1 to 22.
+    pub query: u8,
+    /// 0-based query set within the stream.
+    pub set: usize,
+    /// 1-based position in the set's order.
+    pub position: usize,
+    pub parameters: QueryParameters,
+    pub elapsed_seconds: f64,
+    pub rows: usize,
+    pub status: ExecutionStatus,
+}
+
+/// A refresh function run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RefreshExecution {
+    /// `RF1` or `RF2`.
+    pub function: String,
+    pub update_set: u32,
+    pub elapsed_seconds: f64,
+    pub status: ExecutionStatus,
+}
+
+/// One stream (virtual user).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamOutcome {
+    pub phase: Phase,
+    /// 0 for the power test, 1.. for throughput streams.
+    pub stream: usize,
+    /// Where each query set's order came from.
+    pub orders: Vec<OrderSource>,
+    pub queries: Vec<QueryExecution>,
+    pub refreshes: Vec<RefreshExecution>,
+    /// Geometric mean of the successful query times; `None` when none succeeded.
+    pub geomean_seconds: Option<f64>,
+    pub elapsed_seconds: f64,
+}
+
+/// A failed, timed-out, cancelled or wrong query or refresh.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub phase: Phase,
+    pub stream: usize,
+    pub set: usize,
+    /// `Q1`..`Q22`, `RF1`, `RF2`, or `session` when the stream could not connect.
+    pub what: String,
+    pub status: ExecutionStatus,
+}
+
+/// The TPC-H-style metrics, each `None` with the reason in `notes` when it could not be computed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Power@Size = 3600 * SF / (product of the query and refresh times)^(1/n).
+    pub power_at_size: Option<f64>,
+    /// How many timed intervals the power figure uses: 24 with refreshes, 22 without.
+    pub power_intervals: usize,
+    /// Throughput@Size = S * sets * 22 * 3600 / Ts * SF.
+    pub throughput_at_size: Option<f64>,
+    /// Ts: the throughput test's wall time.
+    pub throughput_seconds: Option<f64>,
+    /// QphH@Size = sqrt(Power * Throughput).
+    pub qphh_at_size: Option<f64>,
+    /// Labels and caveats, always including [`DERIVED_NOTE`].
+    pub notes: Vec<String>,
+}
+
+/// Everything one `tpch` run produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TpchOutcome {
+    pub scale_factor: f64,
+    pub target: TargetKind,
+    pub users: usize,
+    pub sets: usize,
+    pub validate: bool,
+    pub seed: u64,
+    pub order: QueryOrder,
+    pub query_timeout_seconds: Option<f64>,
+    pub load: LoadInfo,
+    pub streams: Vec<StreamOutcome>,
+    pub failures: Vec<FailureReport>,
+    pub metrics: Metrics,
+    /// Set when the refresh functions did not run, with the reason.
+    pub refresh_skipped: Option<String>,
+    pub interrupted: bool,
+}
+
+impl TpchOutcome {
+    /// The parameters that define a comparable run (nothing that varies from run to run).
+    pub fn parameters(&self) -> serde_json::Value {
+        json!({
+            "sf": self.scale_factor,
+            "target": self.target.as_str(),
+            "users": self.users,
+            "sets": self.sets,
+            "validate": self.validate,
+            "seed": self.seed,
+        })
+    }
+
+    /// The results in the core model: `Q1`..`Q22` elapsed seconds (one sample per stream execution), `geomean`
+    /// (one sample per stream), and `power`, `throughput`, `qphh` when computed.
+    pub fn records(&self) -> Vec<ResultRecord> {
+        let parameters = self.parameters();
+        let record = |test_id: String, metric: &str, unit: &str, direction, samples: Vec<f64>, flags: Vec<String>| {
+            ResultRecord {
+                workload: WORKLOAD.to_string(),
+                workload_version: WORKLOAD_VERSION,
+                test_id,
+                parameters: parameters.clone(),
+                metric: metric.to_string(),
+                unit: unit.to_string(),
+                direction,
+                samples,
+                flags,
+            }
+        };
+        let mut records = Vec::new();
+        for query in 1..=22u8 {
+            let executions = self.streams.iter().flat_map(|s| s.queries.iter()).filter(|e| e.query == query);
+            let (ok, failed): (Vec<&QueryExecution>, Vec<&QueryExecution>) = executions.partition(|e| e.status.is_ok());
+            if ok.is_empty() && failed.is_empty() {
+                continue;
+            }
+            let mut flags = Vec::new();
+            if !failed.is_empty() {
+                flags.push(format!("failed:{}", failed.len()));
+            }
+            let samples = ok.iter().map(|e| e.elapsed_seconds).collect();
+            records.push(record(format!("Q{query}"), "elapsed", "s", Direction::LowerIsBetter, samples, flags));
+        }
+        let geomeans: Vec<f64> = self.streams.iter().filter_map(|s| s.geomean_seconds).collect();
+        if !geomeans.is_empty() {
+            let flags = if self.failures.is_empty() { vec![] } else { vec!["incomplete".to_string()] };
+            records.push(record("geomean".into(), "elapsed_geomean", "s", Direction::LowerIsBetter, geomeans, flags));
+        }
+        let mut derived_flags = vec!["tpch-derived".to_string()];
+        if self.refresh_skipped.is_some() {
+            derived_flags.push("refresh-skipped".to_string());
+        }
+        for (test, metric, value) in [
+            ("power", "power_at_size", self.metrics.power_at_size),
+            ("throughput", "throughput_at_size", self.metrics.throughput_at_size),
+            ("qphh", "qphh_at_size", self.metrics.qphh_at_size),
+        ] {
+            if let Some(value) = value {
+                let flags = derived_flags.clone();
+                records.push(record(test.into(), metric, "queries/h", Direction::HigherIsBetter, vec![value], flags));
+            }
+        }
+        records
+    }
+}
