@@ -93,6 +93,9 @@ no_keep = true
 [cube]
 scale = 0.05
 repeat = 1
+
+[tpch]
+sf = 0.1
 "#;
 
 const STANDARD: &str = r#"
@@ -110,6 +113,9 @@ jobs = "auto"
 
 [cube]
 scale = 1.0
+
+[tpch]
+sf = 1
 "#;
 
 const SMOKE: &str = r#"
@@ -135,6 +141,9 @@ iterations = 100
 [cube]
 scale = 0.002
 repeat = 1
+
+[tpch]
+sf = 0.01
 "#;
 
 /// Parse a suite. `file` names it in errors; `known` lists the workloads this build can run.

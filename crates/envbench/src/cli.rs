@@ -34,6 +34,9 @@ pub enum Command {
     Ranread(RanreadArgs),
     /// EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.
     Cube(CubeArgs),
+    /// TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion over
+    /// generated Parquet files or on PostgreSQL.
+    Tpch(TpchArgs),
     /// List, show and export stored results.
     Results(ResultsArgs),
     /// Compare environments: runs, labels or tag filters side by side, with significance and what differs.
@@ -340,6 +343,61 @@ pub struct CubeGetArgs {
     /// The working directory of the cube run.
     #[arg(long, default_value = "envbench-cube")]
     pub dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct TpchArgs {
+    /// Scale factor: 1 is about 1 GB of raw data (6 million lineitem rows); any positive decimal such as 0.1.
+    #[arg(long, default_value_t = 1.0)]
+    pub sf: f64,
+    /// Directory for the generated Parquet data (DIR/envbench-tpch/sf<SF>, kept and reused); with a PostgreSQL
+    /// target, the directory whose storage the sampler watches (default: the server's data directory when it is on
+    /// this machine).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Where the queries run: datafusion (embedded, the default) or postgres://user@host:port/database.
+    #[arg(long, default_value = "datafusion", value_name = "TARGET")]
+    pub target: String,
+    /// PostgreSQL schema for the tables (created when missing; default: the connection's search_path).
+    #[arg(long)]
+    pub schema: Option<String>,
+    /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
+    #[arg(long)]
+    pub users: Option<usize>,
+    /// Query sets each virtual user runs in the throughput test.
+    #[arg(long, default_value_t = 1)]
+    pub sets: usize,
+    /// Use the specification's validation parameters (and, at SF 1, check every answer against the reference).
+    #[arg(long)]
+    pub validate: bool,
+    /// Seed of the substitution parameters and the query orders beyond the specification's table.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Give up on a query after this long, e.g. 10m; it is counted as timed out.
+    #[arg(long, value_name = "DURATION")]
+    pub query_timeout: Option<String>,
+    /// Run only the power test (one stream).
+    #[arg(long, conflicts_with = "throughput_only")]
+    pub power_only: bool,
+    /// Run only the throughput test (the virtual users).
+    #[arg(long)]
+    pub throughput_only: bool,
+    /// Regenerate the data (DataFusion) or reload the tables (PostgreSQL) even when a matching set exists.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Drop the OS page cache before each power-test query and before the throughput test (needs root).
+    #[arg(long)]
+    pub cold: bool,
+    /// Threads for generation, DataFusion partitions and PostgreSQL load jobs (default: every CPU).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub labels: RunLabels,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
 #[derive(Args, Debug)]

@@ -25,10 +25,9 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The runs in the store of a test directory.
 fn runs(dir: &Path) -> Vec<Value> {
-    let output = envbench(dir, &["results", "list", "--json"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    serde_json::from_slice::<Value>(&output.stdout).unwrap().as_array().unwrap().clone()
+    common::runs(&dir.join("results.db"))
 }
 
 #[test]
@@ -38,7 +37,7 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("Scorecard: suite smoke"), "{stdout}");
-    for workload in ["sysinfo", "disk", "ranread", "cube"] {
+    for workload in ["sysinfo", "disk", "ranread", "cube", "tpch"] {
         assert!(
             stdout.lines().any(|l| l.contains(workload) && l.contains("complete")),
             "{workload} missing:\n{stdout}"
@@ -46,8 +45,9 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     }
     let report = std::fs::read_to_string(dir.join("envbench-report.html")).unwrap();
     assert!(report.contains("<svg"));
+    assert!(stdout.contains("QphH@Size"), "the tpch headline is on the scorecard:\n{stdout}");
     let runs = runs(&dir);
-    assert_eq!(runs.len(), 4);
+    assert_eq!(runs.len(), 5);
     let suite = runs[0]["suite_id"].as_str().unwrap();
     for run in &runs {
         assert_eq!(run["suite_id"], suite);

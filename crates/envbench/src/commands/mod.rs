@@ -8,6 +8,7 @@ mod ranread;
 mod results;
 mod run;
 mod sysinfo;
+mod tpch;
 
 use crate::cli::{Cli, Command, RunLabels};
 use crate::usage;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cube(args) => cube::run(&store, args),
         Command::Disk(args) => disk::run(&store, args),
         Command::Ranread(args) => ranread::run(&store, args),
+        Command::Tpch(args) => tpch::run(&store, args),
         Command::Results(args) => results::run(&store, args),
         Command::Compare(args) => compare::compare(&store, args),
         Command::Report(args) => compare::report(&store, args),

@@ -259,6 +259,17 @@ fn headline(run: &StoredRun) -> String {
             _ => "no step within the latency target".into(),
         },
         "cube" => median("total", "elapsed").map(|s| format!("8-step sequence {s:.2} s")).unwrap_or_default(),
+        "tpch" => {
+            let sf = run.results.first().and_then(|r| r.record.parameters.get("sf")).cloned().unwrap_or_default();
+            let mut parts = vec![format!("SF {sf}")];
+            if let Some(geomean) = median("geomean", "elapsed_geomean") {
+                parts.push(format!("query geomean {geomean:.3} s"));
+            }
+            if let Some(qphh) = median("qphh", "qphh_at_size") {
+                parts.push(format!("QphH@Size {qphh:.0} (TPC-H-derived)"));
+            }
+            parts.join("; ")
+        }
         "exec" => {
             let total: f64 = run
                 .results
