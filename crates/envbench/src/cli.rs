@@ -358,7 +358,8 @@ pub struct TpchArgs {
     /// Where the queries run: datafusion (embedded, the default) or postgres://user@host:port/database.
     #[arg(long, default_value = "datafusion", value_name = "TARGET")]
     pub target: String,
-    /// PostgreSQL schema for the tables (created when missing; default: the connection's search_path).
+    /// PostgreSQL schema for the tables (created when missing; default: the connection's search_path); ignored by
+    /// the datafusion target, so one suite matrix can sweep both.
     #[arg(long)]
     pub schema: Option<String>,
     /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
@@ -443,8 +444,8 @@ pub struct PushArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// quick (default: fingerprint, disk --quick, a short ranread sweep, a small cube), standard (each workload's full
-    /// default), or a suite file (TOML; see examples/).
+    /// quick (default: fingerprint, disk --quick, a short ranread sweep, a small cube, TPC-H SF 0.1), standard (each
+    /// workload's full default), or a suite file (TOML; see examples/).
     #[arg(long, default_value = "quick", value_name = "quick|standard|FILE")]
     pub suite: String,
     /// Directory for the workloads' files (test files, the ranread database file, the cube).
@@ -456,6 +457,9 @@ pub struct RunArgs {
     /// Where to write the HTML report of the suite.
     #[arg(long, default_value = "envbench-report.html")]
     pub report: PathBuf,
+    /// Check the suite and print the runs it expands into, without running anything.
+    #[arg(long, conflicts_with = "resume")]
+    pub dry_run: bool,
     /// Test-only: run the built-in suite at tiny sizes.
     #[arg(long, hide = true)]
     pub smoke: bool,

@@ -7,6 +7,7 @@ mod cli;
 mod commands;
 mod output;
 mod session;
+mod workloads;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -257,3 +257,43 @@ fn exec_failing_step_stops_with_its_output() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("is not NAME=COMMAND"));
 }
+
+#[test]
+fn every_example_suite_is_valid_and_a_dry_run_lists_its_runs_without_running_them() {
+    let dir = scratch("examples");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let output = envbench(&dir, &["run", "--suite", path.to_str().unwrap(), "--dry-run"]);
+        assert!(output.status.success(), "{}: {}", path.display(), text(&output.stderr));
+        let listing = text(&output.stdout);
+        assert!(listing.lines().any(|l| l.starts_with("[1] envbench ")), "{listing}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} example suites found in {}", examples.display());
+    assert!(!dir.join("results.db").exists(), "a dry run stores nothing");
+
+    let output = envbench(
+        &dir,
+        &["run", "--suite", examples.join("analytics-virtual-users.toml").to_str().unwrap(), "--dry-run"],
+    );
+    let listing = text(&output.stdout);
+    assert_eq!(listing.lines().filter(|l| l.contains("envbench tpch")).count(), 8, "{listing}");
+    assert!(listing.contains("--users 8") && listing.contains("--tag users=8"), "{listing}");
+
+    // A matrix of connection URLs runs with the password but never shows or tags it.
+    let file = dir.join("secret.toml");
+    std::fs::write(
+        &file,
+        "[tpch]\nsf = 0.01\n[matrix]\ntpch.target = [\"postgres://bob:s3cret@127.0.0.1:5432/test\"]\n",
+    )
+    .unwrap();
+    let output = envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dry-run"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let listing = text(&output.stdout);
+    assert!(listing.contains("postgres://bob:***@127.0.0.1:5432/test") && !listing.contains("s3cret"), "{listing}");
+}

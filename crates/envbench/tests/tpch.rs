@@ -155,7 +155,6 @@ fn bad_input_is_refused_before_anything_is_stored() {
         (&["--sets", "0"], "--sets must be at least 1"),
         (&["--query-timeout", "0s"], "--query-timeout must be longer than zero"),
         (&["--query-timeout", "soon"], "--query-timeout"),
-        (&["--schema", "x"], "--schema applies to a PostgreSQL --target only"),
         (&["--dir", "/nonexistent/envbench"], "not a directory"),
         (&["--target", "postgres://postgres@127.0.0.1:1/test"], "is the server running"),
         (&["--target", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db"], "createdb"),

@@ -70,8 +70,15 @@ pub fn run_request(workload: &str, labels: &RunLabels) -> anyhow::Result<RunRequ
 
 /// The command line as the user typed it, quoted where needed.
 pub fn command_line() -> String {
-    std::env::args()
+    quote_words(std::env::args())
+}
+
+/// Words joined into a command line a shell reads back the same: quoted where needed, and with the password of any
+/// connection URL replaced by `***`, since command lines are stored with runs and shown in reports.
+pub fn quote_words<S: AsRef<str>>(words: impl Iterator<Item = S>) -> String {
+    words
         .map(|arg| {
+            let arg = envbench_core::model::redact_url_password(arg.as_ref());
             if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
                 format!("'{}'", arg.replace('\'', r"'\''"))
             } else {
@@ -80,4 +87,18 @@ pub fn command_line() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote_words;
+
+    #[test]
+    fn command_lines_are_quoted_for_the_shell_and_keep_no_password() {
+        let words = ["ranread", "--db", "postgres://bob:s3cret@db:5432/test", "--label", "vm one", "it's"];
+        assert_eq!(
+            quote_words(words.iter()),
+            r"ranread --db postgres://bob:***@db:5432/test --label 'vm one' 'it'\''s'"
+        );
+    }
 }

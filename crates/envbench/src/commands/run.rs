@@ -7,6 +7,7 @@ use crate::commands::{parse_tags, store};
 use crate::output::{Align, Table, heading, progress_line};
 use crate::session::interrupt_flag;
 use crate::usage;
+use crate::workloads::{first_result, workload};
 use clap::Parser;
 use envbench_core::RunStatus;
 use envbench_core::stats::Summary;
@@ -43,6 +44,14 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         }
     }
 
+    if args.dry_run {
+        println!("suite {} ({file}): {} run{}", suite.name, commands.len(), if commands.len() == 1 { "" } else { "s" });
+        for (item, command) in suite.items.iter().zip(&commands) {
+            println!("[{}] envbench {}", item.index, crate::commands::quote_words(command[1..].iter()));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
     let (suite_id, done) = if args.resume {
         resume_point(location, &suite, &plan)?
     } else {
@@ -74,7 +83,7 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         ] {
             argv.extend(["--tag".into(), format!("{key}={value}")]);
         }
-        let shown = command[1..].join(" ");
+        let shown = crate::commands::quote_words(command[1..].iter());
         argv.extend([
             "--invoked-as".into(),
             format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
@@ -138,13 +147,8 @@ fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
 fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, String>) -> Vec<String> {
     let mut argv = vec!["envbench".to_string(), item.workload.clone()];
     argv.extend(item.args.iter().cloned());
-    let has = |option: &str| item.args.iter().any(|a| a == option);
-    let dir = args.dir.display().to_string();
-    match item.workload.as_str() {
-        "sysinfo" if !has("--path") => argv.extend(["--path".into(), dir]),
-        "cube" if !has("--dir") => argv.extend(["--dir".into(), args.dir.join("envbench-cube").display().to_string()]),
-        "disk" | "ranread" | "exec" | "tpch" if !has("--dir") => argv.extend(["--dir".into(), dir]),
-        _ => {}
+    if let Some((option, value)) = workload(&item.workload).and_then(|w| w.place(&args.dir, &item.args)) {
+        argv.extend([option.to_string(), value]);
     }
     if let Some(label) = &args.labels.label {
         argv.extend(["--label".into(), label.clone()]);
@@ -154,7 +158,8 @@ fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, S
     }
     for (key, value) in &item.matrix {
         if !user_tags.contains_key(key) {
-            argv.extend(["--tag".into(), format!("{key}={value}")]);
+            // A matrix of connection URLs must not put a password into the tags.
+            argv.extend(["--tag".into(), format!("{key}={}", envbench_core::model::redact_url_password(value))]);
         }
     }
     argv
@@ -209,7 +214,7 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
             run.summary.workload.clone(),
             setting,
             run.summary.status.to_string(),
-            headline(run),
+            workload(&run.summary.workload).map(|w| w.headline(run)).unwrap_or_else(|| first_result(run)),
             if noisy { "noisy (CV > 5%)".into() } else { String::new() },
         ]);
     }
@@ -217,75 +222,4 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
     out.push('\n');
     out.push_str(&table.render());
     out
-}
-
-/// The figure a practitioner looks at first, per workload.
-fn headline(run: &StoredRun) -> String {
-    let median = |test: &str, metric: &str| {
-        run.results
-            .iter()
-            .find(|r| r.record.test_id == test && r.record.metric == metric)
-            .and_then(|r| Summary::of(&r.record.samples))
-            .map(|s| s.median)
-    };
-    match run.summary.workload.as_str() {
-        "sysinfo" => {
-            let fp = &run.fingerprint;
-            format!(
-                "{}; {} threads; {}",
-                fp.cpu.model.as_deref().unwrap_or("CPU ?"),
-                fp.cpu.threads.unwrap_or(0),
-                fp.virtualization.hypervisor.as_deref().unwrap_or("bare metal")
-            )
-        }
-        "disk" => {
-            let mut parts = Vec::new();
-            if let Some(iops) = median("RND4K Q32T1 read", "iops") {
-                parts.push(format!("RND4K Q32T1 read {iops:.0} IOPS"));
-            }
-            if let Some(mb) = median("SEQ1M Q8T1 read", "throughput") {
-                parts.push(format!("SEQ1M Q8T1 read {mb:.0} MB/s"));
-            }
-            if parts.is_empty()
-                && let Some(first) = run.results.iter().find(|r| r.record.metric == "throughput")
-            {
-                let mb = Summary::of(&first.record.samples).map(|s| s.median).unwrap_or(0.0);
-                parts.push(format!("{} {mb:.1} MB/s", first.record.test_id));
-            }
-            parts.join("; ")
-        }
-        "ranread" => match (median("knee", "iops"), median("knee", "latency_mean")) {
-            (Some(iops), Some(ms)) => format!("knee {iops:.0} IOPS at {ms:.3} ms mean"),
-            _ => "no step within the latency target".into(),
-        },
-        "cube" => median("total", "elapsed").map(|s| format!("8-step sequence {s:.2} s")).unwrap_or_default(),
-        "tpch" => {
-            let sf = run.results.first().and_then(|r| r.record.parameters.get("sf")).cloned().unwrap_or_default();
-            let mut parts = vec![format!("SF {sf}")];
-            if let Some(geomean) = median("geomean", "elapsed_geomean") {
-                parts.push(format!("query geomean {geomean:.3} s"));
-            }
-            if let Some(qphh) = median("qphh", "qphh_at_size") {
-                parts.push(format!("QphH@Size {qphh:.0} (TPC-H-derived)"));
-            }
-            parts.join("; ")
-        }
-        "exec" => {
-            let total: f64 = run
-                .results
-                .iter()
-                .filter(|r| r.record.metric == "elapsed")
-                .filter_map(|r| Summary::of(&r.record.samples).map(|s| s.median))
-                .sum();
-            format!("steps {total:.2} s (sum of medians)")
-        }
-        _ => run
-            .results
-            .first()
-            .and_then(|r| {
-                Summary::of(&r.record.samples)
-                    .map(|s| format!("{} {} {:.3} {}", r.record.test_id, r.record.metric, s.median, r.record.unit))
-            })
-            .unwrap_or_default(),
-    }
 }

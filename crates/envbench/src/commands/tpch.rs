@@ -72,9 +72,6 @@ fn plan(args: &TpchArgs) -> anyhow::Result<Plan> {
             )));
         }
     };
-    if matches!(target, TargetChoice::DataFusion) && args.schema.is_some() {
-        return Err(usage("--schema applies to a PostgreSQL --target only"));
-    }
     let mut options = RunOptions::new(args.sf);
     options.users = args.users;
     options.sets = args.sets;
