@@ -297,3 +297,22 @@ fn every_example_suite_is_valid_and_a_dry_run_lists_its_runs_without_running_the
     let listing = text(&output.stdout);
     assert!(listing.contains("postgres://bob:***@127.0.0.1:5432/test") && !listing.contains("s3cret"), "{listing}");
 }
+
+#[test]
+fn a_suite_keeps_its_runs_in_the_store_named_by_the_store_option() {
+    let dir = scratch("store-option");
+    let store = dir.join("chosen.db");
+    let data_home = dir.join("data-home");
+    std::fs::write(dir.join("s.toml"), "[sysinfo]\nsave = true\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["--store", store.to_str().unwrap(), "run", "--suite", "s.toml", "--report", "r.html"])
+        .current_dir(&dir)
+        .env_remove("ENVBENCH_STORE")
+        .env("XDG_DATA_HOME", &data_home)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(common::runs(&store).len(), 1);
+    assert!(!data_home.join("envbench").exists(), "nothing went to the default store");
+}

@@ -21,7 +21,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let store = StoreLocation::parse(
         &cli.store.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| default_store_path().display().to_string()),
     );
-    match cli.command {
+    dispatch(&store, cli.command)
+}
+
+/// Run one command against a store (the suite runner calls this for each of its runs, with its own store).
+pub fn dispatch(store: &StoreLocation, command: Command) -> anyhow::Result<ExitCode> {
+    let store = store.clone();
+    match command {
         Command::Run(args) => run::run(&store, args),
         Command::Exec(args) => exec::run(&store, args),
         Command::Sysinfo(args) => sysinfo::run(&store, args),

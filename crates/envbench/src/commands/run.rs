@@ -90,9 +90,19 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         ]);
         progress_line(&format!("\n[{}/{total}] envbench {shown}", item.index));
         let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-        if let Err(error) = crate::commands::run(cli) {
-            failures += 1;
-            eprintln!("envbench: [{}/{total}] {}: {}", item.index, item.workload, crate::output::error_chain(&error));
+        match crate::commands::dispatch(location, cli.command) {
+            Ok(code) if code == ExitCode::SUCCESS || interrupt.load(Ordering::SeqCst) => {}
+            // Stored, but not everything worked (e.g. queries that failed): the run said what above.
+            Ok(_) => failures += 1,
+            Err(error) => {
+                failures += 1;
+                eprintln!(
+                    "envbench: [{}/{total}] {}: {}",
+                    item.index,
+                    item.workload,
+                    crate::output::error_chain(&error)
+                );
+            }
         }
     }
     let interrupted = interrupt.load(Ordering::SeqCst);
