@@ -1,6 +1,6 @@
 //! The embedded target: Apache DataFusion reading the generated Parquet files in this process.
 
-use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
+use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
 use crate::data::{DataSet, TableName};
 use crate::refresh::UpdateSet;
@@ -12,8 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often a running query checks the interrupt flag.
-const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 const REFRESH_SKIPPED: &str =
     "the DataFusion target reads immutable Parquet files, so the refresh functions RF1/RF2 are skipped";
 

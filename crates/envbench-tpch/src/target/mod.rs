@@ -11,6 +11,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub use self::datafusion::DataFusionTarget;
+
+/// How often a running query looks at the interrupt flag and its deadline.
+pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 pub use self::postgres::{PostgresOptions, PostgresTarget};
 
 /// Which kind of target ran the queries; part of the result parameters.

@@ -2,7 +2,7 @@
 //! straight from the generator as CSV; then primary keys, the usual foreign-key indexes and `ANALYZE`. A marker table
 //! records a complete load's scale factor and row counts, so the next run with the same scale factor reuses it.
 
-use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
+use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
 use crate::data::{GENERATOR, TableName};
 use crate::refresh::UpdateSet;
@@ -401,19 +401,20 @@ impl PostgresSession {
             self.timeout_ms = timeout_ms;
         }
         let token = self.client.cancel_token();
-        let finished = AtomicBool::new(false);
+        // The watcher wakes at once when the statement ends (the sender is dropped), so the time measured around a
+        // query never includes waiting for it; while the statement runs it looks at the interrupt flag every 50 ms.
+        let (finished, watch) = std::sync::mpsc::channel::<()>();
         let result = std::thread::scope(|scope| {
-            scope.spawn(|| {
-                while !finished.load(Ordering::SeqCst) {
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(INTERRUPT_POLL) {
                     if interrupt.load(Ordering::SeqCst) {
                         let _ = token.cancel_query(NoTls);
                         return;
                     }
-                    std::thread::sleep(Duration::from_millis(50));
                 }
             });
             let result = statement(&mut self.client);
-            finished.store(true, Ordering::SeqCst);
+            drop(finished);
             result
         });
         result.map_err(|e| match e.as_db_error() {
