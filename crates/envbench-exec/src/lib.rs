@@ -12,7 +12,7 @@ use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,27 +206,28 @@ pub fn run_exec(
 /// Run one command through `sh -c` in its own process group and measure it.
 fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -> Result<Execution, ExecError> {
     let lines: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::with_capacity(KEPT_OUTPUT_LINES)));
+    let spawn_error = |e: std::io::Error| ExecError::Spawn { command: command.to_string(), reason: e.to_string() };
+    // One pipe for stdout and stderr, as a terminal shows them: the last lines keep the order the command wrote them
+    // in (two pipes read by two threads would interleave them by chance).
+    let (output, output_writer) = std::io::pipe().map_err(spawn_error)?;
+    let stderr_writer = output_writer.try_clone().map_err(spawn_error)?;
     let started = Instant::now();
-    let mut child = Command::new("sh")
+    // The Command, and with it this process's copies of the pipe's write end, is dropped at the end of the statement,
+    // so the reader sees end-of-file when the command (and anything it left running) closes its copies.
+    let child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(output_writer)
+        .stderr(stderr_writer)
         .process_group(0)
         .spawn()
-        .map_err(|e| ExecError::Spawn { command: command.to_string(), reason: e.to_string() })?;
+        .map_err(spawn_error)?;
     let pid = child.id() as libc::pid_t;
-    let readers: Vec<_> = [
-        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|stream| {
+    let reader = {
         let lines = Arc::clone(&lines);
         std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            for line in BufReader::new(output).lines().map_while(Result::ok) {
                 let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
                 if kept.len() == KEPT_OUTPUT_LINES {
                     kept.pop_front();
@@ -234,8 +235,7 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
                 kept.push_back(line);
             }
         })
-    })
-    .collect();
+    };
     // wait4 on a helper thread, so the wall time is taken the moment the command ends and this thread can watch for
     // Ctrl-C meanwhile.
     let (sender, receiver) = mpsc::channel();
@@ -268,9 +268,7 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
             Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the waiting thread always sends"),
         }
     };
-    for reader in readers {
-        let _ = reader.join();
-    }
+    let _ = reader.join();
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let (exit_status, signal) = if reaped == pid {
         if libc::WIFEXITED(status) {
@@ -395,7 +393,8 @@ mod tests {
         let execution = &outcome.executions[0];
         assert_eq!(execution.exit_status, Some(3));
         assert_eq!(execution.last_lines.len(), KEPT_OUTPUT_LINES);
-        assert!(execution.last_lines.contains(&"oops".to_string()) && execution.last_lines.contains(&"30".to_string()));
+        // stdout and stderr arrive in the order they were written, as on a terminal.
+        assert_eq!(execution.last_lines[KEPT_OUTPUT_LINES - 2..], ["30".to_string(), "oops".to_string()]);
         assert_eq!(outcome.executions.len(), 1, "a failing step stops the run");
         assert!(outcome.failure.as_deref().unwrap().contains("step fails failed in repetition 1 (exit status 3)"));
         o.keep_going = true;
