@@ -180,6 +180,17 @@ impl TpchOutcome {
             let samples = ok.iter().map(|e| e.elapsed_seconds).collect();
             records.push(record(format!("Q{query}"), "elapsed", "s", Direction::LowerIsBetter, samples, flags));
         }
+        for function in ["RF1", "RF2"] {
+            let executions = self.streams.iter().flat_map(|s| s.refreshes.iter()).filter(|r| r.function == function);
+            let (ok, failed): (Vec<&RefreshExecution>, Vec<&RefreshExecution>) =
+                executions.partition(|r| r.status.is_ok());
+            if ok.is_empty() && failed.is_empty() {
+                continue;
+            }
+            let flags = if failed.is_empty() { vec![] } else { vec![format!("failed:{}", failed.len())] };
+            let samples = ok.iter().map(|r| r.elapsed_seconds).collect();
+            records.push(record(function.into(), "elapsed", "s", Direction::LowerIsBetter, samples, flags));
+        }
         let geomeans: Vec<f64> = self.streams.iter().filter_map(|s| s.geomean_seconds).collect();
         if !geomeans.is_empty() {
             let flags = if self.failures.is_empty() { vec![] } else { vec!["incomplete".to_string()] };

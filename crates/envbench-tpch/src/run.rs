@@ -107,7 +107,7 @@ pub fn run(
         observer.step_started(Phase::Throughput.step());
         let started = Instant::now();
         let mut outcomes: Vec<StreamOutcome> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..=users)
+            let mut handles: Vec<_> = (1..=users)
                 .map(|stream| {
                     scope.spawn(move || {
                         run_stream(
@@ -124,6 +124,9 @@ pub fn run(
                     })
                 })
                 .collect();
+            if refresh_skipped.is_none() {
+                handles.push(scope.spawn(move || refresh_stream(target, options, users, interrupt, on_event)));
+            }
             handles.into_iter().map(|h| h.join().expect("a stream thread does not panic")).collect()
         });
         throughput_seconds = Some(started.elapsed().as_secs_f64());
@@ -273,6 +276,67 @@ fn run_stream(
     outcome
 }
 
+/// The throughput test's refresh stream (clause 5.3.4): one RF1/RF2 pair per query set of the query streams, run
+/// alongside them, with update sets 2, 3, ... (the power test used the first). Its number is one past the last query
+/// stream's.
+fn refresh_stream(
+    target: &dyn Target,
+    options: &RunOptions,
+    users: usize,
+    interrupt: &AtomicBool,
+    on_event: &(dyn Fn(&QueryEvent) + Sync),
+) -> StreamOutcome {
+    let (pairs, stream) = (users * options.sets, users + 1);
+    let started = Instant::now();
+    let mut outcome = StreamOutcome {
+        phase: Phase::Throughput,
+        stream,
+        orders: Vec::new(),
+        queries: Vec::new(),
+        refreshes: Vec::new(),
+        geomean_seconds: None,
+        elapsed_seconds: 0.0,
+    };
+    let mut session = match target.session() {
+        Ok(session) => session,
+        Err(e) => {
+            let status = ExecutionStatus::Failed(QueryFailure::Error(format!("could not open a session: {e}")));
+            outcome.refreshes.push(RefreshExecution {
+                function: "session".into(),
+                update_set: 0,
+                elapsed_seconds: 0.0,
+                status,
+            });
+            return outcome;
+        }
+    };
+    for pair in 0..pairs {
+        if interrupt.load(Ordering::SeqCst) {
+            break;
+        }
+        let update_set = UpdateSet::new(options.scale_factor, pair as u32 + 2);
+        // Rows left by an interrupted earlier run would make RF1 fail on duplicate keys; removing them is untimed.
+        let _ = session.refresh_delete(&update_set);
+        for function in ["RF1", "RF2"] {
+            let execution = timed_refresh(function, &update_set, session.as_mut(), |s, u| match function {
+                "RF1" => s.refresh_insert(u),
+                _ => s.refresh_delete(u),
+            });
+            on_event(&QueryEvent {
+                phase: Phase::Throughput,
+                stream,
+                set: pair,
+                what: function.into(),
+                elapsed_seconds: execution.elapsed_seconds,
+                status: &execution.status,
+            });
+            outcome.refreshes.push(execution);
+        }
+    }
+    outcome.elapsed_seconds = started.elapsed().as_secs_f64();
+    outcome
+}
+
 fn run_query(
     target: &dyn Target,
     session: &mut dyn Session,
@@ -380,11 +444,21 @@ fn metrics(
         let expected = users * options.sets * 22;
         let done: usize = throughput.iter().map(|s| s.queries.iter().filter(|q| q.status.is_ok()).count()).sum();
         metrics.throughput_seconds = Some(ts);
-        if done == expected && ts > 0.0 {
+        let refreshes: Vec<&RefreshExecution> = throughput.iter().flat_map(|s| s.refreshes.iter()).collect();
+        let refreshes_ok = refreshes.iter().all(|r| r.status.is_ok())
+            && (refresh_skipped.is_some() || refreshes.len() == 2 * users * options.sets);
+        if done == expected && refreshes_ok && ts > 0.0 {
             metrics.throughput_at_size = Some((users * options.sets * 22) as f64 * 3600.0 / ts * sf);
-            metrics
-                .notes
-                .push("the throughput test runs the query streams only (no refresh stream alongside them)".into());
+            metrics.notes.push(if refresh_skipped.is_some() {
+                "the throughput test runs the query streams only (no refresh stream alongside them)".into()
+            } else {
+                format!(
+                    "the throughput test runs a refresh stream of {} RF1/RF2 pairs alongside the query streams",
+                    users * options.sets
+                )
+            });
+        } else if done == expected && !refreshes_ok {
+            metrics.notes.push("Throughput@Size not computed: the refresh stream did not complete".into());
         } else {
             metrics
                 .notes
@@ -409,6 +483,7 @@ mod tests {
         failing_stream: usize,
         failing_query: u8,
         steps: Mutex<Vec<String>>,
+        refresh: bool,
     }
 
     struct FakeSession {
@@ -460,7 +535,7 @@ mod tests {
             }))
         }
         fn refresh_support(&self) -> Result<(), String> {
-            Err("the fake cannot refresh".into())
+            if self.refresh { Ok(()) } else { Err("the fake cannot refresh".into()) }
         }
     }
 
@@ -470,7 +545,7 @@ mod tests {
 
     #[test]
     fn a_failing_query_is_reported_and_the_run_goes_on() {
-        let target = FakeTarget { failing_stream: 0, failing_query: 5, steps: Mutex::new(vec![]) };
+        let target = FakeTarget { failing_stream: 0, failing_query: 5, steps: Mutex::new(vec![]), refresh: false };
         let mut options = RunOptions::new(1.0);
         options.validate = true;
         options.throughput = false;
@@ -500,7 +575,7 @@ mod tests {
 
     #[test]
     fn throughput_streams_run_concurrently_and_metrics_follow_the_formulas() {
-        let target = FakeTarget { failing_stream: 99, failing_query: 1, steps: Mutex::new(vec![]) };
+        let target = FakeTarget { failing_stream: 99, failing_query: 1, steps: Mutex::new(vec![]), refresh: false };
         let mut options = RunOptions::new(0.5);
         options.users = Some(3);
         options.sets = 2;
@@ -528,6 +603,44 @@ mod tests {
             assert_eq!(record.direction, envbench_core::Direction::HigherIsBetter);
         }
         assert_eq!(records[0].parameters["target"], "datafusion");
+    }
+
+    #[test]
+    fn where_refreshes_run_the_throughput_test_has_a_refresh_stream_beside_the_query_streams() {
+        let target = FakeTarget { failing_stream: 99, failing_query: 1, steps: Mutex::new(vec![]), refresh: true };
+        let mut options = RunOptions::new(0.5);
+        options.users = Some(2);
+        options.sets = 2;
+        let events = Mutex::new(Vec::new());
+        let outcome = run(&target, load(), &options, &AtomicBool::new(false), &NoSteps, &|e| {
+            events.lock().unwrap().push((e.phase, e.stream, e.what.clone()))
+        })
+        .unwrap();
+        // Power stream, two query streams, and the refresh stream numbered after them.
+        assert_eq!(outcome.streams.len(), 4);
+        let power = &outcome.streams[0];
+        assert_eq!(
+            power.refreshes.iter().map(|r| (r.function.as_str(), r.update_set)).collect::<Vec<_>>(),
+            [("RF1", 1), ("RF2", 1)]
+        );
+        let refresh = outcome.streams.iter().find(|s| s.stream == 3).unwrap();
+        assert_eq!(refresh.phase, Phase::Throughput);
+        assert!(refresh.queries.is_empty() && refresh.geomean_seconds.is_none());
+        // One pair per query set of the query streams, each with its own update set.
+        let pairs: Vec<(&str, u32)> = refresh.refreshes.iter().map(|r| (r.function.as_str(), r.update_set)).collect();
+        assert_eq!(
+            pairs,
+            [("RF1", 2), ("RF2", 2), ("RF1", 3), ("RF2", 3), ("RF1", 4), ("RF2", 4), ("RF1", 5), ("RF2", 5)]
+        );
+        assert_eq!(outcome.metrics.power_intervals, 24);
+        assert!(outcome.metrics.throughput_at_size.is_some() && outcome.metrics.qphh_at_size.is_some());
+        assert!(outcome.metrics.notes.iter().any(|n| n.contains("refresh stream of 4 RF1/RF2 pairs")));
+        let events = events.lock().unwrap();
+        assert_eq!(events.iter().filter(|(phase, stream, _)| *phase == Phase::Throughput && *stream == 3).count(), 8);
+        let records = outcome.records();
+        assert_eq!(records.iter().find(|r| r.test_id == "RF1").unwrap().samples.len(), 1 + 4);
+        assert_eq!(records.iter().find(|r| r.test_id == "geomean").unwrap().samples.len(), 3);
+        assert!(!records.iter().find(|r| r.test_id == "qphh").unwrap().flags.contains(&"refresh-skipped".to_string()));
     }
 
     #[test]

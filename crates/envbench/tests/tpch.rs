@@ -130,6 +130,8 @@ fn postgresql_target_loads_runs_refreshes_and_reuses() {
     assert!(text.lines().any(|l| l.starts_with("RF1 ")) && text.lines().any(|l| l.starts_with("RF2 ")), "{text}");
     assert!(text.contains("(24 timed intervals)"), "{text}");
     assert!(!text.contains("skipped"), "{text}");
+    assert!(text.contains("refresh stream of 2 RF1/RF2 pairs"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("refresh ") && l.contains("4/4 RF")), "{text}");
 
     let output = envbench(&store, &args);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -138,6 +140,8 @@ fn postgresql_target_loads_runs_refreshes_and_reuses() {
     assert_eq!(listed.len(), 2);
     let run = show(&store, listed[0]["uuid"].as_str().unwrap());
     assert_eq!(result(&run, "Q9")["parameters"]["target"], "postgres");
+    // RF1 ran once in the power test and twice in the refresh stream.
+    assert_eq!(result(&run, "RF1")["samples"].as_array().unwrap().len(), 3);
     let flags = result(&run, "qphh")["flags"].as_array().unwrap().clone();
     assert_eq!(flags, vec![Value::from("tpch-derived")]);
 }

@@ -124,8 +124,8 @@ pub fn run(location: &StoreLocation, args: TpchArgs) -> anyhow::Result<ExitCode>
             return Err(classify(error));
         }
     };
+    let users = plan.options.users.unwrap_or_else(|| envbench_tpch::default_users(plan.options.scale_factor));
     if !quiet {
-        let users = plan.options.users.unwrap_or_else(|| envbench_tpch::default_users(plan.options.scale_factor));
         let tests = match (plan.options.power, plan.options.throughput) {
             (true, true) => format!("power test, then throughput test with {users} virtual users"),
             (true, false) => "power test".to_string(),
@@ -143,7 +143,7 @@ pub fn run(location: &StoreLocation, args: TpchArgs) -> anyhow::Result<ExitCode>
 
     let observer = ColdSteps { inner: session.steps(), cache: &cache };
     let done = AtomicUsize::new(0);
-    let total = planned_queries(&plan.options);
+    let total = planned_executions(&plan.options, users, target.refresh_support().is_ok());
     let on_event = |event: &QueryEvent| {
         if event.phase == Phase::Power {
             cache.drop_now();
@@ -156,10 +156,7 @@ pub fn run(location: &StoreLocation, args: TpchArgs) -> anyhow::Result<ExitCode>
             ExecutionStatus::Ok => format!("{:.3} s", event.elapsed_seconds),
             other => status_text(other),
         };
-        let who = match event.phase {
-            Phase::Power => "power".to_string(),
-            Phase::Throughput => format!("user {}", event.stream),
-        };
+        let who = stream_name(event.phase, event.stream, users);
         if event.status.is_ok() {
             progress(&format!("[{finished}/{total}] {who}: {} {status}", event.what));
         } else {
@@ -316,11 +313,21 @@ fn classify(error: TpchError) -> anyhow::Error {
 }
 
 /// How many queries and refreshes the run will report, for the progress counter.
-fn planned_queries(options: &RunOptions) -> usize {
-    let users = options.users.unwrap_or_else(|| envbench_tpch::default_users(options.scale_factor));
-    let power = if options.power { 22 } else { 0 };
-    let throughput = if options.throughput { users * options.sets * 22 } else { 0 };
+fn planned_executions(options: &RunOptions, users: usize, refreshes: bool) -> usize {
+    let refresh_pairs = usize::from(refreshes);
+    let power = if options.power { 22 + 2 * refresh_pairs } else { 0 };
+    let throughput = if options.throughput { users * options.sets * (22 + 2 * refresh_pairs) } else { 0 };
     power + throughput
+}
+
+/// How a stream is named: the power test, a virtual user, or the throughput test's refresh stream (numbered after
+/// the users).
+fn stream_name(phase: Phase, stream: usize, users: usize) -> String {
+    match phase {
+        Phase::Power => "power".to_string(),
+        Phase::Throughput if stream > users => "refresh".to_string(),
+        Phase::Throughput => format!("user {stream}"),
+    }
 }
 
 fn fmt_duration(duration: Duration) -> String {
@@ -507,13 +514,14 @@ fn render(outcome: &TpchOutcome, series: &SamplerSeries, cache: &str) -> String 
 
     let mut streams = Table::new(&["STREAM", "QUERIES", "GEOMEAN s", "ELAPSED s"], &[Left, Right, Right, Right]);
     for stream in &outcome.streams {
-        let ok = stream.queries.iter().filter(|q| q.status.is_ok()).count();
+        let (ok, all) = if stream.queries.is_empty() {
+            (stream.refreshes.iter().filter(|r| r.status.is_ok()).count(), stream.refreshes.len())
+        } else {
+            (stream.queries.iter().filter(|q| q.status.is_ok()).count(), stream.queries.len())
+        };
         streams.row(vec![
-            match stream.phase {
-                Phase::Power => "power".to_string(),
-                Phase::Throughput => format!("user {}", stream.stream),
-            },
-            format!("{ok}/{}", stream.queries.len()),
+            stream_name(stream.phase, stream.stream, outcome.users),
+            format!("{ok}/{all}{}", if stream.queries.is_empty() { " RF" } else { "" }),
             stream.geomean_seconds.map(|g| format!("{g:.3}")).unwrap_or_else(|| "-".into()),
             format!("{:.2}", stream.elapsed_seconds),
         ]);
@@ -528,6 +536,7 @@ fn render(outcome: &TpchOutcome, series: &SamplerSeries, cache: &str) -> String 
         for failure in &outcome.failures {
             let stream = match failure.phase {
                 Phase::Power => "power test".to_string(),
+                Phase::Throughput if failure.stream > outcome.users => "refresh stream".to_string(),
                 Phase::Throughput => format!("user {} set {}", failure.stream, failure.set + 1),
             };
             out.push_str(&format!("  {stream}, {}: {}\n", failure.what, status_text(&failure.status)));
