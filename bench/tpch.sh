@@ -15,7 +15,8 @@ CLI_ROOT=${CLI_ROOT:-/tmp/tpchgen-cli-$TPCHGEN_CLI_VERSION}
 cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 
-cargo build --quiet --release -p envbench-tpch --example tpch_bench
+# -p envbench too: the same package selection as the README's build, so the same features and no second DataFusion build.
+cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
 BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
 
 if [ ! -x "$CLI_ROOT/bin/tpchgen-cli" ]; then
