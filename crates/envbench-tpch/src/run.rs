@@ -191,50 +191,13 @@ fn run_stream(
     on_event: &(dyn Fn(&QueryEvent) + Sync),
 ) -> StreamOutcome {
     let started = Instant::now();
-    let mut outcome = StreamOutcome {
-        phase,
-        stream,
-        orders: Vec::new(),
-        queries: Vec::new(),
-        refreshes: Vec::new(),
-        geomean_seconds: None,
-        elapsed_seconds: 0.0,
-    };
-    let mut session = match target.session() {
-        Ok(session) => session,
-        Err(e) => {
-            let status = ExecutionStatus::Failed(QueryFailure::Error(format!("could not open a session: {e}")));
-            on_event(&QueryEvent {
-                phase,
-                stream,
-                set: 0,
-                what: "session".into(),
-                elapsed_seconds: 0.0,
-                status: &status,
-            });
-            outcome.refreshes.push(RefreshExecution {
-                function: "session".into(),
-                update_set: 0,
-                elapsed_seconds: 0.0,
-                status,
-            });
-            return outcome;
-        }
-    };
+    let mut outcome = new_stream(phase, stream);
+    let Some(mut session) = open_session(target, &mut outcome, on_event) else { return outcome };
     let update_set = refresh.then(|| UpdateSet::new(options.scale_factor, 1));
     if let Some(update_set) = &update_set {
         // Rows left by an interrupted earlier run would make RF1 fail on duplicate keys; removing them is untimed.
         let _ = session.refresh_delete(update_set);
-        let rf1 = timed_refresh("RF1", update_set, session.as_mut(), |s, u| s.refresh_insert(u));
-        on_event(&QueryEvent {
-            phase,
-            stream,
-            set: 0,
-            what: "RF1".into(),
-            elapsed_seconds: rf1.elapsed_seconds,
-            status: &rf1.status,
-        });
-        outcome.refreshes.push(rf1);
+        run_refresh("RF1", update_set, session.as_mut(), &mut outcome, 0, on_event);
     }
     for set in 0..sets {
         let table_row = if phase == Phase::Power { 0 } else { stream + set * streams_in_test };
@@ -259,16 +222,7 @@ fn run_stream(
     if let Some(update_set) = &update_set
         && !interrupt.load(Ordering::SeqCst)
     {
-        let rf2 = timed_refresh("RF2", update_set, session.as_mut(), |s, u| s.refresh_delete(u));
-        on_event(&QueryEvent {
-            phase,
-            stream,
-            set: 0,
-            what: "RF2".into(),
-            elapsed_seconds: rf2.elapsed_seconds,
-            status: &rf2.status,
-        });
-        outcome.refreshes.push(rf2);
+        run_refresh("RF2", update_set, session.as_mut(), &mut outcome, 0, on_event);
     }
     let times: Vec<f64> = outcome.queries.iter().filter(|q| q.status.is_ok()).map(|q| q.elapsed_seconds).collect();
     outcome.geomean_seconds = geometric_mean(&times);
@@ -286,31 +240,10 @@ fn refresh_stream(
     interrupt: &AtomicBool,
     on_event: &(dyn Fn(&QueryEvent) + Sync),
 ) -> StreamOutcome {
-    let (pairs, stream) = (users * options.sets, users + 1);
     let started = Instant::now();
-    let mut outcome = StreamOutcome {
-        phase: Phase::Throughput,
-        stream,
-        orders: Vec::new(),
-        queries: Vec::new(),
-        refreshes: Vec::new(),
-        geomean_seconds: None,
-        elapsed_seconds: 0.0,
-    };
-    let mut session = match target.session() {
-        Ok(session) => session,
-        Err(e) => {
-            let status = ExecutionStatus::Failed(QueryFailure::Error(format!("could not open a session: {e}")));
-            outcome.refreshes.push(RefreshExecution {
-                function: "session".into(),
-                update_set: 0,
-                elapsed_seconds: 0.0,
-                status,
-            });
-            return outcome;
-        }
-    };
-    for pair in 0..pairs {
+    let mut outcome = new_stream(Phase::Throughput, users + 1);
+    let Some(mut session) = open_session(target, &mut outcome, on_event) else { return outcome };
+    for pair in 0..users * options.sets {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
@@ -318,23 +251,87 @@ fn refresh_stream(
         // Rows left by an interrupted earlier run would make RF1 fail on duplicate keys; removing them is untimed.
         let _ = session.refresh_delete(&update_set);
         for function in ["RF1", "RF2"] {
-            let execution = timed_refresh(function, &update_set, session.as_mut(), |s, u| match function {
-                "RF1" => s.refresh_insert(u),
-                _ => s.refresh_delete(u),
-            });
-            on_event(&QueryEvent {
-                phase: Phase::Throughput,
-                stream,
-                set: pair,
-                what: function.into(),
-                elapsed_seconds: execution.elapsed_seconds,
-                status: &execution.status,
-            });
-            outcome.refreshes.push(execution);
+            run_refresh(function, &update_set, session.as_mut(), &mut outcome, pair, on_event);
         }
     }
     outcome.elapsed_seconds = started.elapsed().as_secs_f64();
     outcome
+}
+
+/// A stream before it has run anything.
+fn new_stream(phase: Phase, stream: usize) -> StreamOutcome {
+    StreamOutcome {
+        phase,
+        stream,
+        orders: Vec::new(),
+        queries: Vec::new(),
+        refreshes: Vec::new(),
+        geomean_seconds: None,
+        elapsed_seconds: 0.0,
+    }
+}
+
+/// The stream's session; when none can be opened the failure is reported and recorded, and the stream ends.
+fn open_session(
+    target: &dyn Target,
+    outcome: &mut StreamOutcome,
+    on_event: &(dyn Fn(&QueryEvent) + Sync),
+) -> Option<Box<dyn Session>> {
+    match target.session() {
+        Ok(session) => Some(session),
+        Err(e) => {
+            let status = ExecutionStatus::Failed(QueryFailure::Error(format!("could not open a session: {e}")));
+            on_event(&QueryEvent {
+                phase: outcome.phase,
+                stream: outcome.stream,
+                set: 0,
+                what: "session".into(),
+                elapsed_seconds: 0.0,
+                status: &status,
+            });
+            outcome.refreshes.push(RefreshExecution {
+                function: "session".into(),
+                update_set: 0,
+                elapsed_seconds: 0.0,
+                status,
+            });
+            None
+        }
+    }
+}
+
+/// Time refresh function `RF1` (insert) or `RF2` (delete) of an update set, report it and record it in the stream.
+fn run_refresh(
+    function: &'static str,
+    update_set: &UpdateSet,
+    session: &mut dyn Session,
+    outcome: &mut StreamOutcome,
+    set: usize,
+    on_event: &(dyn Fn(&QueryEvent) + Sync),
+) {
+    let started = Instant::now();
+    let result = match function {
+        "RF1" => session.refresh_insert(update_set),
+        _ => session.refresh_delete(update_set),
+    };
+    let execution = RefreshExecution {
+        function: function.to_string(),
+        update_set: update_set.number,
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        status: match result {
+            Ok(()) => ExecutionStatus::Ok,
+            Err(failure) => ExecutionStatus::Failed(failure),
+        },
+    };
+    on_event(&QueryEvent {
+        phase: outcome.phase,
+        stream: outcome.stream,
+        set,
+        what: function.into(),
+        elapsed_seconds: execution.elapsed_seconds,
+        status: &execution.status,
+    });
+    outcome.refreshes.push(execution);
 }
 
 fn run_query(
@@ -366,25 +363,6 @@ fn run_query(
         Err(failure) => (0, ExecutionStatus::Failed(failure)),
     };
     QueryExecution { query, set, position, parameters, elapsed_seconds, rows, status }
-}
-
-fn timed_refresh(
-    function: &str,
-    update_set: &UpdateSet,
-    session: &mut dyn Session,
-    work: impl FnOnce(&mut dyn Session, &UpdateSet) -> Result<(), QueryFailure>,
-) -> RefreshExecution {
-    let started = Instant::now();
-    let status = match work(session, update_set) {
-        Ok(()) => ExecutionStatus::Ok,
-        Err(failure) => ExecutionStatus::Failed(failure),
-    };
-    RefreshExecution {
-        function: function.to_string(),
-        update_set: update_set.number,
-        elapsed_seconds: started.elapsed().as_secs_f64(),
-        status,
-    }
 }
 
 fn collect_failures(streams: &[StreamOutcome]) -> Vec<FailureReport> {
