@@ -3,7 +3,7 @@
 mod common;
 
 use common::{fingerprint, record, request, series};
-use envbench_core::model::{ResultRecord, RunStatus};
+use envbench_core::model::RunStatus;
 use envbench_store::{ResultStore, RunFilter, SqliteStore, StoreError};
 use serde_json::json;
 use std::path::PathBuf;
@@ -18,35 +18,7 @@ fn scratch(name: &str) -> PathBuf {
 
 #[test]
 fn round_trip_keeps_everything() {
-    let path = scratch("round-trip");
-    let mut store = SqliteStore::open(&path, true).unwrap();
-    let fp = fingerprint("db01");
-    let uuid = store.begin_run(&request("physical-p3605"), &fp).unwrap();
-    let results =
-        vec![record("RND4K Q32T1 read", vec![101000.0, 99000.5, 100500.25]), record("RND4K Q1T1 read", vec![9000.0])];
-    store.add_results(&uuid, &results).unwrap();
-    store.add_series(&uuid, &series()).unwrap();
-    store.add_attachment(&uuid, "knee", &json!({"jobs": 16})).unwrap();
-    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
-    drop(store);
-
-    let store = SqliteStore::open(&path, false).unwrap();
-    let run = store.load_run(&store.find_run(&uuid[..8]).unwrap()).unwrap();
-    assert_eq!(run.summary.uuid, uuid);
-    assert_eq!(run.summary.status, RunStatus::Complete);
-    assert_eq!(run.summary.label.as_deref(), Some("physical-p3605"));
-    assert_eq!(run.summary.tags.get("storage").map(String::as_str), Some("nvme"));
-    assert_eq!(run.summary.host.as_deref(), Some("db01"));
-    assert_eq!(run.summary.result_count, 2);
-    assert!(run.summary.ended_at.is_some());
-    assert_eq!(run.command_line, "envbench disk --quick");
-    assert_eq!(run.fingerprint, fp);
-    assert_eq!(run.fingerprint_hash, fp.hash());
-    let loaded: Vec<ResultRecord> = run.results.iter().map(|r| r.record.clone()).collect();
-    assert_eq!(loaded, results);
-    assert_eq!(run.results[0].parameters_hash, results[0].parameters_hash());
-    assert_eq!(run.series, Some(series()));
-    assert_eq!(run.attachments["knee"], json!({"jobs": 16}));
+    common::round_trip_keeps_everything(&envbench_store::StoreLocation::Sqlite(scratch("round-trip")));
 }
 
 #[test]
