@@ -3,16 +3,19 @@
 //! This crate owns the types every other crate speaks: the run and result model (what a workload produces and the
 //! store keeps), units and their parsing (`1GiB`, `8k`, `5s`, `8ms`), the statistics rules of the specification
 //! (mean, median, spread, coefficient of variation, the noisy flag, geometric mean), the environment fingerprint's
-//! data types, and the OS sampler's data types. It does no I/O and knows nothing about how a fingerprint is probed,
-//! how a workload runs or how results are stored.
+//! data types, the OS sampler's data types, the [`workload::Workload`] trait every workload implements for the one
+//! driver, and text for people (tables, headings, numbers, redaction of connection secrets). It does no I/O and knows
+//! nothing about how a fingerprint is probed, how a particular workload runs or how results are stored.
 
 pub mod fingerprint;
 pub mod model;
 pub mod sampler;
 pub mod stats;
+pub mod text;
 pub mod units;
+pub mod workload;
 
-pub use model::{Direction, ResultRecord, RunStatus};
+pub use model::{Direction, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
 pub use units::{ByteSize, parse_byte_size, parse_duration};
 
 /// The version of envbench itself, recorded with every run.

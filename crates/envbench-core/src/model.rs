@@ -92,6 +92,57 @@ pub struct RunRequest {
     pub suite_id: Option<String>,
 }
 
+/// One run as listed: who ran what, where, when, and how it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub uuid: String,
+    pub workload: String,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub host: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub status: RunStatus,
+    pub status_reason: Option<String>,
+    pub result_count: usize,
+    pub suite_id: Option<String>,
+}
+
+/// A result as stored: the record plus the parameter hash it is matched by.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredResult {
+    #[serde(flatten)]
+    pub record: ResultRecord,
+    pub parameters_hash: String,
+}
+
+/// Everything kept about one run: what the store gives back, and what the report, the scorecard and each workload's
+/// own views read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    pub command_line: String,
+    pub tool_version: String,
+    pub fingerprint_hash: String,
+    pub fingerprint: crate::fingerprint::Fingerprint,
+    pub results: Vec<StoredResult>,
+    pub series: Option<crate::sampler::SamplerSeries>,
+    pub attachments: BTreeMap<String, Value>,
+}
+
+impl StoredRun {
+    /// The first result of a test and metric.
+    pub fn result(&self, test_id: &str, metric: &str) -> Option<&ResultRecord> {
+        self.results.iter().map(|r| &r.record).find(|r| r.test_id == test_id && r.metric == metric)
+    }
+
+    /// The median of the samples of a test and metric.
+    pub fn median(&self, test_id: &str, metric: &str) -> Option<f64> {
+        self.result(test_id, metric).and_then(|r| crate::stats::Summary::of(&r.samples)).map(|s| s.median)
+    }
+}
+
 /// Parse one `--tag key=value` argument. Keys are non-empty and have no `=`; values may be empty.
 pub fn parse_tag(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -156,16 +207,107 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// A connection URL for people: the password, if any, becomes `***` (`postgres://bob:***@db/test`). The last `@`
-/// ends the credentials, so a password containing `@` does not leak.
-pub fn redact_url_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => match url[scheme + 3..at].split_once(':') {
-            Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-            None => url.to_string(),
-        },
-        _ => url.to_string(),
+/// Text for people and for the store with every connection secret it holds replaced by `***`: the password of a URL
+/// (`postgres://bob:***@db/test`; the last `@` before the host ends the credentials, so a password containing `@`
+/// does not leak), a password in a URL's query (`?password=***`, `&sslpassword=***`) and in a key=value connection
+/// string or environment assignment (`password=***`, `PGPASSWORD=***`, `--password=***`, `PWD=***`, quoted values
+/// included). Every place envbench prints or stores a command line, a URL, a parameter or an error goes through this
+/// one function.
+pub fn redact_secrets(text: &str) -> String {
+    redact_key_values(&redact_url_credentials(text))
+}
+
+/// Characters that end a URL's authority (`user:password@host:port`).
+fn ends_authority(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '/' | '?' | '#' | '\'' | '"' | ',' | ';')
+}
+
+fn redact_url_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(scheme_end) = rest.find("://") {
+        let authority_start = scheme_end + 3;
+        out.push_str(&rest[..authority_start]);
+        let after = &rest[authority_start..];
+        let authority_len = after.find(ends_authority).unwrap_or(after.len());
+        let authority = &after[..authority_len];
+        match authority.rfind('@').map(|at| (&authority[..at], &authority[at..])) {
+            Some((credentials, host)) if credentials.contains(':') => {
+                let user = credentials.split(':').next().unwrap_or_default();
+                out.push_str(user);
+                out.push_str(":***");
+                out.push_str(host);
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &after[authority_len..];
     }
+    out.push_str(rest);
+    out
+}
+
+/// True for the key of a key=value pair that holds a password: `password`, `PGPASSWORD`, `sslpassword`, `passwd`,
+/// `pwd`, `MYSQL_PWD`, in any case.
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["password", "passwd", "pwd"].iter().any(|secret| key.ends_with(secret))
+}
+
+fn redact_key_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '=' {
+            // The key is the run of word characters before '='.
+            let key_start = (0..i)
+                .rev()
+                .take_while(|&k| chars[k].is_ascii_alphanumeric() || matches!(chars[k], '_' | '.'))
+                .last()
+                .unwrap_or(i);
+            let key: String = chars[key_start..i].iter().collect();
+            if !key.is_empty() && is_secret_key(&key) {
+                out.push_str("=***");
+                i += 1;
+                match chars.get(i) {
+                    Some(&quote @ ('\'' | '"')) => {
+                        i += 1;
+                        while i < chars.len() && chars[i] != quote {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    _ => {
+                        while i < chars.len()
+                            && !chars[i].is_whitespace()
+                            && !matches!(chars[i], '&' | ';' | '\'' | '"' | ',')
+                        {
+                            i += 1;
+                        }
+                    }
+                }
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// An error and its causes on one line, `outer: inner: innermost`, each cause once (drivers often repeat the
+/// cause in their own message).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = error.source();
+    }
+    parts.join(": ")
 }
 
 /// Advice for a PostgreSQL error, by its SQLSTATE when the server sent one. `url_named_in` says where the user gave
@@ -205,6 +347,31 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date: the inverse of [`civil_from_days`].
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let mp = i64::from((month + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Seconds since the epoch of a time written by [`format_utc`] (`2026-11-18T11:06:40.007Z`); `None` for other text.
+pub fn parse_utc(text: &str) -> Option<i64> {
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    if text.len() < 20 || &text[4..5] != "-" || &text[10..11] != "T" {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    Some(days_from_civil(year, month as u32, day as u32) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
 /// Seconds since the epoch as RFC 3339 UTC.
 pub fn format_utc(seconds: i64, millis: u32) -> String {
     let days = seconds.div_euclid(86_400);
@@ -232,11 +399,31 @@ mod tests {
     }
 
     #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(redact_url_password("postgres://bob:secret@db:5432/test"), "postgres://bob:***@db:5432/test");
-        assert_eq!(redact_url_password("postgres://bob:p@ss@db/test"), "postgres://bob:***@db/test");
-        assert_eq!(redact_url_password("postgres://127.0.0.1/test"), "postgres://127.0.0.1/test");
-        assert_eq!(redact_url_password("postgres://bob@db/test"), "postgres://bob@db/test");
+    fn every_form_of_connection_secret_is_redacted() {
+        let cases = [
+            ("postgres://bob:secret@db:5432/test", "postgres://bob:***@db:5432/test"),
+            ("postgres://bob:p@ss@db/test", "postgres://bob:***@db/test"),
+            ("postgres://127.0.0.1/test", "postgres://127.0.0.1/test"),
+            ("postgres://bob@db/test", "postgres://bob@db/test"),
+            ("postgres://bob@db/test?password=hunter2&sslmode=off", "postgres://bob@db/test?password=***&sslmode=off"),
+            ("mysql://root@db/test?sslpassword=hunter2", "mysql://root@db/test?sslpassword=***"),
+            ("host=db user=bob password=hunter2 dbname=test", "host=db user=bob password=*** dbname=test"),
+            ("host=db password='two words' dbname=test", "host=db password=*** dbname=test"),
+            ("PGPASSWORD=hunter2 psql -h db", "PGPASSWORD=*** psql -h db"),
+            ("mysql --password=hunter2 -u root", "mysql --password=*** -u root"),
+            ("Server=db;Uid=sa;Pwd=hunter2;", "Server=db;Uid=sa;Pwd=***;"),
+            (
+                "tpch --target postgres://a:one@h1/x --db postgres://b:two@h2/y",
+                "tpch --target postgres://a:***@h1/x --db postgres://b:***@h2/y",
+            ),
+            ("--label 'vm one' --tag a=b", "--label 'vm one' --tag a=b"),
+        ];
+        for (text, redacted) in cases {
+            assert_eq!(redact_secrets(text), redacted, "{text}");
+            for secret in ["secret", "p@ss", "hunter2", "two words", "one@", "two@"] {
+                assert!(!redact_secrets(text).contains(secret), "{text}");
+            }
+        }
     }
 
     #[test]
@@ -244,6 +431,13 @@ mod tests {
         assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_utc(1_795_000_000, 7), "2026-11-18T11:06:40.007Z");
         assert_eq!(format_utc(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+        assert_eq!(parse_utc("2026-11-18T11:06:40.007Z"), Some(1_795_000_000));
+        assert_eq!(parse_utc(&format_utc(951_782_400, 0)), Some(951_782_400));
+        assert_eq!(parse_utc("yesterday"), None);
+        for days in [-1000, 0, 59, 60, 20_000, 25_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
     }
     use serde_json::json;
 

@@ -6,6 +6,7 @@ use crate::calc::{AllocationReport, MAX_FIX_THREADS};
 use crate::cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
 use crate::error::CubeError;
 use crate::generate::{DataSet, prepare_data};
+use crate::places::{self, CubeLock, Place};
 use envbench_core::sampler::StepObserver;
 use envbench_core::stats::Summary;
 use envbench_core::{Direction, ResultRecord};
@@ -19,6 +20,10 @@ use std::time::Instant;
 pub const WORKLOAD: &str = "cube";
 /// Bumped when a change makes older cube results incomparable.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// The test of the whole sequence's time, beside the eight steps.
+pub const TOTAL_TEST: &str = "total";
+/// The metric of every cube result.
+pub const ELAPSED_METRIC: &str = "elapsed";
 
 /// The eight steps, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -281,9 +286,8 @@ pub fn run_sequence(
     observer: &dyn StepObserver,
     cancel: &AtomicBool,
 ) -> Result<SequenceOutcome, CubeError> {
-    config.validate()?;
-    let data = prepare(config, observer, cancel)?;
-    run_with_data(config, data, observer, cancel)
+    let mut swept = run_sweep(config, &ThreadSweep::default(), observer, cancel)?;
+    Ok(swept.outcomes.remove(0))
 }
 
 fn prepare(config: &CubeConfig, observer: &dyn StepObserver, cancel: &AtomicBool) -> Result<DataSet, CubeError> {
@@ -292,6 +296,24 @@ fn prepare(config: &CubeConfig, observer: &dyn StepObserver, cancel: &AtomicBool
     let data = prepare_data(&config.data_dir, config.seed, config.scale, cancel);
     observer.step_finished(GENERATE);
     data
+}
+
+/// Take the cube for this run: claim both directories (refusing foreign files), hold the writer's lock, and check
+/// the free space the scale needs. Then `work`; after a full disk, remove the run's partial files.
+fn with_cube<T>(config: &CubeConfig, work: impl FnOnce() -> Result<T, CubeError>) -> Result<T, CubeError> {
+    places::claim(&config.cube_dir, Place::Cube)?;
+    let _lock = CubeLock::exclusive(&config.cube_dir)?;
+    places::claim(&config.data_dir, Place::Data)?;
+    let data_reused = crate::generate::reusable(&config.data_dir, config.seed, config.scale)?.is_some();
+    places::check_space(&config.cube_dir, places::space_needed(config.scale, data_reused))?;
+    let outcome = work();
+    if let Err(CubeError::DiskFull { .. }) = &outcome {
+        places::remove_partial_files(&config.cube_dir, Place::Cube);
+        if crate::generate::reusable(&config.data_dir, config.seed, config.scale).ok().flatten().is_none() {
+            places::remove_partial_files(&config.data_dir, Place::Data);
+        }
+    }
+    outcome
 }
 
 fn run_with_data(
@@ -418,7 +440,7 @@ fn summarize(outcome: &SequenceOutcome) -> Vec<StepSummary> {
         })
         .collect();
     let all_runs: Vec<&StepRun> = outcome.repetitions.iter().flat_map(|r| r.steps.iter()).collect();
-    let mut total = row(None, "total", &totals, Vec::new());
+    let mut total = row(None, TOTAL_TEST, &totals, Vec::new());
     let reps = outcome.repetitions.len().max(1) as f64;
     if total.mean_seconds > 0.0 {
         total.cells_per_second = all_runs.iter().map(|r| r.cells).sum::<u64>() as f64 / reps / total.mean_seconds;
@@ -493,14 +515,16 @@ pub fn run_sweep(
     for threads in &settings {
         CubeConfig { threads: *threads, ..config.clone() }.validate()?;
     }
-    let data = prepare(config, observer, cancel)?;
-    let mut outcomes = Vec::with_capacity(settings.len());
-    for threads in settings {
-        let setting = CubeConfig { threads, ..config.clone() };
-        outcomes.push(run_with_data(&setting, data.clone(), observer, cancel)?);
-    }
-    let recommendation = recommend(&outcomes);
-    Ok(SweepOutcome { outcomes, recommendation })
+    with_cube(config, || {
+        let data = prepare(config, observer, cancel)?;
+        let mut outcomes = Vec::with_capacity(settings.len());
+        for threads in settings {
+            let setting = CubeConfig { threads, ..config.clone() };
+            outcomes.push(run_with_data(&setting, data.clone(), observer, cancel)?);
+        }
+        let recommendation = recommend(&outcomes);
+        Ok(SweepOutcome { outcomes, recommendation })
+    })
 }
 
 /// The best setting for one step.
@@ -665,7 +689,7 @@ pub fn result_records(outcomes: &[SequenceOutcome]) -> Vec<ResultRecord> {
         workload_version: WORKLOAD_VERSION,
         test_id: test_id.to_string(),
         parameters,
-        metric: "elapsed".to_string(),
+        metric: ELAPSED_METRIC.to_string(),
         unit: "s".to_string(),
         direction: Direction::LowerIsBetter,
         samples,
@@ -678,7 +702,7 @@ pub fn result_records(outcomes: &[SequenceOutcome]) -> Vec<ResultRecord> {
             records.push(record(step.name(), parameters(outcome, &knobs), outcome.seconds_of(step)));
         }
         let totals = outcome.repetitions.iter().map(|r| r.total_seconds).collect();
-        records.push(record("total", parameters(outcome, &ThreadKnob::ALL), totals));
+        records.push(record(TOTAL_TEST, parameters(outcome, &ThreadKnob::ALL), totals));
     }
     records
 }

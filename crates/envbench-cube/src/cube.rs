@@ -45,6 +45,7 @@ impl CubeOptions {
             cache_bytes: self.data_cache.bytes(),
             direct_io: self.direct_io,
             page_file_max_bytes: self.page_file_max.bytes(),
+            read_only: false,
         }
     }
 }
@@ -55,6 +56,21 @@ pub struct InterruptedStep {
     pub step: String,
     pub pid: u32,
     pub started_unix_s: u64,
+}
+
+impl std::fmt::Display for InterruptedStep {
+    /// `step 3 csv load, started 2026-11-23 10:15:02 UTC by pid 4711`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step {}", self.step)?;
+        if self.started_unix_s > 0 {
+            let started = envbench_core::model::format_utc(self.started_unix_s as i64, 0);
+            write!(f, ", started {} UTC", started[..19].replace('T', " "))?;
+        }
+        if self.pid > 0 {
+            write!(f, " by pid {}", self.pid)?;
+        }
+        Ok(())
+    }
 }
 
 /// Blocks of one (Entity level, Product level) pair.
@@ -102,8 +118,9 @@ pub struct Cube {
 }
 
 impl Cube {
-    /// Open the cube in `dir`, creating an empty one when there is none. A cube left mid-step is reset here
-    /// (see [`Cube::recovered_from`]).
+    /// Open the cube in `dir` to write it, creating an empty one when there is none. The directory must be one
+    /// envbench cube made, or empty (see [`crate::places`]); the caller holds its [`crate::places::CubeLock`]. A cube
+    /// left mid-step is reset here (see [`Cube::recovered_from`]).
     pub fn open(dir: impl AsRef<Path>, options: CubeOptions) -> Result<Cube, CubeError> {
         let dir = dir.as_ref().to_path_buf();
         if options.page_file_max.bytes() < (1 << 20) {
@@ -112,23 +129,14 @@ impl Cube {
                 options.page_file_max
             )));
         }
-        std::fs::create_dir_all(&dir).at(&dir)?;
+        crate::places::claim(&dir, crate::places::Place::Cube)?;
         let marker = dir.join(MARKER_FILE);
-        let recovered = match std::fs::read(&marker) {
-            Ok(bytes) => {
-                let step = serde_json::from_slice(&bytes).unwrap_or(InterruptedStep {
-                    step: "unknown (unreadable marker)".into(),
-                    pid: 0,
-                    started_unix_s: 0,
-                });
-                Store::remove_all(&dir)?;
-                std::fs::remove_file(&marker).at(&marker)?;
-                sync_dir(&dir)?;
-                Some(step)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(CubeError::Io { path: marker, source: e }),
-        };
+        let recovered = Cube::interrupted_step(&dir)?;
+        if recovered.is_some() {
+            Store::remove_all(&dir)?;
+            std::fs::remove_file(&marker).at(&marker)?;
+            sync_dir(&dir)?;
+        }
         let (store, outline) = match Store::open(&dir, options.store_options())? {
             Some((store, header)) => {
                 let outline = if header.restructured { Outline::essbench_restructured() } else { Outline::essbench() };
@@ -148,6 +156,46 @@ impl Cube {
             }
         };
         Ok(Cube { dir, options, outline: Arc::new(outline), store, retired_io: IoTotals::default(), recovered })
+    }
+
+    /// Open a finished cube to read it: nothing is created, reset or written. Refused when the directory is not a
+    /// cube envbench made, holds no cube, or was left mid-step (by a run that ended without finishing it; a running
+    /// writer is kept out by the caller's shared [`crate::places::CubeLock`]).
+    pub fn open_existing(dir: impl AsRef<Path>) -> Result<Cube, CubeError> {
+        let dir = dir.as_ref().to_path_buf();
+        if !crate::places::check(&dir, crate::places::Place::Cube)? {
+            return Err(CubeError::NoCube { dir });
+        }
+        if let Some(step) = Cube::interrupted_step(&dir)? {
+            return Err(CubeError::LeftMidStep { dir, step });
+        }
+        let options = StoreOptions { read_only: true, ..CubeOptions::default().store_options() };
+        let Some((store, header)) = Store::open(&dir, options)? else {
+            return Err(CubeError::NoCube { dir });
+        };
+        let outline = if header.restructured { Outline::essbench_restructured() } else { Outline::essbench() };
+        Ok(Cube {
+            dir,
+            options: CubeOptions::default(),
+            outline: Arc::new(outline),
+            store,
+            retired_io: IoTotals::default(),
+            recovered: None,
+        })
+    }
+
+    /// What the step-in-progress marker in `dir` says, when there is one (read only).
+    pub fn interrupted_step(dir: &Path) -> Result<Option<InterruptedStep>, CubeError> {
+        let marker = dir.join(MARKER_FILE);
+        match std::fs::read(&marker) {
+            Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).unwrap_or(InterruptedStep {
+                step: "unknown (unreadable marker)".into(),
+                pid: 0,
+                started_unix_s: 0,
+            }))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(CubeError::Io { path: marker, source: e }),
+        }
     }
 
     /// The step that was interrupted, when opening had to reset the cube.

@@ -47,6 +47,39 @@ pub enum CubeError {
 
     #[error("cancelled during '{step}'; the cube is marked as interrupted and is reset when it is next opened")]
     Cancelled { step: String },
+
+    #[error(
+        "{dir} holds {why} ({files}); envbench cube only works in directories it made and touches nothing else. \
+         Choose another --dir, or move those files away"
+    )]
+    ForeignFiles { dir: PathBuf, files: String, why: String },
+
+    #[error("{dir}: another envbench cube run{} is using this cube; wait for it to end, or choose another --dir", .pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Busy { dir: PathBuf, pid: Option<u32> },
+
+    #[error("{dir}: a cube run{} is writing this cube now; query it when the run has ended", .pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    BeingWritten { dir: PathBuf, pid: Option<u32> },
+
+    #[error(
+        "{dir}: this cube was left mid-step by a run that ended without finishing it ({step}); its blocks cannot be \
+         trusted; run `envbench cube` on this --dir to rebuild it"
+    )]
+    LeftMidStep { dir: PathBuf, step: crate::cube::InterruptedStep },
+
+    #[error("{dir}: no cube here yet; run `envbench cube` first (or give the --dir of an earlier run)")]
+    NoCube { dir: PathBuf },
+
+    #[error(
+        "{path}: the disk is full (no space left while writing); the run's partial files were removed. Free some \
+         space, or choose a smaller --scale or another --dir"
+    )]
+    DiskFull { path: PathBuf },
+
+    #[error(
+        "{dir}: not enough free space for the cube at this scale ({needed} needed, {available} available); choose a \
+         smaller --scale or another --dir"
+    )]
+    NotEnoughSpace { dir: PathBuf, needed: envbench_core::ByteSize, available: envbench_core::ByteSize },
 }
 
 /// Attach a path to an I/O error.
@@ -56,7 +89,10 @@ pub(crate) trait IoContext<T> {
 
 impl<T> IoContext<T> for Result<T, io::Error> {
     fn at(self, path: &Path) -> Result<T, CubeError> {
-        self.map_err(|source| CubeError::Io { path: path.to_path_buf(), source })
+        self.map_err(|source| match source.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => CubeError::DiskFull { path: path.to_path_buf() },
+            _ => CubeError::Io { path: path.to_path_buf(), source },
+        })
     }
 }
 

@@ -102,24 +102,30 @@ impl DataSet {
 }
 
 /// Reuse the data set in `dir` when its manifest matches `seed` and `scale` and every file has its recorded size;
-/// otherwise generate it (replacing what was there).
+/// otherwise generate it (replacing what envbench generated there before). The directory must be one envbench cube
+/// made, or empty (see [`crate::places`]).
 pub fn prepare_data(dir: &Path, seed: u64, scale: f64, cancel: &AtomicBool) -> Result<DataSet, CubeError> {
     if !(scale > 0.0 && scale <= 100.0) {
         return Err(CubeError::Config(format!("scale {scale} is out of range: use a number above 0 and at most 100")));
     }
-    if let Some(manifest) = read_manifest(dir)?
-        && manifest.generator_version == GENERATOR_VERSION
-        && manifest.seed == seed
-        && manifest.scale == scale
-    {
-        let files = manifest.native_files.iter().chain([&manifest.csv_file]);
-        let intact = files.into_iter().all(|f| std::fs::metadata(dir.join(&f.name)).is_ok_and(|m| m.len() == f.bytes));
-        if intact {
-            return Ok(DataSet { dir: dir.to_path_buf(), manifest, generated_now: false });
-        }
+    crate::places::claim(dir, crate::places::Place::Data)?;
+    if let Some(manifest) = reusable(dir, seed, scale)? {
+        return Ok(DataSet { dir: dir.to_path_buf(), manifest, generated_now: false });
     }
     let manifest = generate(dir, seed, scale, cancel)?;
     Ok(DataSet { dir: dir.to_path_buf(), manifest, generated_now: true })
+}
+
+/// The manifest of a complete data set in `dir` generated with `seed` and `scale` by this generator, every file
+/// of its recorded size; `None` when the data must be generated.
+pub fn reusable(dir: &Path, seed: u64, scale: f64) -> Result<Option<Manifest>, CubeError> {
+    let Some(manifest) = read_manifest(dir)? else { return Ok(None) };
+    if manifest.generator_version != GENERATOR_VERSION || manifest.seed != seed || manifest.scale != scale {
+        return Ok(None);
+    }
+    let files = manifest.native_files.iter().chain([&manifest.csv_file]);
+    let intact = files.into_iter().all(|f| std::fs::metadata(dir.join(&f.name)).is_ok_and(|m| m.len() == f.bytes));
+    Ok(intact.then_some(manifest))
 }
 
 fn read_manifest(dir: &Path) -> Result<Option<Manifest>, CubeError> {

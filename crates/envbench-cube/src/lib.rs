@@ -8,9 +8,11 @@
 //! the allocation, currency conversion, dense restructure), retrieval of cells and small grids, the thread sweep
 //! with its recommendation, and the results in `envbench-core`'s model.
 //!
-//! It does not parse command lines, print progress, sample the OS (it only tells a
-//! [`StepObserver`](envbench_core::sampler::StepObserver) where steps begin and end), store results, or talk to a
-//! real Essbase server.
+//! It keeps its hands off everything it did not make: each of its directories carries a marker, foreign files are
+//! refused by name, a run holds an exclusive lock on the cube and `cube get` a shared one and never writes
+//! ([`places`]). The `cube` workload the driver registers is [`CUBE`]. It does not print, sample the OS (it only
+//! tells a [`StepObserver`](envbench_core::sampler::StepObserver) where steps begin and end), store results, or talk
+//! to a real Essbase server.
 //!
 //! ```no_run
 //! use envbench_cube::{CubeConfig, ThreadSweep, run_sequence, run_sweep, result_records, Cube};
@@ -48,21 +50,26 @@ pub mod generate;
 pub mod load;
 pub mod outline;
 mod parallel;
+pub mod places;
 pub mod rates;
 pub mod restructure;
 pub mod retrieve;
 mod rng;
 pub mod store;
+pub mod workload;
 #[cfg(test)]
 mod workload_tests;
 
 pub use bench::{
-    CubeConfig, Recommendation, SequenceOutcome, Step, StepRun, StepSummary, SweepOutcome, ThreadKnob, ThreadSettings,
-    ThreadSweep, WORKLOAD, WORKLOAD_VERSION, recommend, result_records, run_sequence, run_sweep,
+    CubeConfig, ELAPSED_METRIC, Recommendation, SequenceOutcome, Step, StepRun, StepSummary, SweepOutcome, TOTAL_TEST,
+    ThreadKnob, ThreadSettings, ThreadSweep, WORKLOAD, WORKLOAD_VERSION, recommend, result_records, run_sequence,
+    run_sweep,
 };
 pub use block::Compression;
 pub use cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
 pub use error::CubeError;
 pub use generate::{DataSet, Manifest, prepare_data};
 pub use outline::{Dim, Outline, SparseKey};
+pub use places::CubeLock;
 pub use retrieve::Grid;
+pub use workload::CUBE;

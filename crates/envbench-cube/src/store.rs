@@ -50,6 +50,8 @@ pub struct StoreOptions {
     pub cache_bytes: u64,
     pub direct_io: bool,
     pub page_file_max_bytes: u64,
+    /// Open page files for reading only, and create nothing (a reader of a finished cube).
+    pub read_only: bool,
 }
 
 /// Where a block lives.
@@ -290,7 +292,7 @@ impl Store {
             let entry = entry.at(dir)?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.ends_with(".pag") || name.starts_with(INDEX_FILE) {
+            if crate::places::is_page_file(&name) || name == INDEX_FILE || name == "cube.tmp" {
                 std::fs::remove_file(entry.path()).at(&entry.path())?;
             }
         }
@@ -319,7 +321,7 @@ impl Store {
         }
         let path = self.page_file_path(n);
         let mut open = OpenOptions::new();
-        open.read(true).write(true).create(create);
+        open.read(true).write(!self.options.read_only).create(create && !self.options.read_only);
         if self.options.direct_io {
             open.custom_flags(libc::O_DIRECT);
         }
@@ -809,7 +811,13 @@ pub(crate) mod tests {
     use crate::block::{MISSING, is_missing};
 
     fn options(cache_bytes: u64) -> StoreOptions {
-        StoreOptions { compression: Compression::Bitmap, cache_bytes, direct_io: false, page_file_max_bytes: 64 << 10 }
+        StoreOptions {
+            compression: Compression::Bitmap,
+            cache_bytes,
+            direct_io: false,
+            page_file_max_bytes: 64 << 10,
+            read_only: false,
+        }
     }
 
     fn block(cells: usize, value: f64, present: usize) -> Cells {

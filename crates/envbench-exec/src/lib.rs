@@ -4,15 +4,21 @@
 //! crate runs each step's command through the shell, repeated, and measures it: wall time, and the user and system CPU
 //! of the whole child tree (from `wait4`), with the exit status and the last lines of output kept. A failing step stops
 //! the run (or, with keep-going, is recorded and skipped); Ctrl-C stops the running command's whole process group. The
-//! results are ordinary result records, so `compare` and `report` treat them like built-in workloads. It does not parse
-//! command lines, print, sample the OS (it names the steps to a `StepObserver`) or store anything.
+//! results are ordinary result records, so `compare` and `report` treat them like built-in workloads. Its
+//! [`workload::EXEC`] is what the driver registers: the command line, the table, the ending (a run whose steps failed
+//! with `--keep-going` completes with the failures counted; exit status 1). It does not print, sample the OS (it names
+//! the steps to a `StepObserver`) or store anything. Output kept from commands is bounded ([`KEPT_OUTPUT_LINES`]
+//! lines of at most [`KEPT_LINE_BYTES`] bytes), and every connection secret in commands and output is redacted
+//! before it is kept.
+
+pub mod workload;
 
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +31,17 @@ pub const WORKLOAD_VERSION: u32 = 1;
 
 /// How many output lines are kept from each command.
 pub const KEPT_OUTPUT_LINES: usize = 20;
+
+/// The longest output line kept; the rest of a longer line is cut (a command printing one 50 MB line must not make a
+/// 50 MB attachment).
+pub const KEPT_LINE_BYTES: usize = 4096;
+
+/// The most steps and repetitions a run takes.
+pub const MAX_STEPS: usize = 1000;
+pub const MAX_REPEAT: u32 = 100_000;
+
+/// The name of the workload, as commands, stores and suites know it.
+pub const WORKLOAD: &str = "exec";
 
 /// What can go wrong before or around the steps; a failing step is an outcome, not an error.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +56,10 @@ pub enum ExecError {
     NoSteps,
     #[error("--repeat must be at least 1")]
     NoRepeat,
+    #[error("--repeat {0} is more than {MAX_REPEAT}; give a smaller count")]
+    TooManyRepeats(u32),
+    #[error("{0} steps are more than {MAX_STEPS}; split the work into several runs")]
+    TooManySteps(usize),
     #[error("cannot start the shell for '{command}': {reason}")]
     Spawn { command: String, reason: String },
 }
@@ -86,6 +107,12 @@ impl ExecOptions {
         }
         if self.repeat == 0 {
             return Err(ExecError::NoRepeat);
+        }
+        if self.repeat > MAX_REPEAT {
+            return Err(ExecError::TooManyRepeats(self.repeat));
+        }
+        if self.steps.len() > MAX_STEPS {
+            return Err(ExecError::TooManySteps(self.steps.len()));
         }
         for (i, step) in self.steps.iter().enumerate() {
             if self.steps[..i].iter().any(|s| s.name == step.name) {
@@ -140,6 +167,18 @@ pub struct ExecOutcome {
     /// Why the run stopped early, when a step failed without keep-going.
     pub failure: Option<String>,
     pub interrupted: bool,
+}
+
+impl ExecOutcome {
+    /// Executions that did not succeed: steps, and the teardown (a failing setup stops the run and is its failure).
+    pub fn failed_executions(&self) -> Vec<&Execution> {
+        self.executions.iter().chain(self.teardown.iter()).filter(|e| !e.succeeded()).collect()
+    }
+
+    /// The first execution that failed, setup included: the one whose output to show.
+    pub fn first_failure(&self) -> Option<&Execution> {
+        self.setup.iter().chain(&self.executions).chain(self.teardown.iter()).find(|e| !e.succeeded())
+    }
 }
 
 /// Run the setup, every step `repeat` times, then the teardown. The observer hears each step as `<step> r<N>`;
@@ -226,15 +265,7 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
     let pid = child.id() as libc::pid_t;
     let reader = {
         let lines = Arc::clone(&lines);
-        std::thread::spawn(move || {
-            for line in BufReader::new(output).lines().map_while(Result::ok) {
-                let mut kept = lines.lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() == KEPT_OUTPUT_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
-            }
-        })
+        std::thread::spawn(move || keep_last_lines(output, &lines))
     };
     // wait4 on a helper thread, so the wall time is taken the moment the command ends and this thread can watch for
     // Ctrl-C meanwhile.
@@ -294,6 +325,48 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
     })
 }
 
+/// Read a command's output to its end, keeping the last [`KEPT_OUTPUT_LINES`] lines, each cut at
+/// [`KEPT_LINE_BYTES`] and with connection secrets redacted. Memory stays bounded whatever the command prints.
+fn keep_last_lines(mut output: impl Read, kept: &Mutex<VecDeque<String>>) {
+    let mut chunk = [0u8; 64 << 10];
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut cut_bytes = 0usize;
+    let finish_line = |line: &mut Vec<u8>, cut_bytes: &mut usize| {
+        let mut text = envbench_core::model::redact_secrets(&String::from_utf8_lossy(line));
+        if *cut_bytes > 0 {
+            text.push_str(&format!(" … ({} more bytes not kept)", *cut_bytes));
+        }
+        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() == KEPT_OUTPUT_LINES {
+            kept.pop_front();
+        }
+        kept.push_back(text);
+        line.clear();
+        *cut_bytes = 0;
+    };
+    loop {
+        let read = match output.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for piece in chunk[..read].split_inclusive(|&b| b == b'\n') {
+            let (body, ends) = match piece.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            let room = KEPT_LINE_BYTES.saturating_sub(line.len());
+            line.extend_from_slice(&body[..body.len().min(room)]);
+            cut_bytes += body.len().saturating_sub(room);
+            if ends {
+                finish_line(&mut line, &mut cut_bytes);
+            }
+        }
+    }
+    if !line.is_empty() || cut_bytes > 0 {
+        finish_line(&mut line, &mut cut_bytes);
+    }
+}
+
 /// Reads one metric from an execution.
 type MetricReader = fn(&Execution) -> f64;
 
@@ -307,12 +380,13 @@ pub fn result_records(options: &ExecOptions, outcome: &ExecOutcome) -> Vec<Resul
         if done.is_empty() {
             continue;
         }
-        let parameters = json!({ "name": options.name, "command": step.command });
+        let parameters =
+            json!({ "name": options.name, "command": envbench_core::model::redact_secrets(&step.command) });
         let metrics: [(&str, MetricReader); 3] =
             [("elapsed", |e| e.wall_seconds), ("cpu_user", |e| e.user_seconds), ("cpu_system", |e| e.system_seconds)];
         for (metric, read) in metrics {
             records.push(ResultRecord {
-                workload: "exec".into(),
+                workload: WORKLOAD.into(),
                 workload_version: WORKLOAD_VERSION,
                 test_id: step.name.clone(),
                 parameters: parameters.clone(),
@@ -402,6 +476,21 @@ mod tests {
         assert_eq!(outcome.executions.len(), 2);
         assert!(outcome.failure.is_none());
         assert_eq!(result_records(&o, &outcome).iter().filter(|r| r.test_id == "fails").count(), 0);
+    }
+
+    #[test]
+    fn output_kept_is_bounded_and_secrets_are_redacted() {
+        let o = options(
+            &[("flood", "head -c 50000000 /dev/zero | tr '\\0' x; echo; echo postgres://u:hunter2@db/x; exit 1")],
+            1,
+        );
+        let outcome = run(&o);
+        let lines = &outcome.executions[0].last_lines;
+        let kept: usize = lines.iter().map(String::len).sum();
+        assert!(kept < KEPT_OUTPUT_LINES * (KEPT_LINE_BYTES + 64), "{kept} bytes kept");
+        assert!(lines[0].ends_with("(49995904 more bytes not kept)"), "{}", &lines[0][lines[0].len() - 40..]);
+        assert_eq!(lines[1], "postgres://u:***@db/x");
+        assert_eq!(outcome.failed_executions().len(), 1);
     }
 
     #[test]

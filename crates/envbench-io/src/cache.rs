@@ -78,15 +78,21 @@ pub fn decide_cache_honesty(
 /// The policy for this machine: RAM from /proc/meminfo, and whether we may write /proc/sys/vm/drop_caches (root,
 /// and not a read-only /proc as in many containers).
 pub fn cache_honesty(direct: bool, file_size_bytes: u64) -> CacheHonesty {
-    let can_drop = !direct && OpenOptions::new().write(true).open(DROP_CACHES_PATH).is_ok();
+    let can_drop = !direct && can_drop_page_cache();
     decide_cache_honesty(direct, file_size_bytes, ram_bytes(), can_drop)
 }
 
-/// Write back dirty pages, then drop the clean page cache (needs root).
+/// Write back dirty pages, then drop the clean page cache with dentries and inodes (needs root and a writable
+/// /proc/sys): the one page-cache dropper of the workspace, for buffered disk runs and cold analytic queries alike.
 pub fn drop_page_cache() -> io::Result<()> {
     // SAFETY: sync has no arguments and cannot fail.
     unsafe { libc::sync() };
-    OpenOptions::new().write(true).open(DROP_CACHES_PATH)?.write_all(b"1\n")
+    OpenOptions::new().write(true).open(DROP_CACHES_PATH)?.write_all(b"3\n")
+}
+
+/// True when this process may drop the page cache.
+pub fn can_drop_page_cache() -> bool {
+    OpenOptions::new().write(true).open(DROP_CACHES_PATH).is_ok()
 }
 
 /// MemTotal from /proc/meminfo, in bytes.

@@ -28,6 +28,14 @@ pub enum BenchError {
     )]
     BlockDevice { path: PathBuf },
 
+    /// The directory is on a pseudo file system (proc, sysfs, ...) that holds no data.
+    #[error("{path} is on {fs_type}, a pseudo file system that holds no data: give a directory on the storage to test")]
+    PseudoFileSystem { path: PathBuf, fs_type: String },
+
+    /// The directory does not exist or cannot be read.
+    #[error("{path}: {reason}; give an existing directory")]
+    NoDirectory { path: PathBuf, reason: String },
+
     /// The target is not a directory.
     #[error("{path} is not a directory: give the directory where envbench should create its test file")]
     NotADirectory { path: PathBuf },
@@ -72,6 +80,22 @@ pub enum BenchError {
 }
 
 impl BenchError {
+    /// True for errors the user caused by how they called envbench (exit status 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            BenchError::Spec(_)
+                | BenchError::InvalidSetup(_)
+                | BenchError::NotADirectory { .. }
+                | BenchError::NoDirectory { .. }
+                | BenchError::PseudoFileSystem { .. }
+                | BenchError::BlockDevice { .. }
+                | BenchError::NotEnoughSpace { .. }
+                | BenchError::DirectIoRefused { .. }
+                | BenchError::UringUnavailable { .. }
+        )
+    }
+
     /// Wrap a system error from an operation on `path`, turning "disk full" into [`BenchError::DiskFull`].
     pub fn from_io(path: &std::path::Path, what: &str, source: io::Error) -> BenchError {
         match source.raw_os_error() {

@@ -6,8 +6,9 @@
 //! barrier, per-I/O latency in mergeable HDR histograms, CPU time per I/O, cancellation), the test file (created
 //! fresh, filled with incompressible data, removed on every exit path), the storage profiles and the ad-hoc test
 //! syntax, the suite method (warm-up, measured runs, pauses), the cache-honesty policy for buffered runs, the fio
-//! cross-check, and the conversion of results into the core model. It does not parse command lines, print, store
-//! results, probe the environment or sample the OS: the binary, `envbench-store` and `envbench-probe` do.
+//! cross-check, the conversion of results into the core model, and the `disk` workload the driver registers
+//! ([`DISK`]: its command line, the rule that flags cache-served reads, its table). It does not print, store results,
+//! probe the environment or sample the OS: the driver, `envbench-store` and `envbench-probe` do.
 //!
 //! ```no_run
 //! use envbench_io::{NoProgress, Profile, SuiteOptions, result_records, run_suite};
@@ -34,11 +35,12 @@ pub mod runner;
 pub mod spec;
 pub mod suite;
 pub mod testfile;
+pub mod workload;
 
 #[cfg(test)]
 mod testing;
 
-pub use cache::{CACHE_INFLATED_FLAG, CacheHonesty, cache_honesty, drop_page_cache};
+pub use cache::{CACHE_INFLATED_FLAG, CacheHonesty, cache_honesty, can_drop_page_cache, drop_page_cache};
 pub use engine::{Engine, EngineChoice, EngineKind, EngineSelection, open_engine, select_engine};
 pub use error::BenchError;
 pub use latency::{LatencyHistogram, LatencySummary};
@@ -47,4 +49,7 @@ pub use records::{FIO_CROSS_CHECK_FLAG, WORKLOAD, WORKLOAD_VERSION, result_recor
 pub use runner::{JobConfig, JobResult, Region, RunLimit, RunSample, ThreadResult, ThreadSample, run_job};
 pub use spec::{Operation, Pattern, SpecError, TestSpec, WriteSync};
 pub use suite::{CrossCheck, NoProgress, Progress, ProgressEvent, SuiteOptions, SuiteOutcome, TestOutcome, run_suite};
-pub use testfile::{FillSummary, TestFile, check_free_space, fill_region, open_for_io};
+pub use testfile::{
+    FillSummary, TestFile, check_directory, check_file_plan, check_free_space, fill_region, open_for_io,
+};
+pub use workload::DISK;

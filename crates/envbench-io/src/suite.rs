@@ -218,6 +218,12 @@ pub struct SuiteOutcome {
     pub interrupted: bool,
 }
 
+/// Check options and tests before anything is created: what the suite needs of its directory and its test file, too.
+pub fn check_suite(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(), BenchError> {
+    validate(options, tests)?;
+    crate::testfile::check_file_plan(&options.directory, options.file_size_bytes)
+}
+
 /// Check options and tests before anything is created.
 fn validate(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(), BenchError> {
     if tests.is_empty() {

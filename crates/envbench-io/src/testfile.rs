@@ -46,21 +46,7 @@ impl TestFile {
     /// touched). Refuses a block device, a missing or non-directory path, too little free space, and, when `direct`,
     /// a file system that refuses O_DIRECT. The file is allocated but not yet written: call [`TestFile::fill`].
     pub fn create(dir: &Path, size_bytes: u64, direct: bool) -> Result<TestFile, BenchError> {
-        let metadata = fs::metadata(dir).map_err(|source| BenchError::Io {
-            context: format!("{}: cannot use this directory", dir.display()),
-            source,
-        })?;
-        if metadata.file_type().is_block_device() {
-            return Err(BenchError::BlockDevice { path: dir.to_path_buf() });
-        }
-        if !metadata.is_dir() {
-            return Err(BenchError::NotADirectory { path: dir.to_path_buf() });
-        }
-        if size_bytes == 0 || !size_bytes.is_multiple_of(FILE_SIZE_UNIT_BYTES) {
-            return Err(BenchError::InvalidSetup(format!(
-                "test file size {size_bytes} bytes is not valid: use a positive multiple of 4 KiB, e.g. 256m or 1g"
-            )));
-        }
+        check_file_plan(dir, size_bytes)?;
         check_free_space(dir, size_bytes)?;
         let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
         let path = dir.join(format!("envbench-{}-{:x}.dat", std::process::id(), stamp & 0xffff_ffff_ffff));
@@ -195,6 +181,59 @@ pub fn fill_region(
     let elapsed = started.elapsed().as_secs_f64();
     Ok(FillSummary { elapsed_ms: elapsed * 1e3, mb_per_s: region.len_bytes as f64 / elapsed / 1e6 })
 }
+
+/// Refuse a place envbench must not or cannot put its files: a path that is missing, a block device, not a
+/// directory, or on a pseudo file system such as /proc. Nothing is created.
+pub fn check_directory(dir: &Path) -> Result<(), BenchError> {
+    let metadata = fs::metadata(dir)
+        .map_err(|e| BenchError::NoDirectory { path: dir.to_path_buf(), reason: e.to_string().to_lowercase() })?;
+    if metadata.file_type().is_block_device() {
+        return Err(BenchError::BlockDevice { path: dir.to_path_buf() });
+    }
+    if !metadata.is_dir() {
+        return Err(BenchError::NotADirectory { path: dir.to_path_buf() });
+    }
+    if let Some(fs_type) = pseudo_file_system(dir) {
+        return Err(BenchError::PseudoFileSystem { path: dir.to_path_buf(), fs_type: fs_type.to_string() });
+    }
+    Ok(())
+}
+
+/// The name of the pseudo file system `path` is on (proc, sysfs, ...), by its statfs magic number.
+fn pseudo_file_system(path: &Path) -> Option<&'static str> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs writes only into the struct we pass; the path is NUL-terminated.
+    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c_path.as_ptr(), &mut stats) } != 0 {
+        return None;
+    }
+    let magic = stats.f_type as u64 & 0xffff_ffff;
+    PSEUDO_FILE_SYSTEMS.iter().find(|(m, _)| *m == magic).map(|(_, name)| *name)
+}
+
+/// What [`TestFile::create`] checks of its arguments before it creates anything: the directory, and the size (a
+/// positive multiple of 4 KiB). Free space is checked as the file is made.
+pub fn check_file_plan(dir: &Path, size_bytes: u64) -> Result<(), BenchError> {
+    check_directory(dir)?;
+    if size_bytes == 0 || !size_bytes.is_multiple_of(FILE_SIZE_UNIT_BYTES) {
+        return Err(BenchError::InvalidSetup(format!(
+            "test file size {size_bytes} bytes is not valid: use a positive multiple of 4 KiB, e.g. 256m or 1g"
+        )));
+    }
+    Ok(())
+}
+
+/// File systems that hold no data of their own, by statfs magic number.
+const PSEUDO_FILE_SYSTEMS: &[(u64, &str)] = &[
+    (0x9fa0, "proc"),
+    (0x6265_6572, "sysfs"),
+    (0x1cd1, "devpts"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x7363_6673, "securityfs"),
+];
 
 /// Refuse with [`BenchError::NotEnoughSpace`] when `dir` has less free space than `needed_bytes`; pass when the file
 /// system does not report its capacity.
@@ -335,6 +374,15 @@ mod tests {
         let unaligned = Region { offset_bytes: 100, len_bytes: 4096 };
         let error = fill_region(&file, &path, unaligned, EngineKind::ThreadPool, &never, &mut |_, _| {});
         assert!(matches!(error, Err(BenchError::InvalidSetup(_))));
+    }
+
+    #[test]
+    fn pseudo_file_systems_and_missing_directories_are_refused() {
+        assert!(matches!(check_directory(Path::new("/proc")), Err(BenchError::PseudoFileSystem { .. })));
+        assert!(matches!(check_directory(Path::new("/sys")), Err(BenchError::PseudoFileSystem { .. })));
+        let missing = check_directory(Path::new("/no/such/envbench/dir")).unwrap_err();
+        assert!(missing.to_string().contains("no such file or directory"), "{missing}");
+        assert!(missing.is_usage());
     }
 
     #[test]

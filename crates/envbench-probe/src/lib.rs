@@ -6,13 +6,15 @@
 //! sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
 //!
 //! Every read goes through a [`Host`] rooted at `/` on a live machine or at a fixture tree in tests, so each probe can be
-//! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them.
+//! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them;
+//! the `sysinfo` workload the driver registers ([`SYSINFO`]) renders a fingerprint for people.
 
 mod cpu;
 mod host;
 mod mountinfo;
 mod sampler;
 mod storage;
+pub mod sysinfo;
 mod system;
 mod virt;
 
@@ -20,6 +22,7 @@ pub use host::{CpuidInfo, Host};
 pub use mountinfo::{MountEntry, parse_mountinfo};
 pub use sampler::{Sampler, SamplerOptions};
 pub use storage::{ProbeError, probe_storage};
+pub use sysinfo::SYSINFO;
 
 use envbench_core::fingerprint::Fingerprint;
 use std::path::Path;

@@ -77,12 +77,7 @@ impl FileRanRead {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<FileRanRead, RanReadError> {
         validate_block(options.block_bytes)?;
-        if options.data_bytes < options.block_bytes || !options.data_bytes.is_multiple_of(4096) {
-            return Err(RanReadError::BadInput(format!(
-                "--size must be a whole number of 4 KiB pages and at least one block ({} bytes); e.g. --size 8g",
-                options.block_bytes
-            )));
-        }
+        check_data_size(options.data_bytes, options.block_bytes)?;
         let path = options.dir.join(DATABASE_FILE_NAME);
         let existing = read_header(&path)?;
         let reusable = existing.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes);
@@ -111,6 +106,16 @@ impl FileRanRead {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// The database file holds whole 4 KiB pages and at least one block.
+pub fn check_data_size(data_bytes: u64, block_bytes: u64) -> Result<(), RanReadError> {
+    if data_bytes < block_bytes || !data_bytes.is_multiple_of(4096) {
+        return Err(RanReadError::BadInput(format!(
+            "--size must be a whole number of 4 KiB pages and at least one block ({block_bytes} bytes); e.g. --size 8g"
+        )));
+    }
+    Ok(())
 }
 
 /// Block sizes a database uses: a power of two from 512 bytes to 64 KiB.

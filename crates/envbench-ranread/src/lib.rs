@@ -4,19 +4,24 @@
 //! together; a sweep raises J until the mean response time passes the target or IOPS stops growing, finds the knee (the
 //! highest IOPS within the target) and judges it against the user's targets. The same sweep runs from inside
 //! PostgreSQL against a table of one row per page. File reads go through `envbench-io`'s engine loop (no second I/O
-//! loop here); this crate owns the method, the database file, the database mode, and the result records. It does not
-//! print or store anything.
+//! loop here); this crate owns the method, the database file and its size policy, the database mode, the result
+//! records and what makes two sweeps comparable, and the `ranread` workload the driver registers ([`RANREAD`]). It
+//! does not print or store anything.
 
 mod file;
 mod postgres;
 mod sweep;
+pub mod workload;
 
-pub use file::{DATABASE_FILE_NAME, FileOptions, FileRanRead, FileState, HEADER_BYTES, validate_block};
+pub use file::{
+    DATABASE_FILE_NAME, FileOptions, FileRanRead, FileState, HEADER_BYTES, check_data_size, validate_block,
+};
 pub use postgres::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
 pub use sweep::{
     DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, StepFigures, StepLimit, StepRunner, StopReason, SweepOutcome,
     Targets, Verdict, find_knee, judge, next_auto_step, sweep,
 };
+pub use workload::{KNEE_TEST, RANREAD, RanreadDocument, step_test_id};
 
 use envbench_core::model::{Direction, ResultRecord};
 use serde_json::{Value, json};
@@ -54,7 +59,7 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
         merged
     };
     let record = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, value: f64| ResultRecord {
-        workload: "ranread".into(),
+        workload: workload::WORKLOAD.into(),
         workload_version: WORKLOAD_VERSION,
         test_id,
         parameters,
@@ -66,7 +71,7 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
     };
     let mut records = Vec::new();
     for step in &outcome.steps {
-        let test = format!("J={}", step.jobs);
+        let test = step_test_id(step.jobs);
         let params = with(json!({ "jobs": step.jobs }));
         use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
         records.push(record(test.clone(), params.clone(), "iops", "IOPS", Higher, step.iops));
@@ -78,8 +83,8 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
     }
     if let Some(knee) = outcome.knee_step() {
         let params = with(json!({ "target_latency_ms": outcome.targets.latency_ms }));
-        records.push(record("knee".into(), params.clone(), "iops", "IOPS", Direction::HigherIsBetter, knee.iops));
-        records.push(record("knee".into(), params, "latency_mean", "ms", Direction::LowerIsBetter, knee.mean_ms));
+        records.push(record(KNEE_TEST.into(), params.clone(), "iops", "IOPS", Direction::HigherIsBetter, knee.iops));
+        records.push(record(KNEE_TEST.into(), params, "latency_mean", "ms", Direction::LowerIsBetter, knee.mean_ms));
     }
     records
 }

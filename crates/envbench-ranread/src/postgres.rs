@@ -8,7 +8,7 @@
 
 use crate::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner, cv_percent};
-use envbench_core::model::{postgres_advice, redact_url_password};
+use envbench_core::model::{postgres_advice, redact_secrets};
 use envbench_io::LatencyHistogram;
 use postgres::{Client, NoTls};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +40,8 @@ pub struct TableInfo {
     pub rows: i64,
     pub table_bytes: i64,
     pub shared_buffers_bytes: i64,
+    /// The server's block size (the size of one random read).
+    pub block_bytes: i64,
     pub reused: bool,
     pub server_version: String,
 }
@@ -62,6 +64,20 @@ fn explain(url: &str, error: postgres::Error) -> RanReadError {
     RanReadError::Database { url: url.to_string(), message }
 }
 
+/// Refuse a `--db` that is not a PostgreSQL URL, before anything is created.
+pub(crate) fn check_url(url: &str) -> Result<(), RanReadError> {
+    let url_for_people = redact_secrets(url);
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(RanReadError::BadDatabaseUrl {
+            url: url_for_people,
+            reason: "only postgres:// and postgresql:// URLs are supported".into(),
+        });
+    }
+    url.parse::<postgres::Config>()
+        .map(|_| ())
+        .map_err(|e| RanReadError::BadDatabaseUrl { url: url_for_people, reason: format!("{e}") })
+}
+
 impl PostgresRanRead {
     /// Connect, then build the table unless a complete one of the right size exists. `progress` gets rows done and
     /// rows in all.
@@ -70,7 +86,7 @@ impl PostgresRanRead {
         interrupt: &AtomicBool,
         progress: &mut dyn FnMut(i64, i64),
     ) -> Result<PostgresRanRead, RanReadError> {
-        let url_for_people = redact_url_password(&options.url);
+        let url_for_people = redact_secrets(&options.url);
         let mut config: postgres::Config = options
             .url
             .parse()
@@ -125,7 +141,14 @@ impl PostgresRanRead {
             config,
             monitor,
             url_for_people,
-            info: TableInfo { rows, table_bytes, shared_buffers_bytes, reused, server_version },
+            info: TableInfo {
+                rows,
+                table_bytes,
+                shared_buffers_bytes,
+                block_bytes: block_size,
+                reused,
+                server_version,
+            },
             seed: 0x005e_ed0f_ba5e,
         })
     }
@@ -135,7 +158,8 @@ impl PostgresRanRead {
             .monitor
             .query_one(
                 "SELECT coalesce(heap_blks_read, 0), coalesce(heap_blks_hit, 0), coalesce(idx_blks_read, 0), \
-                 coalesce(idx_blks_hit, 0) FROM pg_statio_user_tables WHERE relname = $1",
+                 coalesce(idx_blks_hit, 0) FROM pg_statio_user_tables \
+                 WHERE relname = $1 AND schemaname = current_schema()",
                 &[&TABLE],
             )
             .map_err(|e| explain(&self.url_for_people, e))?;

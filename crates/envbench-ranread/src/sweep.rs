@@ -264,7 +264,7 @@ pub fn sweep(
                 None => break StopReason::ListDone,
             },
         };
-        let step_name = format!("J={jobs}");
+        let step_name = crate::step_test_id(jobs);
         steps_observer.step_started(&step_name);
         let figures = runner.run_step(jobs, limit, interrupt);
         steps_observer.step_finished(&step_name);

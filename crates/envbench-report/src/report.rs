@@ -2,9 +2,9 @@
 //! comparison table, charts and the environment table.
 //!
 //! Everything is driven by the stored result model (workload, test, metric, unit, direction): a new workload gets its
-//! table rows and grouped bar charts without any change here. A few extras are keyed on workload names: the scaling
-//! curves of `ranread` (IOPS and latency against jobs, knee marked; they replace its percentile charts), "per step"
-//! and "per query" titles for `cube` and `tpch`.
+//! table rows and grouped bar charts without any change here. What is particular to a workload comes from its own
+//! crate through the [`Registry`]: the word for its tests in chart titles, and the scaling curve of a workload that
+//! sweeps a concurrency (throughput and latency against it, the knee marked; it replaces the percentile charts).
 
 use crate::compare::{Comparison, ComparisonRow, compare};
 use crate::html::{cell, escape, num, page, table};
@@ -13,6 +13,7 @@ use crate::side::{Side, run_name};
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart};
 use envbench_core::model::Direction;
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
+use envbench_core::workload::{Registry, ScalingCurve};
 use envbench_store::StoredRun;
 use std::fmt::Write;
 
@@ -25,20 +26,17 @@ const PERCENTILES: [(&str, &str); 5] = [
     ("latency_max", "max"),
 ];
 
-/// The workload of the database random-read sweep, whose results get scaling curves.
-const RANREAD: &str = "ranread";
-
 /// The whole report for some sides (the first is the baseline) as one HTML document.
-pub fn render_report(sides: &[Side]) -> String {
+pub fn render_report(sides: &[Side], workloads: &Registry) -> String {
     let comparison = compare(sides);
-    render_report_for(&comparison, sides)
+    render_report_for(&comparison, sides, workloads)
 }
 
 /// The report for a comparison already made of these sides.
-pub fn render_report_for(comparison: &Comparison, sides: &[Side]) -> String {
+pub fn render_report_for(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> String {
     let names: Vec<&str> = comparison.sides.iter().map(|s| s.name.as_str()).collect();
     let title = format!("envbench report: {}", names.join(" vs "));
-    let body = format!("<h1>{}</h1>\n{}", escape(&title), report_sections(comparison, sides));
+    let body = format!("<h1>{}</h1>\n{}", escape(&title), report_sections(comparison, sides, workloads));
     page(&title, &body)
 }
 
@@ -76,7 +74,7 @@ fn figure(kind: &str, svg: &str, caption: &str) -> String {
 }
 
 /// The report's sections without the page around them (the web viewer frames them with its navigation).
-pub fn report_sections(comparison: &Comparison, sides: &[Side]) -> String {
+pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> String {
     let mut charts = Charts::default();
     let mut out = String::new();
     let _ = writeln!(
@@ -98,13 +96,14 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side]) -> String {
     }
     out.push_str("</ul>\n");
     out.push_str(&comparison_tables(comparison));
-    for workload in workloads(comparison) {
+    for workload in self::workloads(comparison) {
         let _ = writeln!(out, "<h2>Charts: {}</h2>", escape(&workload));
-        out.push_str(&bar_charts(&mut charts, comparison, &workload));
-        if workload == RANREAD {
-            out.push_str(&ranread_curves(&mut charts, sides));
-        } else {
+        out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload)));
+        let curves = scaling_curves(&mut charts, sides, &workload, workloads);
+        if curves.is_empty() {
             out.push_str(&percentile_charts(&mut charts, comparison, &workload));
+        } else {
+            out.push_str(&curves);
         }
     }
     let sampled: Vec<(String, &StoredRun)> = sides
@@ -220,18 +219,8 @@ fn direction_words(direction: Direction) -> &'static str {
     }
 }
 
-/// What a workload's tests are, for chart titles.
-fn tests_word(workload: &str) -> &'static str {
-    match workload {
-        "cube" => "per step",
-        "tpch" => "per query",
-        RANREAD => "per step (jobs)",
-        _ => "per test",
-    }
-}
-
 /// One grouped bar chart per metric of a workload: a group per test, a bar per side (median, whisker min..max).
-fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> String {
+fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, tests_word: &str) -> String {
     let mut out = String::new();
     let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
@@ -243,7 +232,7 @@ fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> S
         let rows: Vec<&ComparisonRow> =
             comparison.rows.iter().filter(|r| r.workload == workload && r.metric == metric && r.unit == unit).collect();
         let chart = BarChart {
-            title: format!("{workload}: {metric} {}", tests_word(workload)),
+            title: format!("{workload}: {metric} {tests_word}"),
             value_label: format!("{unit} ({})", direction_words(direction)),
             categories: rows.iter().map(|r| r.test_name()).collect(),
             series: comparison
@@ -381,122 +370,67 @@ fn has_series(run: &StoredRun) -> bool {
     run.series.as_ref().is_some_and(|s| !s.points.is_empty())
 }
 
-/// One step of a random-read sweep.
-struct SweepStep {
-    jobs: f64,
-    iops: f64,
-    mean_ms: f64,
-}
-
-/// The sweep of a ranread run: from its `ranread` attachment when present, else from its `J=<jobs>` results.
-fn sweep_of(run: &StoredRun) -> (Vec<SweepStep>, Option<usize>, Option<f64>) {
-    if let Some(outcome) = run.attachments.get(RANREAD).and_then(|a| a.get("outcome")) {
-        let steps: Vec<SweepStep> = outcome
-            .get("steps")
-            .and_then(|s| s.as_array())
-            .map(|steps| {
-                steps
-                    .iter()
-                    .filter_map(|s| {
-                        Some(SweepStep {
-                            jobs: s.get("jobs")?.as_f64()?,
-                            iops: s.get("iops")?.as_f64()?,
-                            mean_ms: s.get("mean_ms")?.as_f64()?,
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !steps.is_empty() {
-            let knee = outcome.get("knee").and_then(|k| k.as_u64()).map(|k| k as usize).filter(|k| *k < steps.len());
-            let target = outcome.get("targets").and_then(|t| t.get("latency_ms")).and_then(|v| v.as_f64());
-            return (steps, knee, target);
-        }
-    }
-    let value = |test: &str, metric: &str| {
-        run.results
-            .iter()
-            .find(|r| r.record.test_id == test && r.record.metric == metric)
-            .and_then(|r| r.record.samples.first().copied())
-    };
-    let mut steps: Vec<SweepStep> = run
-        .results
-        .iter()
-        .filter(|r| r.record.metric == "iops")
-        .filter_map(|r| {
-            let jobs: f64 = r.record.test_id.strip_prefix("J=")?.parse().ok()?;
-            Some(SweepStep {
-                jobs,
-                iops: *r.record.samples.first()?,
-                mean_ms: value(&r.record.test_id, "latency_mean")?,
-            })
-        })
-        .collect();
-    steps.sort_by(|a, b| a.jobs.total_cmp(&b.jobs));
-    let knee = value("knee", "iops").and_then(|iops| steps.iter().position(|s| s.iops == iops));
-    let target = run
-        .results
-        .iter()
-        .find(|r| r.record.test_id == "knee")
-        .and_then(|r| r.record.parameters.get("target_latency_ms")?.as_f64());
-    (steps, knee, target)
-}
-
-/// IOPS and mean latency against jobs, one line per ranread run, the knee marked.
-fn ranread_curves(charts: &mut Charts, sides: &[Side]) -> String {
-    let mut iops = Vec::new();
+/// Throughput and latency against concurrency, one line per run of a workload that draws a scaling curve, the knee
+/// marked and the latency target drawn.
+fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> String {
+    let mut throughput = Vec::new();
     let mut latency = Vec::new();
-    let mut target = None;
+    let mut first: Option<ScalingCurve> = None;
     for side in sides {
-        for run in side.runs.iter().filter(|r| r.summary.workload == RANREAD) {
-            let (steps, knee, run_target) = sweep_of(run);
-            if steps.is_empty() {
-                continue;
-            }
-            target = target.or(run_target);
-            let name = series_name(side, run, |r| r.summary.workload == RANREAD);
-            let marked = knee.map(|k| (k, format!("knee J={}", steps[k].jobs)));
-            iops.push(LineSeries {
+        for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
+            let Some(curve) = workloads.scaling(run).filter(|c| !c.points.is_empty()) else { continue };
+            let name = series_name(side, run, |r| r.summary.workload == workload);
+            let marked = curve
+                .knee
+                .filter(|k| *k < curve.points.len())
+                .map(|k| (k, format!("knee {}={}", curve.concurrency_symbol, number(curve.points[k].concurrency))));
+            throughput.push(LineSeries {
                 name: name.clone(),
-                points: steps.iter().map(|s| (s.jobs, s.iops)).collect(),
+                points: curve.points.iter().map(|p| (p.concurrency, p.throughput)).collect(),
                 marked: marked.clone(),
             });
-            latency.push(LineSeries { name, points: steps.iter().map(|s| (s.jobs, s.mean_ms)).collect(), marked });
+            latency.push(LineSeries {
+                name,
+                points: curve.points.iter().map(|p| (p.concurrency, p.latency)).collect(),
+                marked,
+            });
+            if first.as_ref().is_none_or(|f| f.latency_target.is_none()) {
+                first = Some(curve);
+            }
         }
     }
-    if iops.is_empty() {
-        return String::new();
-    }
-    let max_jobs = iops.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
-    let x_scale = if max_jobs >= 8.0 { Scale::Log2 } else { Scale::Linear };
-    let x_label = format!("concurrent jobs{}", if x_scale == Scale::Log2 { " (log scale)" } else { "" });
+    let Some(curve) = first else { return String::new() };
+    let max = throughput.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
+    let x_scale = if max >= 8.0 { Scale::Log2 } else { Scale::Linear };
+    let x_label = format!("{}{}", curve.concurrency_label, if x_scale == Scale::Log2 { " (log scale)" } else { "" });
+    let kind = |what: &str| format!("{workload}-{}", what.to_lowercase());
     let mut out = charts.lines(
-        "ranread-iops",
+        &kind(&curve.throughput_label),
         &LineChart {
-            title: "ranread: IOPS against jobs".into(),
+            title: format!("{workload}: {} against {}", curve.throughput_label, curve.concurrency_label),
             x_label: x_label.clone(),
-            y_label: "IOPS (higher is better)".into(),
-            series: iops,
+            y_label: format!("{} (higher is better)", curve.throughput_label),
+            series: throughput,
             x_scale,
             y_scale: Scale::Linear,
             reference: None,
             x_names: None,
         },
-        "The knee is the highest IOPS whose mean response time is within the target.",
+        "The knee is the highest throughput whose latency is within the target.",
     );
     out.push_str(&charts.lines(
-        "ranread-latency",
+        &kind("latency"),
         &LineChart {
-            title: "ranread: mean response time against jobs".into(),
+            title: format!("{workload}: {} against {}", curve.latency_label, curve.concurrency_label),
             x_label,
-            y_label: "ms (lower is better)".into(),
+            y_label: format!("{} (lower is better)", curve.latency_label),
             series: latency,
             x_scale,
             y_scale: Scale::Linear,
-            reference: target.map(|t| (t, format!("target {} ms", number(t)))),
+            reference: curve.latency_target.map(|t| (t, format!("target {} {}", number(t), curve.latency_unit))),
             x_names: None,
         },
-        "Mean response time per step; the dashed line is the latency target.",
+        "Latency per step; the dashed line is the latency target.",
     ));
     out
 }

@@ -1,6 +1,10 @@
 //! The read-only web viewer: list and filter runs, show a run, compare runs picked with checkboxes, download the
 //! HTML report. Pages are plain server-rendered HTML (forms and links, no scripts), drawn by the same code as the
 //! report. The store is opened per request, in a blocking task, so any backend works (SQLite handles are not `Sync`).
+//!
+//! It answers only requests addressed to it: a `Host` that is not the address it listens on (or `localhost` on
+//! loopback) is refused, so a web page cannot read the store through DNS rebinding; and every response forbids
+//! scripts, framing and content sniffing.
 
 use crate::compare::compare;
 use crate::error::ReportError;
@@ -9,11 +13,13 @@ use crate::render::{render_json, render_markdown};
 use crate::report::{render_report_for, report_sections};
 use crate::side::{Side, resolve_side, run_name, unique_names};
 use axum::Router;
-use axum::extract::{Path, RawQuery, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use envbench_core::model::parse_tag;
+use envbench_core::workload::Registry;
 use envbench_store::{ResultStore, RunFilter, StoreError, StoreLocation, open_store};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
@@ -25,10 +31,20 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// At most this many runs are listed on one page.
 const LIST_LIMIT: usize = 500;
 
-/// The viewer's routes over the store at `location`, read-only:
+/// What every request handler needs: the store, and the workloads' own views.
+struct Viewer {
+    location: StoreLocation,
+    workloads: Registry,
+}
+
+/// The content security policy of every page: inline styles and SVG only; no scripts, no loads, no frames.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; \
+     base-uri 'none'";
+
+/// The viewer's routes over the store at `location`, read-only, for requests addressed to `listening`:
 /// `/` (runs, filterable by label, tag, host, workload, date), `/run/{id}`, `/compare?run=ID&side=SPEC...`,
 /// `/report.html?...` (the report as a download), `/compare.json?...` and `/compare.md?...`.
-pub fn router(location: StoreLocation) -> Router {
+pub fn router(location: StoreLocation, workloads: Registry, listening: SocketAddr) -> Router {
     Router::new()
         .route("/", get(list_page))
         .route("/run/{id}", get(run_page))
@@ -36,12 +52,61 @@ pub fn router(location: StoreLocation) -> Router {
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
         .route("/compare.md", get(compare_markdown))
-        .with_state(Arc::new(location))
+        .layer(middleware::from_fn_with_state(listening, guard))
+        .with_state(Arc::new(Viewer { location, workloads }))
+}
+
+/// Refuse requests not addressed to the viewer (DNS rebinding), and mark every response as not to be scripted,
+/// framed or sniffed.
+async fn guard(State(listening): State<SocketAddr>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let mut response = if host_allowed(host, &listening) {
+        next.run(request).await
+    } else {
+        let body = format!(
+            "<h1>Not this host</h1>\n<p>This envbench viewer answers requests for {listening} only (and localhost \
+             when it listens on loopback), not for '{}'.</p>",
+            escape(host)
+        );
+        (StatusCode::MISDIRECTED_REQUEST, html(page("envbench: wrong host", &body))).into_response()
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+/// True for a `Host` header naming the address the viewer listens on: its port, and its IP address (any IP address
+/// of this machine when it listens on all of them), or `localhost` when it listens on loopback. Names other than
+/// `localhost` are refused: DNS rebinding needs one.
+pub fn host_allowed(host: &str, listening: &SocketAddr) -> bool {
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && !port.contains(']') => (name, port.parse::<u16>().ok()),
+        _ => (host, Some(80)),
+    };
+    if port != Some(listening.port()) {
+        return false;
+    }
+    let ip = listening.ip();
+    if name.eq_ignore_ascii_case("localhost") {
+        return ip.is_loopback() || ip.is_unspecified();
+    }
+    match name.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>() {
+        Ok(asked) => ip.is_unspecified() || asked == ip || (asked.is_loopback() && ip.is_loopback()),
+        Err(_) => false,
+    }
 }
 
 /// Serve the viewer on a bound listener until the task is dropped or the listener fails.
-pub async fn serve(location: StoreLocation, listener: tokio::net::TcpListener) -> Result<(), ReportError> {
-    axum::serve(listener, router(location)).await.map_err(|e| ReportError::Serve(e.to_string()))
+pub async fn serve(
+    location: StoreLocation,
+    listener: tokio::net::TcpListener,
+    workloads: Registry,
+) -> Result<(), ReportError> {
+    let listening = listener.local_addr().map_err(|e| ReportError::Serve(e.to_string()))?;
+    axum::serve(listener, router(location, workloads, listening)).await.map_err(|e| ReportError::Serve(e.to_string()))
 }
 
 /// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
@@ -57,7 +122,7 @@ pub fn is_loopback(address: &SocketAddr) -> bool {
 
 /// Serve on a listener from [`bind`] with a runtime of its own, blocking until the server stops (for a synchronous
 /// binary: bind, print the address, then call this).
-pub fn serve_blocking(location: StoreLocation, listener: TcpListener) -> Result<(), ReportError> {
+pub fn serve_blocking(location: StoreLocation, listener: TcpListener, workloads: Registry) -> Result<(), ReportError> {
     let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
     let listen_error = |e: std::io::Error| ReportError::Listen { address: address.clone(), reason: e.to_string() };
     listener.set_nonblocking(true).map_err(listen_error)?;
@@ -68,20 +133,20 @@ pub fn serve_blocking(location: StoreLocation, listener: TcpListener) -> Result<
         .map_err(|e| ReportError::Serve(e.to_string()))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(listen_error)?;
-        serve(location, listener).await
+        serve(location, listener, workloads).await
     })
 }
 
-type Shared = State<Arc<StoreLocation>>;
+type Shared = State<Arc<Viewer>>;
 
 /// Run store work on a blocking thread and turn its outcome into a response.
 async fn with_store(
-    location: Arc<StoreLocation>,
-    work: impl FnOnce(&dyn ResultStore) -> Result<Response, ReportError> + Send + 'static,
+    viewer: Arc<Viewer>,
+    work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
 ) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
-        let store = open_store(&location, false)?;
-        work(store.as_ref())
+        let store = open_store(&viewer.location, false)?;
+        work(store.as_ref(), &viewer.workloads)
     })
     .await;
     match outcome {
@@ -158,7 +223,7 @@ fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> {
 
 async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Response {
     let query = parse_query(query.as_deref());
-    with_store(location, move |store| {
+    with_store(location, move |store, _| {
         let mut tags = BTreeMap::new();
         for text in first(&query, "tag").unwrap_or("").split(',').filter(|t| !t.trim().is_empty()) {
             let (key, value) = parse_tag(text).map_err(ReportError::BadSide)?;
@@ -244,7 +309,7 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
 }
 
 async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
-    with_store(location, move |store| {
+    with_store(location, move |store, workloads| {
         let run = store.load_run(&store.find_run(&id)?)?;
         let uuid = run.summary.uuid.clone();
         let side = Side::new(run_name(&run), vec![run]);
@@ -278,7 +343,7 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
         let rows: Vec<String> =
             facts.iter().map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(v))).collect();
         body.push_str(&table(&["".to_string(), "".to_string()], &rows));
-        body.push_str(&report_sections(&comparison, &sides));
+        body.push_str(&report_sections(&comparison, &sides, workloads));
         Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))
     })
     .await
@@ -303,7 +368,7 @@ fn requested_sides(store: &dyn ResultStore, query: &[(String, String)]) -> Resul
 async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
     let raw = raw.unwrap_or_default();
-    with_store(location, move |store| {
+    with_store(location, move |store, workloads| {
         let sides = requested_sides(store, &query)?;
         let comparison = compare(&sides);
         let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
@@ -315,7 +380,7 @@ async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Respo
              <a href=\"/compare.md?{raw}\">Markdown</a> · <a href=\"/compare.json?{raw}\">JSON</a></p>\n",
             escape(&title)
         ));
-        body.push_str(&report_sections(&comparison, &sides));
+        body.push_str(&report_sections(&comparison, &sides, workloads));
         Ok(html(page(&title, &body)))
     })
     .await
@@ -323,7 +388,7 @@ async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Respo
 
 async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    with_store(location, move |store| {
+    with_store(location, move |store, workloads| {
         // One run alone is a report too (the run page links it).
         let sides = match requested_sides(store, &query) {
             Err(ReportError::TooFewSides(1)) => {
@@ -332,7 +397,7 @@ async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Re
             }
             other => other?,
         };
-        let report = render_report_for(&compare(&sides), &sides);
+        let report = render_report_for(&compare(&sides), &sides, workloads);
         Ok((
             [
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -347,7 +412,7 @@ async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Re
 
 async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    with_store(location, move |store| {
+    with_store(location, move |store, _| {
         let comparison = compare(&requested_sides(store, &query)?);
         Ok(([(header::CONTENT_TYPE, "application/json")], render_json(&comparison)).into_response())
     })
@@ -356,7 +421,7 @@ async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Respo
 
 async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    with_store(location, move |store| {
+    with_store(location, move |store, _| {
         let comparison = compare(&requested_sides(store, &query)?);
         Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], render_markdown(&comparison)).into_response())
     })
@@ -376,6 +441,22 @@ mod tests {
         assert_eq!(first(&parsed, "x"), Some("%zz"));
         assert_eq!(first(&parsed, "empty"), None);
         assert!(parse_query(None).is_empty());
+    }
+
+    #[test]
+    fn only_the_listening_host_is_served() {
+        let loopback: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for host in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080", "127.0.0.2:8080"] {
+            assert!(host_allowed(host, &loopback), "{host}");
+        }
+        for host in ["evil.example:8080", "127.0.0.1:9090", "localhost", "", "10.0.0.5:8080", "attacker.com"] {
+            assert!(!host_allowed(host, &loopback), "{host}");
+        }
+        let everywhere: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(host_allowed("192.168.1.7:8080", &everywhere));
+        assert!(!host_allowed("rebind.example:8080", &everywhere));
+        let port80: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        assert!(host_allowed("localhost", &port80));
     }
 
     #[test]

@@ -157,7 +157,7 @@ fn text_markdown_and_json_say_the_same() {
 fn report_is_self_contained_well_formed_html_with_every_chart() {
     let fixture = build("report");
     let store = SqliteStore::open(&fixture.path, false).unwrap();
-    let html = render_report(&sides(&store, &["physical-p3605", "virtual"]));
+    let html = render_report(&sides(&store, &["physical-p3605", "virtual"]), &common::WORKLOADS);
     // Kept for looking at: target/tmp/report-tests/report/report.html.
     std::fs::write(fixture.path.with_file_name("report.html"), &html).unwrap();
     assert_well_formed(&html);
@@ -198,7 +198,7 @@ fn labels_tags_and_host_names_are_escaped_everywhere() {
         Side::new(HOSTILE_LABEL, hostile.runs.clone()),
         Side::new(format!("tag {HOSTILE_TAG}"), virtual_side.runs),
     ];
-    let html = render_report(&sides);
+    let html = render_report(&sides, &common::WORKLOADS);
     assert_well_formed(&html);
     for raw in [HOSTILE_LABEL, HOSTILE_TAG, HOSTILE_HOST] {
         assert!(!html.contains(raw), "{raw} must be escaped");
@@ -214,7 +214,7 @@ fn one_run_alone_makes_a_report() {
     let fixture = build("single");
     let store = SqliteStore::open(&fixture.path, false).unwrap();
     let side = resolve_side(&store, &fixture.virtual_disk[0]).unwrap();
-    let html = render_report(&[side]);
+    let html = render_report(&[side], &common::WORKLOADS);
     assert_well_formed(&html);
     let kinds = chart_kinds(&html);
     assert_eq!(kinds.get("bars"), Some(&6), "throughput and five latency metrics: {kinds:?}");

@@ -14,8 +14,13 @@ struct Response {
 }
 
 async fn get(address: std::net::SocketAddr, path: &str) -> Response {
+    get_as(address, &address.to_string(), path).await
+}
+
+/// A GET that says it is for `host` (what a browser sends after DNS rebinding: the attacker's name).
+async fn get_as(address: std::net::SocketAddr, host: &str, path: &str) -> Response {
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.unwrap();
@@ -46,7 +51,7 @@ async fn browse_filter_compare_and_download() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     assert!(is_loopback(&address));
-    let server = tokio::spawn(serve(StoreLocation::Sqlite(fixture.path.clone()), listener));
+    let server = tokio::spawn(serve(StoreLocation::Sqlite(fixture.path.clone()), listener, common::WORKLOADS));
 
     let list = get(address, "/").await;
     assert_eq!(list.status, 200);
@@ -106,7 +111,24 @@ async fn browse_filter_compare_and_download() {
     let hostile = get(address, "/compare?side=%3Cscript%3E&side=virtual").await;
     assert!(!hostile.body.contains("<script>"), "error pages escape what the user typed");
 
+    // DNS rebinding: a page from another name must not read the store through this viewer.
+    for host in ["rebind.attacker.example", &format!("rebind.attacker.example:{}", address.port()), "127.0.0.1:1"] {
+        let rebound = get_as(address, host, "/compare.json?side=physical-p3605&side=virtual").await;
+        assert_eq!(rebound.status, 421, "{host}");
+        assert!(!rebound.body.contains("physical-p3605"), "{host}");
+    }
+    assert_eq!(get_as(address, &format!("localhost:{}", address.port()), "/").await.status, 200);
+    for response in [&list, &rebound_check(address).await] {
+        let headers = response.headers.to_ascii_lowercase();
+        assert!(headers.contains("content-security-policy: default-src 'none'"), "{headers}");
+        assert!(headers.contains("x-content-type-options: nosniff"), "{headers}");
+    }
+
     server.abort();
+}
+
+async fn rebound_check(address: std::net::SocketAddr) -> Response {
+    get_as(address, "evil.example", "/").await
 }
 
 #[test]
@@ -136,7 +158,7 @@ async fn serves_a_postgres_store() {
             let source = SqliteStore::open(&path, false).unwrap();
             let runs: Vec<String> =
                 source.list_runs(&RunFilter::default()).unwrap().into_iter().map(|r| r.uuid).collect();
-            let mut team = open_store(&StoreLocation::parse(&url), true).unwrap();
+            let mut team = open_store(&StoreLocation::parse(&url).unwrap(), true).unwrap();
             push_runs(&source, team.as_mut(), &runs).unwrap();
             admin
         })
@@ -145,7 +167,7 @@ async fn serves_a_postgres_store() {
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let served = tokio::spawn(serve(StoreLocation::parse(&url), listener));
+    let served = tokio::spawn(serve(StoreLocation::parse(&url).unwrap(), listener, common::WORKLOADS));
     let list = get(address, "/?label=virtual").await;
     let compare = get(address, "/compare?side=physical-p3605&side=virtual").await;
     served.abort();

@@ -17,6 +17,10 @@ pub enum StoreError {
     NewerSchema { location: String, found: i64, known: i64 },
     #[error("{0}: the store is locked by another envbench process; try again when it has finished")]
     Locked(String),
+    #[error(
+        "{location}: {what}, not a results store file; point --store (or ENVBENCH_STORE) at a file such as ./results.db"
+    )]
+    NotAFile { location: String, what: &'static str },
     #[error("{0}: no results store yet; run a workload (e.g. `envbench sysinfo --save`) to create it")]
     Missing(String),
     #[error("{location}: cannot create the results store ({reason}); choose a writable location with --store")]
@@ -26,6 +30,13 @@ pub enum StoreError {
          that the user may log in"
     )]
     Unreachable { location: String, reason: String },
+    #[error("{location}: the PostgreSQL server refused the store's connection: {reason}")]
+    Refused { location: String, reason: String },
+    #[error(
+        "'{given}' is not a store envbench can use: the {scheme}:// scheme is not supported. Give a SQLite file path \
+         (e.g. ./results.db) or a PostgreSQL URL (postgres://user@host:5432/database or postgresql://...)"
+    )]
+    UnsupportedScheme { given: String, scheme: String },
     #[error("no run matches '{0}'; `envbench results list` shows the runs")]
     NoSuchRun(String),
     #[error("'{prefix}' matches {count} runs; give more characters of the run id")]
@@ -34,8 +45,14 @@ pub enum StoreError {
     RunAlreadyEnded(String),
     #[error("the results store is damaged ({0}); keep a copy of the file and report this")]
     Corrupt(String),
-    #[error("results store error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("PostgreSQL results store error: {0}")]
-    Postgres(#[from] postgres::Error),
+    #[error("{location}: results store error: {message}")]
+    Database { location: String, message: String },
+}
+
+impl StoreError {
+    /// True when a shared store cannot be reached right now (refused, timed out, connection lost): the run is kept
+    /// in the local store instead, to be pushed later.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Unreachable { .. })
+    }
 }

@@ -4,24 +4,35 @@
 //! sample, its sampler series and how it ended, is kept here and never rewritten: results and samples are append-only
 //! (enforced by the schema), and a run's status moves once from `running` to `complete`, `failed` or `interrupted`.
 //!
-//! [`ResultStore`] is the interface the rest of envbench uses; [`SqliteStore`] is the default backend (one file in the
-//! user's data directory, WAL, busy timeout, versioned migrations); [`PostgresStore`] is the shared team store (same
-//! schema and migrations, applied under an advisory lock). [`push_runs`] copies runs from one store to another by
-//! uuid, idempotently. This crate knows nothing about how results are produced or presented.
+//! [`ResultStore`] is the interface the rest of envbench uses. It has one implementation, [`SqlStore`], written once
+//! over a small SQL seam with two backends: SQLite by default ([`SqliteStore`]: one file in the user's data
+//! directory, WAL, busy timeout) and PostgreSQL for a shared team store ([`PostgresStore`]: migrations under an
+//! advisory lock). The schema and its migrations are written once for both. A store marks runs whose process died
+//! as interrupted when it is opened. [`RunRecorder`] records a run from beginning to end and keeps it in the local
+//! store when a shared store cannot be reached; [`push_runs`] copies runs from one store to another by uuid,
+//! idempotently. This crate knows nothing about how results are produced or presented.
 
 mod error;
 mod location;
 mod model;
 mod postgres;
+mod process;
+mod recorder;
 mod schema;
 mod series_rows;
+mod sql;
 mod sqlite;
+mod store;
 
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
 pub use model::{ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
-pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
+pub use postgres::{PostgresBackend, PostgresStore};
+pub use process::ABANDONED_AFTER_S;
+pub use recorder::{RecordedRun, RunRecorder};
+pub use schema::LATEST_VERSION;
+pub use sqlite::{SqliteBackend, SqliteStore};
+pub use store::SqlStore;
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};

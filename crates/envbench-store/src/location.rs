@@ -1,3 +1,4 @@
+use crate::error::StoreError;
 use std::path::PathBuf;
 
 /// Where results are kept: a SQLite file, or a PostgreSQL connection URL.
@@ -8,20 +9,29 @@ pub enum StoreLocation {
 }
 
 impl StoreLocation {
-    /// Interpret a `--store` value: `postgres://` and `postgresql://` URLs name a server, anything else a file.
-    pub fn parse(text: &str) -> StoreLocation {
+    /// Interpret a `--store` (or `push --to`) value: `postgres://` and `postgresql://` URLs name a server, a path names
+    /// a file, and anything else of the form `scheme://...` is refused, so a mistyped URL never becomes a file.
+    pub fn parse(text: &str) -> Result<StoreLocation, StoreError> {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            StoreLocation::Postgres(text.to_string())
-        } else {
-            StoreLocation::Sqlite(PathBuf::from(text))
+            return Ok(StoreLocation::Postgres(text.to_string()));
         }
+        if let Some((scheme, _)) = text.split_once("://")
+            && !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        {
+            return Err(StoreError::UnsupportedScheme {
+                given: envbench_core::model::redact_secrets(text),
+                scheme: scheme.to_string(),
+            });
+        }
+        Ok(StoreLocation::Sqlite(PathBuf::from(text)))
     }
 
     /// The location for people (URLs lose their password).
     pub fn display(&self) -> String {
         match self {
-            StoreLocation::Sqlite(path) => path.display().to_string(),
-            StoreLocation::Postgres(url) => envbench_core::model::redact_url_password(url),
+            StoreLocation::Sqlite(path) => envbench_core::text::printable(&path.display().to_string()),
+            StoreLocation::Postgres(url) => envbench_core::model::redact_secrets(url),
         }
     }
 }
@@ -42,9 +52,22 @@ mod tests {
 
     #[test]
     fn urls_and_paths() {
-        assert_eq!(StoreLocation::parse("/tmp/x.db"), StoreLocation::Sqlite("/tmp/x.db".into()));
-        assert!(matches!(StoreLocation::parse("postgres://u@h/db"), StoreLocation::Postgres(_)));
-        assert_eq!(StoreLocation::parse("postgres://bob:secret@h/db").display(), "postgres://bob:***@h/db");
-        assert_eq!(StoreLocation::parse("postgres://h/db").display(), "postgres://h/db");
+        assert_eq!(StoreLocation::parse("/tmp/x.db").unwrap(), StoreLocation::Sqlite("/tmp/x.db".into()));
+        assert!(matches!(StoreLocation::parse("postgres://u@h/db").unwrap(), StoreLocation::Postgres(_)));
+        assert!(matches!(StoreLocation::parse("postgresql://u@h/db").unwrap(), StoreLocation::Postgres(_)));
+        assert_eq!(StoreLocation::parse("postgres://bob:secret@h/db").unwrap().display(), "postgres://bob:***@h/db");
+        assert_eq!(StoreLocation::parse("postgres://h/db").unwrap().display(), "postgres://h/db");
+        assert_eq!(StoreLocation::parse("results:2026.db").unwrap(), StoreLocation::Sqlite("results:2026.db".into()));
+    }
+
+    #[test]
+    fn unknown_schemes_are_refused_not_made_into_files() {
+        for text in ["mysql://x@y/z", "https://example.com/store", "sqlite:///tmp/x.db", "mysql://root:pw@db/test"] {
+            let error = StoreLocation::parse(text).unwrap_err();
+            assert!(matches!(error, StoreError::UnsupportedScheme { .. }), "{text}");
+            let message = error.to_string();
+            assert!(message.contains("postgres://") && message.contains("file path"), "{message}");
+            assert!(!message.contains(":pw@"), "{message}");
+        }
     }
 }

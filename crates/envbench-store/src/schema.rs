@@ -1,23 +1,145 @@
-//! The store schema, as an ordered list of migrations. Migration N (1-based) takes a store from version N-1 to N;
-//! SQLite keeps the version in `PRAGMA user_version` and marks the file as ours with `PRAGMA application_id`.
-//! Migrations are only ever appended: an existing one is never edited once released.
+//! The store schema, written once for every backend, as an ordered list of migrations. Migration N (1-based) takes a
+//! store from version N-1 to N; migrations are only ever appended, never edited once released.
+//!
+//! Tables are one template with the few type names that differ filled in per [`Dialect`]; the append-only rules are
+//! one list of tables and checks, turned into SQLite triggers or PostgreSQL trigger functions. Every table and every
+//! change after a run ends is refused: rows are only inserted, a run's status moves once from `running` to an ended
+//! status with its end time, and nothing is added to a run that has ended.
 
-/// "EnvB" in ASCII: marks a SQLite file as an envbench store.
+/// "EnvB" in ASCII: marks a SQLite file as an envbench store, and keys PostgreSQL's migration lock.
 pub const APPLICATION_ID: i64 = 0x456e_7642;
 
-/// Every migration, oldest first.
-pub const MIGRATIONS: &[&str] = &[
-    // 1: runs, fingerprints, results with raw samples, sampler series, attachments; append-only by triggers.
-    r#"
+/// The SQL dialect of a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// The column that keeps insertion order in the sampler tables (SQLite has its rowid).
+    pub fn insertion_order(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "rowid",
+            Dialect::Postgres => "id",
+        }
+    }
+
+    /// The statement that begins a write transaction: SQLite takes the write lock at once, so a writer waits on the
+    /// busy timeout rather than failing at its first write.
+    pub fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+
+    /// The statement that begins a read: one snapshot for every query, so a run written meanwhile is read whole or as
+    /// it was.
+    pub fn begin_read(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN DEFERRED",
+            Dialect::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        }
+    }
+
+    fn fill(self, template: &str) -> String {
+        let (id, int, real, sampler_id) = match self {
+            Dialect::Sqlite => ("INTEGER PRIMARY KEY", "INTEGER", "REAL", ""),
+            Dialect::Postgres => {
+                ("BIGSERIAL PRIMARY KEY", "BIGINT", "DOUBLE PRECISION", "\n        id BIGSERIAL PRIMARY KEY,")
+            }
+        };
+        template.replace("{id}", id).replace("{int}", int).replace("{real}", real).replace("{sampler_id}", sampler_id)
+    }
+
+    /// `a IS NOT b` in the dialect's words.
+    fn differs(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("NEW.{column} IS NOT OLD.{column}"),
+            Dialect::Postgres => format!("NEW.{column} IS DISTINCT FROM OLD.{column}"),
+        }
+    }
+
+    /// Refuse UPDATE and DELETE (and TRUNCATE, which PostgreSQL has) on a table. `what` names its rows in messages.
+    fn append_only(self, table: &str, what: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "CREATE TRIGGER {what}_no_update BEFORE UPDATE ON {table}\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only'); END;\n    \
+                 CREATE TRIGGER {what}_no_delete BEFORE DELETE ON {table}\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only'); END;\n"
+            ),
+            Dialect::Postgres => format!(
+                "CREATE TRIGGER {what}_no_change BEFORE UPDATE OR DELETE ON {table}\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_append_only('{what}');\n    \
+                 CREATE TRIGGER {what}_no_truncate BEFORE TRUNCATE ON {table}\n        \
+                 FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('{what}');\n"
+            ),
+        }
+    }
+
+    /// Refuse rows added to a run that has ended. `run_status` is a query for the status of the new row's run.
+    fn only_while_running(self, table: &str, what: &str, run_status: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "CREATE TRIGGER {what}_only_while_running BEFORE INSERT ON {table}\n    \
+                 WHEN ({run_status}) IS NOT 'running'\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only: a run that has ended takes no more'); \
+                 END;\n"
+            ),
+            Dialect::Postgres => format!(
+                "CREATE FUNCTION envbench_{what}_only_while_running() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        \
+                 IF ({run_status}) IS DISTINCT FROM 'running' THEN\n            \
+                 RAISE EXCEPTION 'envbench {what} are append-only: a run that has ended takes no more';\n        \
+                 END IF;\n        \
+                 RETURN NEW;\n    \
+                 END\n    $$;\n    \
+                 CREATE TRIGGER {what}_only_while_running BEFORE INSERT ON {table}\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_{what}_only_while_running();\n"
+            ),
+        }
+    }
+
+    /// A run may only end, once: `refused` lists the conditions under which an UPDATE of `runs` is refused.
+    fn runs_end_once(self, refused: &[String], replace: bool) -> String {
+        let condition = refused.join("\n        OR ");
+        let message = "envbench runs are append-only: only a running run may end, once, with its end time";
+        match self {
+            Dialect::Sqlite => format!(
+                "{}CREATE TRIGGER runs_end_once BEFORE UPDATE ON runs\n    WHEN {condition}\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n",
+                if replace { "DROP TRIGGER runs_end_once;\n    " } else { "" }
+            ),
+            Dialect::Postgres => format!(
+                "CREATE OR REPLACE FUNCTION envbench_runs_end_once() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        \
+                 IF {condition} THEN\n            RAISE EXCEPTION '{message}';\n        END IF;\n        \
+                 RETURN NEW;\n    END\n    $$;\n    {}",
+                if replace {
+                    String::new()
+                } else {
+                    "CREATE TRIGGER runs_end_once BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION \
+                     envbench_runs_end_once();\n"
+                        .to_string()
+                }
+            ),
+        }
+    }
+}
+
+/// The tables of migration 1, with `{id}`, `{int}`, `{real}` and `{sampler_id}` filled per dialect.
+const TABLES_1: &str = r#"
     CREATE TABLE fingerprints (
-        id INTEGER PRIMARY KEY,
+        id {id},
         hash TEXT NOT NULL UNIQUE,
         hostname TEXT,
         document TEXT NOT NULL,
         first_seen_at TEXT NOT NULL
     );
     CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
+        id {id},
         uuid TEXT NOT NULL UNIQUE,
         workload TEXT NOT NULL,
         label TEXT,
@@ -27,21 +149,21 @@ pub const MIGRATIONS: &[&str] = &[
         ended_at TEXT,
         status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'failed', 'interrupted')),
         status_reason TEXT,
-        fingerprint_id INTEGER NOT NULL REFERENCES fingerprints(id),
+        fingerprint_id {int} NOT NULL REFERENCES fingerprints(id),
         suite_id TEXT
     );
     CREATE INDEX runs_by_start ON runs(started_at);
     CREATE TABLE run_tags (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+        run_id {int} NOT NULL REFERENCES runs(id),
         key TEXT NOT NULL,
         value TEXT NOT NULL,
         PRIMARY KEY (run_id, key)
     );
     CREATE TABLE results (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+        id {id},
+        run_id {int} NOT NULL REFERENCES runs(id),
         workload TEXT NOT NULL,
-        workload_version INTEGER NOT NULL,
+        workload_version {int} NOT NULL,
         test_id TEXT NOT NULL,
         parameters TEXT NOT NULL,
         parameters_hash TEXT NOT NULL,
@@ -53,87 +175,191 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX results_by_run ON results(run_id);
     CREATE INDEX results_for_matching ON results(workload, test_id, parameters_hash, metric);
     CREATE TABLE samples (
-        result_id INTEGER NOT NULL REFERENCES results(id),
-        seq INTEGER NOT NULL,
-        value REAL NOT NULL,
+        result_id {int} NOT NULL REFERENCES results(id),
+        seq {int} NOT NULL,
+        value {real} NOT NULL,
         PRIMARY KEY (result_id, seq)
     );
     CREATE TABLE sampler_series (
-        run_id INTEGER PRIMARY KEY REFERENCES runs(id),
-        interval_ms INTEGER NOT NULL,
+        run_id {int} PRIMARY KEY REFERENCES runs(id),
+        interval_ms {int} NOT NULL,
         devices TEXT NOT NULL,
-        own_cpu_seconds REAL NOT NULL,
-        wall_seconds REAL NOT NULL
+        own_cpu_seconds {real} NOT NULL,
+        wall_seconds {real} NOT NULL
     );
     -- kind 'point' rows are sampler intervals, kind 'step' rows are whole-step summaries.
-    CREATE TABLE sampler_cpu (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+    CREATE TABLE sampler_cpu ({sampler_id}
+        run_id {int} NOT NULL REFERENCES runs(id),
         kind TEXT NOT NULL CHECK (kind IN ('point', 'step')),
-        start_ms INTEGER NOT NULL,
-        end_ms INTEGER NOT NULL,
+        start_ms {int} NOT NULL,
+        end_ms {int} NOT NULL,
         step TEXT,
-        user_percent REAL NOT NULL,
-        nice_percent REAL NOT NULL,
-        system_percent REAL NOT NULL,
-        iowait_percent REAL NOT NULL,
-        irq_percent REAL NOT NULL,
-        steal_percent REAL NOT NULL,
-        idle_percent REAL NOT NULL
+        user_percent {real} NOT NULL,
+        nice_percent {real} NOT NULL,
+        system_percent {real} NOT NULL,
+        iowait_percent {real} NOT NULL,
+        irq_percent {real} NOT NULL,
+        steal_percent {real} NOT NULL,
+        idle_percent {real} NOT NULL
     );
     CREATE INDEX sampler_cpu_by_run ON sampler_cpu(run_id);
-    CREATE TABLE sampler_disk (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+    CREATE TABLE sampler_disk ({sampler_id}
+        run_id {int} NOT NULL REFERENCES runs(id),
         kind TEXT NOT NULL CHECK (kind IN ('point', 'step')),
-        start_ms INTEGER NOT NULL,
-        end_ms INTEGER NOT NULL,
+        start_ms {int} NOT NULL,
+        end_ms {int} NOT NULL,
         step TEXT,
         device TEXT NOT NULL,
-        reads_per_s REAL NOT NULL,
-        writes_per_s REAL NOT NULL,
-        read_mb_per_s REAL NOT NULL,
-        write_mb_per_s REAL NOT NULL,
-        read_request_kib REAL NOT NULL,
-        write_request_kib REAL NOT NULL,
-        read_await_ms REAL NOT NULL,
-        write_await_ms REAL NOT NULL,
-        queue_size REAL NOT NULL,
-        util_percent REAL NOT NULL
+        reads_per_s {real} NOT NULL,
+        writes_per_s {real} NOT NULL,
+        read_mb_per_s {real} NOT NULL,
+        write_mb_per_s {real} NOT NULL,
+        read_request_kib {real} NOT NULL,
+        write_request_kib {real} NOT NULL,
+        read_await_ms {real} NOT NULL,
+        write_await_ms {real} NOT NULL,
+        queue_size {real} NOT NULL,
+        util_percent {real} NOT NULL
     );
     CREATE INDEX sampler_disk_by_run ON sampler_disk(run_id);
     CREATE TABLE run_attachments (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+        run_id {int} NOT NULL REFERENCES runs(id),
         name TEXT NOT NULL,
         document TEXT NOT NULL,
         PRIMARY KEY (run_id, name)
     );
+"#;
 
-    CREATE TRIGGER runs_end_once BEFORE UPDATE ON runs
-    WHEN OLD.status <> 'running' OR NEW.uuid IS NOT OLD.uuid OR NEW.started_at IS NOT OLD.started_at
-        OR NEW.fingerprint_id IS NOT OLD.fingerprint_id OR NEW.workload IS NOT OLD.workload
-        OR NEW.label IS NOT OLD.label OR NEW.command_line IS NOT OLD.command_line
-    BEGIN SELECT RAISE(ABORT, 'envbench runs are append-only: only a running run may end, once'); END;
-    CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs
-    BEGIN SELECT RAISE(ABORT, 'envbench runs are append-only'); END;
-    CREATE TRIGGER fingerprints_no_update BEFORE UPDATE ON fingerprints
-    BEGIN SELECT RAISE(ABORT, 'envbench fingerprints are append-only'); END;
-    CREATE TRIGGER fingerprints_no_delete BEFORE DELETE ON fingerprints
-    BEGIN SELECT RAISE(ABORT, 'envbench fingerprints are append-only'); END;
-    CREATE TRIGGER results_no_update BEFORE UPDATE ON results
-    BEGIN SELECT RAISE(ABORT, 'envbench results are append-only'); END;
-    CREATE TRIGGER results_no_delete BEFORE DELETE ON results
-    BEGIN SELECT RAISE(ABORT, 'envbench results are append-only'); END;
-    CREATE TRIGGER samples_no_update BEFORE UPDATE ON samples
-    BEGIN SELECT RAISE(ABORT, 'envbench samples are append-only'); END;
-    CREATE TRIGGER samples_no_delete BEFORE DELETE ON samples
-    BEGIN SELECT RAISE(ABORT, 'envbench samples are append-only'); END;
-    CREATE TRIGGER tags_no_update BEFORE UPDATE ON run_tags
-    BEGIN SELECT RAISE(ABORT, 'envbench tags are append-only'); END;
-    CREATE TRIGGER tags_no_delete BEFORE DELETE ON run_tags
-    BEGIN SELECT RAISE(ABORT, 'envbench tags are append-only'); END;
-    "#,
+/// PostgreSQL keeps the store's identity and version in a table (SQLite uses `application_id` and `user_version`).
+const POSTGRES_MARKER_1: &str = r#"
+    CREATE TABLE envbench_store (
+        application TEXT NOT NULL,
+        version BIGINT NOT NULL
+    );
+    COMMENT ON TABLE envbench_store IS 'Marks this schema as an envbench results store; holds its schema version.';
+    CREATE FUNCTION envbench_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'envbench % are append-only', TG_ARGV[0];
+    END
+    $$;
+"#;
+
+/// The columns of `runs` that never change once a run began (migration 1's list).
+const FIXED_RUN_COLUMNS_1: &[&str] = &["uuid", "started_at", "fingerprint_id", "workload", "label", "command_line"];
+
+/// Columns migration 2 adds to that list.
+const FIXED_RUN_COLUMNS_2: &[&str] = &["tool_version", "suite_id", "process"];
+
+/// Tables whose rows never change, and the word for their rows in messages: migration 1, then migration 2.
+const APPEND_ONLY_1: &[(&str, &str)] =
+    &[("fingerprints", "fingerprints"), ("results", "results"), ("samples", "samples"), ("run_tags", "tags")];
+const APPEND_ONLY_2: &[(&str, &str)] = &[
+    ("sampler_series", "sampler_series"),
+    ("sampler_cpu", "sampler_cpu"),
+    ("sampler_disk", "sampler_disk"),
+    ("run_attachments", "attachments"),
 ];
 
-/// The schema version this build writes.
-pub fn latest_version() -> i64 {
-    MIGRATIONS.len() as i64
+/// Tables that take rows only while their run is running (migration 2), with the query of that run's status.
+const ONLY_WHILE_RUNNING_2: &[(&str, &str, &str)] = &[
+    ("results", "results", "SELECT status FROM runs WHERE id = NEW.run_id"),
+    ("run_tags", "tags", "SELECT status FROM runs WHERE id = NEW.run_id"),
+    ("samples", "samples", "SELECT r.status FROM results x JOIN runs r ON r.id = x.run_id WHERE x.id = NEW.result_id"),
+    ("sampler_series", "sampler_series", "SELECT status FROM runs WHERE id = NEW.run_id"),
+    ("sampler_cpu", "sampler_cpu", "SELECT status FROM runs WHERE id = NEW.run_id"),
+    ("sampler_disk", "sampler_disk", "SELECT status FROM runs WHERE id = NEW.run_id"),
+    ("run_attachments", "attachments", "SELECT status FROM runs WHERE id = NEW.run_id"),
+];
+
+/// How many migrations there are: the schema version this build writes.
+pub const LATEST_VERSION: i64 = 2;
+
+/// Migration `version` (from 1) in a dialect.
+pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
+    let mut sql = String::new();
+    match version {
+        1 => {
+            if dialect == Dialect::Postgres {
+                sql.push_str(POSTGRES_MARKER_1);
+            }
+            sql.push_str(&dialect.fill(TABLES_1));
+            let refused: Vec<String> = std::iter::once("OLD.status <> 'running'".to_string())
+                .chain(FIXED_RUN_COLUMNS_1.iter().map(|c| dialect.differs(c)))
+                .collect();
+            sql.push_str(&dialect.runs_end_once(&refused, false));
+            sql.push_str(&runs_no_delete(dialect));
+            for (table, what) in APPEND_ONLY_1 {
+                sql.push_str(&dialect.append_only(table, what));
+            }
+        }
+        2 => {
+            // Which process runs a run, so a run whose process died can be marked interrupted.
+            sql.push_str("ALTER TABLE runs ADD COLUMN process TEXT;\n");
+            let refused: Vec<String> = [
+                "OLD.status <> 'running'".to_string(),
+                "NEW.status = 'running'".to_string(),
+                "NEW.ended_at IS NULL".to_string(),
+            ]
+            .into_iter()
+            .chain(FIXED_RUN_COLUMNS_1.iter().chain(FIXED_RUN_COLUMNS_2).map(|c| dialect.differs(c)))
+            .collect();
+            sql.push_str(&dialect.runs_end_once(&refused, true));
+            for (table, what) in APPEND_ONLY_2 {
+                sql.push_str(&dialect.append_only(table, what));
+            }
+            for (table, what, status) in ONLY_WHILE_RUNNING_2 {
+                sql.push_str(&dialect.only_while_running(table, what, status));
+            }
+        }
+        _ => unreachable!("migration {version} does not exist"),
+    }
+    sql
+}
+
+fn runs_no_delete(dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Sqlite => "CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs\n    \
+                            BEGIN SELECT RAISE(ABORT, 'envbench runs are append-only'); END;\n"
+            .to_string(),
+        Dialect::Postgres => "CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs FOR EACH ROW EXECUTE FUNCTION \
+                              envbench_append_only('runs');\n    \
+                              CREATE TRIGGER runs_no_truncate BEFORE TRUNCATE ON runs\n        \
+                              FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('runs');\n"
+            .to_string(),
+    }
+}
+
+/// The tables of an envbench store, for recognising a schema that holds someone else's tables of the same names.
+pub(crate) const TABLES: &[&str] = &[
+    "envbench_store",
+    "fingerprints",
+    "runs",
+    "run_tags",
+    "results",
+    "samples",
+    "sampler_series",
+    "sampler_cpu",
+    "sampler_disk",
+    "run_attachments",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_exists_in_both_dialects_and_creates_every_table() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let first = migration(dialect, 1);
+            for table in TABLES.iter().filter(|t| **t != "envbench_store") {
+                assert!(first.contains(&format!("CREATE TABLE {table} (")), "{dialect:?} {table}");
+            }
+            assert!(!first.contains('{'), "every placeholder is filled: {first}");
+            for version in 2..=LATEST_VERSION {
+                assert!(migration(dialect, version).contains("append-only"));
+            }
+        }
+        assert!(migration(Dialect::Postgres, 1).contains("CREATE TABLE envbench_store"));
+        assert!(!migration(Dialect::Sqlite, 1).contains("envbench_store"));
+    }
 }

@@ -1,14 +1,13 @@
 //! How a sampler series maps to the store's rows, shared by every backend so they cannot drift apart.
 //!
 //! `sampler_cpu` and `sampler_disk` hold one row per sampler interval (kind `point`) and per whole-step summary (kind
-//! `step`), each with its time span, its step name and its figures; `sampler_series` holds the header. Backends differ
-//! only in their driver and placeholder syntax (`?1` or `$1`), which they pass in.
+//! `step`), each with its time span, its step name and its figures; `sampler_series` holds the header.
 
 use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
 use std::collections::HashMap;
 
 /// The CPU figure columns, in the order of [`cpu_values`].
-const CPU_COLUMNS: [&str; 7] = [
+pub(crate) const CPU_COLUMNS: [&str; 7] = [
     "user_percent",
     "nice_percent",
     "system_percent",
@@ -19,7 +18,7 @@ const CPU_COLUMNS: [&str; 7] = [
 ];
 
 /// The disk figure columns, in the order of [`disk_values`].
-const DISK_COLUMNS: [&str; 10] = [
+pub(crate) const DISK_COLUMNS: [&str; 10] = [
     "reads_per_s",
     "writes_per_s",
     "read_mb_per_s",
@@ -31,45 +30,6 @@ const DISK_COLUMNS: [&str; 10] = [
     "queue_size",
     "util_percent",
 ];
-
-/// Placeholder syntax of a backend: the SQL text for parameter `n` (from 1).
-pub(crate) type Placeholder = fn(usize) -> String;
-
-/// `INSERT INTO sampler_cpu (run_id, kind, start_ms, end_ms, step, <figures>) VALUES (...)`.
-pub(crate) fn cpu_insert_sql(placeholder: Placeholder) -> String {
-    insert_sql("sampler_cpu", &["run_id", "kind", "start_ms", "end_ms", "step"], &CPU_COLUMNS, placeholder)
-}
-
-/// `INSERT INTO sampler_disk (run_id, kind, start_ms, end_ms, step, device, <figures>) VALUES (...)`.
-pub(crate) fn disk_insert_sql(placeholder: Placeholder) -> String {
-    insert_sql("sampler_disk", &["run_id", "kind", "start_ms", "end_ms", "step", "device"], &DISK_COLUMNS, placeholder)
-}
-
-fn insert_sql(table: &str, keys: &[&str], figures: &[&str], placeholder: Placeholder) -> String {
-    let columns: Vec<&str> = keys.iter().chain(figures).copied().collect();
-    let values: Vec<String> = (1..=columns.len()).map(placeholder).collect();
-    format!("INSERT INTO {table} ({}) VALUES ({})", columns.join(", "), values.join(", "))
-}
-
-/// `SELECT kind, start_ms, end_ms, step, <figures> FROM sampler_cpu WHERE run_id = <p1> ORDER BY <order>`: the columns
-/// [`SeriesBuilder::cpu_row`] takes, in insertion order.
-pub(crate) fn cpu_select_sql(placeholder: Placeholder, order: &str) -> String {
-    format!(
-        "SELECT kind, start_ms, end_ms, step, {} FROM sampler_cpu WHERE run_id = {} ORDER BY {order}",
-        CPU_COLUMNS.join(", "),
-        placeholder(1)
-    )
-}
-
-/// `SELECT kind, start_ms, end_ms, step, device, <figures> FROM sampler_disk ...`: the columns
-/// [`SeriesBuilder::disk_row`] takes, in insertion order.
-pub(crate) fn disk_select_sql(placeholder: Placeholder, order: &str) -> String {
-    format!(
-        "SELECT kind, start_ms, end_ms, step, device, {} FROM sampler_disk WHERE run_id = {} ORDER BY {order}",
-        DISK_COLUMNS.join(", "),
-        placeholder(1)
-    )
-}
 
 /// The CPU figures in [`CPU_COLUMNS`] order.
 pub(crate) fn cpu_values(c: &CpuFigures) -> [f64; 7] {
@@ -222,20 +182,6 @@ impl SeriesBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sql_lists_every_column_once() {
-        let sqlite = |n: usize| format!("?{n}");
-        assert_eq!(
-            cpu_insert_sql(sqlite),
-            "INSERT INTO sampler_cpu (run_id, kind, start_ms, end_ms, step, user_percent, nice_percent, system_percent, \
-             iowait_percent, irq_percent, steal_percent, idle_percent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-             ?10, ?11, ?12)"
-        );
-        let postgres = |n: usize| format!("${n}");
-        assert!(disk_insert_sql(postgres).ends_with("$15, $16)"));
-        assert!(disk_select_sql(postgres, "id").contains("FROM sampler_disk WHERE run_id = $1 ORDER BY id"));
-    }
 
     #[test]
     fn rows_rebuild_the_series() {

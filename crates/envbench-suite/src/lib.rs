@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use toml_edit::{Document, Item, Table, Value};
 
-/// Workloads a suite may name, in the words of the commands.
-pub const WORKLOADS: &[&str] = &["sysinfo", "disk", "ranread", "cube", "tpch", "exec"];
+/// The most runs one suite may expand into: a matrix is refused before it is expanded, not after an hour.
+pub const MAX_RUNS: usize = 10_000;
 
 /// Parameters that a command takes several times (`--test a --test b`); other lists become `a,b,c`.
 const REPEATED_OPTIONS: &[&str] = &["test", "tag", "step"];
@@ -147,7 +147,7 @@ sf = 0.01
 "#;
 
 /// Parse a suite. `file` names it in errors; `known` lists the workloads this build can run.
-pub fn parse_suite(text: &str, file: &str) -> Result<Suite, SuiteError> {
+pub fn parse_suite(text: &str, file: &str, known: &[&str]) -> Result<Suite, SuiteError> {
     let document = Document::parse(text)
         .map_err(|e| SuiteError::Syntax { file: file.to_string(), message: e.to_string().trim().to_string() })?;
     let line_of = |span: Option<std::ops::Range<usize>>| span.map_or(1, |s| text[..s.start].matches('\n').count() + 1);
@@ -192,8 +192,8 @@ pub fn parse_suite(text: &str, file: &str) -> Result<Suite, SuiteError> {
         }
         let (k, _) = root.get_key_value(key).expect("iterated key exists");
         let line = line_of(k.span());
-        if !WORKLOADS.contains(&key) {
-            return Err(invalid(line, format!("unknown workload '{key}'; a suite can run {}", WORKLOADS.join(", "))));
+        if !known.contains(&key) {
+            return Err(invalid(line, format!("unknown workload '{key}'; a suite can run {}", known.join(", "))));
         }
         match item {
             Item::Table(table) => workloads.push((key.to_string(), table, line_of(table.span()).max(line))),
@@ -210,7 +210,7 @@ pub fn parse_suite(text: &str, file: &str) -> Result<Suite, SuiteError> {
     if workloads.is_empty() {
         return Err(invalid(
             1,
-            format!("the suite runs nothing: add a table for at least one of {}", WORKLOADS.join(", ")),
+            format!("the suite runs nothing: add a table for at least one of {}", known.join(", ")),
         ));
     }
 
@@ -258,6 +258,27 @@ pub fn parse_suite(text: &str, file: &str) -> Result<Suite, SuiteError> {
                 matrix.entry(workload.to_string()).or_default().push((parameter.to_string(), rendered, line));
             }
         }
+    }
+
+    // Count before expanding: a 1000 x 1000 matrix must be refused at once.
+    let runs = workloads
+        .iter()
+        .map(|(workload, _, _)| {
+            matrix.get(workload).map_or(1usize, |sweeps| {
+                sweeps.iter().fold(1usize, |count, (_, values, _)| count.saturating_mul(values.len()))
+            })
+        })
+        .fold(0usize, usize::saturating_add)
+        .saturating_mul(repetitions as usize);
+    if runs > MAX_RUNS {
+        let line = root.get_key_value("matrix").map_or(1, |(key, _)| line_of(key.span()));
+        return Err(invalid(
+            line,
+            format!(
+                "the suite expands into {} runs, more than {MAX_RUNS}; sweep fewer values or split it into several suites",
+                if runs == usize::MAX { "more than 10^19".to_string() } else { runs.to_string() }
+            ),
+        ));
     }
 
     let mut plan: Vec<SuiteItem> = Vec::new();
@@ -389,12 +410,15 @@ fn arguments(values: &[(String, Rendered)]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The workloads a build of envbench registers.
+    const KNOWN: &[&str] = &["sysinfo", "disk", "ranread", "cube", "tpch", "exec"];
+
     fn items(text: &str) -> Vec<(String, Vec<String>)> {
-        parse_suite(text, "s.toml").unwrap().items.into_iter().map(|i| (i.workload, i.args)).collect()
+        parse_suite(text, "s.toml", KNOWN).unwrap().items.into_iter().map(|i| (i.workload, i.args)).collect()
     }
 
     fn error(text: &str) -> String {
-        parse_suite(text, "s.toml").unwrap_err().to_string()
+        parse_suite(text, "s.toml", KNOWN).unwrap_err().to_string()
     }
 
     #[test]
@@ -429,7 +453,7 @@ mod tests {
     fn matrix_expands_per_workload_and_repetitions_repeat_the_plan() {
         let text = "[suite]\nname = \"hosts\"\nrepetitions = 2\n[disk]\nquick = true\n[cube]\nscale = 0.1\n\
                     [matrix]\ncube.calc_threads = [8, 16, 32]\ndisk.profile = [\"cdm\", \"db\"]\n";
-        let suite = parse_suite(text, "s.toml").unwrap();
+        let suite = parse_suite(text, "s.toml", KNOWN).unwrap();
         assert_eq!(suite.name, "hosts");
         assert_eq!(suite.items.len(), 2 * (2 + 3));
         let first: Vec<String> =
@@ -488,7 +512,7 @@ mod tests {
     #[test]
     fn builtin_suites_parse() {
         for name in ["quick", "standard", "smoke"] {
-            let suite = parse_suite(builtin(name).unwrap(), name).unwrap();
+            let suite = parse_suite(builtin(name).unwrap(), name, KNOWN).unwrap();
             assert_eq!(suite.name, name);
             assert!(suite.items.iter().any(|i| i.workload == "disk"));
         }
@@ -496,10 +520,22 @@ mod tests {
 
     #[test]
     fn plan_hash_follows_the_plan() {
-        let a = parse_suite("[disk]\nquick = true\n", "s").unwrap();
-        let b = parse_suite("[disk]\nquick = true\n", "s").unwrap();
-        let c = parse_suite("[disk]\nquick = false\n", "s").unwrap();
+        let a = parse_suite("[disk]\nquick = true\n", "s", KNOWN).unwrap();
+        let b = parse_suite("[disk]\nquick = true\n", "s", KNOWN).unwrap();
+        let c = parse_suite("[disk]\nquick = false\n", "s", KNOWN).unwrap();
         assert_eq!(a.plan_hash(), b.plan_hash());
         assert_ne!(a.plan_hash(), c.plan_hash());
+    }
+
+    #[test]
+    fn a_huge_matrix_is_refused_before_it_is_expanded() {
+        let values: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+        let text = format!(
+            "[cube]\nscale = 0.1\n\n[matrix]\ncube.calc_threads = [{0}]\ncube.load_threads = [{0}]\n",
+            values.join(", ")
+        );
+        let error = parse_suite(&text, "s.toml", KNOWN).unwrap_err().to_string();
+        assert!(error.contains("1000000 runs, more than 10000"), "{error}");
+        assert!(error.contains("line 4"), "{error}");
     }
 }

@@ -222,6 +222,33 @@ pub struct DataSet {
     pub reused: bool,
 }
 
+/// How a data set was made, kept with the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerationInfo {
+    /// True when a complete earlier generation was used.
+    pub reused: bool,
+    pub dir: PathBuf,
+    pub rows: u64,
+    pub bytes: u64,
+    /// Seconds the generation took (when it was made, for reused data).
+    pub seconds: f64,
+    pub rows_per_second: f64,
+}
+
+impl GenerationInfo {
+    pub fn of(data: &DataSet) -> GenerationInfo {
+        let seconds = data.manifest.generation_ms as f64 / 1e3;
+        GenerationInfo {
+            reused: data.reused,
+            dir: data.dir.clone(),
+            rows: data.total_rows(),
+            bytes: data.total_bytes(),
+            seconds,
+            rows_per_second: data.total_rows() as f64 / seconds.max(1e-9),
+        }
+    }
+}
+
 impl DataSet {
     pub fn scale_factor(&self) -> f64 {
         self.manifest.scale_factor
@@ -286,7 +313,7 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, TpchError> {
 }
 
 /// Refuse directories holding anything envbench would not have written there.
-fn check_only_ours(data_dir: &Path, sf_dir: &Path) -> Result<(), TpchError> {
+pub fn check_only_ours(data_dir: &Path, sf_dir: &Path) -> Result<(), TpchError> {
     let foreign = |dir: &Path, example: String| TpchError::ForeignFiles { dir: dir.to_path_buf(), example };
     if data_dir.exists() {
         for entry in std::fs::read_dir(data_dir).map_err(io_error(data_dir, "listing"))? {

@@ -7,9 +7,10 @@
 //! values), the refresh functions on server targets, the power and throughput tests, and the TPC-H-style metrics. It
 //! is the only crate of the workspace that depends on DataFusion.
 //!
-//! It does not parse command lines, print progress, probe the operating system or store results: the binary wires
-//! those, the OS sampler learns about the steps through [`envbench_core::sampler::StepObserver`], and results leave as
-//! [`envbench_core::ResultRecord`]s. The metrics are derived from TPC-H and are not comparable with audited TPC
+//! Targets are opened from what the user wrote by one factory, [`target::open`]; the `tpch` workload the driver
+//! registers is [`TPCH`] (command line, `--cold` with the workspace's one page-cache dropper, tables). It does not
+//! print, probe the operating system or store results: the driver does, the OS sampler learns about the steps through
+//! [`envbench_core::sampler::StepObserver`], and results leave as [`envbench_core::ResultRecord`]s. The metrics are derived from TPC-H and are not comparable with audited TPC
 //! results.
 
 pub mod data;
@@ -20,12 +21,14 @@ pub mod refresh;
 pub mod results;
 pub mod run;
 pub mod target;
+pub mod workload;
 
 pub use data::{DataSet, GenerationOptions, GenerationProgress, TableName};
 pub use params::{QueryOrder, QueryParameters};
 pub use results::{TpchOutcome, WORKLOAD, WORKLOAD_VERSION};
 pub use run::{QueryEvent, RunOptions, default_users, run};
-pub use target::{QueryAnswer, QueryFailure, Session, Target, TargetKind};
+pub use target::{QueryAnswer, QueryFailure, Session, Target, TargetKind, TargetSpec};
+pub use workload::TPCH;
 
 use std::path::PathBuf;
 

@@ -5,6 +5,9 @@
 //! between dialects), Q13's derived table names its columns inside the subquery, and Q15's view is a common table
 //! expression. A target whose dialect needs a different text rewrites it in [`crate::Target::adapt_sql`].
 
+/// How many queries TPC-H has: a query set is Q1 to Q22.
+pub const QUERY_COUNT: u8 = 22;
+
 use crate::params::QueryParameters;
 
 /// A quoted SQL string literal.

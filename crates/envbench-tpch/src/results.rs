@@ -11,6 +11,11 @@ use serde_json::json;
 pub const WORKLOAD: &str = "tpch";
 /// Bumped when results stop being comparable with earlier ones.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// The test and metric of the stream geometric means, and of QphH@Size: what the scorecard reads.
+pub const GEOMEAN_TEST: &str = "geomean";
+pub const GEOMEAN_METRIC: &str = "elapsed_geomean";
+pub const QPHH_TEST: &str = "qphh";
+pub const QPHH_METRIC: &str = "qphh_at_size";
 /// The label every metric carries.
 pub const DERIVED_NOTE: &str = "TPC-H-derived metrics: not audited, not comparable with published TPC-H results";
 
@@ -194,7 +199,7 @@ impl TpchOutcome {
         let geomeans: Vec<f64> = self.streams.iter().filter_map(|s| s.geomean_seconds).collect();
         if !geomeans.is_empty() {
             let flags = if self.failures.is_empty() { vec![] } else { vec!["incomplete".to_string()] };
-            records.push(record("geomean".into(), "elapsed_geomean", "s", Direction::LowerIsBetter, geomeans, flags));
+            records.push(record(GEOMEAN_TEST.into(), GEOMEAN_METRIC, "s", Direction::LowerIsBetter, geomeans, flags));
         }
         let mut derived_flags = vec!["tpch-derived".to_string()];
         if self.refresh_skipped.is_some() {
@@ -203,7 +208,7 @@ impl TpchOutcome {
         for (test, metric, value) in [
             ("power", "power_at_size", self.metrics.power_at_size),
             ("throughput", "throughput_at_size", self.metrics.throughput_at_size),
-            ("qphh", "qphh_at_size", self.metrics.qphh_at_size),
+            (QPHH_TEST, QPHH_METRIC, self.metrics.qphh_at_size),
         ] {
             if let Some(value) = value {
                 let flags = derived_flags.clone();

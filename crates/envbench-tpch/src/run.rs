@@ -518,7 +518,14 @@ mod tests {
     }
 
     fn load() -> LoadInfo {
-        LoadInfo { reused: true, rows: Default::default(), load_seconds: 0.0, details: String::new() }
+        LoadInfo {
+            reused: true,
+            rows: Default::default(),
+            load_seconds: 0.0,
+            details: String::new(),
+            summary: String::new(),
+            generation: None,
+        }
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! envbench: how well will a database run in this environment, and how does it compare with that one?
 //!
-//! The binary is thin: it parses arguments, wires the library crates together and prints. Measurement lives in the
-//! workload crates, probing in `envbench-probe`, storage in `envbench-store`.
+//! The binary is thin: it parses arguments, hands each workload to the one driver ([`driver`]), and runs the
+//! commands that read results back. Measurement and each workload's methodology live in the workload crates, listed
+//! once in [`registry`]; probing in `envbench-probe`, storage in `envbench-store`, presentation in `envbench-report`.
 
 mod cli;
 mod commands;
+mod driver;
 mod output;
+mod registry;
 mod session;
-mod workloads;
 
-use clap::Parser;
+use envbench_core::workload::WorkloadError;
+use envbench_store::StoreError;
 use std::process::ExitCode;
 
 /// A mistake in how envbench was called: reported without a backtrace, exit code 2.
@@ -29,14 +32,30 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
 
+/// The exit status an error ends envbench with: 2 for the user's mistakes, 130 for an interrupt, else 1.
+fn exit_status(error: &anyhow::Error) -> u8 {
+    if error.downcast_ref::<UsageError>().is_some() {
+        2
+    } else if let Some(workload) = error.downcast_ref::<WorkloadError>() {
+        workload.exit_status()
+    } else if let Some(StoreError::NotAFile { .. } | StoreError::UnsupportedScheme { .. }) = error.downcast_ref() {
+        2
+    } else {
+        1
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    match commands::run(cli) {
+    let matches = match cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        // Help and version print and succeed; mistakes print clap's message and exit 2.
+        Err(error) => error.exit(),
+    };
+    match commands::run(&matches) {
         Ok(code) => code,
         Err(error) => {
-            let code = if error.downcast_ref::<UsageError>().is_some() { 2 } else { 1 };
-            eprintln!("envbench: {}", output::error_chain(&error));
-            ExitCode::from(code)
+            eprintln!("envbench: {}", output::error_text(&error));
+            ExitCode::from(exit_status(&error))
         }
     }
 }

@@ -252,7 +252,10 @@ fn exec_failing_step_stops_with_its_output() {
             dir.to_str().unwrap(),
         ],
     );
-    assert!(keep_going.status.success(), "{}", text(&keep_going.stderr));
+    // Every planned execution ran; the failed one is counted: the run is complete and the exit status 1.
+    assert_eq!(keep_going.status.code(), Some(1), "{}", text(&keep_going.stderr));
+    assert!(text(&keep_going.stderr).contains("1 execution failed: bad r1"), "{}", text(&keep_going.stderr));
+    assert_eq!(self::runs(&dir)[0]["status"], "complete");
     let bad = envbench(&dir, &["exec", "--name", "x", "--step", "noequals", "--dir", dir.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("is not NAME=COMMAND"));

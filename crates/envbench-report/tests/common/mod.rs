@@ -150,6 +150,8 @@ pub fn tpch_results(speed: f64) -> Vec<ResultRecord> {
 }
 
 pub fn ranread_results(speed: f64) -> (Vec<ResultRecord>, Value) {
+    use envbench_ranread::workload::Comparable;
+    use envbench_ranread::{RanreadDocument, StepFigures, StepLimit, StopReason, SweepOutcome, Targets, Verdict};
     let mut records = Vec::new();
     let mut steps = Vec::new();
     for (i, jobs) in [1u32, 2, 4, 8, 16].into_iter().enumerate() {
@@ -159,14 +161,43 @@ pub fn ranread_results(speed: f64) -> (Vec<ResultRecord>, Value) {
         let test = format!("J={jobs}");
         records.push(record("ranread", &test, parameters.clone(), "iops", "IOPS", vec![iops]));
         records.push(record("ranread", &test, parameters, "latency_mean", "ms", vec![mean_ms]));
-        steps.push(json!({"jobs": jobs, "iops": iops, "mean_ms": mean_ms, "p99_ms": mean_ms * 3.0}));
+        steps.push(StepFigures {
+            jobs,
+            reads: 1000,
+            elapsed_s: 1.0,
+            iops,
+            mean_ms,
+            p50_ms: mean_ms,
+            p99_ms: mean_ms * 3.0,
+            max_ms: mean_ms * 5.0,
+            job_cv_percent: 1.0,
+            started_at: "2026-11-23T10:00:00.000Z".into(),
+            database: None,
+        });
     }
-    let document = json!({
-        "target": "file",
-        "outcome": {"steps": steps, "knee": 3, "targets": {"latency_ms": 10.0, "iops": null}}
-    });
-    (records, document)
+    let document = RanreadDocument {
+        target: "file".into(),
+        parameters: Comparable::File {
+            block_bytes: 8192,
+            file_size_bytes: 1 << 30,
+            direct: true,
+            engine: "io_uring".into(),
+            limit: StepLimit::Iterations(1000),
+        },
+        outcome: SweepOutcome {
+            steps,
+            stop_reason: StopReason::LatencyTarget,
+            targets: Targets { latency_ms: 10.0, iops: None },
+            knee: Some(3),
+            verdict: Verdict { pass: true, explanation: "within the target".into() },
+        },
+    };
+    (records, serde_json::to_value(document).unwrap())
 }
+
+/// The workloads the report knows in these tests: the three with views of their own.
+pub static WORKLOADS: envbench_core::workload::Registry =
+    envbench_core::workload::Registry::new(&[&envbench_cube::CUBE, &envbench_tpch::TPCH, &envbench_ranread::RANREAD]);
 
 pub fn sampler_series() -> SamplerSeries {
     SamplerSeries {
@@ -214,6 +245,19 @@ fn run(
     fingerprint: &Fingerprint,
     results: &[ResultRecord],
 ) -> String {
+    run_with_series(store, workload, label, tags, fingerprint, results, None)
+}
+
+/// A complete run, with a sampler series when given (a run takes its rows before it ends).
+fn run_with_series(
+    store: &mut SqliteStore,
+    workload: &str,
+    label: &str,
+    tags: &[(&str, &str)],
+    fingerprint: &Fingerprint,
+    results: &[ResultRecord],
+    series: Option<&SamplerSeries>,
+) -> String {
     let request = RunRequest {
         workload: workload.into(),
         label: Some(label.into()),
@@ -223,6 +267,9 @@ fn run(
     };
     let uuid = store.begin_run(&request, fingerprint).unwrap();
     store.add_results(&uuid, results).unwrap();
+    if let Some(series) = series {
+        store.add_series(&uuid, series).unwrap();
+    }
     store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
     uuid
 }
@@ -237,13 +284,15 @@ pub fn build(name: &str) -> Fixture {
     let mut physical_disk = Vec::new();
     let mut virtual_disk = Vec::new();
     for offset in 0..2 {
-        physical_disk.push(run(
+        let series = sampler_series();
+        physical_disk.push(run_with_series(
             &mut store,
             "disk",
             "physical-p3605",
             &[("env", "physical")],
             &physical_fp,
             &disk_results(1.0, 32, offset),
+            (offset == 0).then_some(&series),
         ));
         virtual_disk.push(run(
             &mut store,
@@ -254,7 +303,6 @@ pub fn build(name: &str) -> Fixture {
             &disk_results(0.8, 1, offset),
         ));
     }
-    store.add_series(&physical_disk[0], &sampler_series()).unwrap();
     for (label, env, fp, speed) in
         [("physical-p3605", "physical", &physical_fp, 1.0), ("virtual", "virtual", &virtual_fp, 0.8)]
     {

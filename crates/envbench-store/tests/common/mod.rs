@@ -7,6 +7,113 @@ use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus};
 use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
 use envbench_store::{StoreLocation, open_store};
 use serde_json::json;
+use std::cell::Cell;
+use std::path::PathBuf;
+
+/// The PostgreSQL server of the tests.
+pub fn server_url() -> String {
+    std::env::var("ENVBENCH_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+pub fn admin() -> postgres::Client {
+    postgres::Client::connect(&server_url(), postgres::NoTls).unwrap_or_else(|e| {
+        panic!("the PostgreSQL tests need a server at {} ({e}); set ENVBENCH_TEST_POSTGRES", server_url())
+    })
+}
+
+/// A fresh store of one backend for one test, and raw SQL on it (as another program would do it, past the store).
+pub enum Backend {
+    /// A new file in a directory of its own.
+    Sqlite { path: PathBuf, unchecked: Cell<bool> },
+    /// A schema of the test's own, dropped (with everything in it) when the test ends, passed or failed.
+    Postgres { schema: String },
+}
+
+impl Backend {
+    pub fn sqlite(name: &str) -> Backend {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join("store-tests")
+            .join(format!("{name}-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Backend::Sqlite { path: dir.join("results.db"), unchecked: Cell::new(false) }
+    }
+
+    pub fn postgres() -> Backend {
+        let schema = format!("envbench_test_{}", uuid::Uuid::new_v4().simple());
+        admin().batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+        Backend::Postgres { schema }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Backend::Postgres { .. })
+    }
+
+    /// The store's location; for PostgreSQL the URL sets `search_path` to the test's schema.
+    pub fn location(&self) -> StoreLocation {
+        match self {
+            Backend::Sqlite { path, .. } => StoreLocation::Sqlite(path.clone()),
+            Backend::Postgres { schema } => {
+                StoreLocation::Postgres(format!("{}?options=-c%20search_path%3D{schema}", server_url()))
+            }
+        }
+    }
+
+    /// Run SQL on the store directly; the error's message when the database refuses it.
+    pub fn execute(&self, sql: &str) -> Result<(), String> {
+        match self {
+            Backend::Sqlite { path, unchecked } => {
+                let connection = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+                if unchecked.get() {
+                    connection.execute_batch("PRAGMA ignore_check_constraints = ON").map_err(|e| e.to_string())?;
+                }
+                connection.execute_batch(sql).map_err(|e| e.to_string())
+            }
+            Backend::Postgres { schema } => {
+                let mut client = admin();
+                client.batch_execute(&format!("SET search_path TO {schema}")).unwrap();
+                client.batch_execute(sql).map_err(|e| match e.as_db_error() {
+                    Some(db) => db.message().to_string(),
+                    None => e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Let raw SQL write values the schema's checks refuse (an unknown status or direction), as a damaged or
+    /// hand-edited store would hold them.
+    pub fn allow_unknown_values(&self) {
+        match self {
+            Backend::Sqlite { unchecked, .. } => unchecked.set(true),
+            Backend::Postgres { .. } => self
+                .execute(
+                    "ALTER TABLE runs DROP CONSTRAINT runs_status_check; \
+                     ALTER TABLE results DROP CONSTRAINT results_direction_check",
+                )
+                .unwrap(),
+        }
+    }
+
+    /// Rows in a table.
+    pub fn count(&self, table: &str) -> i64 {
+        match self {
+            Backend::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap(),
+            Backend::Postgres { schema } => {
+                admin().query_one(&format!("SELECT count(*) FROM {schema}.{table}"), &[]).unwrap().get(0)
+            }
+        }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Backend::Postgres { schema } = self {
+            let _ = admin().batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+        }
+    }
+}
 
 pub fn fingerprint(host: &str) -> Fingerprint {
     let mut fp = Fingerprint::default();

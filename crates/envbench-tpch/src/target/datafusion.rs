@@ -2,12 +2,15 @@
 
 use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
-use crate::data::{DataSet, TableName};
+use crate::data::{
+    DataSet, GenerationInfo, GenerationOptions, TableName, ensure_data, read_manifest, scale_factor_dir,
+};
 use crate::refresh::UpdateSet;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use envbench_core::sampler::StepObserver;
+use envbench_core::text::count;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -17,7 +20,10 @@ const REFRESH_SKIPPED: &str =
 
 /// DataFusion over one generated data set.
 pub struct DataFusionTarget {
-    data: DataSet,
+    /// The data, once generated (or found).
+    data: Option<DataSet>,
+    /// Where to generate it when it is not given.
+    data_dir: std::path::PathBuf,
     runtime: Arc<tokio::runtime::Runtime>,
     context: Option<SessionContext>,
     threads: usize,
@@ -27,6 +33,13 @@ impl DataFusionTarget {
     /// A target over generated data. `threads` (default: every CPU) sizes both the runtime and DataFusion's
     /// partitioning.
     pub fn new(data: DataSet, threads: Option<usize>) -> Result<DataFusionTarget, TpchError> {
+        let mut target = DataFusionTarget::generating(data.dir.clone(), threads)?;
+        target.data = Some(data);
+        Ok(target)
+    }
+
+    /// A target that generates (or reuses) the data of the scale factor it is prepared for under `data_dir`.
+    pub fn generating(data_dir: std::path::PathBuf, threads: Option<usize>) -> Result<DataFusionTarget, TpchError> {
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
@@ -34,11 +47,41 @@ impl DataFusionTarget {
             .enable_time()
             .build()
             .map_err(|e| TpchError::Io {
-                path: data.dir.clone(),
+                path: data_dir.clone(),
                 action: "starting the DataFusion runtime",
                 source: e,
             })?;
-        Ok(DataFusionTarget { data, runtime: Arc::new(runtime), context: None, threads })
+        Ok(DataFusionTarget { data: None, data_dir, runtime: Arc::new(runtime), context: None, threads })
+    }
+
+    /// Generate the data of a scale factor, or reuse a complete generation.
+    fn generate(
+        &self,
+        scale_factor: f64,
+        fresh: bool,
+        interrupt: &AtomicBool,
+        observer: &dyn StepObserver,
+        progress: &(dyn Fn(LoadProgress) + Sync),
+    ) -> Result<DataSet, TpchError> {
+        let generating =
+            fresh || read_manifest(&scale_factor_dir(&self.data_dir, scale_factor)).ok().flatten().is_none();
+        let options =
+            GenerationOptions { data_dir: self.data_dir.clone(), scale_factor, fresh, threads: Some(self.threads) };
+        let on_progress = |p: crate::GenerationProgress| {
+            progress(LoadProgress {
+                rows_loaded: p.rows_generated,
+                rows_expected: p.rows_expected,
+                action: "generating",
+            })
+        };
+        if generating {
+            observer.step_started("generate");
+        }
+        let data = ensure_data(&options, interrupt, &on_progress);
+        if generating {
+            observer.step_finished("generate");
+        }
+        data
     }
 }
 
@@ -50,16 +93,20 @@ impl Target for DataFusionTarget {
     fn prepare(
         &mut self,
         scale_factor: f64,
-        _fresh: bool,
-        _interrupt: &AtomicBool,
+        fresh: bool,
+        interrupt: &AtomicBool,
         observer: &dyn StepObserver,
-        _progress: &(dyn Fn(LoadProgress) + Sync),
+        progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<LoadInfo, TpchError> {
-        if self.data.scale_factor() != scale_factor {
+        if self.data.is_none() {
+            self.data = Some(self.generate(scale_factor, fresh, interrupt, observer, progress)?);
+        }
+        let data = self.data.as_ref().expect("the data was generated or given");
+        if data.scale_factor() != scale_factor {
             return Err(TpchError::BadOptions(format!(
                 "the data in {} is scale factor {}, not {scale_factor}; generate that scale factor first",
-                self.data.dir.display(),
-                self.data.scale_factor()
+                data.dir.display(),
+                data.scale_factor()
             )));
         }
         observer.step_started("load");
@@ -67,30 +114,49 @@ impl Target for DataFusionTarget {
         let config = SessionConfig::new().with_target_partitions(self.threads).with_information_schema(false);
         let context = SessionContext::new_with_config(config);
         let data_error = |e: datafusion::error::DataFusionError| TpchError::DataFusion {
-            dir: self.data.dir.clone(),
+            dir: data.dir.clone(),
             reason: e.to_string(),
         };
         for table in TableName::ALL {
-            let dir = self.data.table_dir(table);
+            let dir = data.table_dir(table);
             let path = format!("{}/", dir.display());
             self.runtime
                 .block_on(context.register_parquet(table.as_str(), &path, ParquetReadOptions::default()))
                 .map_err(data_error)?;
         }
         observer.step_finished("load");
-        self.context = Some(context);
-        let rows = self.data.manifest.tables.iter().map(|(t, files)| (t.as_str().to_string(), files.rows)).collect();
-        Ok(LoadInfo {
-            reused: self.data.reused,
+        let rows = data.manifest.tables.iter().map(|(t, files)| (t.as_str().to_string(), files.rows)).collect();
+        let generation = GenerationInfo::of(data);
+        let summary = format!(
+            "{} SF {}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
+            if data.reused { "reusing" } else { "generated" },
+            crate::format_scale_factor(scale_factor),
+            count(generation.rows as f64),
+            envbench_core::ByteSize(generation.bytes),
+            data.dir.display(),
+            if data.reused { "earlier " } else { "" },
+            generation.seconds,
+            count(generation.rows_per_second)
+        );
+        let info = LoadInfo {
+            reused: data.reused,
             rows,
             load_seconds: started.elapsed().as_secs_f64(),
             details: format!(
                 "DataFusion {} over {} Parquet files in {}",
                 datafusion::DATAFUSION_VERSION,
-                self.data.manifest.tables.values().map(|t| t.files.len()).sum::<usize>(),
-                self.data.dir.display()
+                data.manifest.tables.values().map(|t| t.files.len()).sum::<usize>(),
+                data.dir.display()
             ),
-        })
+            summary,
+            generation: Some(generation),
+        };
+        self.context = Some(context);
+        Ok(info)
+    }
+
+    fn check(&self, scale_factor: f64) -> Result<(), TpchError> {
+        crate::data::check_only_ours(&self.data_dir, &scale_factor_dir(&self.data_dir, scale_factor))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

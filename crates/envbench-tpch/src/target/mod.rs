@@ -1,12 +1,17 @@
-//! Query targets: where the 22 queries run. One small trait, one file per target (like hyperfine's exporters), so
-//! MySQL/MariaDB is one more file: connect, load, open sessions, and say whether refresh functions run.
+//! Query targets: where the 22 queries run. One small trait, one file per target (like hyperfine's exporters), and
+//! one factory, [`open`], that picks the target from what the user wrote (`datafusion` or a server URL), so a new
+//! target is one more file and one more arm here: connect, load, open sessions, and say whether refresh functions
+//! run.
 
 pub mod datafusion;
 pub mod postgres;
 
 use crate::TpchError;
+use crate::data::GenerationInfo;
+use envbench_core::model::redact_secrets;
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -44,13 +49,19 @@ pub struct LoadInfo {
     pub load_seconds: f64,
     /// Free text such as the server version.
     pub details: String,
+    /// One line for people saying what was generated, loaded or reused, and how fast.
+    pub summary: String,
+    /// How the data files were made, for targets that read generated files.
+    pub generation: Option<GenerationInfo>,
 }
 
-/// Progress of a load, in rows.
+/// Progress of a load (or of the generation a load needs), in rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoadProgress {
     pub rows_loaded: u64,
     pub rows_expected: u64,
+    /// What is happening, for people: `generating`, `loading into PostgreSQL`.
+    pub action: &'static str,
 }
 
 /// A query's answer as text, one string per value (numbers in their decimal form), in the order returned.
@@ -114,4 +125,71 @@ pub trait Target: Send + Sync {
     fn adapt_sql(&self, sql: String) -> String {
         sql
     }
+
+    /// What [`Target::prepare`] would refuse, checked before anything is created (files in the data directory that
+    /// envbench did not make).
+    fn check(&self, _scale_factor: f64) -> Result<(), TpchError> {
+        Ok(())
+    }
+
+    /// Where the target's data lives on this machine, when it knows (a local server's data directory): the storage
+    /// the fingerprint describes and the sampler watches.
+    fn data_directory(&self) -> Option<&Path> {
+        None
+    }
+
+    /// What dropping this machine's page cache does not reach, for `--cold` (a server's own buffer cache).
+    fn cold_cache_note(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// Where the queries run, as the user names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// Embedded DataFusion over generated Parquet files.
+    DataFusion,
+    /// A PostgreSQL server: `postgres://user@host:port/database`.
+    Postgres(String),
+}
+
+impl TargetSpec {
+    /// `datafusion`, or a server URL. Anything else is refused with what to write.
+    pub fn parse(text: &str) -> Result<TargetSpec, TpchError> {
+        match text {
+            "datafusion" => Ok(TargetSpec::DataFusion),
+            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(TargetSpec::Postgres(url.to_string()))
+            }
+            other => Err(TpchError::BadOptions(format!(
+                "--target '{}': give datafusion (embedded, the default) or a PostgreSQL URL such as \
+                 postgres://user@127.0.0.1:5432/test",
+                redact_secrets(other)
+            ))),
+        }
+    }
+}
+
+/// What opening a target needs.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// Where generated data lives (one `sf<SF>` directory per scale factor), for targets that read files.
+    pub data_dir: PathBuf,
+    /// The server schema for the tables (created when missing); `None` uses the connection's default.
+    pub schema: Option<String>,
+    /// Threads for generation, the embedded engine and parallel loads; `None` uses every CPU.
+    pub threads: Option<usize>,
+}
+
+/// Open the target the user named. A server is connected to here, so an unreachable one is reported before
+/// anything runs; files are generated or loaded later, by [`Target::prepare`].
+pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>, TpchError> {
+    Ok(match spec {
+        TargetSpec::DataFusion => Box::new(DataFusionTarget::generating(options.data_dir.clone(), options.threads)?),
+        TargetSpec::Postgres(url) => Box::new(PostgresTarget::connect(&PostgresOptions {
+            url: url.clone(),
+            schema: options.schema.clone(),
+            load_threads: options.threads,
+        })?),
+    })
 }

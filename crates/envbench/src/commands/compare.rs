@@ -1,7 +1,9 @@
 //! `envbench compare`, `report`, `serve` and `push`: the answers practitioners take to IT, and the shared store.
 
 use crate::cli::{CompareArgs, PushArgs, ReportArgs, ServeArgs};
-use crate::commands::store;
+use crate::commands::{location, store};
+use crate::output::print;
+use crate::registry::WORKLOADS;
 use crate::usage;
 use envbench_core::RunStatus;
 use envbench_report::{Format, ReportError};
@@ -29,7 +31,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     } else {
         Format::Text
     };
-    print!("{}", envbench_report::render(&envbench_report::compare(&sides), format));
+    print(&envbench_report::render(&envbench_report::compare(&sides), format));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -45,7 +47,7 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
         args.sides.clone()
     };
     let sides = envbench_report::resolve_sides(store.as_ref(), &texts).map_err(classify)?;
-    let html = envbench_report::render_report(&sides);
+    let html = envbench_report::render_report(&sides, &WORKLOADS);
     std::fs::write(&args.output, html)
         .map_err(|e| anyhow::anyhow!("{}: cannot write the report ({e}); choose another -o", args.output.display()))?;
     eprintln!("wrote {}", args.output.display());
@@ -64,14 +66,23 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
         );
     }
     eprintln!("envbench viewer for {} on http://{address}/ (read-only; Ctrl-C stops it)", location.display());
-    envbench_report::serve_blocking(location.clone(), listener)?;
+    envbench_report::serve_blocking(location.clone(), listener, WORKLOADS)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn push(location: &StoreLocation, args: PushArgs) -> anyhow::Result<ExitCode> {
-    let destination = StoreLocation::parse(&args.to);
+    let destination = self::location(&args.to, "--to")?;
     if &destination == location {
         return Err(usage("--to names the store being pushed from; give another store"));
+    }
+    if let StoreLocation::Sqlite(path) = &destination
+        && path.is_dir()
+    {
+        return Err(usage(format!(
+            "--to {}: a directory, not a store; give a SQLite file (e.g. {}/results.db) or a postgres:// URL",
+            path.display(),
+            path.display()
+        )));
     }
     let from = store(location, false)?;
     let runs: Vec<String> = if args.runs.is_empty() {
@@ -86,7 +97,7 @@ pub fn push(location: &StoreLocation, args: PushArgs) -> anyhow::Result<ExitCode
     };
     let mut to = store(&destination, true)?;
     let report = push_runs(from.as_ref(), to.as_mut(), &runs)?;
-    println!(
+    crate::output::println(&format!(
         "pushed {} run{} to {}; {} already there{}",
         report.copied.len(),
         if report.copied.len() == 1 { "" } else { "s" },
@@ -95,8 +106,12 @@ pub fn push(location: &StoreLocation, args: PushArgs) -> anyhow::Result<ExitCode
         if report.still_running.is_empty() {
             String::new()
         } else {
-            format!("; {} still running, not pushed (push them once they end)", report.still_running.len())
+            format!(
+                "; {} still running, not pushed (push them once they end; a run whose envbench process died is marked \
+                 interrupted when its store is next opened)",
+                report.still_running.len()
+            )
         }
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,20 +1,20 @@
-//! `envbench results list|show|export`.
+//! `envbench results list|show|export` (`export` in its own module).
 
-use crate::cli::{ExportArgs, ExportFormat, ListArgs, ResultsAction, ResultsArgs, ShowArgs};
-use crate::commands::{parse_tags, store, sysinfo};
-use crate::output::{Align, Table, heading, number};
-use envbench_core::fingerprint::Fingerprint;
+use crate::cli::{ListArgs, ResultsAction, ResultsArgs, ShowArgs};
+use crate::commands::store;
+use crate::driver::parse_tags;
+use crate::output::{print, println};
+use envbench_core::model::redact_secrets;
 use envbench_core::stats::Summary;
-use envbench_store::{RunFilter, StoreLocation, StoredRun};
-use serde::Serialize;
-use std::io::Write;
+use envbench_core::text::{Align, Table, heading, number, printable};
+use envbench_store::{RunFilter, StoreLocation};
 use std::process::ExitCode;
 
 pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCode> {
     match args.action {
         ResultsAction::List(args) => list(location, args),
         ResultsAction::Show(args) => show(location, args),
-        ResultsAction::Export(args) => export(location, args),
+        ResultsAction::Export(args) => super::export::export(location, args),
     }
 }
 
@@ -28,11 +28,11 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
     };
     let runs = store(location, false)?.list_runs(&filter)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        println(&serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("No runs match in {}.", location.display());
+        println(&format!("No runs match in {}.", location.display()));
         return Ok(ExitCode::SUCCESS);
     }
     use Align::{Left, Right};
@@ -52,7 +52,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
             run.result_count.to_string(),
         ]);
     }
-    print!("{}", table.render());
+    print(&table.render());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,27 +60,35 @@ fn show(location: &StoreLocation, args: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = store(location, false)?;
     let run = store.load_run(&store.find_run(&args.run)?)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&run)?);
+        println(&redact_secrets(&serde_json::to_string_pretty(&run)?));
         return Ok(ExitCode::SUCCESS);
     }
+    use std::fmt::Write;
+    let mut out = String::new();
     let s = &run.summary;
-    println!("{}", heading(&format!("Run {}", s.uuid)));
-    println!("  Workload      {}", s.workload);
-    println!("  Status        {}{}", s.status, s.status_reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default());
-    println!("  Started       {}", s.started_at);
-    println!("  Ended         {}", s.ended_at.as_deref().unwrap_or("-"));
+    writeln!(out, "{}", heading(&format!("Run {}", s.uuid)))?;
+    writeln!(out, "  Workload      {}", s.workload)?;
+    writeln!(
+        out,
+        "  Status        {}{}",
+        s.status,
+        s.status_reason.as_ref().map(|r| format!(" ({})", printable(r))).unwrap_or_default()
+    )?;
+    writeln!(out, "  Started       {}", s.started_at)?;
+    writeln!(out, "  Ended         {}", s.ended_at.as_deref().unwrap_or("-"))?;
     if let Some(label) = &s.label {
-        println!("  Label         {label}");
+        writeln!(out, "  Label         {}", printable(label))?;
     }
     if !s.tags.is_empty() {
-        println!("  Tags          {}", s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+        let tags: Vec<String> = s.tags.iter().map(|(k, v)| printable(&format!("{k}={v}"))).collect();
+        writeln!(out, "  Tags          {}", tags.join(" "))?;
     }
-    println!("  Command       {}", run.command_line);
-    println!("  envbench      {}", run.tool_version);
-    println!();
-    print!("{}", sysinfo::render(&run.fingerprint));
+    writeln!(out, "  Command       {}", printable(&run.command_line))?;
+    writeln!(out, "  envbench      {}", run.tool_version)?;
+    writeln!(out)?;
+    write!(out, "{}", envbench_probe::sysinfo::render(&run.fingerprint))?;
     if !run.results.is_empty() {
-        println!();
+        writeln!(out)?;
         use Align::{Left, Right};
         let mut table = Table::new(
             &["TEST", "METRIC", "UNIT", "N", "MEAN", "MEDIAN", "MIN", "MAX", "CV", "FLAGS"],
@@ -106,11 +114,12 @@ fn show(location: &StoreLocation, args: ShowArgs) -> anyhow::Result<ExitCode> {
                 flags.join(","),
             ]);
         }
-        print!("{}", table.render());
+        write!(out, "{}", table.render())?;
     }
     if let Some(series) = &run.series {
-        println!();
-        println!(
+        writeln!(out)?;
+        writeln!(
+            out,
             "{}",
             heading(&format!(
                 "Sampler: {} points every {} ms on {}; its own cost {:.3}% of a core",
@@ -119,7 +128,7 @@ fn show(location: &StoreLocation, args: ShowArgs) -> anyhow::Result<ExitCode> {
                 if series.devices.is_empty() { "no block device".to_string() } else { series.devices.join(", ") },
                 series.own_cost_percent_of_core()
             ))
-        );
+        )?;
         if !series.steps.is_empty() {
             use Align::{Left, Right};
             let mut table = Table::new(
@@ -164,215 +173,15 @@ fn show(location: &StoreLocation, args: ShowArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            print!("{}", table.render());
+            write!(out, "{}", table.render())?;
         }
     }
     for (name, document) in &run.attachments {
-        println!();
-        println!("{}", heading(name));
-        println!("{}", serde_json::to_string_pretty(document)?);
+        writeln!(out)?;
+        writeln!(out, "{}", heading(name))?;
+        writeln!(out, "{}", serde_json::to_string_pretty(document)?)?;
     }
+    // Runs stored by older versions may hold secrets in their command lines and documents: never shown.
+    print(&redact_secrets(&out));
     Ok(ExitCode::SUCCESS)
-}
-
-/// One exported row: one raw sample with everything needed to read it alone.
-#[derive(Serialize)]
-struct ExportRow<'a> {
-    run: &'a str,
-    label: &'a str,
-    tags: String,
-    started_at: &'a str,
-    status: &'a str,
-    host: &'a str,
-    environment: String,
-    workload: &'a str,
-    workload_version: u32,
-    test: &'a str,
-    parameters: String,
-    parameters_hash: &'a str,
-    metric: &'a str,
-    unit: &'a str,
-    better: &'static str,
-    flags: String,
-    sample: usize,
-    value: f64,
-}
-
-const EXPORT_COLUMNS: &[&str] = &[
-    "run",
-    "label",
-    "tags",
-    "started_at",
-    "status",
-    "host",
-    "environment",
-    "workload",
-    "workload_version",
-    "test",
-    "parameters",
-    "parameters_hash",
-    "metric",
-    "unit",
-    "better",
-    "flags",
-    "sample",
-    "value",
-];
-
-fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = store(location, false)?;
-    let uuids: Vec<String> = if args.runs.is_empty() {
-        store.list_runs(&RunFilter::default())?.into_iter().rev().map(|r| r.uuid).collect()
-    } else {
-        args.runs.iter().map(|r| store.find_run(r)).collect::<Result<_, _>>()?
-    };
-    let runs: Vec<StoredRun> = uuids.iter().map(|u| store.load_run(u)).collect::<Result<_, _>>()?;
-    if args.format == ExportFormat::Tsv
-        && let Some(text) = ranread_tsv(&runs)?
-    {
-        return write_export(&args, &text, text.lines().count().saturating_sub(1));
-    }
-    let mut rows = Vec::new();
-    for run in &runs {
-        let environment = environment_summary(&run.fingerprint);
-        let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
-        for result in &run.results {
-            let r = &result.record;
-            for (index, value) in r.samples.iter().enumerate() {
-                rows.push(ExportRow {
-                    run: &run.summary.uuid,
-                    label: run.summary.label.as_deref().unwrap_or(""),
-                    tags: tags.clone(),
-                    started_at: &run.summary.started_at,
-                    status: run.summary.status.as_str(),
-                    host: run.summary.host.as_deref().unwrap_or(""),
-                    environment: environment.clone(),
-                    workload: &r.workload,
-                    workload_version: r.workload_version,
-                    test: &r.test_id,
-                    parameters: r.canonical_parameters(),
-                    parameters_hash: &result.parameters_hash,
-                    metric: &r.metric,
-                    unit: &r.unit,
-                    better: r.direction.as_str(),
-                    flags: r.flags.join(","),
-                    sample: index + 1,
-                    value: *value,
-                });
-            }
-        }
-    }
-    let text = match args.format {
-        ExportFormat::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        ExportFormat::Csv => delimited(&rows, ',', csv_field),
-        ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
-    };
-    write_export(&args, &text, rows.len())
-}
-
-fn write_export(args: &ExportArgs, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, text)
-                .map_err(|e| anyhow::anyhow!("{}: cannot write the export ({e})", path.display()))?;
-            eprintln!("wrote {row_count} rows to {}", path.display());
-        }
-        None => std::io::stdout().write_all(text.as_bytes())?,
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// When every run is a ranread sweep, the TSV export takes the original RanRead tool's layout (one line per step:
-/// date, time, target, iterations, jobs, response time, IOPS), which its analysis spreadsheet expects.
-fn ranread_tsv(runs: &[StoredRun]) -> anyhow::Result<Option<String>> {
-    if runs.is_empty() || runs.iter().any(|r| r.summary.workload != "ranread" || !r.attachments.contains_key("ranread"))
-    {
-        return Ok(None);
-    }
-    let unreadable = |run: &StoredRun, e: serde_json::Error| {
-        anyhow::anyhow!("run {}: its ranread record cannot be read ({e})", run.summary.uuid)
-    };
-    let mut text = envbench_ranread::TSV_HEADER.join("\t");
-    text.push('\n');
-    for run in runs {
-        let document = &run.attachments["ranread"];
-        let outcome: envbench_ranread::SweepOutcome =
-            serde_json::from_value(document["outcome"].clone()).map_err(|e| unreadable(run, e))?;
-        let limit: envbench_ranread::StepLimit =
-            serde_json::from_value(document["parameters"]["limit"].clone()).map_err(|e| unreadable(run, e))?;
-        let target = tsv_field(document["target"].as_str().unwrap_or_default());
-        for row in envbench_ranread::tsv_rows(&outcome, &target, &limit) {
-            text.push_str(&row.join("\t"));
-            text.push('\n');
-        }
-    }
-    Ok(Some(text))
-}
-
-fn delimited(rows: &[ExportRow], separator: char, field: fn(&str) -> String) -> String {
-    let mut out = EXPORT_COLUMNS.join(&separator.to_string());
-    out.push('\n');
-    for row in rows {
-        let value = serde_json::to_value(row).expect("rows serialize");
-        let cells: Vec<String> = EXPORT_COLUMNS
-            .iter()
-            .map(|column| match &value[*column] {
-                serde_json::Value::String(s) => field(s),
-                other => field(&other.to_string()),
-            })
-            .collect();
-        out.push_str(&cells.join(&separator.to_string()));
-        out.push('\n');
-    }
-    out
-}
-
-/// RFC 4180 quoting.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
-}
-
-/// Tabs and line breaks cannot appear inside a TSV field: they become spaces.
-fn tsv_field(text: &str) -> String {
-    text.replace(['\t', '\n', '\r'], " ")
-}
-
-/// A one-line description of an environment, for exports.
-pub fn environment_summary(fp: &Fingerprint) -> String {
-    let mut parts = Vec::new();
-    if let Some(model) = &fp.cpu.model {
-        parts.push(model.clone());
-    }
-    if let Some(threads) = fp.cpu.threads {
-        parts.push(format!("{threads} threads"));
-    }
-    if let Some(smt) = &fp.cpu.smt_control {
-        parts.push(format!("SMT {smt}"));
-    }
-    parts.push(fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));
-    if let Some(storage) = &fp.storage {
-        let device = storage
-            .physical_devices()
-            .map(|d| format!("{}{}", d.name, d.transport.as_ref().map(|t| format!(" ({t})")).unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join("+");
-        parts.push(if device.is_empty() {
-            format!("{} on {}", storage.filesystem, storage.source)
-        } else {
-            format!("{} on {device}", storage.filesystem)
-        });
-    }
-    parts.join("; ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_quotes_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field(r#"{"a":1,"b":2}"#), r#""{""a"":1,""b"":2}""#);
-        assert_eq!(tsv_field("a\tb\nc"), "a b c");
-    }
 }

@@ -2,15 +2,16 @@
 //! runs that execute through the same code as the workload commands, grouped by a suite id; it ends with a one-screen
 //! scorecard and an HTML report. `--resume` continues an interrupted suite without repeating finished runs.
 
-use crate::cli::{Cli, RunArgs};
-use crate::commands::{parse_tags, store};
-use crate::output::{Align, Table, heading, progress_line};
+use crate::cli::RunArgs;
+use crate::commands::store;
+use crate::driver::{parse_tags, quote_words};
+use crate::output::{print, println};
+use crate::registry::WORKLOADS;
 use crate::session::interrupt_flag;
 use crate::usage;
-use crate::workloads::{first_result, workload};
-use clap::Parser;
 use envbench_core::RunStatus;
 use envbench_core::stats::Summary;
+use envbench_core::text::{Align, Table, heading};
 use envbench_store::{RunFilter, StoreLocation, StoredRun};
 use envbench_suite::{Suite, SuiteItem, builtin, parse_suite};
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,7 +30,10 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     if !args.dir.is_dir() {
         return Err(usage(format!("--dir {}: not a directory; give an existing directory", args.dir.display())));
     }
-    let user_tags = parse_tags(&args.labels.tags)?;
+    let user_tags = parse_tags(&args.tags)?;
+    if let Some(label) = &args.label {
+        crate::driver::check_name("--label", label)?;
+    }
     let plan = suite.plan_hash();
 
     // Every run is parsed by the real command-line definitions before anything runs.
@@ -38,16 +42,21 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         // The suite id is not known yet; a placeholder parses the same.
         let mut argv = command.clone();
         argv.extend(["--suite-id".into(), "check".into()]);
-        if let Err(error) = Cli::try_parse_from(&argv) {
+        if let Err(error) = crate::cli::command().try_get_matches_from(&argv) {
             let first = error.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
             return Err(usage(format!("{file} line {} ([{}]): {first}", item.line, item.workload)));
         }
     }
 
     if args.dry_run {
-        println!("suite {} ({file}): {} run{}", suite.name, commands.len(), if commands.len() == 1 { "" } else { "s" });
+        println(&format!(
+            "suite {} ({file}): {} run{}",
+            suite.name,
+            commands.len(),
+            if commands.len() == 1 { "" } else { "s" }
+        ));
         for (item, command) in suite.items.iter().zip(&commands) {
-            println!("[{}] envbench {}", item.index, crate::commands::quote_words(command[1..].iter()));
+            println(&format!("[{}] envbench {}", item.index, quote_words(command[1..].iter())));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,14 +92,14 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         ] {
             argv.extend(["--tag".into(), format!("{key}={value}")]);
         }
-        let shown = crate::commands::quote_words(command[1..].iter());
+        let shown = quote_words(command[1..].iter());
         argv.extend([
             "--invoked-as".into(),
             format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
         ]);
-        progress_line(&format!("\n[{}/{total}] envbench {shown}", item.index));
-        let cli = Cli::try_parse_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-        match crate::commands::dispatch(location, cli.command) {
+        eprintln!("\n[{}/{total}] envbench {shown}", item.index);
+        let matches = crate::cli::command().try_get_matches_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+        match crate::commands::dispatch(location, &matches) {
             Ok(code) if code == ExitCode::SUCCESS || interrupt.load(Ordering::SeqCst) => {}
             // Stored, but not everything worked (e.g. queries that failed): the run said what above.
             Ok(_) => failures += 1,
@@ -100,7 +109,7 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
                     "envbench: [{}/{total}] {}: {}",
                     item.index,
                     item.workload,
-                    crate::output::error_chain(&error)
+                    crate::output::error_text(&error)
                 );
             }
         }
@@ -113,22 +122,22 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     let runs = store.list_runs(&RunFilter { tags, ..Default::default() })?;
     let mut stored: Vec<StoredRun> = runs.iter().map(|r| store.load_run(&r.uuid)).collect::<Result<_, _>>()?;
     stored.sort_by_key(item_index);
-    println!();
-    print!("{}", scorecard(&suite, &stored));
+    println("");
+    print(&scorecard(&suite, &stored));
     if interrupted {
-        println!(
+        println(&format!(
             "Suite interrupted: finished runs are kept; `envbench run --suite {} --resume` continues it.",
             args.suite
-        );
+        ));
     }
     if !stored.is_empty() {
         let sides = envbench_report::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
-        std::fs::write(&args.report, envbench_report::render_report(&sides))
+        std::fs::write(&args.report, envbench_report::render_report(&sides, &WORKLOADS))
             .map_err(|e| anyhow::anyhow!("{}: cannot write the report ({e})", args.report.display()))?;
-        println!(
+        println(&format!(
             "Report: {}   Compare with another environment: envbench compare {SUITE_TAG}={suite_id} <other side>",
             args.report.display()
-        );
+        ));
     }
     Ok(if interrupted {
         ExitCode::from(130)
@@ -142,25 +151,26 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
 /// The suite the arguments name, and how to name it in errors.
 fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
     let name = if args.smoke { "smoke" } else { args.suite.as_str() };
+    let known = WORKLOADS.names();
     if let Some(text) = builtin(name) {
-        return Ok((parse_suite(text, name).map_err(|e| usage(e.to_string()))?, name.to_string()));
+        return Ok((parse_suite(text, name, &known).map_err(|e| usage(e.to_string()))?, name.to_string()));
     }
     let path = Path::new(&args.suite);
     let text = std::fs::read_to_string(path).map_err(|e| {
         usage(format!("--suite {}: not a built-in suite (quick, standard) and not a readable file ({e})", args.suite))
     })?;
     let file = path.display().to_string();
-    Ok((parse_suite(&text, &file).map_err(|e| usage(e.to_string()))?, file))
+    Ok((parse_suite(&text, &file, &known).map_err(|e| usage(e.to_string()))?, file))
 }
 
 /// The command line of one run: the workload, its parameters, and what the suite adds (where it works, labels, tags).
 fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, String>) -> Vec<String> {
     let mut argv = vec!["envbench".to_string(), item.workload.clone()];
     argv.extend(item.args.iter().cloned());
-    if let Some((option, value)) = workload(&item.workload).and_then(|w| w.place(&args.dir, &item.args)) {
+    if let Some((option, value)) = WORKLOADS.find(&item.workload).and_then(|w| w.place(&args.dir, &item.args)) {
         argv.extend([option.to_string(), value]);
     }
-    if let Some(label) = &args.labels.label {
+    if let Some(label) = &args.label {
         argv.extend(["--label".into(), label.clone()]);
     }
     for (key, value) in user_tags {
@@ -169,7 +179,7 @@ fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, S
     for (key, value) in &item.matrix {
         if !user_tags.contains_key(key) {
             // A matrix of connection URLs must not put a password into the tags.
-            argv.extend(["--tag".into(), format!("{key}={}", envbench_core::model::redact_url_password(value))]);
+            argv.extend(["--tag".into(), format!("{key}={}", envbench_core::model::redact_secrets(value))]);
         }
     }
     argv
@@ -224,7 +234,7 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
             run.summary.workload.clone(),
             setting,
             run.summary.status.to_string(),
-            workload(&run.summary.workload).map(|w| w.headline(run)).unwrap_or_else(|| first_result(run)),
+            WORKLOADS.headline(run),
             if noisy { "noisy (CV > 5%)".into() } else { String::new() },
         ]);
     }

@@ -1,31 +1,114 @@
-//! `envbench sysinfo`: the environment fingerprint, for people or as JSON, optionally saved as a run.
+//! `envbench sysinfo` as the driver runs it: the fingerprint for people (also shown by `results show`), as JSON, or
+//! saved as a run of its own.
 
-use crate::cli::SysinfoArgs;
-use crate::commands::{run_request, store};
-use crate::output::{Align, Section, Table};
+use clap::{Args, FromArgMatches};
 use envbench_core::ByteSize;
 use envbench_core::fingerprint::{BlockDevice, Fingerprint};
-use envbench_core::model::RunStatus;
-use envbench_probe::{Host, fingerprint};
-use envbench_store::StoreLocation;
-use std::process::ExitCode;
+use envbench_core::model::{ResultRecord, StoredRun};
+use envbench_core::sampler::SamplerSeries;
+use envbench_core::text::{Align, Section, Table};
+use envbench_core::workload::{
+    Envelope, Measured, Plan, Planned, Recording, RunContext, Workload, WorkloadError, has_option,
+};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 
-pub fn run(location: &StoreLocation, args: SysinfoArgs) -> anyhow::Result<ExitCode> {
-    let request = run_request("sysinfo", &args.labels)?;
-    // Open the store before probing so a bad store is reported before anything else happens.
-    let mut store = if args.save { Some(store(location, true)?) } else { None };
-    let fp = fingerprint(&Host::live(), Some(&args.path)).map_err(|e| crate::usage(e.to_string()))?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&fp)?);
-    } else {
-        print!("{}", render(&fp));
+/// The name of the workload.
+pub const WORKLOAD: &str = "sysinfo";
+
+/// The arguments of `envbench sysinfo`.
+#[derive(Args, Debug)]
+pub struct SysinfoArgs {
+    /// The data directory whose storage stack to describe.
+    #[arg(long, default_value = ".")]
+    pub path: PathBuf,
+    /// Also keep the fingerprint in the results store, as a run of its own.
+    #[arg(long)]
+    pub save: bool,
+}
+
+/// The environment fingerprint as a workload.
+pub struct SysinfoWorkload;
+
+/// The registration of `sysinfo`.
+pub static SYSINFO: SysinfoWorkload = SysinfoWorkload;
+
+impl Workload for SysinfoWorkload {
+    fn name(&self) -> &'static str {
+        WORKLOAD
     }
-    if let Some(store) = store.as_mut() {
-        let uuid = store.begin_run(&request, &fp)?;
-        store.finish_run(&uuid, RunStatus::Complete, None)?;
-        eprintln!("saved as run {uuid} in {}", location.display());
+
+    fn version(&self) -> u32 {
+        1
     }
-    Ok(ExitCode::SUCCESS)
+
+    fn command(&self) -> clap::Command {
+        SysinfoArgs::augment_args(clap::Command::new(WORKLOAD).about(
+            "Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a \
+             path.",
+        ))
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = SysinfoArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        Ok(Plan::Run(Box::new(SysinfoRun { path: args.path, save: args.save })))
+    }
+
+    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
+        (!has_option(args, "--path")).then(|| ("--path", suite_dir.display().to_string()))
+    }
+
+    fn headline(&self, run: &StoredRun) -> String {
+        let fp = &run.fingerprint;
+        format!(
+            "{}; {} threads; {}",
+            fp.cpu.model.as_deref().unwrap_or("CPU ?"),
+            fp.cpu.threads.unwrap_or(0),
+            fp.virtualization.hypervisor.as_deref().unwrap_or("bare metal")
+        )
+    }
+}
+
+struct SysinfoRun {
+    path: PathBuf,
+    save: bool,
+}
+
+impl Planned for SysinfoRun {
+    fn data_dir(&self) -> &Path {
+        &self.path
+    }
+
+    fn recording(&self) -> Recording {
+        if self.save { Recording::Unsampled } else { Recording::NotStored }
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        Ok(Box::new(SysinfoMeasured { fingerprint: context.fingerprint.clone() }))
+    }
+}
+
+struct SysinfoMeasured {
+    fingerprint: Fingerprint,
+}
+
+impl Measured for SysinfoMeasured {
+    fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
+        Vec::new()
+    }
+
+    fn attachment(&self) -> Option<Value> {
+        None
+    }
+
+    /// The fingerprint itself: scripts read `sysinfo --json` as the fingerprint document.
+    fn json(&self, _envelope: &Envelope<'_>) -> Value {
+        json!(&self.fingerprint)
+    }
+
+    fn render(&self, _series: &SamplerSeries) -> String {
+        render(&self.fingerprint)
+    }
 }
 
 /// The grouped, aligned human view of a fingerprint.

@@ -1,0 +1,219 @@
+//! Text for people: aligned tables, `name  value` sections, headings and numbers, written once for every workload's
+//! human output. Everything here returns strings; printing is the binary's.
+//!
+//! Text that came from users or from a store (labels, tags, host names, command lines) may hold control characters;
+//! [`printable`] shows them as escapes, and tables do it for every cell, so nothing a user typed can move the
+//! terminal's cursor or change its colours.
+
+use std::io::IsTerminal;
+
+/// Cells of a table wider than this are cut, with `…` at the end: one long label must not widen every row.
+pub const MAX_CELL_CHARS: usize = 100;
+
+/// True when styling is allowed on standard output: a terminal, and `NO_COLOR` unset or empty.
+pub fn styled() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+/// A heading line, bold when styling is allowed.
+pub fn heading(text: &str) -> String {
+    if styled() { format!("\x1b[1m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// Text with its control characters (ESC, CR, BEL, line breaks, tabs, DEL, C1 controls) shown as escapes such as
+/// `\x1b`, `\r` and `\n`, so it prints on one line and cannot drive the terminal.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// At most `limit` characters of `text`, the last being `…` when it was cut.
+pub fn truncate(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(limit.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Column alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A table of text cells, printed with columns aligned to their widest cell. Cells are made printable and cut at
+/// [`MAX_CELL_CHARS`].
+pub struct Table {
+    headers: Vec<String>,
+    aligns: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers; `aligns` gives each column's alignment.
+    pub fn new(headers: &[&str], aligns: &[Align]) -> Table {
+        Table { headers: headers.iter().map(|h| h.to_string()).collect(), aligns: aligns.to_vec(), rows: Vec::new() }
+    }
+
+    /// Add a row (missing cells print empty).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells.iter().map(|cell| truncate(&printable(cell), MAX_CELL_CHARS)).collect());
+    }
+
+    /// True when no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as text, two spaces between columns, no trailing spaces.
+    pub fn render(&self) -> String {
+        let columns = self.headers.len();
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(columns) {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut text = String::new();
+            for (i, width) in widths.iter().enumerate() {
+                let cell = cells.get(i).map(String::as_str).unwrap_or("");
+                let pad = width - cell.chars().count();
+                if i > 0 {
+                    text.push_str("  ");
+                }
+                match self.aligns.get(i).copied().unwrap_or(Align::Left) {
+                    Align::Left => {
+                        text.push_str(cell);
+                        text.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        text.push_str(&" ".repeat(pad));
+                        text.push_str(cell);
+                    }
+                }
+            }
+            text.trim_end().to_string()
+        };
+        let mut out = heading(&line(&self.headers));
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Aligned `name  value` lines under a heading.
+pub struct Section {
+    title: String,
+    lines: Vec<(String, String)>,
+}
+
+impl Section {
+    pub fn new(title: impl Into<String>) -> Section {
+        Section { title: title.into(), lines: Vec::new() }
+    }
+
+    /// Add a line; `None` values print as "not exposed" so a reader knows the field exists but was hidden.
+    pub fn line(&mut self, name: &str, value: Option<String>) -> &mut Section {
+        self.lines.push((name.to_string(), value.map(|v| printable(&v)).unwrap_or_else(|| "not exposed".to_string())));
+        self
+    }
+
+    pub fn render(&self, name_width: usize) -> String {
+        let mut out = heading(&printable(&self.title));
+        out.push('\n');
+        for (name, value) in &self.lines {
+            out.push_str(&format!("  {name:<name_width$}  {value}\n"));
+        }
+        out
+    }
+}
+
+/// A number with a fixed count of decimals chosen by magnitude, for tables of measurements.
+pub fn number(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude >= 1000.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 100.0 {
+        format!("{value:.1}")
+    } else if magnitude >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+/// Millions and thousands the way a progress line wants them: `1.25 M`, `3.4 k`, `12`.
+pub fn count(value: f64) -> String {
+    if value >= 1e6 {
+        format!("{:.2} M", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.1} k", value / 1e3)
+    } else {
+        format!("{value:.0}")
+    }
+}
+
+/// Microseconds for people: `85 µs`, `3.97 ms`.
+pub fn micros(us: f64) -> String {
+    if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.0} µs") }
+}
+
+/// `s` when a count needs a plural ending.
+pub fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_columns() {
+        let mut table = Table::new(&["TEST", "MB/s"], &[Align::Left, Align::Right]);
+        table.row(vec!["SEQ1M Q8T1 read".into(), "2110.5".into()]);
+        table.row(vec!["RND4K Q1T1 read".into(), "45.1".into()]);
+        let text = table.render();
+        assert_eq!(text, "TEST               MB/s\nSEQ1M Q8T1 read  2110.5\nRND4K Q1T1 read    45.1\n");
+    }
+
+    #[test]
+    fn cells_cannot_drive_the_terminal_or_widen_the_table() {
+        let mut table = Table::new(&["LABEL"], &[Align::Left]);
+        table.row(vec!["evil\x1b[2J\rbell\x07\nnext".into()]);
+        table.row(vec!["x".repeat(100_000)]);
+        let text = table.render();
+        assert!(!text.contains('\x1b') && !text.contains('\r') && !text.contains('\x07'), "{text:?}");
+        assert!(text.contains(r"evil\x1b[2J\rbell\x07\nnext"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= MAX_CELL_CHARS), "a long cell is cut");
+        assert!(text.contains('…'));
+    }
+
+    #[test]
+    fn numbers_by_magnitude() {
+        assert_eq!(number(101234.4), "101234");
+        assert_eq!(number(123.45), "123.5");
+        assert_eq!(number(8.123), "8.12");
+        assert_eq!(number(0.1234), "0.123");
+        assert_eq!(count(1_250_000.0), "1.25 M");
+        assert_eq!(micros(3970.0), "3.97 ms");
+    }
+}

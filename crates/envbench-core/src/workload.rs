@@ -1,0 +1,393 @@
+//! What every workload is, in the few operations the one driver needs of it.
+//!
+//! A workload lives in its own crate and is registered once, in the binary's [`Registry`]. It is three small
+//! things, like hyperfine's exporters or fio's engine table:
+//!
+//! - a [`Workload`]: a static value that names the workload, gives its command line (a [`clap::Command`] without the
+//!   options every workload shares, which the driver adds), checks the arguments and plans a run
+//!   ([`Workload::plan`]), and reads its own stored runs back for the scorecard, the report and exports;
+//! - a [`Planned`] run: checked, nothing created yet; it says which directory the fingerprint describes and the
+//!   sampler watches, then runs with a [`RunContext`] (step observer, interrupt flag, fingerprint, progress);
+//! - what it [`Measured`]: its result records, its attachment, its JSON and its human rendering, made once the
+//!   sampler has stopped, and how the run ended.
+//!
+//! The driver owns everything around that: the session, the fingerprint, the sampler, the store and its fallback,
+//! Ctrl-C, JSON or table, and the exit status, which comes from the [`ErrorKind`] of an error (the workload decides
+//! which of its errors are the user's) or from the [`Ending`] of a finished run.
+
+use crate::fingerprint::Fingerprint;
+use crate::model::{ResultRecord, StoredRun};
+use crate::sampler::{SamplerSeries, StepObserver};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whose an error is, which decides the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The user called envbench wrongly (exit status 2): nothing is stored when it is found while planning.
+    Usage,
+    /// The run could not do its work (exit status 1).
+    Failure,
+    /// The user stopped the run with Ctrl-C or SIGTERM (exit status 130).
+    Interrupted,
+}
+
+/// An error of a workload, with its kind and a message that says what was wrong and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl WorkloadError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> WorkloadError {
+        WorkloadError { kind, message: message.into() }
+    }
+
+    /// A mistake in how envbench was called.
+    pub fn usage(message: impl Into<String>) -> WorkloadError {
+        WorkloadError::new(ErrorKind::Usage, message)
+    }
+
+    /// The work could not be done.
+    pub fn failure(message: impl Into<String>) -> WorkloadError {
+        WorkloadError::new(ErrorKind::Failure, message)
+    }
+
+    /// The user stopped the run.
+    pub fn interrupted() -> WorkloadError {
+        WorkloadError::new(ErrorKind::Interrupted, "interrupted by the user (SIGINT/SIGTERM)")
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The process exit status this error ends envbench with.
+    pub fn exit_status(&self) -> u8 {
+        match self.kind {
+            ErrorKind::Usage => 2,
+            ErrorKind::Failure => 1,
+            ErrorKind::Interrupted => 130,
+        }
+    }
+}
+
+impl std::fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// Progress a workload shows while it runs, on standard error. Silent under `--json`, except warnings.
+pub trait Progress: Sync {
+    /// Redraw the one live progress line (shown only on a terminal).
+    fn update(&self, text: &str);
+    /// A finished line of progress.
+    fn line(&self, text: &str);
+    /// A warning the user must see, even under `--json`.
+    fn warn(&self, text: &str);
+}
+
+/// Progress that goes nowhere: for tests and library use.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn update(&self, _: &str) {}
+    fn line(&self, _: &str) {}
+    fn warn(&self, _: &str) {}
+}
+
+/// What the driver gives a running workload.
+pub struct RunContext<'a> {
+    /// Where to report step boundaries (the OS sampler summarizes each step).
+    pub steps: &'a dyn StepObserver,
+    /// Set when the user asked to stop; workloads poll it.
+    pub interrupt: &'a AtomicBool,
+    /// The environment, fingerprinted under [`Planned::data_dir`].
+    pub fingerprint: &'a Fingerprint,
+    pub progress: &'a dyn Progress,
+}
+
+impl RunContext<'_> {
+    /// True once the user asked to stop.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+}
+
+/// How much of the lifecycle a run takes part in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// Stored with the OS sampler's series (every measuring workload).
+    Sampled,
+    /// Stored, without a sampler (a fingerprint saved on its own).
+    Unsampled,
+    /// Printed only; no store is opened.
+    NotStored,
+}
+
+/// How a run that did its work ends in the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Everything worked (exit status 0).
+    Complete,
+    /// Stored as complete, but not everything worked (failed queries): exit status 1 with this reason.
+    CompleteWithFailures(String),
+    /// Stored as failed with this reason (exit status 1); the results that were measured are kept.
+    Failed(String),
+}
+
+/// A run checked and planned by [`Workload::plan`]; nothing is created before [`Planned::run`].
+pub trait Planned {
+    /// The directory whose storage the fingerprint describes and the sampler watches.
+    fn data_dir(&self) -> &Path;
+
+    fn recording(&self) -> Recording {
+        Recording::Sampled
+    }
+
+    /// One line saying what is about to happen, printed on standard error (not under `--json`).
+    fn announce(&self) -> Option<String> {
+        None
+    }
+
+    /// Do the work. An error ends the run as failed (or interrupted); partial work that was measured before an
+    /// interrupt comes back as `Ok`, and the driver stores it as interrupted.
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError>;
+}
+
+/// The run's id and the sampler series, for the JSON a workload prints under `--json`.
+pub struct Envelope<'a> {
+    pub run: Option<&'a str>,
+    pub sampler: Option<&'a SamplerSeries>,
+}
+
+impl Envelope<'_> {
+    /// `{"run": id, <fields>, "sampler": series}`, the shape every workload's JSON takes.
+    pub fn wrap<'k>(&self, fields: impl IntoIterator<Item = (&'k str, Value)>) -> Value {
+        let mut map = Map::new();
+        if let Some(run) = self.run {
+            map.insert("run".into(), Value::String(run.to_string()));
+        }
+        for (key, value) in fields {
+            map.insert(key.to_string(), value);
+        }
+        if let Some(series) = self.sampler {
+            map.insert("sampler".into(), serde_json::to_value(series).expect("a series serializes"));
+        }
+        Value::Object(map)
+    }
+}
+
+/// What a run measured. Its methods are called once the sampler has stopped, with what the sampler saw.
+pub trait Measured {
+    /// The results to store (one per metric of each test, with every raw sample).
+    fn records(&self, series: &SamplerSeries) -> Vec<ResultRecord>;
+
+    /// The document kept with the run under the workload's name (its whole outcome), if any.
+    fn attachment(&self) -> Option<Value>;
+
+    /// What `--json` prints.
+    fn json(&self, envelope: &Envelope<'_>) -> Value;
+
+    /// The human view: tables and verdicts, for standard output.
+    fn render(&self, series: &SamplerSeries) -> String;
+
+    /// Warnings about the figures (a cache inflated them, ...), printed on standard error.
+    fn warnings(&self, _series: &SamplerSeries) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Complete
+    }
+
+    /// Lines for standard error after the run is stored, such as the last output of a failed step.
+    fn epilogue(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What the arguments ask for.
+pub enum Plan {
+    /// A run, to go through the driver's lifecycle.
+    Run(Box<dyn Planned>),
+    /// A read-only answer printed at once (such as `cube get`); no run is stored.
+    Answer(String),
+}
+
+/// One point of a scaling curve: a concurrency, the throughput it reached and its latency.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalingPoint {
+    pub concurrency: f64,
+    pub throughput: f64,
+    pub latency: f64,
+}
+
+/// How a workload's throughput and latency grow with concurrency (ranread's jobs, OLTP's users), with the knee.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalingCurve {
+    /// What the concurrency counts, e.g. `concurrent jobs`.
+    pub concurrency_label: String,
+    /// Its short name, as in `J=8`.
+    pub concurrency_symbol: String,
+    /// E.g. `IOPS`.
+    pub throughput_label: String,
+    /// E.g. `mean response time`.
+    pub latency_label: String,
+    /// E.g. `ms`.
+    pub latency_unit: String,
+    pub points: Vec<ScalingPoint>,
+    /// The point that is the knee, when there is one.
+    pub knee: Option<usize>,
+    /// The latency limit the knee was judged against.
+    pub latency_target: Option<f64>,
+}
+
+/// Rows in a workload's own export layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeTable {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// A workload as envbench knows it without running it; registered once in the binary's [`Registry`].
+pub trait Workload: Sync {
+    /// The command name, the `workload` of its stored runs, and its table name in suite files.
+    fn name(&self) -> &'static str;
+
+    /// Bumped when results stop being comparable with older ones.
+    fn version(&self) -> u32;
+
+    /// The command line: about text, options and subcommands. The driver adds `--json`, `--label`, `--tag` and
+    /// `--sample-interval` to every workload.
+    fn command(&self) -> clap::Command;
+
+    /// Check the arguments and plan the run, or answer at once. Nothing is created or stored here, so a usage error
+    /// leaves no trace.
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError>;
+
+    /// The option and value that point the workload at a suite's directory, unless the suite item's own arguments
+    /// (`args`) already say where it works.
+    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
+        (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
+    }
+
+    /// The figure a practitioner looks at first, for the scorecard.
+    fn headline(&self, run: &StoredRun) -> String {
+        first_result(run)
+    }
+
+    /// What the workload's tests are, for chart titles: `per step`, `per query`.
+    fn tests_word(&self) -> &'static str {
+        "per test"
+    }
+
+    /// The scaling curve of a stored run, for workloads that sweep a concurrency.
+    fn scaling(&self, _run: &StoredRun) -> Option<ScalingCurve> {
+        None
+    }
+
+    /// A stored run in the workload's own tab-separated export layout, when it has one (RanRead's spreadsheet
+    /// layout). `Err` says why a run cannot be read.
+    fn native_tsv(&self, _run: &StoredRun) -> Option<Result<NativeTable, String>> {
+        None
+    }
+}
+
+/// True when `args` hold `option` (as `--option value` or `--option=value`).
+pub fn has_option(args: &[String], option: &str) -> bool {
+    args.iter().any(|a| a == option || a.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))
+}
+
+/// The scorecard line of a workload without a headline of its own: its first result.
+pub fn first_result(run: &StoredRun) -> String {
+    run.results
+        .first()
+        .and_then(|r| {
+            crate::stats::Summary::of(&r.record.samples)
+                .map(|s| format!("{} {} {:.3} {}", r.record.test_id, r.record.metric, s.median, r.record.unit))
+        })
+        .unwrap_or_default()
+}
+
+/// Every workload envbench can run, in the order help and suites list them.
+#[derive(Clone, Copy)]
+pub struct Registry {
+    workloads: &'static [&'static dyn Workload],
+}
+
+impl Registry {
+    pub const fn new(workloads: &'static [&'static dyn Workload]) -> Registry {
+        Registry { workloads }
+    }
+
+    /// The workload of a name.
+    pub fn find(&self, name: &str) -> Option<&'static dyn Workload> {
+        self.workloads.iter().copied().find(|w| w.name() == name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static dyn Workload> + '_ {
+        self.workloads.iter().copied()
+    }
+
+    /// Every name, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.iter().map(|w| w.name()).collect()
+    }
+
+    /// The tests word of a workload by name (`per test` for one not registered).
+    pub fn tests_word(&self, name: &str) -> &'static str {
+        self.find(name).map_or("per test", |w| w.tests_word())
+    }
+
+    /// The scaling curve of a run, when its workload draws one.
+    pub fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
+        self.find(&run.summary.workload).and_then(|w| w.scaling(run))
+    }
+
+    /// A run's scorecard headline.
+    pub fn headline(&self, run: &StoredRun) -> String {
+        self.find(&run.summary.workload).map_or_else(|| first_result(run), |w| w.headline(run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_found_in_both_spellings() {
+        let args: Vec<String> = ["--dir=/data", "--size", "1g"].map(String::from).to_vec();
+        assert!(has_option(&args, "--dir"));
+        assert!(has_option(&args, "--size"));
+        assert!(!has_option(&args, "--di"));
+        assert!(!has_option(&args, "--sizes"));
+    }
+
+    #[test]
+    fn errors_carry_their_exit_status() {
+        assert_eq!(WorkloadError::usage("x").exit_status(), 2);
+        assert_eq!(WorkloadError::failure("x").exit_status(), 1);
+        assert_eq!(WorkloadError::interrupted().exit_status(), 130);
+    }
+
+    #[test]
+    fn the_envelope_puts_run_and_sampler_around_the_fields() {
+        let series = SamplerSeries::default();
+        let envelope = Envelope { run: Some("abc"), sampler: Some(&series) };
+        let value = envelope.wrap([("outcome", Value::Bool(true))]);
+        assert_eq!(value["run"], "abc");
+        assert_eq!(value["outcome"], true);
+        assert!(value["sampler"].is_object());
+    }
+}

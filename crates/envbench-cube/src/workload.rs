@@ -1,0 +1,531 @@
+//! `envbench cube` as the driver runs it: the command line, the sweep's step names for the sampler, the per-step
+//! table with each step's disk and CPU figures, the recommendation, and `cube get`, which reads a finished cube.
+
+use crate::bench::{CubeConfig, SequenceOutcome, Step, SweepOutcome, ThreadSettings, ThreadSweep};
+use crate::block::Compression;
+use crate::cube::Cube;
+use crate::error::CubeError;
+use crate::places::CubeLock;
+use crate::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION, result_records, run_sweep};
+use clap::{Args, FromArgMatches, Subcommand};
+use envbench_core::ByteSize;
+use envbench_core::model::{ResultRecord, StoredRun};
+use envbench_core::sampler::{SamplerSeries, StepObserver, StepSummary as SampledStep};
+use envbench_core::text::{Align, Table, heading, number, plural};
+use envbench_core::workload::{
+    Envelope, Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError, has_option,
+};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The most thread settings one sweep may run.
+pub const MAX_SETTINGS: usize = 256;
+
+/// The arguments of `envbench cube`.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CubeArgs {
+    #[command(subcommand)]
+    pub action: Option<CubeAction>,
+    #[command(flatten)]
+    pub run: CubeRunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CubeAction {
+    /// Read one cell (or a small grid with --grid) from the cube a finished run left in --dir (reads only).
+    Get(CubeGetArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CubeRunArgs {
+    /// Working directory: generated data in DIR/data (reused), the cube in DIR/cube.
+    #[arg(long, default_value = "envbench-cube")]
+    pub dir: PathBuf,
+    /// Data volume: 1.0 is EssBench-sized (about 10 million native cells and 10 million CSV rows).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of the data generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How many times the 8-step sequence runs.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Parallel native load threads; a list such as 2,4,8 sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub load_threads: Option<String>,
+    /// Calculation threads (the CALCPARALLEL analog); a list such as 1,2,4 sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub calc_threads: Option<String>,
+    /// Allocation threads (the FIXPARALLEL analog, at most 8); a list sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub fix_threads: Option<String>,
+    /// Dense restructure threads; a list sweeps them.
+    #[arg(long, value_name = "N[,N...]")]
+    pub restructure_threads: Option<String>,
+    /// Block compression: bitmap (default), zlib or none.
+    #[arg(long, default_value = "bitmap")]
+    pub compression: String,
+    /// Bound of the cache of expanded blocks, e.g. 256MiB.
+    #[arg(long, default_value = "256MiB")]
+    pub data_cache: String,
+    /// Open the page files with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CubeGetArgs {
+    /// One member per dimension, e.g. "Years=FY19, Scenario=Actual, Version=Final, Currency=USD, Entity=TotalEntity,
+    /// Product=Product, Account=NetIncome, Period=Q1"; with --grid, leave the grid's dimensions out.
+    pub query: String,
+    /// A grid: rows and columns, each a dimension or Dim=Member (that member's children), e.g. --grid Entity Period.
+    #[arg(long, num_args = 2, value_names = ["ROWS", "COLUMNS"])]
+    pub grid: Option<Vec<String>>,
+    /// The working directory of the cube run.
+    #[arg(long, default_value = "envbench-cube")]
+    pub dir: PathBuf,
+}
+
+/// The EssBench-style cube workload.
+pub struct CubeWorkload;
+
+/// The registration of `cube`.
+pub static CUBE: CubeWorkload = CubeWorkload;
+
+impl From<CubeError> for WorkloadError {
+    fn from(error: CubeError) -> WorkloadError {
+        match error {
+            CubeError::Cancelled { .. } => WorkloadError::interrupted(),
+            CubeError::Config(_)
+            | CubeError::Query(_)
+            | CubeError::UnknownDimension { .. }
+            | CubeError::UnknownMember { .. }
+            | CubeError::DirectIoUnsupported { .. }
+            | CubeError::ForeignFiles { .. }
+            | CubeError::NotEnoughSpace { .. }
+            | CubeError::NoCube { .. } => WorkloadError::usage(error.to_string()),
+            other => WorkloadError::failure(other.to_string()),
+        }
+    }
+}
+
+impl Workload for CubeWorkload {
+    fn name(&self) -> &'static str {
+        WORKLOAD
+    }
+
+    fn version(&self) -> u32 {
+        WORKLOAD_VERSION
+    }
+
+    fn command(&self) -> clap::Command {
+        CubeArgs::augment_args(clap::Command::new(WORKLOAD).about(
+            "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
+        ))
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = CubeArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        match args.action {
+            Some(CubeAction::Get(get)) => Ok(Plan::Answer(retrieve(&get)?)),
+            None => Ok(Plan::Run(Box::new(plan(&args.run)?))),
+        }
+    }
+
+    /// The cube keeps its data and page files in a directory of its own.
+    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
+        (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.join("envbench-cube").display().to_string()))
+    }
+
+    fn headline(&self, run: &StoredRun) -> String {
+        run.median(TOTAL_TEST, ELAPSED_METRIC).map(|s| format!("8-step sequence {s:.2} s")).unwrap_or_default()
+    }
+
+    fn tests_word(&self) -> &'static str {
+        "per step"
+    }
+}
+
+/// Parse `--calc-threads 1,2,4` style lists.
+fn thread_list(name: &str, text: &Option<String>) -> Result<Vec<usize>, WorkloadError> {
+    let Some(text) = text else { return Ok(Vec::new()) };
+    text.split(',')
+        .map(|part| match part.trim().parse::<usize>() {
+            Ok(n) if (1..=1024).contains(&n) => Ok(n),
+            _ => Err(WorkloadError::usage(format!(
+                "--{name} '{text}': give whole numbers from 1 to 1024, e.g. --{name} 1,2,4"
+            ))),
+        })
+        .collect()
+}
+
+/// A usage error (exit status 2).
+fn usage(message: impl Into<String>) -> WorkloadError {
+    WorkloadError::usage(message)
+}
+
+fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
+    if !(args.scale > 0.0 && args.scale <= 100.0) {
+        return Err(usage(format!("--scale {}: give a positive number up to 100, e.g. 0.1 or 1.0", args.scale)));
+    }
+    if args.repeat == 0 {
+        return Err(usage("--repeat must be at least 1"));
+    }
+    if args.repeat > 1000 {
+        return Err(usage(format!("--repeat {}: give at most 1000 repetitions", args.repeat)));
+    }
+    let mut config = CubeConfig::new(&args.dir);
+    config.scale = args.scale;
+    config.seed = args.seed;
+    config.repeat = args.repeat;
+    config.options.compression =
+        args.compression.parse::<Compression>().map_err(|e| usage(format!("--compression: {e}")))?;
+    config.options.data_cache =
+        envbench_core::parse_byte_size(&args.data_cache).map_err(|e| usage(format!("--data-cache: {e}")))?;
+    config.options.direct_io = args.direct;
+    let sweep = ThreadSweep {
+        load_threads: thread_list("load-threads", &args.load_threads)?,
+        calc_threads: thread_list("calc-threads", &args.calc_threads)?,
+        fix_threads: thread_list("fix-threads", &args.fix_threads)?,
+        restructure_threads: thread_list("restructure-threads", &args.restructure_threads)?,
+    };
+    let settings = sweep.settings(config.threads);
+    if settings.len() > MAX_SETTINGS {
+        return Err(usage(format!(
+            "the thread lists make {} settings, more than {MAX_SETTINGS}; sweep fewer values",
+            settings.len()
+        )));
+    }
+    for threads in &settings {
+        CubeConfig { threads: *threads, ..config.clone() }.validate()?;
+    }
+    match std::fs::metadata(&args.dir) {
+        Ok(meta) if !meta.is_dir() => {
+            return Err(usage(format!("--dir {}: not a directory; choose another --dir", args.dir.display())));
+        }
+        // The working directory is created with the run; its parent must exist.
+        Err(_) if args.dir.parent().is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir()) => {
+            return Err(usage(format!(
+                "--dir {}: its parent directory does not exist; create it or choose another --dir",
+                args.dir.display()
+            )));
+        }
+        _ => {}
+    }
+    // Directories holding files envbench did not make are refused now, before a run exists.
+    crate::places::check(&config.cube_dir, crate::places::Place::Cube)?;
+    crate::places::check(&config.data_dir, crate::places::Place::Data)?;
+    let dir =
+        if args.dir.exists() { args.dir.clone() } else { args.dir.parent().map_or(".".into(), Path::to_path_buf) };
+    let watched = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+    Ok(CubeRun { config, sweep, watched })
+}
+
+struct CubeRun {
+    config: CubeConfig,
+    sweep: ThreadSweep,
+    /// The existing directory whose storage the fingerprint describes (the working directory, or its parent
+    /// before the first run creates it).
+    watched: PathBuf,
+}
+
+impl Planned for CubeRun {
+    fn data_dir(&self) -> &Path {
+        &self.watched
+    }
+
+    fn announce(&self) -> Option<String> {
+        let config = &self.config;
+        let settings = self.sweep.settings(config.threads).len();
+        Some(format!(
+            "envbench cube: scale {}, seed {}, {} repetition{} of 8 steps at {settings} thread setting{} in {}",
+            config.scale,
+            config.seed,
+            config.repeat,
+            plural(config.repeat as usize),
+            plural(settings),
+            config.cube_dir.parent().unwrap_or(Path::new(".")).display()
+        ))
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let labels: Vec<String> =
+            self.sweep.settings(self.config.threads).iter().map(|s| setting_label(s, &self.sweep)).collect();
+        let names = StepNames {
+            inner: context.steps,
+            labels: labels.clone(),
+            repeat: self.config.repeat as usize,
+            resets: AtomicUsize::new(0),
+            progress: context.progress,
+        };
+        let outcome = run_sweep(&self.config, &self.sweep, &names, context.interrupt);
+        context.progress.line("");
+        Ok(Box::new(CubeMeasured { outcome: outcome?, labels }))
+    }
+}
+
+/// Renames each step for the sampler as `<setting> r<repetition> <step>`, so repeated steps stay apart, and shows
+/// progress.
+struct StepNames<'a> {
+    inner: &'a dyn StepObserver,
+    labels: Vec<String>,
+    repeat: usize,
+    resets: AtomicUsize,
+    progress: &'a dyn Progress,
+}
+
+impl StepNames<'_> {
+    fn name(&self, step: &str) -> String {
+        if step.starts_with('0') {
+            return step.to_string();
+        }
+        let passes = self.resets.load(Ordering::SeqCst).max(1) - 1;
+        let label = self.labels.get(passes / self.repeat).map(String::as_str).unwrap_or("");
+        format!("{label} r{} {step}", passes % self.repeat + 1).trim().to_string()
+    }
+}
+
+impl StepObserver for StepNames<'_> {
+    fn step_started(&self, step: &str) {
+        if step == Step::Reset.name() {
+            self.resets.fetch_add(1, Ordering::SeqCst);
+        }
+        let name = self.name(step);
+        self.progress.update(&name);
+        self.inner.step_started(&name);
+    }
+
+    fn step_finished(&self, step: &str) {
+        self.inner.step_finished(&self.name(step));
+    }
+}
+
+/// The words for a thread setting: the knobs the sweep varies, or all four.
+fn setting_label(threads: &ThreadSettings, sweep: &ThreadSweep) -> String {
+    let all = sweep.load_threads.is_empty()
+        && sweep.calc_threads.is_empty()
+        && sweep.fix_threads.is_empty()
+        && sweep.restructure_threads.is_empty();
+    let knobs = [
+        ("load", &sweep.load_threads, threads.load_threads),
+        ("calc", &sweep.calc_threads, threads.calc_threads),
+        ("fix", &sweep.fix_threads, threads.fix_threads),
+        ("restructure", &sweep.restructure_threads, threads.restructure_threads),
+    ];
+    knobs
+        .iter()
+        .filter(|(_, list, _)| all || !list.is_empty())
+        .map(|(name, _, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+struct CubeMeasured {
+    outcome: SweepOutcome,
+    labels: Vec<String>,
+}
+
+impl Measured for CubeMeasured {
+    fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
+        result_records(&self.outcome.outcomes)
+    }
+
+    fn attachment(&self) -> Option<Value> {
+        Some(json!(&self.outcome))
+    }
+
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        envelope.wrap([(WORKLOAD, json!(&self.outcome))])
+    }
+
+    fn render(&self, series: &SamplerSeries) -> String {
+        let mut out = String::new();
+        for (index, sequence) in self.outcome.outcomes.iter().enumerate() {
+            out.push_str(&render_sequence(sequence, series, &self.labels[index], self.outcome.outcomes.len() > 1));
+            out.push('\n');
+        }
+        if let Some(recommendation) = &self.outcome.recommendation {
+            out.push_str(&render_recommendation(recommendation));
+        }
+        if let Some(last) = self.outcome.outcomes.last() {
+            out.push_str(&render_statistics(last));
+        }
+        out
+    }
+}
+
+/// Mean of a sampler figure over every repetition of one step at one setting.
+fn step_figures(series: &SamplerSeries, label: &str, step: &str) -> Option<(f64, f64, f64, f64)> {
+    let matching: Vec<&SampledStep> =
+        series.steps.iter().filter(|s| s.step.ends_with(step) && s.step.starts_with(label)).collect();
+    if matching.is_empty() {
+        return None;
+    }
+    let n = matching.len() as f64;
+    let mean = |f: &dyn Fn(&SampledStep) -> f64| matching.iter().map(|s| f(s)).sum::<f64>() / n;
+    Some((
+        mean(&|s| s.disks.first().map(|d| d.read_mb_per_s).unwrap_or(0.0)),
+        mean(&|s| s.disks.first().map(|d| d.write_mb_per_s).unwrap_or(0.0)),
+        mean(&|s| s.disks.first().map(|d| d.reads_per_s + d.writes_per_s).unwrap_or(0.0)),
+        mean(&|s| s.cpu.user_percent + s.cpu.system_percent + s.cpu.nice_percent),
+    ))
+}
+
+fn render_sequence(outcome: &SequenceOutcome, series: &SamplerSeries, label: &str, show_label: bool) -> String {
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &[
+            "STEP",
+            "MEAN s",
+            "MIN s",
+            "MAX s",
+            "SHARE",
+            "CELLS/s",
+            "BLOCKS R",
+            "BLOCKS W",
+            "DISK rMB/s",
+            "DISK wMB/s",
+            "DISK IOPS",
+            "CPU %",
+        ],
+        &[Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
+    );
+    let last = outcome.repetitions.last();
+    for summary in &outcome.summary {
+        let blocks = summary
+            .step
+            .and_then(|step| last.and_then(|r| r.steps.iter().find(|s| s.step == step)))
+            .map(|s| (s.blocks_read.to_string(), s.blocks_written.to_string()))
+            .unwrap_or_default();
+        let figures = summary.step.and_then(|step| step_figures(series, label, step.name()));
+        let mut row = vec![
+            summary.name.clone(),
+            format!("{:.2}", summary.mean_seconds),
+            format!("{:.2}", summary.min_seconds),
+            format!("{:.2}", summary.max_seconds),
+            format!("{:.1}%", summary.share_of_total * 100.0),
+            if summary.cells_per_second > 0.0 { number(summary.cells_per_second) } else { "-".into() },
+            blocks.0,
+            blocks.1,
+        ];
+        match figures {
+            Some((read, write, iops, cpu)) => {
+                row.extend([number(read), number(write), number(iops), format!("{cpu:.0}")])
+            }
+            None => row.extend(std::iter::repeat_n(String::new(), 4)),
+        }
+        table.row(row);
+    }
+    let mut out = heading(&format!(
+        "Cube sequence{}: scale {}, {} repetition{}, compression {}, data cache {}{}",
+        if show_label { format!(" at {label}") } else { String::new() },
+        outcome.scale,
+        outcome.repetitions.len(),
+        plural(outcome.repetitions.len()),
+        outcome.compression,
+        ByteSize(outcome.data_cache_bytes),
+        if outcome.direct_io { ", O_DIRECT" } else { "" }
+    ));
+    out.push('\n');
+    if let Some(step) = &outcome.recovered_from {
+        out.push_str(&format!("(a previous run left {step} unfinished: the cube was reset first)\n"));
+    }
+    out.push_str(&table.render());
+    out
+}
+
+fn render_recommendation(recommendation: &crate::Recommendation) -> String {
+    use Align::{Left, Right};
+    let mut table =
+        Table::new(&["STEP", "FASTEST AT", "MEAN s", "vs OVERALL BEST", "SPREAD"], &[Left, Left, Right, Right, Right]);
+    for choice in &recommendation.per_step {
+        table.row(vec![
+            choice.name.clone(),
+            choice.best_label.clone(),
+            format!("{:.2}", choice.best_mean_seconds),
+            if choice.saving_seconds > 0.0 {
+                format!("-{:.2} s ({:.1}%)", choice.saving_seconds, choice.saving_percent)
+            } else {
+                "same".into()
+            },
+            format!("{:.1}%", choice.spread_percent),
+        ]);
+    }
+    let mut out = heading("Thread settings per step");
+    out.push('\n');
+    out.push_str(&table.render());
+    out.push_str(&format!(
+        "Best single setting: {} ({:.2} s); slowest: {} ({:.2} s); every step at its own best: {:.2} s\n",
+        recommendation.overall_best_label,
+        recommendation.overall_best_total_seconds,
+        recommendation.slowest_label,
+        recommendation.slowest_total_seconds,
+        recommendation.best_combined_total_seconds
+    ));
+    out.push_str(&heading(&recommendation.sentence));
+    out.push_str("\n\n");
+    out
+}
+
+fn render_statistics(outcome: &SequenceOutcome) -> String {
+    let s = &outcome.statistics;
+    format!(
+        "Cube: {} blocks ({} level 0, {} upper; {} Local, {} USD), {} in {} page file{}, density {:.2}%, compression \
+         ratio {:.1}\n",
+        s.blocks,
+        s.level0_blocks,
+        s.upper_blocks,
+        s.local_blocks,
+        s.usd_blocks,
+        ByteSize(s.page_file_bytes),
+        s.page_files,
+        plural(s.page_files),
+        s.average_density * 100.0,
+        s.compression_ratio
+    )
+}
+
+/// `cube get`: read the cube a finished run left, under a shared lock; nothing is written.
+fn retrieve(args: &CubeGetArgs) -> Result<String, WorkloadError> {
+    let cube_dir = args.dir.join("cube");
+    if !crate::places::check(&cube_dir, crate::places::Place::Cube)? {
+        return Err(CubeError::NoCube { dir: cube_dir }.into());
+    }
+    let _lock = CubeLock::shared(&cube_dir)?;
+    let cube = Cube::open_existing(&cube_dir)?;
+    Ok(match &args.grid {
+        Some(grid) => cube.grid(&args.query, &grid[0], &grid[1])?.to_string(),
+        None => match cube.get(&args.query)? {
+            Some(value) => format!("{}\n", cell_text(value)),
+            None => "#Missing\n".to_string(),
+        },
+    })
+}
+
+/// A cell as people read it: at most six decimals, no float noise (`-44928121.900000006` prints `-44928121.9`).
+fn cell_text(value: f64) -> String {
+    let text = format!("{value:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_print_without_float_noise() {
+        assert_eq!(cell_text(-44928121.900000006), "-44928121.9");
+        assert_eq!(cell_text(12.0), "12");
+        assert_eq!(cell_text(0.125), "0.125");
+    }
+
+    #[test]
+    fn setting_labels_name_the_varied_knobs() {
+        let sweep = ThreadSweep { calc_threads: vec![1, 2], ..Default::default() };
+        let threads = ThreadSettings { calc_threads: 2, ..Default::default() };
+        assert_eq!(setting_label(&threads, &sweep), "calc=2");
+        assert_eq!(setting_label(&threads, &ThreadSweep::default()), "load=8,calc=2,fix=8,restructure=8");
+    }
+}

@@ -1,0 +1,415 @@
+//! `envbench disk` as the driver runs it: the command line, the plan, the rule that flags reads a cache served, and
+//! the CrystalDiskMark-like table.
+
+use crate::spec::SpecError;
+use crate::suite::check_suite;
+use crate::{
+    BenchError, EngineChoice, Profile, ProgressEvent, SuiteOptions, SuiteOutcome, TestOutcome, TestSpec, WORKLOAD,
+    WORKLOAD_VERSION, WriteSync, result_records, run_suite,
+};
+use clap::{Args, FromArgMatches};
+use envbench_core::model::{ResultRecord, StoredRun};
+use envbench_core::sampler::SamplerSeries;
+use envbench_core::text::{Align, Table, heading, micros, number, plural};
+use envbench_core::units::format_duration;
+use envbench_core::workload::{Envelope, Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError};
+use envbench_core::{ByteSize, parse_byte_size, parse_duration};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A read that moved this much more than the device saw came, at least partly, from a cache.
+pub const CACHE_SUSPICION_RATIO: f64 = 2.0;
+/// The flag on results that the device could not have delivered.
+pub const EXCEEDS_DEVICE_FLAG: &str = "exceeds-device";
+/// The tests whose figures head the scorecard (both in the default profile).
+pub const HEADLINE_RANDOM_TEST: &str = "RND4K Q32T1 read";
+pub const HEADLINE_SEQUENTIAL_TEST: &str = "SEQ1M Q8T1 read";
+/// The metrics the scorecard reads.
+pub const IOPS_METRIC: &str = "iops";
+pub const THROUGHPUT_METRIC: &str = "throughput";
+
+/// The arguments of `envbench disk`.
+#[derive(Args, Debug)]
+pub struct DiskArgs {
+    /// Directory in which envbench creates (and afterwards removes) its test file.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Test profile: cdm, cdm-nvme, cdm5, anvil or db.
+    #[arg(long, default_value = "cdm")]
+    pub profile: String,
+    /// An ad-hoc test instead of the profile, e.g. rnd:8k:q32:t1:read, seq:1m:q8:t1:write, rnd:8k:q16:t1:mix70,
+    /// seq:16k:q1:t1:write:fsync1 (repeatable).
+    #[arg(long = "test", value_name = "TEST")]
+    pub tests: Vec<String>,
+    /// Test file size, e.g. 1g (default 1 GiB; 256 MiB with --quick).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Measured runs per test (default 3, as CrystalDiskMark 9).
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Length of each run, e.g. 5s (the default).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Pause between runs and tests, e.g. 5s (the default).
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// Smoke test: 1 run of 2 s per test after a 1 s warm-up, no pauses, a 256 MiB file.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the discarded warm-up run.
+    #[arg(long)]
+    pub no_warmup: bool,
+    /// Buffered I/O instead of O_DIRECT (results need a file of at least 2x RAM or a dropped page cache).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine: auto (io_uring where allowed), io_uring, or threadpool.
+    #[arg(long, default_value = "auto")]
+    pub engine: String,
+    /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
+    #[arg(long, value_name = "MODE")]
+    pub write_sync: Option<String>,
+    /// Run the equivalent fio job after each test and show both: --cross-check fio.
+    #[arg(long, value_name = "TOOL")]
+    pub cross_check: Option<String>,
+}
+
+/// The most measured runs a test takes.
+pub const MAX_RUNS: u32 = 1000;
+
+/// The storage suite.
+pub struct DiskWorkload;
+
+/// The registration of `disk`.
+pub static DISK: DiskWorkload = DiskWorkload;
+
+impl From<BenchError> for WorkloadError {
+    fn from(error: BenchError) -> WorkloadError {
+        match error {
+            BenchError::Interrupted => WorkloadError::interrupted(),
+            error if error.is_usage() => WorkloadError::usage(error.to_string()),
+            error => WorkloadError::failure(error.to_string()),
+        }
+    }
+}
+
+impl From<SpecError> for WorkloadError {
+    fn from(error: SpecError) -> WorkloadError {
+        WorkloadError::usage(error.to_string())
+    }
+}
+
+impl Workload for DiskWorkload {
+    fn name(&self) -> &'static str {
+        WORKLOAD
+    }
+
+    fn version(&self) -> u32 {
+        WORKLOAD_VERSION
+    }
+
+    fn command(&self) -> clap::Command {
+        DiskArgs::augment_args(clap::Command::new(WORKLOAD).about(
+            "Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and \
+             io_uring.",
+        ))
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = DiskArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        let (options, tests) = plan(&args)?;
+        check_suite(&options, &tests)?;
+        Ok(Plan::Run(Box::new(DiskRun { options, tests })))
+    }
+
+    fn headline(&self, run: &StoredRun) -> String {
+        let mut parts = Vec::new();
+        if let Some(iops) = run.median(HEADLINE_RANDOM_TEST, IOPS_METRIC) {
+            parts.push(format!("{HEADLINE_RANDOM_TEST} {iops:.0} IOPS"));
+        }
+        if let Some(mb) = run.median(HEADLINE_SEQUENTIAL_TEST, THROUGHPUT_METRIC) {
+            parts.push(format!("{HEADLINE_SEQUENTIAL_TEST} {mb:.0} MB/s"));
+        }
+        if parts.is_empty()
+            && let Some(first) = run.results.iter().find(|r| r.record.metric == THROUGHPUT_METRIC)
+        {
+            let mb = run.median(&first.record.test_id, THROUGHPUT_METRIC).unwrap_or(0.0);
+            parts.push(format!("{} {mb:.1} MB/s", first.record.test_id));
+        }
+        parts.join("; ")
+    }
+}
+
+/// A usage error (exit status 2).
+fn usage(message: impl Into<String>) -> WorkloadError {
+    WorkloadError::usage(message)
+}
+
+/// The suite options and tests the arguments ask for, or a usage error.
+fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError> {
+    let mut options = SuiteOptions::new(&args.dir);
+    if args.quick {
+        options.runs = 1;
+        options.duration = Duration::from_secs(2);
+        options.warmup_duration = Duration::from_secs(1);
+        options.interval = Duration::ZERO;
+        options.file_size_bytes = 256 << 20;
+    }
+    if let Some(size) = &args.size {
+        options.file_size_bytes = parse_byte_size(size).map_err(|e| usage(format!("--size: {e}")))?.bytes();
+    }
+    if let Some(runs) = args.runs {
+        if runs == 0 {
+            return Err(usage("--runs must be at least 1"));
+        }
+        if runs > MAX_RUNS {
+            return Err(usage(format!("--runs {runs}: give at most {MAX_RUNS} runs")));
+        }
+        options.runs = runs;
+    }
+    if let Some(duration) = &args.duration {
+        options.duration = parse_duration(duration).map_err(|e| usage(format!("--duration: {e}")))?;
+        if options.duration.is_zero() {
+            return Err(usage("--duration must be longer than zero, e.g. 5s"));
+        }
+        if !args.quick {
+            options.warmup_duration = options.duration;
+        }
+    }
+    if let Some(interval) = &args.interval {
+        options.interval = parse_duration(interval).map_err(|e| usage(format!("--interval: {e}")))?;
+    }
+    options.warmup = !args.no_warmup;
+    options.direct = !args.buffered;
+    options.engine = args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?;
+    options.cross_check_fio = match args.cross_check.as_deref() {
+        None => false,
+        Some("fio") => true,
+        Some(other) => return Err(usage(format!("--cross-check {other}: the only cross-check tool is fio"))),
+    };
+    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
+        Profile::parse(&args.profile)?.tests()
+    } else {
+        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
+    };
+    if let Some(write_sync) = write_sync {
+        // The user's durability mode applies to every writing test that does not define its own (the db profile's log
+        // test always syncs each write).
+        for test in tests.iter_mut().filter(|t| t.operation.writes() && t.write_sync == WriteSync::None) {
+            test.write_sync = write_sync;
+        }
+    }
+    for test in &tests {
+        test.validate()?;
+    }
+    Ok((options, tests))
+}
+
+struct DiskRun {
+    options: SuiteOptions,
+    tests: Vec<TestSpec>,
+}
+
+impl Planned for DiskRun {
+    fn data_dir(&self) -> &Path {
+        &self.options.directory
+    }
+
+    fn announce(&self) -> Option<String> {
+        let o = &self.options;
+        Some(format!(
+            "envbench disk: {} test{} on a {} file in {}, {} run{} of {} each{}{}, {}",
+            self.tests.len(),
+            plural(self.tests.len()),
+            ByteSize(o.file_size_bytes),
+            o.directory.display(),
+            o.runs,
+            plural(o.runs as usize),
+            format_duration(o.duration),
+            if o.interval.is_zero() { String::new() } else { format!(", {} apart", format_duration(o.interval)) },
+            if o.warmup { " after a discarded warm-up" } else { "" },
+            if o.direct { "O_DIRECT" } else { "buffered" },
+        ))
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let progress = |event: &ProgressEvent<'_>| report_progress(event, context.progress);
+        let outcome = run_suite(&self.options, &self.tests, &progress, context.steps, context.interrupt)?;
+        Ok(Box::new(DiskMeasured { outcome }))
+    }
+}
+
+fn report_progress(event: &ProgressEvent<'_>, progress: &dyn Progress) {
+    match event {
+        ProgressEvent::Prepared { engine, fallback_reason, path, size_bytes } => {
+            progress.line(&format!(
+                "engine {}{}",
+                engine.as_str(),
+                fallback_reason.map(|r| format!(" (io_uring unavailable: {r})")).unwrap_or_default()
+            ));
+            progress.line(&format!("test file {} ({})", path.display(), ByteSize(*size_bytes)));
+        }
+        ProgressEvent::Filling { written_bytes, total_bytes } => progress
+            .update(&format!("filling with incompressible data: {:>3}%", written_bytes * 100 / (*total_bytes).max(1))),
+        ProgressEvent::Filled { summary } => progress.line(&format!("filled at {:.0} MB/s", summary.mb_per_s)),
+        ProgressEvent::TestStarted { index, count, test } => {
+            progress.line(&format!("[{index}/{count}] {}", test.display_name()))
+        }
+        ProgressEvent::WarmupStarted { .. } => progress.update("  warm-up"),
+        ProgressEvent::RunStarted { run, runs, .. } => progress.update(&format!("  run {run}/{runs}")),
+        ProgressEvent::RunFinished { run, runs, sample, .. } => progress.line(&format!(
+            "  run {run}/{runs}: {:.1} MB/s, {:.0} IOPS, {} mean",
+            sample.mb_per_s,
+            sample.iops,
+            micros(sample.latency.mean_us)
+        )),
+        ProgressEvent::Pausing { duration } => progress.update(&format!("  pausing {}", format_duration(*duration))),
+        ProgressEvent::CrossCheckStarted { command, .. } => progress.line(&format!("  fio: {command}")),
+        ProgressEvent::TestFinished { .. } => {}
+    }
+}
+
+struct DiskMeasured {
+    outcome: SuiteOutcome,
+}
+
+impl DiskMeasured {
+    /// Reads that moved far more bytes than the device under the test file did were served from a cache: the ids
+    /// of those tests.
+    fn cache_served_reads(&self, series: &SamplerSeries) -> Vec<String> {
+        let mut flagged = Vec::new();
+        for test in self.outcome.tests.iter().filter(|t| t.spec.operation.read_percent() == 100) {
+            let Some(step) = series.step(&test.test_id) else { continue };
+            let Some(disk) = step.disks.first() else { continue };
+            let device_bytes = disk.read_mb_per_s * 1e6 * (step.end_ms - step.start_ms) as f64 / 1000.0;
+            let test_bytes: f64 = test.runs.iter().map(|r| r.bytes as f64).sum();
+            if test_bytes > CACHE_SUSPICION_RATIO * device_bytes + 1e6 {
+                flagged.push(test.test_id.clone());
+            }
+        }
+        flagged
+    }
+}
+
+impl Measured for DiskMeasured {
+    fn records(&self, series: &SamplerSeries) -> Vec<ResultRecord> {
+        let flagged = self.cache_served_reads(series);
+        let mut records = result_records(&self.outcome);
+        for record in records.iter_mut().filter(|r| flagged.contains(&r.test_id)) {
+            record.flags.push(EXCEEDS_DEVICE_FLAG.to_string());
+        }
+        records
+    }
+
+    fn attachment(&self) -> Option<Value> {
+        Some(json!(&self.outcome))
+    }
+
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        envelope.wrap([("outcome", json!(&self.outcome))])
+    }
+
+    fn render(&self, series: &SamplerSeries) -> String {
+        render(&self.outcome, series)
+    }
+
+    fn warnings(&self, series: &SamplerSeries) -> Vec<String> {
+        let mut warnings: Vec<String> = self.outcome.cache.warning().into_iter().collect();
+        for test in self.cache_served_reads(series) {
+            warnings.push(format!(
+                "{test} read more than {CACHE_SUSPICION_RATIO}x what the device under {} delivered: the figure is \
+                 inflated by a cache; its results are flagged {EXCEEDS_DEVICE_FLAG}",
+                self.outcome.directory.display()
+            ));
+        }
+        warnings
+    }
+}
+
+/// The CrystalDiskMark-like table: one row per test, mean and best MB/s (CrystalDiskMark reports the best run,
+/// KDiskMark the mean), IOPS, latency percentiles, CPU per I/O; a fio row under each test when cross-checked.
+pub fn render(outcome: &SuiteOutcome, series: &SamplerSeries) -> String {
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &["TEST", "MB/s", "BEST", "IOPS", "MEAN", "P50", "P99", "P99.9", "MAX", "CPU/IO", "DEVICE MB/s", "FLAGS"],
+        &[Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right, Left],
+    );
+    for test in &outcome.tests {
+        table.row(row(test, series, outcome));
+        if let Some(check) = &test.cross_check {
+            match (&check.sample, &check.error) {
+                (Some(fio), _) => {
+                    let ratio = if fio.iops > 0.0 { test.mean_iops / fio.iops } else { 0.0 };
+                    let mut cells = vec![
+                        format!("  fio (envbench/fio IOPS {ratio:.3})"),
+                        number(fio.mb_per_s),
+                        String::new(),
+                        number(fio.iops),
+                    ];
+                    cells.extend(latency_cells(&fio.latency));
+                    cells.push(format!("{:.2} µs", fio.cpu_per_io_us));
+                    table.row(cells);
+                }
+                (None, Some(error)) => table.row(vec![format!("  fio: {error}")]),
+                (None, None) => {}
+            }
+        }
+    }
+    let mut out = String::new();
+    out.push_str(&heading(&format!(
+        "Storage suite: {} on {} ({}), {} file, {}, engine {}",
+        outcome.directory.display(),
+        outcome.file_system,
+        if outcome.direct { "O_DIRECT" } else { "buffered" },
+        ByteSize(outcome.file_size_bytes),
+        if outcome.runs == 1 { "1 run".to_string() } else { format!("mean and best of {} runs", outcome.runs) },
+        outcome.engine.as_str()
+    )));
+    out.push('\n');
+    out.push_str(&table.render());
+    out.push_str(
+        "MB/s are 10^6 bytes per second; latency from submission to completion; DEVICE MB/s is what the OS saw on \
+         the device during the test.\n",
+    );
+    if outcome.interrupted {
+        out.push_str("Interrupted: only the tests above completed.\n");
+    }
+    out
+}
+
+fn row(test: &TestOutcome, series: &SamplerSeries, outcome: &SuiteOutcome) -> Vec<String> {
+    let device = series
+        .step(&test.test_id)
+        .and_then(|s| s.disks.first())
+        .map(|d| number(d.read_mb_per_s + d.write_mb_per_s))
+        .unwrap_or_else(|| "-".into());
+    let cpu: f64 = test.runs.iter().map(|r| r.cpu_per_io_us).sum::<f64>() / test.runs.len().max(1) as f64;
+    let samples: Vec<f64> = test.runs.iter().map(|r| r.mb_per_s).collect();
+    let mut flags = outcome.cache.flags();
+    if envbench_core::stats::Summary::of(&samples).is_some_and(|s| s.is_noisy()) {
+        flags.push("noisy".into());
+    }
+    let mut cells =
+        vec![test.display_name.clone(), number(test.mean_mb_per_s), number(test.best_mb_per_s), number(test.mean_iops)];
+    cells.extend(latency_cells(&test.latency));
+    cells.extend([format!("{cpu:.2} µs"), device, flags.join(",")]);
+    cells
+}
+
+/// Mean, p50, p99, p99.9 and max, in the table's columns.
+fn latency_cells(latency: &crate::LatencySummary) -> [String; 5] {
+    [latency.mean_us, latency.p50_us, latency.p99_us, latency.p99_9_us, latency.max_us].map(micros)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_headline_tests_are_in_the_default_profile() {
+        let ids: Vec<String> = Profile::Cdm.tests().iter().map(|t| t.id()).collect();
+        assert!(ids.contains(&HEADLINE_RANDOM_TEST.to_string()), "{ids:?}");
+        assert!(ids.contains(&HEADLINE_SEQUENTIAL_TEST.to_string()), "{ids:?}");
+    }
+}

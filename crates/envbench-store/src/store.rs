@@ -1,0 +1,581 @@
+//! The one store implementation: every operation of [`ResultStore`] written once, in SQL both backends run, over the
+//! [`Backend`] seam (transactions, binding, and how a backend keeps its schema version).
+
+use crate::ResultStore;
+use crate::error::StoreError;
+use crate::model::{ImportOutcome, RunFilter};
+use crate::process::{ProcessIdentity, abandoned_reason};
+use crate::schema::{Dialect, LATEST_VERSION, migration};
+use crate::series_rows::{CPU_COLUMNS, DISK_COLUMNS, SeriesBuilder, cpu_values, disk_values, series_rows};
+use crate::sql::{Row, Sql, SqlValue, params};
+use envbench_core::fingerprint::Fingerprint;
+use envbench_core::model::{
+    Direction, ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc,
+};
+use envbench_core::sampler::SamplerSeries;
+use std::collections::BTreeMap;
+
+/// What a SQL backend provides: transactions in its driver, and where it keeps the schema version.
+pub(crate) trait Backend {
+    const DIALECT: Dialect;
+
+    /// Statements on the store's connection; `location` names the store in errors. The store begins and ends its
+    /// transactions itself, with the dialect's statements.
+    fn connection<'a>(&'a self, location: &'a str) -> Box<dyn Sql + 'a>;
+
+    /// The schema version of the store here, 0 when there is none yet, or why this is not a store envbench may
+    /// write. Read-only, so a foreign file or schema is refused untouched.
+    fn schema_version(sql: &mut dyn Sql, location: &str) -> Result<i64, StoreError>;
+
+    /// Once the store is known to be envbench's (or empty): settings of the connection.
+    fn configure(&self, _location: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Inside the migration's write transaction: wait for other processes migrating the same store.
+    fn lock_schema(_sql: &mut dyn Sql) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Record the schema version after migrating (and mark the store as envbench's).
+    fn set_schema_version(sql: &mut dyn Sql, version: i64) -> Result<(), StoreError>;
+
+    /// Serialize imports of the same run from several processes (inside the import's transaction).
+    fn lock_run(_sql: &mut dyn Sql, _uuid: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// A results store over one SQL backend.
+pub struct SqlStore<B> {
+    pub(crate) backend: B,
+    /// The store's location for messages (a path, or a URL without its password).
+    location: String,
+}
+
+impl<B> SqlStore<B> {
+    /// Where the store is, for people: a file path, or the URL without its password.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+}
+
+// The methods here are the crate's own; the seam stays private.
+#[allow(private_bounds)]
+impl<B: Backend> SqlStore<B> {
+    /// Bring the schema up to date (creating the store when `create`), then end runs whose process is gone.
+    pub(crate) fn prepare(backend: B, location: String, create: bool) -> Result<SqlStore<B>, StoreError> {
+        let mut store = SqlStore { backend, location: location.clone() };
+        let version = store.read(|sql| B::schema_version(sql, &location))?;
+        store.backend.configure(&location)?;
+        if version != LATEST_VERSION {
+            store.migrate(&location, create)?;
+        }
+        // Best effort: a store that cannot be written now (read-only media) is still readable.
+        let _ = store.end_abandoned_runs();
+        Ok(store)
+    }
+
+    fn migrate(&mut self, location: &str, create: bool) -> Result<(), StoreError> {
+        self.write(|sql| {
+            B::lock_schema(sql)?;
+            // Another process may have created or migrated the store meanwhile.
+            let version = B::schema_version(sql, location)?;
+            if version == LATEST_VERSION {
+                return Ok(());
+            }
+            if version == 0 && !create {
+                return Err(StoreError::Missing(location.to_string()));
+            }
+            for next in version + 1..=LATEST_VERSION {
+                sql.batch(&migration(B::DIALECT, next))?;
+            }
+            B::set_schema_version(sql, LATEST_VERSION)
+        })
+    }
+
+    /// Run `work` in one write transaction; nothing of it is kept when it fails.
+    fn write<T>(&mut self, work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.transaction(B::DIALECT.begin_write(), work)
+    }
+
+    /// Run `work` on one consistent snapshot.
+    fn read<T>(&self, work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.transaction(B::DIALECT.begin_read(), work)
+    }
+
+    fn transaction<T>(
+        &self,
+        begin: &str,
+        work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut sql = self.backend.connection(&self.location);
+        sql.batch(begin)?;
+        match work(sql.as_mut()) {
+            Ok(value) => {
+                sql.batch("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                // The error to report is the work's; a failed rollback leaves nothing behind either way.
+                let _ = sql.batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
+
+    /// Mark runs whose envbench process is gone (killed hard, machine restarted) as interrupted. The status is set
+    /// once, as any run's; such runs can then be pushed.
+    pub(crate) fn end_abandoned_runs(&mut self) -> Result<usize, StoreError> {
+        let me = ProcessIdentity::current();
+        let now = now_utc();
+        let running =
+            self.read(|sql| sql.query("SELECT id, started_at, process FROM runs WHERE status = 'running'", &[]))?;
+        let mut abandoned = Vec::new();
+        for row in running {
+            let owner = row.optional_text(2)?.and_then(|text| ProcessIdentity::parse(&text));
+            if let Some(reason) = abandoned_reason(owner.as_ref(), me.as_ref(), &row.text(1)?, &now) {
+                abandoned.push((row.int(0)?, reason));
+            }
+        }
+        if abandoned.is_empty() {
+            return Ok(0);
+        }
+        self.write(|sql| {
+            let mut ended = 0;
+            for (id, reason) in &abandoned {
+                ended += sql.execute(
+                    "UPDATE runs SET status = 'interrupted', status_reason = ?, ended_at = ? \
+                     WHERE id = ? AND status = 'running'",
+                    params![reason.as_str(), now.as_str(), *id],
+                )? as usize;
+            }
+            Ok(ended)
+        })
+    }
+
+    fn summaries(sql: &mut dyn Sql, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+        let mut text = String::from(
+            "SELECT r.id, r.uuid, r.workload, r.label, f.hostname, r.started_at, r.ended_at, r.status, \
+             r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id) \
+             FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id WHERE 1 = 1",
+        );
+        let mut values: Vec<SqlValue> = Vec::new();
+        let mut condition = |clause: &str, given: &[&String]| {
+            text.push_str(clause);
+            values.extend(given.iter().map(|v| SqlValue::from(*v)));
+        };
+        let uuid = uuid.map(str::to_string);
+        if let Some(uuid) = &uuid {
+            condition(" AND r.uuid = ?", &[uuid]);
+        }
+        if let Some(workload) = &filter.workload {
+            condition(" AND r.workload = ?", &[workload]);
+        }
+        if let Some(label) = &filter.label {
+            condition(" AND r.label = ?", &[label]);
+        }
+        if let Some(host) = &filter.host {
+            condition(" AND f.hostname = ?", &[host]);
+        }
+        for (key, value) in &filter.tags {
+            condition(
+                " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = ? AND t.value = ?)",
+                &[key, value],
+            );
+        }
+        text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+        if let Some(limit) = filter.limit {
+            text.push_str(&format!(" LIMIT {limit}"));
+        }
+        let rows = sql.query(&text, &values)?;
+        let mut summaries = Vec::with_capacity(rows.len());
+        for row in rows {
+            let tags = sql
+                .query("SELECT key, value FROM run_tags WHERE run_id = ? ORDER BY key", params![row.int(0)?])?
+                .iter()
+                .map(|tag| Ok((tag.text(0)?, tag.text(1)?)))
+                .collect::<Result<_, StoreError>>()?;
+            let status = row.text(7)?;
+            summaries.push(RunSummary {
+                uuid: row.text(1)?,
+                workload: row.text(2)?,
+                label: row.optional_text(3)?,
+                tags,
+                host: row.optional_text(4)?,
+                started_at: row.text(5)?,
+                ended_at: row.optional_text(6)?,
+                status: RunStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Corrupt(format!("run status '{status}'")))?,
+                status_reason: row.optional_text(8)?,
+                suite_id: row.optional_text(9)?,
+                result_count: row.int(10)? as usize,
+            });
+        }
+        Ok(summaries)
+    }
+
+    fn results(sql: &mut dyn Sql, run_id: i64) -> Result<Vec<StoredResult>, StoreError> {
+        let mut samples: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+        for row in sql.query(
+            "SELECT s.result_id, s.value FROM samples s JOIN results x ON x.id = s.result_id \
+             WHERE x.run_id = ? ORDER BY s.result_id, s.seq",
+            params![run_id],
+        )? {
+            samples.entry(row.int(0)?).or_default().push(row.real(1)?);
+        }
+        let rows = sql.query(
+            "SELECT id, workload, workload_version, test_id, parameters, parameters_hash, metric, unit, direction, \
+             flags FROM results WHERE run_id = ? ORDER BY id",
+            params![run_id],
+        )?;
+        let mut results = Vec::with_capacity(rows.len());
+        for row in rows {
+            let direction = row.text(8)?;
+            results.push(StoredResult {
+                record: ResultRecord {
+                    workload: row.text(1)?,
+                    workload_version: row.int(2)? as u32,
+                    test_id: row.text(3)?,
+                    parameters: json(&row.text(4)?)?,
+                    metric: row.text(6)?,
+                    unit: row.text(7)?,
+                    direction: Direction::parse(&direction)
+                        .ok_or_else(|| StoreError::Corrupt(format!("result direction '{direction}'")))?,
+                    samples: samples.remove(&row.int(0)?).unwrap_or_default(),
+                    flags: json(&row.text(9)?)?,
+                },
+                parameters_hash: row.text(5)?,
+            });
+        }
+        Ok(results)
+    }
+
+    fn series(sql: &mut dyn Sql, run_id: i64) -> Result<Option<SamplerSeries>, StoreError> {
+        let Some(header) = sql.query_optional(
+            "SELECT interval_ms, devices, own_cpu_seconds, wall_seconds FROM sampler_series WHERE run_id = ?",
+            params![run_id],
+        )?
+        else {
+            return Ok(None);
+        };
+        let mut builder = SeriesBuilder::new(header.int(0)?, json(&header.text(1)?)?, header.real(2)?, header.real(3)?);
+        let order = B::DIALECT.insertion_order();
+        let cpu = format!(
+            "SELECT kind, start_ms, end_ms, step, {} FROM sampler_cpu WHERE run_id = ? ORDER BY {order}",
+            CPU_COLUMNS.join(", ")
+        );
+        for r in sql.query(&cpu, params![run_id])? {
+            builder.cpu_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, figures(&r, 4)?);
+        }
+        let disk = format!(
+            "SELECT kind, start_ms, end_ms, step, device, {} FROM sampler_disk WHERE run_id = ? ORDER BY {order}",
+            DISK_COLUMNS.join(", ")
+        );
+        for r in sql.query(&disk, params![run_id])? {
+            builder.disk_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, r.text(4)?, figures(&r, 5)?);
+        }
+        Ok(Some(builder.finish()))
+    }
+
+    fn attachments(sql: &mut dyn Sql, run_id: i64) -> Result<BTreeMap<String, serde_json::Value>, StoreError> {
+        sql.query("SELECT name, document FROM run_attachments WHERE run_id = ?", params![run_id])?
+            .iter()
+            .map(|row| Ok((row.text(0)?, json(&row.text(1)?)?)))
+            .collect()
+    }
+}
+
+/// The row id of a run.
+fn run_id(sql: &mut dyn Sql, uuid: &str) -> Result<i64, StoreError> {
+    sql.query_optional("SELECT id FROM runs WHERE uuid = ?", params![uuid])?
+        .ok_or_else(|| StoreError::NoSuchRun(uuid.to_string()))?
+        .int(0)
+}
+
+/// A JSON column; text that does not parse means a damaged store.
+fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// `N` figure columns starting at column `first`.
+fn figures<const N: usize>(row: &Row, first: usize) -> Result<[f64; N], StoreError> {
+    let mut values = [0.0; N];
+    for (i, value) in values.iter_mut().enumerate() {
+        *value = row.real(first + i)?;
+    }
+    Ok(values)
+}
+
+/// A fingerprint's row id, inserting the fingerprint when this environment is new.
+fn fingerprint_row(sql: &mut dyn Sql, hash: &str, fingerprint: &Fingerprint, seen_at: &str) -> Result<i64, StoreError> {
+    let document = serde_json::to_string(fingerprint).expect("a fingerprint serializes");
+    sql.execute(
+        "INSERT INTO fingerprints (hash, hostname, document, first_seen_at) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (hash) DO NOTHING",
+        params![hash, fingerprint.os.hostname.clone(), document, seen_at],
+    )?;
+    sql.query_one("SELECT id FROM fingerprints WHERE hash = ?", params![hash])?.int(0)
+}
+
+/// A new run row, running, and its tags. Returns its id.
+fn insert_run(
+    sql: &mut dyn Sql,
+    summary: &RunSummary,
+    command_line: &str,
+    tool_version: &str,
+    fingerprint_id: i64,
+    process: Option<String>,
+) -> Result<i64, StoreError> {
+    let run_id = sql
+        .query_one(
+            "INSERT INTO runs (uuid, workload, label, command_line, tool_version, started_at, status, fingerprint_id, \
+             suite_id, process) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) RETURNING id",
+            params![
+                summary.uuid.as_str(),
+                summary.workload.as_str(),
+                summary.label.clone(),
+                command_line,
+                tool_version,
+                summary.started_at.as_str(),
+                fingerprint_id,
+                summary.suite_id.clone(),
+                process
+            ],
+        )?
+        .int(0)?;
+    let tags: Vec<Vec<SqlValue>> =
+        summary.tags.iter().map(|(key, value)| vec![run_id.into(), key.into(), value.into()]).collect();
+    sql.insert_rows("run_tags", &["run_id", "key", "value"], &tags)?;
+    Ok(run_id)
+}
+
+fn insert_result(
+    sql: &mut dyn Sql,
+    run_id: i64,
+    record: &ResultRecord,
+    parameters_hash: &str,
+) -> Result<(), StoreError> {
+    let result_id = sql
+        .query_one(
+            "INSERT INTO results (run_id, workload, workload_version, test_id, parameters, parameters_hash, metric, \
+             unit, direction, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            params![
+                run_id,
+                record.workload.as_str(),
+                i64::from(record.workload_version),
+                record.test_id.as_str(),
+                record.canonical_parameters(),
+                parameters_hash,
+                record.metric.as_str(),
+                record.unit.as_str(),
+                record.direction.as_str(),
+                serde_json::to_string(&record.flags).expect("flags serialize")
+            ],
+        )?
+        .int(0)?;
+    let samples: Vec<Vec<SqlValue>> = record
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(seq, value)| vec![result_id.into(), (seq as i64).into(), (*value).into()])
+        .collect();
+    sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)
+}
+
+fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
+    sql.execute(
+        "INSERT INTO sampler_series (run_id, interval_ms, devices, own_cpu_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?)",
+        params![
+            run_id,
+            series.interval_ms as i64,
+            serde_json::to_string(&series.devices).expect("devices serialize"),
+            series.own_cpu_seconds,
+            series.wall_seconds
+        ],
+    )?;
+    let (mut cpu_rows, mut disk_rows) = (Vec::new(), Vec::new());
+    for row in series_rows(series) {
+        let key = || -> Vec<SqlValue> {
+            vec![run_id.into(), row.kind.into(), row.start_ms.into(), row.end_ms.into(), row.step.into()]
+        };
+        let mut cpu = key();
+        cpu.extend(cpu_values(row.cpu).map(SqlValue::from));
+        cpu_rows.push(cpu);
+        for disk in row.disks {
+            let mut values = key();
+            values.push(disk.device.as_str().into());
+            values.extend(disk_values(disk).map(SqlValue::from));
+            disk_rows.push(values);
+        }
+    }
+    let keys = ["run_id", "kind", "start_ms", "end_ms", "step"];
+    let cpu_columns: Vec<&str> = keys.iter().chain(&CPU_COLUMNS).copied().collect();
+    sql.insert_rows("sampler_cpu", &cpu_columns, &cpu_rows)?;
+    let disk_columns: Vec<&str> = keys.iter().chain(&["device"]).chain(&DISK_COLUMNS).copied().collect();
+    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)
+}
+
+fn insert_attachment(
+    sql: &mut dyn Sql,
+    run_id: i64,
+    name: &str,
+    document: &serde_json::Value,
+) -> Result<(), StoreError> {
+    sql.execute(
+        "INSERT INTO run_attachments (run_id, name, document) VALUES (?, ?, ?)",
+        params![run_id, name, document.to_string()],
+    )?;
+    Ok(())
+}
+
+/// End a running run; a run ends once.
+fn end_run(
+    sql: &mut dyn Sql,
+    uuid: &str,
+    status: RunStatus,
+    reason: Option<&str>,
+    ended_at: &str,
+) -> Result<(), StoreError> {
+    if status == RunStatus::Running {
+        return Err(StoreError::Corrupt(format!("run {uuid}: a run cannot end as running")));
+    }
+    let changed = sql.execute(
+        "UPDATE runs SET status = ?, status_reason = ?, ended_at = ? WHERE uuid = ? AND status = 'running'",
+        params![status.as_str(), reason, ended_at, uuid],
+    )?;
+    if changed == 0 {
+        run_id(sql, uuid)?;
+        return Err(StoreError::RunAlreadyEnded(uuid.to_string()));
+    }
+    Ok(())
+}
+
+impl<B: Backend> ResultStore for SqlStore<B> {
+    fn begin_run(&mut self, request: &RunRequest, fingerprint: &Fingerprint) -> Result<String, StoreError> {
+        let summary = RunSummary {
+            uuid: uuid::Uuid::new_v4().to_string(),
+            workload: request.workload.clone(),
+            label: request.label.clone(),
+            tags: request.tags.clone(),
+            host: fingerprint.os.hostname.clone(),
+            started_at: now_utc(),
+            ended_at: None,
+            status: RunStatus::Running,
+            status_reason: None,
+            result_count: 0,
+            suite_id: request.suite_id.clone(),
+        };
+        let hash = fingerprint.hash();
+        let process = ProcessIdentity::current().map(|p| p.to_string());
+        self.write(|sql| {
+            let fingerprint_id = fingerprint_row(sql, &hash, fingerprint, &summary.started_at)?;
+            insert_run(sql, &summary, &request.command_line, envbench_core::TOOL_VERSION, fingerprint_id, process)
+        })?;
+        Ok(summary.uuid)
+    }
+
+    fn add_results(&mut self, run_uuid: &str, results: &[ResultRecord]) -> Result<(), StoreError> {
+        self.write(|sql| {
+            let run_id = run_id(sql, run_uuid)?;
+            for record in results {
+                insert_result(sql, run_id, record, &record.parameters_hash())?;
+            }
+            Ok(())
+        })
+    }
+
+    fn add_series(&mut self, run_uuid: &str, series: &SamplerSeries) -> Result<(), StoreError> {
+        self.write(|sql| {
+            let run_id = run_id(sql, run_uuid)?;
+            insert_series(sql, run_id, series)
+        })
+    }
+
+    fn add_attachment(&mut self, run_uuid: &str, name: &str, document: &serde_json::Value) -> Result<(), StoreError> {
+        self.write(|sql| {
+            let run_id = run_id(sql, run_uuid)?;
+            insert_attachment(sql, run_id, name, document)
+        })
+    }
+
+    fn finish_run(&mut self, run_uuid: &str, status: RunStatus, reason: Option<&str>) -> Result<(), StoreError> {
+        self.write(|sql| end_run(sql, run_uuid, status, reason, &now_utc()))
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.read(|sql| Self::summaries(sql, filter, None))
+    }
+
+    fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError> {
+        let prefix = id_or_prefix.trim().to_ascii_lowercase();
+        if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return Err(StoreError::NoSuchRun(id_or_prefix.to_string()));
+        }
+        let matches = self.read(|sql| {
+            sql.query("SELECT uuid FROM runs WHERE uuid LIKE ? || '%' ORDER BY uuid", params![prefix.as_str()])?
+                .iter()
+                .map(|row| row.text(0))
+                .collect::<Result<Vec<String>, _>>()
+        })?;
+        match matches.len() {
+            0 => Err(StoreError::NoSuchRun(id_or_prefix.to_string())),
+            1 => Ok(matches.into_iter().next().expect("one match")),
+            count => Err(StoreError::AmbiguousRun { prefix: id_or_prefix.to_string(), count }),
+        }
+    }
+
+    fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
+        self.read(|sql| {
+            let row = sql
+                .query_optional(
+                    "SELECT r.id, r.command_line, r.tool_version, f.hash, f.document FROM runs r \
+                     JOIN fingerprints f ON f.id = r.fingerprint_id WHERE r.uuid = ?",
+                    params![run_uuid],
+                )?
+                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
+            let run_id = row.int(0)?;
+            let summary = Self::summaries(sql, &RunFilter::default(), Some(run_uuid))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
+            Ok(StoredRun {
+                summary,
+                command_line: row.text(1)?,
+                tool_version: row.text(2)?,
+                fingerprint_hash: row.text(3)?,
+                fingerprint: json(&row.text(4)?)?,
+                results: Self::results(sql, run_id)?,
+                series: Self::series(sql, run_id)?,
+                attachments: Self::attachments(sql, run_id)?,
+            })
+        })
+    }
+
+    fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
+        self.write(|sql| {
+            let s = &run.summary;
+            B::lock_run(sql, &s.uuid)?;
+            if sql.query_optional("SELECT 1 FROM runs WHERE uuid = ?", params![s.uuid.as_str()])?.is_some() {
+                return Ok(ImportOutcome::AlreadyPresent);
+            }
+            // Added as running, filled, then ended as it ended there: the same append-only rules as any run.
+            let fingerprint_id = fingerprint_row(sql, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
+            let run_id = insert_run(sql, s, &run.command_line, &run.tool_version, fingerprint_id, None)?;
+            for result in &run.results {
+                insert_result(sql, run_id, &result.record, &result.parameters_hash)?;
+            }
+            if let Some(series) = &run.series {
+                insert_series(sql, run_id, series)?;
+            }
+            for (name, document) in &run.attachments {
+                insert_attachment(sql, run_id, name, document)?;
+            }
+            if s.status != RunStatus::Running {
+                let ended_at = s.ended_at.clone().unwrap_or_else(|| s.started_at.clone());
+                end_run(sql, &s.uuid, s.status, s.status_reason.as_deref(), &ended_at)?;
+            }
+            Ok(ImportOutcome::Imported)
+        })
+    }
+}

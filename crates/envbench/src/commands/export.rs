@@ -1,0 +1,209 @@
+//! `envbench results export`: one row per raw sample as CSV, TSV or JSON, or a workload's own layout.
+
+use crate::cli::{ExportArgs, ExportFormat};
+use crate::commands::store;
+use crate::output::print;
+use crate::registry::WORKLOADS;
+use envbench_core::fingerprint::Fingerprint;
+use envbench_store::{RunFilter, StoreLocation, StoredRun};
+use serde::Serialize;
+use std::process::ExitCode;
+
+/// One exported row: one raw sample with everything needed to read it alone.
+#[derive(Serialize)]
+struct ExportRow<'a> {
+    run: &'a str,
+    label: &'a str,
+    tags: String,
+    started_at: &'a str,
+    status: &'a str,
+    host: &'a str,
+    environment: String,
+    workload: &'a str,
+    workload_version: u32,
+    test: &'a str,
+    parameters: String,
+    parameters_hash: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    better: &'static str,
+    flags: String,
+    sample: usize,
+    value: f64,
+}
+
+const EXPORT_COLUMNS: &[&str] = &[
+    "run",
+    "label",
+    "tags",
+    "started_at",
+    "status",
+    "host",
+    "environment",
+    "workload",
+    "workload_version",
+    "test",
+    "parameters",
+    "parameters_hash",
+    "metric",
+    "unit",
+    "better",
+    "flags",
+    "sample",
+    "value",
+];
+
+pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = store(location, false)?;
+    let uuids: Vec<String> = if args.runs.is_empty() {
+        store.list_runs(&RunFilter::default())?.into_iter().rev().map(|r| r.uuid).collect()
+    } else {
+        args.runs.iter().map(|r| store.find_run(r)).collect::<Result<_, _>>()?
+    };
+    let runs: Vec<StoredRun> = uuids.iter().map(|u| store.load_run(u)).collect::<Result<_, _>>()?;
+    if args.format == ExportFormat::Tsv
+        && let Some(text) = native_tsv(&runs)?
+    {
+        return write_export(&args, &text, text.lines().count().saturating_sub(1));
+    }
+    let mut rows = Vec::new();
+    for run in &runs {
+        let environment = environment_summary(&run.fingerprint);
+        let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+        for result in &run.results {
+            let r = &result.record;
+            for (index, value) in r.samples.iter().enumerate() {
+                rows.push(ExportRow {
+                    run: &run.summary.uuid,
+                    label: run.summary.label.as_deref().unwrap_or(""),
+                    tags: tags.clone(),
+                    started_at: &run.summary.started_at,
+                    status: run.summary.status.as_str(),
+                    host: run.summary.host.as_deref().unwrap_or(""),
+                    environment: environment.clone(),
+                    workload: &r.workload,
+                    workload_version: r.workload_version,
+                    test: &r.test_id,
+                    parameters: r.canonical_parameters(),
+                    parameters_hash: &result.parameters_hash,
+                    metric: &r.metric,
+                    unit: &r.unit,
+                    better: r.direction.as_str(),
+                    flags: r.flags.join(","),
+                    sample: index + 1,
+                    value: *value,
+                });
+            }
+        }
+    }
+    let text = match args.format {
+        ExportFormat::Json => serde_json::to_string_pretty(&rows)? + "\n",
+        ExportFormat::Csv => delimited(&rows, ',', csv_field),
+        ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
+    };
+    write_export(&args, &text, rows.len())
+}
+
+fn write_export(args: &ExportArgs, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text)
+                .map_err(|e| anyhow::anyhow!("{}: cannot write the export ({e})", path.display()))?;
+            eprintln!("wrote {row_count} rows to {}", path.display());
+        }
+        None => print(text),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// When every run is of one workload that has its own export layout (ranread: the original RanRead tool's, which its
+/// analysis spreadsheet expects), the TSV export takes that layout.
+fn native_tsv(runs: &[StoredRun]) -> anyhow::Result<Option<String>> {
+    let Some(first) = runs.first() else { return Ok(None) };
+    if runs.iter().any(|r| r.summary.workload != first.summary.workload) {
+        return Ok(None);
+    }
+    let Some(workload) = WORKLOADS.find(&first.summary.workload) else { return Ok(None) };
+    let mut text = String::new();
+    for (index, run) in runs.iter().enumerate() {
+        let Some(table) = workload.native_tsv(run) else { return Ok(None) };
+        let table = table.map_err(|e| anyhow::anyhow!(e))?;
+        if index == 0 {
+            text.push_str(&table.header.join("\t"));
+            text.push('\n');
+        }
+        for row in table.rows {
+            text.push_str(&row.join("\t"));
+            text.push('\n');
+        }
+    }
+    Ok(Some(text))
+}
+
+fn delimited(rows: &[ExportRow], separator: char, field: fn(&str) -> String) -> String {
+    let mut out = EXPORT_COLUMNS.join(&separator.to_string());
+    out.push('\n');
+    for row in rows {
+        let value = serde_json::to_value(row).expect("rows serialize");
+        let cells: Vec<String> = EXPORT_COLUMNS
+            .iter()
+            .map(|column| match &value[*column] {
+                serde_json::Value::String(s) => field(s),
+                other => field(&other.to_string()),
+            })
+            .collect();
+        out.push_str(&cells.join(&separator.to_string()));
+        out.push('\n');
+    }
+    out
+}
+
+/// RFC 4180 quoting.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
+}
+
+/// Tabs and line breaks cannot appear inside a TSV field: they become spaces.
+fn tsv_field(text: &str) -> String {
+    text.replace(['\t', '\n', '\r'], " ")
+}
+
+/// A one-line description of an environment, for exports.
+pub fn environment_summary(fp: &Fingerprint) -> String {
+    let mut parts = Vec::new();
+    if let Some(model) = &fp.cpu.model {
+        parts.push(model.clone());
+    }
+    if let Some(threads) = fp.cpu.threads {
+        parts.push(format!("{threads} threads"));
+    }
+    if let Some(smt) = &fp.cpu.smt_control {
+        parts.push(format!("SMT {smt}"));
+    }
+    parts.push(fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));
+    if let Some(storage) = &fp.storage {
+        let device = storage
+            .physical_devices()
+            .map(|d| format!("{}{}", d.name, d.transport.as_ref().map(|t| format!(" ({t})")).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("+");
+        parts.push(if device.is_empty() {
+            format!("{} on {}", storage.filesystem, storage.source)
+        } else {
+            format!("{} on {device}", storage.filesystem)
+        });
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field(r#"{"a":1,"b":2}"#), r#""{""a"":1,""b"":2}""#);
+        assert_eq!(tsv_field("a\tb\nc"), "a b c");
+    }
+}

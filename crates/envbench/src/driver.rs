@@ -1,0 +1,251 @@
+//! The one driver every workload runs through, from a command, a suite item or (later) a fleet agent: the options
+//! all workloads share, then plan (nothing is created or stored for bad input), fingerprint, session and sampler,
+//! the run with Ctrl-C watched, JSON or the table, the stored end, and the exit status.
+
+use crate::output::{self, TerminalProgress};
+use crate::session::{Session, interrupt_flag};
+use clap::{Args, FromArgMatches};
+use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
+use envbench_core::workload::{Ending, Envelope, Plan, Progress, Recording, RunContext, Workload, WorkloadError};
+use envbench_probe::{Host, fingerprint};
+use envbench_store::StoreLocation;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// The most tags one run carries.
+pub const MAX_TAGS: usize = 64;
+/// The longest label, tag key or tag value.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// How a run is named in the user's methodology, and how it reports: accepted by every workload command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CommonArgs {
+    /// A name for this configuration, e.g. physical-p3605.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A key=value tag, e.g. --tag ht=off --tag storage=iscsi (repeatable).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Interval of the OS sampler (iostat-style disk and CPU figures), e.g. 1s, 500ms.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub sample_interval: String,
+    /// The suite this run belongs to (set by `envbench run`).
+    #[arg(long, hide = true)]
+    pub suite_id: Option<String>,
+    /// The command line to record instead of this process's (set by `envbench run` for each of its runs).
+    #[arg(long, hide = true)]
+    pub invoked_as: Option<String>,
+}
+
+impl CommonArgs {
+    fn sample_interval(&self) -> Result<Duration, WorkloadError> {
+        let interval = envbench_core::parse_duration(&self.sample_interval)
+            .map_err(|e| WorkloadError::usage(format!("--sample-interval: {e}")))?;
+        if interval < Duration::from_millis(10) || interval > Duration::from_secs(3600) {
+            return Err(WorkloadError::usage("--sample-interval must be from 10ms to 1h"));
+        }
+        Ok(interval)
+    }
+}
+
+/// A workload's command with the options every workload shares.
+pub fn command(workload: &dyn Workload) -> clap::Command {
+    CommonArgs::augment_args(workload.command())
+}
+
+/// Refuse text that would print as something else (control characters) or swamp every table, in a label or tag.
+pub fn check_name(option: &str, text: &str) -> Result<(), WorkloadError> {
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(WorkloadError::usage(format!(
+            "{option} holds a control character ({}); use printable text",
+            envbench_core::text::printable(&c.to_string())
+        )));
+    }
+    if text.chars().count() > MAX_LABEL_CHARS {
+        return Err(WorkloadError::usage(format!(
+            "{option} is {} characters long; keep it to {MAX_LABEL_CHARS}",
+            text.chars().count()
+        )));
+    }
+    Ok(())
+}
+
+/// Parse `--tag key=value` arguments, refusing duplicates, control characters and too many.
+pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>, WorkloadError> {
+    if tags.len() > MAX_TAGS {
+        return Err(WorkloadError::usage(format!("{} tags are more than {MAX_TAGS}; give fewer --tag", tags.len())));
+    }
+    let mut parsed = BTreeMap::new();
+    for tag in tags {
+        check_name("--tag", tag)?;
+        let (key, value) = parse_tag(&redact_secrets(tag)).map_err(WorkloadError::usage)?;
+        if parsed.insert(key.clone(), value).is_some() {
+            return Err(WorkloadError::usage(format!("--tag {key} is given twice; give each tag once")));
+        }
+    }
+    Ok(parsed)
+}
+
+/// The run request: the workload, its labels, and how it was invoked (without secrets).
+fn run_request(workload: &str, common: &CommonArgs) -> Result<RunRequest, WorkloadError> {
+    if let Some(label) = &common.label {
+        if label.trim().is_empty() {
+            return Err(WorkloadError::usage("--label is empty; give a name such as physical-p3605"));
+        }
+        check_name("--label", label)?;
+    }
+    Ok(RunRequest {
+        workload: workload.to_string(),
+        label: common.label.as_deref().map(redact_secrets),
+        tags: parse_tags(&common.tags)?,
+        command_line: common.invoked_as.as_deref().map(redact_secrets).unwrap_or_else(command_line),
+        suite_id: common.suite_id.clone(),
+    })
+}
+
+/// The command line as the user typed it, quoted where needed and without secrets.
+pub fn command_line() -> String {
+    quote_words(std::env::args())
+}
+
+/// Words joined into a command line a shell reads back the same: quoted where needed, and with every connection
+/// secret replaced by `***`, since command lines are stored with runs and shown in reports.
+pub fn quote_words<S: AsRef<str>>(words: impl Iterator<Item = S>) -> String {
+    words
+        .map(|arg| {
+            let arg = redact_secrets(arg.as_ref());
+            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            } else {
+                arg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Run a workload from its parsed command line, storing the run in `location`.
+pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &StoreLocation) -> anyhow::Result<ExitCode> {
+    let common = CommonArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let request = run_request(workload.name(), &common)?;
+    let sample_interval = common.sample_interval()?;
+    let planned = match workload.plan(matches)? {
+        Plan::Answer(text) => {
+            output::print(&text);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Plan::Run(planned) => planned,
+    };
+    let recording = planned.recording();
+    if recording == Recording::NotStored && (common.label.is_some() || !common.tags.is_empty()) {
+        return Err(WorkloadError::usage(format!(
+            "--label and --tag name a stored run; add --save to keep this {} run",
+            workload.name()
+        ))
+        .into());
+    }
+    let progress = TerminalProgress { quiet: common.json };
+    let interrupt = interrupt_flag();
+    // Probing first: a wrong data directory is a usage error that must not create a store.
+    let fingerprint =
+        fingerprint(&Host::live(), Some(planned.data_dir())).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let mut session = match recording {
+        Recording::NotStored => None,
+        Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None)?),
+        Recording::Sampled => Some(Session::start(location, &request, &fingerprint, Some(sample_interval))?),
+    };
+    if !common.json
+        && let Some(line) = planned.announce()
+    {
+        eprintln!("{line}");
+    }
+    let steps: &dyn envbench_core::sampler::StepObserver = match &session {
+        Some(session) => session.steps(),
+        None => &envbench_core::sampler::NoSteps,
+    };
+    let context = RunContext { steps, interrupt: &interrupt, fingerprint: &fingerprint, progress: &progress };
+    let measured = planned.run(&context);
+    let series = session.as_mut().and_then(Session::stop_sampling);
+    let interrupted = interrupt.load(Ordering::SeqCst);
+    let measured = match measured {
+        Ok(measured) => measured,
+        Err(error) => {
+            let status = if interrupted || error.kind() == envbench_core::workload::ErrorKind::Interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            };
+            if let Some(session) = session {
+                session.abandon(status, &redact_secrets(error.message()), series);
+            }
+            return if status == RunStatus::Interrupted { Ok(ExitCode::from(130)) } else { Err(error.into()) };
+        }
+    };
+    let empty = envbench_core::sampler::SamplerSeries::default();
+    let seen = series.as_ref().unwrap_or(&empty);
+    let records = measured.records(seen);
+    if common.json {
+        let envelope = Envelope { run: session.as_ref().map(Session::uuid), sampler: series.as_ref() };
+        output::println(&serde_json::to_string_pretty(&measured.json(&envelope))?);
+    } else {
+        output::print(&measured.render(seen));
+    }
+    for warning in measured.warnings(seen) {
+        progress.warn(&warning);
+    }
+    let ending = measured.ending();
+    if let Some(mut session) = session {
+        if let Some(document) = measured.attachment() {
+            session.attach(workload.name(), &document)?;
+        }
+        let (status, reason) = match (&ending, interrupted) {
+            (_, true) => (RunStatus::Interrupted, Some("interrupted by the user (SIGINT/SIGTERM)".to_string())),
+            (Ending::Failed(reason), false) => (RunStatus::Failed, Some(reason.clone())),
+            (Ending::CompleteWithFailures(reason), false) => (RunStatus::Complete, Some(reason.clone())),
+            (Ending::Complete, false) => (RunStatus::Complete, None),
+        };
+        session.finish(&records, series, status, reason)?;
+    }
+    for line in measured.epilogue() {
+        eprintln!("{}", redact_secrets(&line));
+    }
+    if interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    match ending {
+        Ending::Complete => Ok(ExitCode::SUCCESS),
+        Ending::Failed(reason) | Ending::CompleteWithFailures(reason) => {
+            eprintln!("envbench: {}", redact_secrets(&reason));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_are_quoted_for_the_shell_and_keep_no_password() {
+        let words = ["ranread", "--db", "postgres://bob:s3cret@db:5432/test", "--label", "vm one", "it's"];
+        assert_eq!(
+            quote_words(words.iter()),
+            r"ranread --db postgres://bob:***@db:5432/test --label 'vm one' 'it'\''s'"
+        );
+    }
+
+    #[test]
+    fn labels_and_tags_must_be_printable_and_bounded() {
+        assert!(check_name("--label", "physical-p3605").is_ok());
+        let message = check_name("--label", "evil\x1b[2J").unwrap_err().to_string();
+        assert!(message.contains(r"\x1b") && message.contains("control character"), "{message}");
+        assert!(check_name("--label", &"x".repeat(100_000)).unwrap_err().to_string().contains("characters long"));
+        assert!(parse_tags(&["a=1\r".into()]).is_err());
+        assert!(parse_tags(&(0..100).map(|i| format!("k{i}=v")).collect::<Vec<_>>()).is_err());
+    }
+}
