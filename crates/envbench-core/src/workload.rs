@@ -253,6 +253,17 @@ pub struct ScalingCurve {
     pub latency_target: Option<f64>,
 }
 
+/// Throughput over time within a run (one line per step), for workloads that count it each second.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// E.g. `transactions per second`.
+    pub y_label: String,
+    /// What the x axis counts from, e.g. `seconds since the step began (ramp-up included)`.
+    pub x_label: String,
+    /// One line per step: its name and its (x, y) points.
+    pub lines: Vec<(String, Vec<(f64, f64)>)>,
+}
+
 /// Rows in a workload's own export layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTable {
@@ -294,6 +305,11 @@ pub trait Workload: Sync {
 
     /// The scaling curve of a stored run, for workloads that sweep a concurrency.
     fn scaling(&self, _run: &StoredRun) -> Option<ScalingCurve> {
+        None
+    }
+
+    /// Throughput over time of a stored run, for workloads that count it each second.
+    fn timeline(&self, _run: &StoredRun) -> Option<Timeline> {
         None
     }
 
@@ -353,6 +369,11 @@ impl Registry {
     /// The scaling curve of a run, when its workload draws one.
     pub fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
         self.find(&run.summary.workload).and_then(|w| w.scaling(run))
+    }
+
+    /// The timeline of a run, when its workload keeps one.
+    pub fn timeline(&self, run: &StoredRun) -> Option<Timeline> {
+        self.find(&run.summary.workload).and_then(|w| w.timeline(run))
     }
 
     /// A run's scorecard headline.

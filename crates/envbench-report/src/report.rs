@@ -18,9 +18,10 @@ use envbench_store::StoredRun;
 use std::fmt::Write;
 
 /// The latency percentiles shown in percentile charts, in order, with their axis names.
-const PERCENTILES: [(&str, &str); 5] = [
+const PERCENTILES: [(&str, &str); 6] = [
     ("latency_p50", "p50"),
     ("latency_p90", "p90"),
+    ("latency_p95", "p95"),
     ("latency_p99", "p99"),
     ("latency_p99_9", "p99.9"),
     ("latency_max", "max"),
@@ -99,12 +100,9 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
     for workload in self::workloads(comparison) {
         let _ = writeln!(out, "<h2>Charts: {}</h2>", escape(&workload));
         out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload)));
-        let curves = scaling_curves(&mut charts, sides, &workload, workloads);
-        if curves.is_empty() {
-            out.push_str(&percentile_charts(&mut charts, comparison, &workload));
-        } else {
-            out.push_str(&curves);
-        }
+        out.push_str(&scaling_curves(&mut charts, sides, &workload, workloads));
+        out.push_str(&timelines(&mut charts, sides, &workload, workloads));
+        out.push_str(&percentile_charts(&mut charts, comparison, &workload));
     }
     let sampled: Vec<(String, &StoredRun)> = sides
         .iter()
@@ -432,6 +430,41 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
         },
         "Latency per step; the dashed line is the latency target.",
     ));
+    out
+}
+
+/// Throughput each second of each step, one chart per run of a workload that keeps a timeline: ramp-up, steady
+/// state and stalls (checkpoints) show here and nowhere else.
+fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> String {
+    let mut out = String::new();
+    for side in sides {
+        for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
+            let Some(timeline) = workloads.timeline(run).filter(|t| t.lines.iter().any(|(_, p)| !p.is_empty())) else {
+                continue;
+            };
+            let name = series_name(side, run, |r| r.summary.workload == workload);
+            out.push_str(
+                &charts.lines(
+                    &format!("{workload}-timeline"),
+                    &LineChart {
+                        title: format!("{workload}: {} over time, {name}", timeline.y_label),
+                        x_label: timeline.x_label.clone(),
+                        y_label: format!("{} (higher is better)", timeline.y_label),
+                        series: timeline
+                            .lines
+                            .into_iter()
+                            .map(|(name, points)| LineSeries { name, points, marked: None })
+                            .collect(),
+                        x_scale: Scale::Linear,
+                        y_scale: Scale::Linear,
+                        reference: None,
+                        x_names: None,
+                    },
+                    "One line per step; dips in the steady state are stalls (checkpoints, lock waits, a busy disk).",
+                ),
+            );
+        }
+    }
     out
 }
 

@@ -94,6 +94,13 @@ no_keep = true
 scale = 0.05
 repeat = 1
 
+# One warehouse on embedded SQLite: commits synced to this storage, two users.
+[oltp]
+warehouses = 1
+users = "2"
+ramp = "10s"
+duration = "20s"
+
 [tpch]
 sf = 0.1
 "#;
@@ -113,6 +120,10 @@ jobs = "auto"
 
 [cube]
 scale = 1.0
+
+[oltp]
+warehouses = 4
+users = "auto"
 
 [tpch]
 sf = 1
@@ -141,6 +152,12 @@ iterations = 100
 [cube]
 scale = 0.002
 repeat = 1
+
+[oltp]
+profile = "tpcb"
+users = "1"
+ramp = "0s"
+duration = "1s"
 
 [tpch]
 sf = 0.01
@@ -411,7 +428,7 @@ mod tests {
     use super::*;
 
     /// The workloads a build of envbench registers.
-    const KNOWN: &[&str] = &["sysinfo", "disk", "ranread", "cube", "tpch", "exec"];
+    const KNOWN: &[&str] = &["sysinfo", "disk", "ranread", "cube", "oltp", "tpch", "exec"];
 
     fn items(text: &str) -> Vec<(String, Vec<String>)> {
         parse_suite(text, "s.toml", KNOWN).unwrap().items.into_iter().map(|i| (i.workload, i.args)).collect()
@@ -483,7 +500,7 @@ mod tests {
     fn bad_files_say_where() {
         assert_eq!(
             error("[disk]\nquick = true\n\n[diks]\n"),
-            "s.toml line 4: unknown workload 'diks'; a suite can run sysinfo, disk, ranread, cube, tpch, exec"
+            "s.toml line 4: unknown workload 'diks'; a suite can run sysinfo, disk, ranread, cube, oltp, tpch, exec"
         );
         assert_eq!(
             error("[suite]\nrepetitions = \"three\"\n[disk]\n"),
@@ -503,7 +520,7 @@ mod tests {
         );
         assert_eq!(
             error("[suite]\nname = \"x\"\n"),
-            "s.toml line 1: the suite runs nothing: add a table for at least one of sysinfo, disk, ranread, cube, tpch, exec"
+            "s.toml line 1: the suite runs nothing: add a table for at least one of sysinfo, disk, ranread, cube, oltp, tpch, exec"
         );
         assert!(error("[disk\n").starts_with("s.toml: "), "{}", error("[disk\n"));
         assert!(error("[disk\n").contains("line 1"));

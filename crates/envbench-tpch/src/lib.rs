@@ -2,10 +2,11 @@
 //!
 //! This crate owns everything that turns "run TPC-H at SF x on target y" into measured figures: generating the data
 //! with `tpchgen` into Parquet files (once, with a manifest, reused later), the query targets behind one small
-//! [`Target`] trait (embedded Apache DataFusion reading those files, and PostgreSQL over a real connection loaded with
-//! parallel `COPY`), the 22 queries with the specification's substitution parameters (seeded, or the validation
-//! values), the refresh functions on server targets, the power and throughput tests, and the TPC-H-style metrics. It
-//! is the only crate of the workspace that depends on DataFusion.
+//! [`Target`] trait (embedded Apache DataFusion reading those files, PostgreSQL over a real connection loaded with
+//! parallel `COPY`, and MySQL/MariaDB loaded with parallel multi-row `INSERT`s), the 22 queries with the
+//! specification's substitution parameters (seeded, or the validation values), the refresh functions on server
+//! targets, the power and throughput tests, and the TPC-H-style metrics. It is the only crate of the workspace that
+//! depends on DataFusion.
 //!
 //! Targets are opened from what the user wrote by one factory, [`target::open`]; the `tpch` workload the driver
 //! registers is [`TPCH`] (command line, `--cold` with the workspace's one page-cache dropper, tables). It does not
@@ -59,6 +60,8 @@ pub enum TpchError {
     BadDatabaseUrl { url: String, reason: String },
     #[error("PostgreSQL at {url}: {message}")]
     Database { url: String, message: String },
+    #[error("MySQL/MariaDB at {url}: {message}")]
+    MySql { url: String, message: String },
     #[error("interrupted")]
     Interrupted,
     #[error("{0}")]

@@ -34,11 +34,13 @@ pub struct TpchArgs {
     /// machine).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Where the queries run: datafusion (embedded, the default) or postgres://user@host:port/database.
+    /// Where the queries run: datafusion (embedded, the default), postgres://user@host:port/database or
+    /// mysql://user@host:port/database (MySQL or MariaDB; also mariadb://).
     #[arg(long, default_value = "datafusion", value_name = "TARGET")]
     pub target: String,
-    /// Server schema for the tables (created when missing; default: the connection's search_path); ignored by the
-    /// datafusion target, so one suite matrix can sweep both.
+    /// Server schema for the tables (created when missing; default: the connection's search_path, or on MySQL the
+    /// URL's database, as a MySQL schema is a database); ignored by the datafusion target, so one suite matrix can
+    /// sweep both.
     #[arg(long)]
     pub schema: Option<String>,
     /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
@@ -104,7 +106,7 @@ impl Workload for TpchWorkload {
     fn command(&self) -> clap::Command {
         TpchArgs::augment_args(clap::Command::new(WORKLOAD).about(
             "TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion \
-             over generated Parquet files or on PostgreSQL.",
+             over generated Parquet files, on PostgreSQL or on MySQL/MariaDB.",
         ))
     }
 

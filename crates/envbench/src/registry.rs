@@ -8,6 +8,7 @@ pub static WORKLOADS: Registry = Registry::new(&[
     &envbench_io::DISK,
     &envbench_ranread::RANREAD,
     &envbench_cube::CUBE,
+    &envbench_oltp::OLTP,
     &envbench_tpch::TPCH,
     &envbench_exec::workload::EXEC,
 ]);

@@ -37,7 +37,7 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("Scorecard: suite smoke"), "{stdout}");
-    for workload in ["sysinfo", "disk", "ranread", "cube", "tpch"] {
+    for workload in ["sysinfo", "disk", "ranread", "cube", "oltp", "tpch"] {
         assert!(
             stdout.lines().any(|l| l.contains(workload) && l.contains("complete")),
             "{workload} missing:\n{stdout}"
@@ -47,7 +47,7 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(report.contains("<svg"));
     assert!(stdout.contains("QphH@Size"), "the tpch headline is on the scorecard:\n{stdout}");
     let runs = runs(&dir);
-    assert_eq!(runs.len(), 5);
+    assert_eq!(runs.len(), 6);
     let suite = runs[0]["suite_id"].as_str().unwrap();
     for run in &runs {
         assert_eq!(run["suite_id"], suite);

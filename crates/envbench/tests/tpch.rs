@@ -154,7 +154,7 @@ fn bad_input_is_refused_before_anything_is_stored() {
     let cases: &[(&[&str], &str)] = &[
         (&["--sf", "0"], "--sf 0: scale factor 0 is not usable"),
         (&["--sf=-1"], "not usable"),
-        (&["--target", "mysql://root@127.0.0.1/test"], "give datafusion"),
+        (&["--target", "oracle://scott@127.0.0.1/test"], "give datafusion"),
         (&["--users", "0"], "--users must be at least 1"),
         (&["--sets", "0"], "--sets must be at least 1"),
         (&["--query-timeout", "0s"], "--query-timeout must be longer than zero"),

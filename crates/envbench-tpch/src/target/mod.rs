@@ -4,6 +4,7 @@
 //! run.
 
 pub mod datafusion;
+pub mod mysql;
 pub mod postgres;
 
 use crate::TpchError;
@@ -19,6 +20,7 @@ pub use self::datafusion::DataFusionTarget;
 
 /// How often a running query looks at the interrupt flag and its deadline.
 pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+pub use self::mysql::{MySqlOptions, MySqlTarget};
 pub use self::postgres::{PostgresOptions, PostgresTarget};
 
 /// Which kind of target ran the queries; part of the result parameters.
@@ -27,6 +29,9 @@ pub use self::postgres::{PostgresOptions, PostgresTarget};
 pub enum TargetKind {
     DataFusion,
     Postgres,
+    /// MySQL or MariaDB.
+    #[serde(rename = "mysql")]
+    MySql,
 }
 
 impl TargetKind {
@@ -34,6 +39,7 @@ impl TargetKind {
         match self {
             TargetKind::DataFusion => "datafusion",
             TargetKind::Postgres => "postgres",
+            TargetKind::MySql => "mysql",
         }
     }
 }
@@ -60,7 +66,7 @@ pub struct LoadInfo {
 pub struct LoadProgress {
     pub rows_loaded: u64,
     pub rows_expected: u64,
-    /// What is happening, for people: `generating`, `loading into PostgreSQL`.
+    /// What is happening, for people: `generating`, `loading into PostgreSQL`, `loading into MariaDB`.
     pub action: &'static str,
 }
 
@@ -151,6 +157,8 @@ pub enum TargetSpec {
     DataFusion,
     /// A PostgreSQL server: `postgres://user@host:port/database`.
     Postgres(String),
+    /// A MySQL or MariaDB server: `mysql://user@host:port/database` (also written `mariadb://`).
+    MySql(String),
 }
 
 impl TargetSpec {
@@ -161,9 +169,12 @@ impl TargetSpec {
             url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
                 Ok(TargetSpec::Postgres(url.to_string()))
             }
+            url if url.starts_with("mysql://") || url.starts_with("mariadb://") => {
+                Ok(TargetSpec::MySql(url.to_string()))
+            }
             other => Err(TpchError::BadOptions(format!(
-                "--target '{}': give datafusion (embedded, the default) or a PostgreSQL URL such as \
-                 postgres://user@127.0.0.1:5432/test",
+                "--target '{}': give datafusion (embedded, the default), a PostgreSQL URL such as \
+                 postgres://user@127.0.0.1:5432/test or a MySQL/MariaDB URL such as mysql://root@127.0.0.1:3306/test",
                 redact_secrets(other)
             ))),
         }
@@ -175,7 +186,8 @@ impl TargetSpec {
 pub struct OpenOptions {
     /// Where generated data lives (one `sf<SF>` directory per scale factor), for targets that read files.
     pub data_dir: PathBuf,
-    /// The server schema for the tables (created when missing); `None` uses the connection's default.
+    /// The server schema for the tables (created when missing): a PostgreSQL schema, a MySQL database; `None` uses the
+    /// connection's default.
     pub schema: Option<String>,
     /// Threads for generation, the embedded engine and parallel loads; `None` uses every CPU.
     pub threads: Option<usize>,
@@ -187,6 +199,11 @@ pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>,
     Ok(match spec {
         TargetSpec::DataFusion => Box::new(DataFusionTarget::generating(options.data_dir.clone(), options.threads)?),
         TargetSpec::Postgres(url) => Box::new(PostgresTarget::connect(&PostgresOptions {
+            url: url.clone(),
+            schema: options.schema.clone(),
+            load_threads: options.threads,
+        })?),
+        TargetSpec::MySql(url) => Box::new(MySqlTarget::connect(&MySqlOptions {
             url: url.clone(),
             schema: options.schema.clone(),
             load_threads: options.threads,

@@ -1,0 +1,156 @@
+//! `envbench oltp`: short transactions from many virtual users, the workload most databases carry.
+//!
+//! Two profiles over one driver:
+//! - **tpcc**, derived from TPC-C (as HammerDB's TPROC-C is): the nine order-entry tables scaled by warehouses, the
+//!   five transactions in the specification's mix with NURand inputs, NOPM counted from the database, and the
+//!   consistency conditions checked afterwards;
+//! - **tpcb**, pgbench's built-in TPC-B-like transaction on pgbench's own tables, so `pgbench` can run against the
+//!   same server for a cross-check ([`crosscheck`]).
+//!
+//! On embedded SQLite (a file in `--dir`), PostgreSQL and MariaDB/MySQL, through [`envbench_sql`]. Users run in steps
+//! (`--users 1,2,4` or `auto`); the knee is the step with the highest throughput whose judged latency (New-Order's
+//! p95) stays within the target, found as `ranread` finds its own ([`sweep`]).
+//!
+//! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
+
+pub mod consistency;
+pub mod crosscheck;
+pub mod load;
+pub mod random;
+pub mod schema;
+pub mod sweep;
+pub mod telemetry;
+pub mod transactions;
+pub mod users;
+pub mod workload;
+
+pub use workload::OLTP;
+
+use envbench_sql::{DatabaseUrl, DbError, ErrorKind};
+use serde::{Deserialize, Serialize};
+use transactions::Kind;
+
+/// The name of the workload.
+pub const WORKLOAD: &str = "oltp";
+/// Bumped when results stop being comparable with older ones.
+pub const WORKLOAD_VERSION: u32 = 1;
+
+/// What the users run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// TPC-C-derived order entry.
+    Tpcc,
+    /// pgbench's TPC-B-like transaction.
+    Tpcb,
+}
+
+impl Profile {
+    pub fn parse(text: &str) -> Option<Profile> {
+        match text {
+            "tpcc" => Some(Profile::Tpcc),
+            "tpcb" => Some(Profile::Tpcb),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Tpcc => "tpcc",
+            Profile::Tpcb => "tpcb",
+        }
+    }
+
+    /// The transactions it runs.
+    pub fn kinds(self) -> &'static [Kind] {
+        match self {
+            Profile::Tpcc => &Kind::TPCC,
+            Profile::Tpcb => &[Kind::TpcB],
+        }
+    }
+
+    /// The transaction whose p95 judges the knee.
+    pub fn judged_kind(self) -> Kind {
+        match self {
+            Profile::Tpcc => Kind::NewOrder,
+            Profile::Tpcb => Kind::TpcB,
+        }
+    }
+
+    /// What the scale counts.
+    pub fn scale_word(self) -> &'static str {
+        match self {
+            Profile::Tpcc => "warehouses",
+            Profile::Tpcb => "scale",
+        }
+    }
+
+    /// The throughput the knee is judged by, and its unit.
+    pub fn throughput_label(self) -> &'static str {
+        match self {
+            Profile::Tpcc => "NOPM",
+            Profile::Tpcb => "TPS",
+        }
+    }
+}
+
+/// Why an OLTP run could not do its work.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OltpError {
+    /// The arguments are wrong.
+    BadInput(String),
+    /// The database said no or could not be reached (the message says which and what to do).
+    Database(DbError),
+    /// Tables of the profile's names exist that envbench did not make.
+    Foreign(String),
+    /// Not enough free space for the load.
+    NoSpace(String),
+    /// The user stopped the run.
+    Interrupted,
+    Other(String),
+}
+
+impl OltpError {
+    /// The refusal for tables envbench did not make, naming them.
+    pub fn foreign(url: &DatabaseUrl, profile: Profile, tables: &[String]) -> OltpError {
+        OltpError::Foreign(format!(
+            "{}: the tables {} exist but envbench did not create them (no {} marker table); envbench never drops or \
+             alters tables it did not make. Use another database (or SQLite directory), or drop them yourself if they \
+             are expendable",
+            url.shown(),
+            tables.join(", "),
+            profile.marker_table()
+        ))
+    }
+}
+
+impl std::fmt::Display for OltpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OltpError::BadInput(m) | OltpError::Foreign(m) | OltpError::NoSpace(m) | OltpError::Other(m) => {
+                f.write_str(m)
+            }
+            OltpError::Database(e) => f.write_str(&e.message),
+            OltpError::Interrupted => f.write_str("interrupted by the user (SIGINT/SIGTERM)"),
+        }
+    }
+}
+
+impl std::error::Error for OltpError {}
+
+impl From<DbError> for OltpError {
+    fn from(error: DbError) -> OltpError {
+        OltpError::Database(error)
+    }
+}
+
+impl OltpError {
+    /// True when the user must fix something before the run can work (exit status 2 when found while planning).
+    pub fn is_users_to_fix(&self) -> bool {
+        match self {
+            OltpError::BadInput(_) | OltpError::Foreign(_) | OltpError::NoSpace(_) => true,
+            OltpError::Database(e) => matches!(e.kind, ErrorKind::Refused | ErrorKind::Unreachable),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! The tables of each profile, written once for the three dialects, and the marker table that says envbench made
+//! them: what exists in a database (nothing, a complete load of some scale, a load left unfinished, or tables of the
+//! same names that envbench did not make), creating and dropping only envbench's own tables, and keys, indexes and
+//! statistics after the load.
+//!
+//! The TPC-C tables carry a `tpcc_` prefix (`tpcc_warehouse`, `tpcc_customer`, ...) so they never meet the TPC-H
+//! tables `customer` and `orders` that `envbench tpch` loads into the same database, nor a HammerDB schema; the TPC-B
+//! tables have pgbench's own names, so `pgbench` can run against them for the cross-check.
+
+use crate::{OltpError, Profile};
+use envbench_sql::{Connection, Dialect, Value};
+
+/// Bumped when the tables or the loaded data change, so an older load is rebuilt instead of reused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// A table: its name, its columns (with `{time}` for the dialect's timestamp type) and its primary key.
+pub struct Table {
+    pub name: &'static str,
+    pub columns: &'static str,
+    pub primary_key: Option<&'static str>,
+}
+
+/// A secondary index.
+pub struct Index {
+    pub name: &'static str,
+    pub table: &'static str,
+    pub columns: &'static str,
+}
+
+const TPCC_TABLES: &[Table] = &[
+    Table {
+        name: "tpcc_warehouse",
+        columns: "w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), \
+                  w_city VARCHAR(20), w_state CHAR(2), w_zip CHAR(9), w_tax DOUBLE PRECISION, w_ytd DOUBLE PRECISION",
+        primary_key: Some("w_id"),
+    },
+    Table {
+        name: "tpcc_district",
+        columns: "d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20), \
+                  d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DOUBLE PRECISION, \
+                  d_ytd DOUBLE PRECISION, d_next_o_id INTEGER",
+        primary_key: Some("d_w_id, d_id"),
+    },
+    Table {
+        name: "tpcc_customer",
+        columns: "c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), \
+                  c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), \
+                  c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since {time}, \
+                  c_credit CHAR(2), c_credit_lim DOUBLE PRECISION, c_discount DOUBLE PRECISION, \
+                  c_balance DOUBLE PRECISION, c_ytd_payment DOUBLE PRECISION, c_payment_cnt INTEGER, \
+                  c_delivery_cnt INTEGER, c_data VARCHAR(500)",
+        primary_key: Some("c_w_id, c_d_id, c_id"),
+    },
+    Table {
+        name: "tpcc_history",
+        columns: "h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, \
+                  h_date {time}, h_amount DOUBLE PRECISION, h_data VARCHAR(24)",
+        primary_key: None,
+    },
+    Table {
+        name: "tpcc_new_order",
+        columns: "no_o_id INTEGER NOT NULL, no_d_id INTEGER NOT NULL, no_w_id INTEGER NOT NULL",
+        primary_key: Some("no_w_id, no_d_id, no_o_id"),
+    },
+    Table {
+        name: "tpcc_orders",
+        columns: "o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, \
+                  o_entry_d {time}, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER",
+        primary_key: Some("o_w_id, o_d_id, o_id"),
+    },
+    Table {
+        name: "tpcc_order_line",
+        columns: "ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, \
+                  ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d {time}, \
+                  ol_quantity INTEGER, ol_amount DOUBLE PRECISION, ol_dist_info CHAR(24)",
+        primary_key: Some("ol_w_id, ol_d_id, ol_o_id, ol_number"),
+    },
+    Table {
+        name: "tpcc_item",
+        columns: "i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price DOUBLE PRECISION, \
+                  i_data VARCHAR(50)",
+        primary_key: Some("i_id"),
+    },
+    Table {
+        name: "tpcc_stock",
+        columns: "s_i_id INTEGER NOT NULL, s_w_id INTEGER NOT NULL, s_quantity INTEGER, s_dist_01 CHAR(24), \
+                  s_dist_02 CHAR(24), s_dist_03 CHAR(24), s_dist_04 CHAR(24), s_dist_05 CHAR(24), \
+                  s_dist_06 CHAR(24), s_dist_07 CHAR(24), s_dist_08 CHAR(24), s_dist_09 CHAR(24), \
+                  s_dist_10 CHAR(24), s_ytd INTEGER, s_order_cnt INTEGER, s_remote_cnt INTEGER, s_data VARCHAR(50)",
+        primary_key: Some("s_w_id, s_i_id"),
+    },
+];
+
+const TPCC_INDEXES: &[Index] = &[
+    Index { name: "tpcc_customer_last", table: "tpcc_customer", columns: "c_w_id, c_d_id, c_last, c_first" },
+    Index { name: "tpcc_orders_customer", table: "tpcc_orders", columns: "o_w_id, o_d_id, o_c_id, o_id" },
+];
+
+const TPCB_TABLES: &[Table] = &[
+    Table {
+        name: "pgbench_branches",
+        columns: "bid INTEGER NOT NULL, bbalance INTEGER, filler CHAR(88)",
+        primary_key: Some("bid"),
+    },
+    Table {
+        name: "pgbench_tellers",
+        columns: "tid INTEGER NOT NULL, bid INTEGER, tbalance INTEGER, filler CHAR(84)",
+        primary_key: Some("tid"),
+    },
+    Table {
+        name: "pgbench_accounts",
+        columns: "aid INTEGER NOT NULL, bid INTEGER, abalance INTEGER, filler CHAR(84)",
+        primary_key: Some("aid"),
+    },
+    Table {
+        name: "pgbench_history",
+        columns: "tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime {time}, filler CHAR(22)",
+        primary_key: None,
+    },
+];
+
+impl Profile {
+    /// The profile's tables, in load order.
+    pub fn tables(self) -> &'static [Table] {
+        match self {
+            Profile::Tpcc => TPCC_TABLES,
+            Profile::Tpcb => TPCB_TABLES,
+        }
+    }
+
+    fn indexes(self) -> &'static [Index] {
+        match self {
+            Profile::Tpcc => TPCC_INDEXES,
+            Profile::Tpcb => &[],
+        }
+    }
+
+    /// The table whose one row says envbench made this profile's tables, and at which scale.
+    pub fn marker_table(self) -> &'static str {
+        match self {
+            Profile::Tpcc => "envbench_oltp_tpcc",
+            Profile::Tpcb => "envbench_oltp_tpcb",
+        }
+    }
+}
+
+/// The dialect's type for a point in time. MySQL's `TIMESTAMP` would turn a NULL delivery date into the current time,
+/// so it gets `DATETIME`.
+fn time_type(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::MySql => "DATETIME",
+        Dialect::Postgres | Dialect::Sqlite => "TIMESTAMP",
+    }
+}
+
+/// The `CREATE TABLE` of a table. InnoDB clusters rows on the primary key, so on MySQL the key is declared with the
+/// table (adding it afterwards would copy the table); elsewhere it is added after the load, which is faster.
+pub fn create_table(table: &Table, dialect: Dialect) -> String {
+    let columns = table.columns.replace("{time}", time_type(dialect));
+    match (dialect, table.primary_key) {
+        (Dialect::MySql, Some(key)) => {
+            format!("CREATE TABLE {} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB", table.name)
+        }
+        (Dialect::MySql, None) => format!("CREATE TABLE {} ({columns}) ENGINE=InnoDB", table.name),
+        (Dialect::Postgres, _) => format!("CREATE TABLE {} ({columns}) WITH (fillfactor = 100)", table.name),
+        (Dialect::Sqlite, _) => format!("CREATE TABLE {} ({columns})", table.name),
+    }
+}
+
+/// The statements that add the keys and indexes after the load.
+pub fn keys_and_indexes(profile: Profile, dialect: Dialect) -> Vec<String> {
+    let mut statements = Vec::new();
+    for table in profile.tables() {
+        match (dialect, table.primary_key) {
+            (Dialect::Postgres, Some(key)) => {
+                statements.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({key})", table.name))
+            }
+            (Dialect::Sqlite, Some(key)) => {
+                statements.push(format!("CREATE UNIQUE INDEX {0}_pkey ON {0} ({key})", table.name))
+            }
+            _ => {}
+        }
+    }
+    for index in profile.indexes() {
+        statements.push(format!("CREATE INDEX {} ON {} ({})", index.name, index.table, index.columns));
+    }
+    statements
+}
+
+/// The statements that gather the planner's statistics after the load.
+pub fn gather_statistics(profile: Profile, dialect: Dialect) -> Vec<String> {
+    match dialect {
+        Dialect::Sqlite => vec!["ANALYZE".to_string()],
+        Dialect::Postgres => profile.tables().iter().map(|t| format!("VACUUM ANALYZE {}", t.name)).collect(),
+        Dialect::MySql => profile.tables().iter().map(|t| format!("ANALYZE TABLE {}", t.name)).collect(),
+    }
+}
+
+/// What a database holds of a profile's tables.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Existing {
+    /// None of its tables.
+    Nothing,
+    /// Tables of its names that envbench did not make (no marker): never touched.
+    Foreign(Vec<String>),
+    /// A load envbench began and did not finish (or a rebuild under way): rebuilt by the next run.
+    Unfinished,
+    /// A complete load.
+    Complete { scale: i64, schema_version: i64 },
+}
+
+/// The tables of the connection's database (or schema).
+pub fn table_names(connection: &mut dyn Connection) -> Result<Vec<String>, OltpError> {
+    let sql = match connection.dialect() {
+        Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
+        Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+        Dialect::MySql => "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
+    };
+    Ok(connection.query(sql, &[])?.iter().map(|row| row.text(0).map(|t| t.to_lowercase())).collect::<Result<_, _>>()?)
+}
+
+/// What the database holds of `profile`'s tables.
+pub fn existing(connection: &mut dyn Connection, profile: Profile) -> Result<Existing, OltpError> {
+    let names = table_names(connection)?;
+    let marker = profile.marker_table();
+    let present: Vec<String> =
+        profile.tables().iter().filter(|t| names.iter().any(|n| n == t.name)).map(|t| t.name.to_string()).collect();
+    if !names.iter().any(|n| n == marker) {
+        return Ok(if present.is_empty() { Existing::Nothing } else { Existing::Foreign(present) });
+    }
+    let row = connection.query_optional(&format!("SELECT scale, schema_version FROM {marker}"), &[])?;
+    Ok(match row {
+        Some(row) if present.len() == profile.tables().len() => {
+            Existing::Complete { scale: row.int(0)?, schema_version: row.int(1)? }
+        }
+        _ => Existing::Unfinished,
+    })
+}
+
+/// Make room for a new load: the marker first says "unfinished" (so an interrupt from here on leaves a database the
+/// next run rebuilds), then envbench's own tables are dropped and created empty. Only called when [`existing`] said
+/// the tables are envbench's or absent.
+pub fn recreate(connection: &mut dyn Connection, profile: Profile) -> Result<(), OltpError> {
+    let dialect = connection.dialect();
+    let marker = profile.marker_table();
+    let names = table_names(connection)?;
+    if names.iter().any(|n| n == marker) {
+        connection.execute(&format!("DELETE FROM {marker}"), &[])?;
+    } else {
+        connection.batch(&format!(
+            "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
+             load_seconds DOUBLE PRECISION NOT NULL, loaded_at {} NOT NULL)",
+            time_type(dialect)
+        ))?;
+    }
+    for table in profile.tables() {
+        connection.batch(&format!("DROP TABLE IF EXISTS {}", table.name))?;
+        connection.batch(&create_table(table, dialect))?;
+    }
+    Ok(())
+}
+
+/// Record a complete load in the marker.
+pub fn mark_complete(
+    connection: &mut dyn Connection,
+    profile: Profile,
+    scale: i64,
+    load_seconds: f64,
+) -> Result<(), OltpError> {
+    connection.execute(
+        &format!(
+            "INSERT INTO {} (scale, schema_version, load_seconds, loaded_at) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
+            profile.marker_table()
+        ),
+        &[Value::Int(scale), Value::Int(SCHEMA_VERSION), Value::Real(load_seconds)],
+    )?;
+    Ok(())
+}

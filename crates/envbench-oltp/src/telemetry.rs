@@ -1,0 +1,107 @@
+//! What the database server itself counted during a step: PostgreSQL's commits, rollbacks, blocks read and hit, WAL
+//! bytes and checkpoints, and the wait events of the virtual users' sessions sampled from `pg_stat_activity`;
+//! MariaDB/MySQL's `SHOW GLOBAL STATUS` counters. Taken at the start and end of each measured window, the window
+//! the OS sampler summarizes, so the two line up. SQLite counts nothing of this kind.
+
+use crate::OltpError;
+use envbench_sql::{Connection, Dialect};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The application name of the virtual users' sessions, by which their wait events are found.
+pub const USER_APPLICATION: &str = "envbench-oltp user";
+
+/// The counter of committed transactions, in every dialect that has one.
+pub const COMMITS: &str = "commits";
+
+/// MariaDB/MySQL status variables and the names envbench shows them by.
+const MYSQL_COUNTERS: &[(&str, &str)] = &[
+    ("Com_commit", COMMITS),
+    ("Com_rollback", "rollbacks"),
+    ("Innodb_data_reads", "innodb data reads"),
+    ("Innodb_data_fsyncs", "innodb fsyncs"),
+    ("Innodb_os_log_written", "log bytes written"),
+    ("Innodb_row_lock_waits", "row lock waits"),
+    ("Innodb_buffer_pool_reads", "buffer pool reads"),
+    ("Innodb_buffer_pool_read_requests", "buffer pool read requests"),
+];
+
+/// Counter values at one moment.
+pub type Counters = BTreeMap<String, f64>;
+
+/// The server's counters now; counters a server does not offer (or this user may not read) are left out.
+pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> {
+    let mut counters = Counters::new();
+    match connection.dialect() {
+        Dialect::Sqlite => {}
+        Dialect::Postgres => {
+            if let Some(row) = connection.query_optional(
+                "SELECT xact_commit, xact_rollback, blks_read, blks_hit FROM pg_stat_database \
+                 WHERE datname = current_database()",
+                &[],
+            )? {
+                for (i, name) in [COMMITS, "rollbacks", "blocks read", "blocks hit"].into_iter().enumerate() {
+                    counters.insert(name.to_string(), row.real(i)?);
+                }
+            }
+            // Each of these may be missing: a standby has no current WAL position, PostgreSQL 17 moved the
+            // checkpoint counters to pg_stat_checkpointer.
+            if let Ok(Some(row)) =
+                connection.query_optional("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", &[])
+            {
+                counters.insert("WAL bytes".into(), row.real(0)?);
+            }
+            let checkpoints = connection
+                .query_optional("SELECT num_timed + num_requested FROM pg_stat_checkpointer", &[])
+                .or_else(|_| {
+                    connection.query_optional("SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter", &[])
+                });
+            if let Ok(Some(row)) = checkpoints {
+                counters.insert("checkpoints".into(), row.real(0)?);
+            }
+        }
+        Dialect::MySql => {
+            for row in connection.query("SHOW GLOBAL STATUS", &[])? {
+                let name = row.text(0)?;
+                if let Some((_, shown)) =
+                    MYSQL_COUNTERS.iter().find(|(variable, _)| variable.eq_ignore_ascii_case(&name))
+                    && let Ok(value) = row.real(1)
+                {
+                    counters.insert(shown.to_string(), value);
+                }
+            }
+        }
+    }
+    Ok(counters)
+}
+
+/// What grew between two snapshots.
+pub fn delta(before: &Counters, after: &Counters) -> Counters {
+    after.iter().filter_map(|(name, value)| Some((name.clone(), value - before.get(name)?))).collect()
+}
+
+/// Sample the wait events of the virtual users' active sessions every 100 ms until `stop`: how often each
+/// `type:event` was seen (PostgreSQL only; empty elsewhere).
+pub fn sample_wait_events(connection: &mut dyn Connection, stop: &AtomicBool) -> BTreeMap<String, u64> {
+    let mut seen = BTreeMap::new();
+    if connection.dialect() != Dialect::Postgres {
+        return seen;
+    }
+    while !stop.load(Ordering::SeqCst) {
+        let Ok(rows) = connection.query(
+            "SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE application_name = ? AND \
+             state = 'active' AND wait_event IS NOT NULL",
+            &[USER_APPLICATION.into()],
+        ) else {
+            break;
+        };
+        for row in rows {
+            if let (Ok(kind), Ok(event)) = (row.text(0), row.text(1)) {
+                *seen.entry(format!("{kind}:{event}")).or_insert(0) += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    seen
+}

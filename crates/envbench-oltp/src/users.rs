@@ -1,0 +1,497 @@
+//! One step of virtual users, HammerDB style: each user has its own connection and home warehouse and runs
+//! transactions back to back (or with the specification's keying and think times); a ramp-up, then a measured
+//! window in which every transaction's latency goes into a histogram of its kind, the database's own counters are
+//! read at both ends, and a per-second throughput series runs through the whole step. Deadlocks and serialization
+//! failures are rolled back and run again, and counted.
+
+use crate::random::{NuRandConstants, Random};
+use crate::telemetry::{self, Counters, USER_APPLICATION};
+use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
+use crate::{OltpError, Profile};
+use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How many times a transaction that hit a deadlock or serialization failure runs again before it counts as failed.
+pub const MAX_RETRIES: u32 = 10;
+/// The longest latency a histogram holds (an hour, in microseconds).
+const HISTOGRAM_MAX_US: u64 = 3_600_000_000;
+
+/// What one step runs.
+#[derive(Clone, Debug)]
+pub struct StepSettings {
+    pub profile: Profile,
+    pub users: u32,
+    /// Warehouses (TPC-C) or pgbench's scale (TPC-B).
+    pub scale: i64,
+    pub ramp: Duration,
+    pub duration: Duration,
+    pub keying_thinking: bool,
+    /// The NuRand constants of the load, from which the run's are derived.
+    pub load_constants: NuRandConstants,
+    pub seed: u64,
+}
+
+/// The figures of one kind of transaction in the measured window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KindFigures {
+    pub kind: Kind,
+    /// Transactions that ended (committed or rolled back on purpose).
+    pub count: u64,
+    pub rolled_back: u64,
+    pub failures: u64,
+    pub retries: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The figures of one step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    pub users: u32,
+    pub measured_seconds: f64,
+    /// New orders per minute, counted from the database (TPC-C).
+    pub nopm: Option<f64>,
+    /// Transactions per minute ended by the users (client side).
+    pub tpm: f64,
+    /// Commits per minute counted by the server, where it counts them.
+    pub db_tpm: Option<f64>,
+    pub transactions: u64,
+    pub retries: u64,
+    pub failures: u64,
+    pub kinds: Vec<KindFigures>,
+    /// Transactions ended in each second of the step, ramp included.
+    pub per_second: Vec<f64>,
+    pub ramp_seconds: f64,
+    /// envbench's own CPU in the measured window, in percent of one core, and per transaction.
+    pub client_cpu_percent: f64,
+    pub client_cpu_us_per_transaction: f64,
+    /// The server's counters over the measured window.
+    pub server: Counters,
+    /// Wait events of the users' sessions, as sampled (PostgreSQL).
+    pub wait_events: BTreeMap<String, u64>,
+    /// The first error of a failed transaction, for people.
+    pub first_failure: Option<String>,
+}
+
+impl StepFigures {
+    pub fn kind(&self, kind: Kind) -> Option<&KindFigures> {
+        self.kinds.iter().find(|k| k.kind == kind)
+    }
+
+    /// The throughput the knee is judged by: NOPM for TPC-C, transactions per second for TPC-B.
+    pub fn throughput(&self, profile: Profile) -> f64 {
+        match profile {
+            Profile::Tpcc => self.nopm.unwrap_or(0.0),
+            Profile::Tpcb => self.tpm / 60.0,
+        }
+    }
+
+    /// The latency the knee is judged by: New-Order's p95 (TPC-C), the transaction's p95 (TPC-B), in ms.
+    pub fn judged_latency_ms(&self, profile: Profile) -> f64 {
+        self.kind(profile.judged_kind()).map_or(0.0, |k| k.p95_ms)
+    }
+}
+
+/// One user's tally.
+struct Tally {
+    histograms: BTreeMap<Kind, Histogram<u64>>,
+    rolled_back: BTreeMap<Kind, u64>,
+    failures: BTreeMap<Kind, u64>,
+    retries: BTreeMap<Kind, u64>,
+    per_second: Vec<u64>,
+    first_failure: Option<String>,
+}
+
+impl Tally {
+    fn new(kinds: &[Kind], seconds: usize) -> Tally {
+        let histogram = || Histogram::new_with_bounds(1, HISTOGRAM_MAX_US, 3).expect("valid histogram bounds");
+        Tally {
+            histograms: kinds.iter().map(|&k| (k, histogram())).collect(),
+            rolled_back: BTreeMap::new(),
+            failures: BTreeMap::new(),
+            retries: BTreeMap::new(),
+            per_second: vec![0; seconds],
+            first_failure: None,
+        }
+    }
+
+    fn merge(&mut self, other: Tally) {
+        for (kind, histogram) in other.histograms {
+            self.histograms.get_mut(&kind).expect("same kinds").add(histogram).expect("same bounds");
+        }
+        for (mine, theirs) in [
+            (&mut self.rolled_back, other.rolled_back),
+            (&mut self.failures, other.failures),
+            (&mut self.retries, other.retries),
+        ] {
+            for (kind, n) in theirs {
+                *mine.entry(kind).or_insert(0) += n;
+            }
+        }
+        for (i, n) in other.per_second.into_iter().enumerate() {
+            if let Some(slot) = self.per_second.get_mut(i) {
+                *slot += n;
+            }
+        }
+        if self.first_failure.is_none() {
+            self.first_failure = other.first_failure;
+        }
+    }
+}
+
+/// The step's clock, set when every user is connected.
+#[derive(Clone, Copy)]
+struct Window {
+    start: Instant,
+    measure_from: Instant,
+    measure_to: Instant,
+}
+
+/// Settings of a user's session: SQLite in WAL with every commit synced (`synchronous=FULL`), so the storage's sync
+/// latency shows as it does for a durable database.
+pub fn session_settings(connection: &mut dyn Connection) -> Result<(), DbError> {
+    if connection.dialect() == Dialect::Sqlite {
+        connection.batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")?;
+    }
+    Ok(())
+}
+
+/// Sleep until `deadline` unless `stop` is set first; false when stopped.
+fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// The process's CPU time so far (user and system), in seconds.
+pub fn process_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes only into the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// New orders so far: the sum of the districts' next order ids (as HammerDB counts them).
+fn new_orders(connection: &mut dyn Connection, profile: Profile) -> Result<Option<f64>, OltpError> {
+    match profile {
+        Profile::Tpcc => Ok(connection
+            .query_optional("SELECT SUM(d_next_o_id) FROM tpcc_district", &[])?
+            .map(|row| row.real(0))
+            .transpose()?),
+        Profile::Tpcb => Ok(None),
+    }
+}
+
+/// Everything the step's coordinator shares with the users.
+struct Shared<'a> {
+    url: &'a DatabaseUrl,
+    settings: &'a StepSettings,
+    window: OnceLock<Window>,
+    go: AtomicBool,
+    stop: AtomicBool,
+    ended: AtomicU64,
+    fatal: Mutex<Option<OltpError>>,
+    seconds: usize,
+    /// Stops the wait-event sampler at the end of the measured window.
+    sampler_stop: AtomicBool,
+}
+
+/// One virtual user: connect, wait for the start, run until the window closes.
+fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), OltpError>>) -> Tally {
+    let settings = shared.settings;
+    let kinds: &[Kind] = settings.profile.kinds();
+    let mut tally = Tally::new(kinds, shared.seconds);
+    let connection = shared.url.connect(USER_APPLICATION).and_then(|mut c| session_settings(c.as_mut()).map(|_| c));
+    let mut connection = match connection {
+        Ok(connection) => {
+            let _ = connected.send(Ok(()));
+            connection
+        }
+        Err(error) => {
+            let _ = connected.send(Err(error.into()));
+            return tally;
+        }
+    };
+    drop(connected);
+    while !shared.go.load(Ordering::SeqCst) {
+        if shared.stop.load(Ordering::SeqCst) {
+            return tally;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let window = *shared.window.get().expect("the window is set before the go");
+    let constants = NuRandConstants::run(settings.load_constants, settings.seed);
+    let mut random = Random::new(settings.seed ^ (u64::from(index) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
+    let statements = Statements::new(connection.dialect());
+    // Users are spread over the warehouses: user i works in warehouse i mod W + 1.
+    let terminal = Terminal { home: i64::from(index) % settings.scale + 1, scale: settings.scale };
+    let stop = &shared.stop;
+    while !stop.load(Ordering::SeqCst) && Instant::now() < window.measure_to {
+        let kind = match settings.profile {
+            Profile::Tpcc => transactions::pick(&mut random),
+            Profile::Tpcb => Kind::TpcB,
+        };
+        let (keying, thinking) = kind.keying_and_thinking();
+        if settings.keying_thinking && !sleep_until(Instant::now() + Duration::from_secs_f64(keying), stop) {
+            break;
+        }
+        let started = Instant::now();
+        let mut retries = 0;
+        let result = loop {
+            match transactions::run(kind, connection.as_mut(), &statements, &mut random, terminal) {
+                Ok(outcome) => break Ok(outcome),
+                Err(error) => {
+                    let _ = connection.rollback();
+                    if error.kind == ErrorKind::Retry && retries < MAX_RETRIES && !stop.load(Ordering::SeqCst) {
+                        retries += 1;
+                        continue;
+                    }
+                    break Err(error);
+                }
+            }
+        };
+        let ended = Instant::now();
+        let measured = started >= window.measure_from && ended <= window.measure_to;
+        if measured && retries > 0 {
+            *tally.retries.entry(kind).or_insert(0) += u64::from(retries);
+        }
+        match result {
+            Ok(outcome) => {
+                shared.ended.fetch_add(1, Ordering::Relaxed);
+                if let Some(slot) = tally.per_second.get_mut((ended - window.start).as_secs() as usize) {
+                    *slot += 1;
+                }
+                if measured {
+                    let micros = (ended - started).as_micros().clamp(1, u128::from(HISTOGRAM_MAX_US)) as u64;
+                    tally.histograms.get_mut(&kind).expect("a kind of the profile").saturating_record(micros);
+                    if outcome == Outcome::RolledBack {
+                        *tally.rolled_back.entry(kind).or_insert(0) += 1;
+                    }
+                }
+            }
+            Err(error) if matches!(error.kind, ErrorKind::Unreachable | ErrorKind::Refused) => {
+                // The connection is gone or the server refuses the work: the step cannot go on.
+                shared.fatal.lock().expect("not poisoned").get_or_insert(error.into());
+                stop.store(true, Ordering::SeqCst);
+                break;
+            }
+            Err(error) => {
+                if measured {
+                    *tally.failures.entry(kind).or_insert(0) += 1;
+                }
+                tally.first_failure.get_or_insert_with(|| format!("{}: {}", kind.name(), error.message));
+            }
+        }
+        if settings.keying_thinking
+            && !sleep_until(Instant::now() + Duration::from_secs_f64(random.think_seconds(thinking)), stop)
+        {
+            break;
+        }
+    }
+    tally
+}
+
+/// Run one step of `settings.users` virtual users. `Ok(None)` when the user interrupted it (its figures are not
+/// kept). `observer` hears the measured window as step `name`; `on_tick` gets a progress line every second.
+pub fn run_step(
+    url: &DatabaseUrl,
+    settings: &StepSettings,
+    name: &str,
+    observer: &dyn envbench_core::sampler::StepObserver,
+    interrupt: &AtomicBool,
+    on_tick: &(dyn Fn(&str) + Sync),
+) -> Result<Option<StepFigures>, OltpError> {
+    let mut monitor = url.connect("envbench-oltp monitor")?;
+    let seconds = (settings.ramp + settings.duration).as_secs() as usize + 2;
+    let shared = Shared {
+        url,
+        settings,
+        window: OnceLock::new(),
+        go: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        ended: AtomicU64::new(0),
+        fatal: Mutex::new(None),
+        seconds,
+        sampler_stop: AtomicBool::new(false),
+    };
+    let outcome = std::thread::scope(|scope| -> Result<Option<(Tally, Measurement)>, OltpError> {
+        let (sender, receiver) = mpsc::channel();
+        let handles: Vec<_> = (0..settings.users)
+            .map(|index| {
+                let (shared, sender) = (&shared, sender.clone());
+                scope.spawn(move || user(shared, index, sender))
+            })
+            .collect();
+        drop(sender);
+        let mut connect_error = None;
+        for result in receiver.iter() {
+            if let Err(error) = result {
+                connect_error.get_or_insert(error);
+            }
+        }
+        let measurement = match connect_error {
+            Some(error) => Err(error),
+            None => coordinate(&shared, monitor.as_mut(), name, observer, interrupt, on_tick, scope),
+        };
+        shared.stop.store(true, Ordering::SeqCst);
+        let mut tally = Tally::new(settings.profile.kinds(), seconds);
+        for handle in handles {
+            tally.merge(handle.join().map_err(|_| OltpError::Other("a virtual user panicked".into()))?);
+        }
+        if let Some(error) = shared.fatal.lock().expect("not poisoned").take() {
+            return Err(error);
+        }
+        Ok(measurement?.map(|m| (tally, m)))
+    })?;
+    let Some((tally, measurement)) = outcome else {
+        return Ok(None);
+    };
+    Ok(Some(figures(settings, tally, measurement)))
+}
+
+/// What the coordinator measured around the window.
+struct Measurement {
+    seconds: f64,
+    new_orders: Option<f64>,
+    cpu_seconds: f64,
+    server: Counters,
+    wait_events: BTreeMap<String, u64>,
+}
+
+fn coordinate<'scope>(
+    shared: &'scope Shared<'_>,
+    monitor: &mut dyn Connection,
+    name: &str,
+    observer: &dyn envbench_core::sampler::StepObserver,
+    interrupt: &AtomicBool,
+    on_tick: &(dyn Fn(&str) + Sync),
+    scope: &'scope std::thread::Scope<'scope, '_>,
+) -> Result<Option<Measurement>, OltpError> {
+    let settings = shared.settings;
+    let start = Instant::now();
+    let window =
+        Window { start, measure_from: start + settings.ramp, measure_to: start + settings.ramp + settings.duration };
+    let _ = shared.window.set(window);
+    shared.go.store(true, Ordering::SeqCst);
+    // Wake every second to show progress; stop early on an interrupt or a user's fatal error.
+    let wait = |until: Instant, phase: &str| -> bool {
+        let mut last = (Instant::now(), shared.ended.load(Ordering::Relaxed));
+        loop {
+            if interrupt.load(Ordering::SeqCst) || shared.stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= until {
+                return true;
+            }
+            std::thread::sleep((until - now).min(Duration::from_millis(100)));
+            if last.0.elapsed() >= Duration::from_secs(1) {
+                let ended = shared.ended.load(Ordering::Relaxed);
+                let rate = (ended - last.1) as f64 / last.0.elapsed().as_secs_f64();
+                on_tick(&format!(
+                    "{name} {phase}: {:>3.0}s left, {rate:.0} transactions/s",
+                    until.saturating_duration_since(Instant::now()).as_secs_f64()
+                ));
+                last = (Instant::now(), ended);
+            }
+        }
+    };
+    if !wait(window.measure_from, "ramp-up") {
+        return Ok(None);
+    }
+    let before =
+        (new_orders(monitor, settings.profile)?, telemetry::snapshot(monitor)?, process_cpu_seconds(), Instant::now());
+    observer.step_started(name);
+    let sampler = (shared.url.dialect() == Dialect::Postgres).then(|| {
+        let (url, stop) = (shared.url, &shared.sampler_stop);
+        scope.spawn(move || match url.connect("envbench-oltp monitor") {
+            Ok(mut connection) => telemetry::sample_wait_events(connection.as_mut(), stop),
+            Err(_) => BTreeMap::new(),
+        })
+    });
+    let completed = wait(window.measure_to, "measuring");
+    shared.sampler_stop.store(true, Ordering::SeqCst);
+    let wait_events = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+    observer.step_finished(name);
+    if !completed {
+        return Ok(None);
+    }
+    let seconds = before.3.elapsed().as_secs_f64();
+    let cpu_seconds = process_cpu_seconds() - before.2;
+    let after_orders = new_orders(monitor, settings.profile)?;
+    let server = telemetry::delta(&before.1, &telemetry::snapshot(monitor)?);
+    Ok(Some(Measurement {
+        seconds,
+        new_orders: before.0.zip(after_orders).map(|(b, a)| a - b),
+        cpu_seconds,
+        server,
+        wait_events,
+    }))
+}
+
+fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> StepFigures {
+    let minutes = measurement.seconds / 60.0;
+    let ms = |us: u64| us as f64 / 1000.0;
+    let kinds: Vec<KindFigures> = tally
+        .histograms
+        .iter()
+        .map(|(&kind, h)| KindFigures {
+            kind,
+            count: h.len(),
+            rolled_back: tally.rolled_back.get(&kind).copied().unwrap_or(0),
+            failures: tally.failures.get(&kind).copied().unwrap_or(0),
+            retries: tally.retries.get(&kind).copied().unwrap_or(0),
+            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p95_ms: ms(h.value_at_quantile(0.95)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            p999_ms: ms(h.value_at_quantile(0.999)),
+            max_ms: ms(h.max()),
+        })
+        .collect();
+    let transactions: u64 = kinds.iter().map(|k| k.count).sum();
+    let ramp_seconds = settings.ramp.as_secs_f64();
+    let last_second = (ramp_seconds + settings.duration.as_secs_f64()).ceil() as usize;
+    StepFigures {
+        users: settings.users,
+        measured_seconds: measurement.seconds,
+        nopm: measurement.new_orders.map(|n| n / minutes),
+        tpm: transactions as f64 / minutes,
+        db_tpm: measurement.server.get(telemetry::COMMITS).map(|c| c / minutes),
+        transactions,
+        retries: kinds.iter().map(|k| k.retries).sum(),
+        failures: kinds.iter().map(|k| k.failures).sum(),
+        kinds,
+        per_second: tally.per_second.iter().take(last_second).map(|&n| n as f64).collect(),
+        ramp_seconds,
+        client_cpu_percent: measurement.cpu_seconds / measurement.seconds * 100.0,
+        client_cpu_us_per_transaction: if transactions == 0 {
+            0.0
+        } else {
+            measurement.cpu_seconds * 1e6 / transactions as f64
+        },
+        server: measurement.server,
+        wait_events: measurement.wait_events,
+        first_failure: tally.first_failure,
+    }
+}

@@ -1,0 +1,930 @@
+//! `envbench oltp` as the driver runs it: the command line, the plan (the database reached and its tables checked
+//! before anything is stored), the steps, the consistency checks, the pgbench cross-check, and the tables, records
+//! and scaling curve of a run.
+
+use crate::consistency::{self, Check};
+use crate::crosscheck::{self, PgbenchFigures};
+use crate::load::{self, LoadInfo};
+use crate::random::NuRandConstants;
+use crate::schema::{self, Existing};
+use crate::sweep::{self, StopReason, UsersPlan};
+use crate::users::{self, StepFigures, StepSettings};
+use crate::{OltpError, Profile, WORKLOAD, WORKLOAD_VERSION};
+use clap::{Args, FromArgMatches};
+use envbench_core::model::{Direction, ResultRecord, StoredRun};
+use envbench_core::sampler::SamplerSeries;
+use envbench_core::text::{Align, Table, heading, number};
+use envbench_core::units::format_duration;
+use envbench_core::workload::{
+    Ending, Envelope, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
+    WorkloadError,
+};
+use envbench_core::{ByteSize, parse_duration};
+use envbench_sql::{DatabaseUrl, Dialect};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The SQLite database file in `--dir`.
+pub const SQLITE_FILE: &str = "envbench-oltp.sqlite";
+/// The test of the knee's figures.
+pub const KNEE_TEST: &str = "knee";
+/// The metric of the knee's throughput and its judged latency.
+pub const THROUGHPUT_METRIC: &str = "throughput";
+pub const P95_METRIC: &str = "latency_p95";
+/// The most warehouses (or pgbench scale) envbench loads.
+pub const MAX_SCALE: i64 = 10_000;
+/// The most virtual users of a step (each is a thread and a connection).
+pub const MAX_USERS: u32 = 1024;
+/// The flag of the pgbench cross-check's records.
+pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
+
+/// The test id, and the sampler's step name, of a step of `users` users.
+pub fn step_test_id(users: u32) -> String {
+    format!("U={users}")
+}
+
+/// The arguments of `envbench oltp`.
+#[derive(Args, Debug)]
+pub struct OltpArgs {
+    /// Where the transactions run: sqlite (embedded, a file in --dir; the default), postgres://user@host/db or
+    /// mysql://user@host/db (MariaDB or MySQL).
+    #[arg(long, default_value = "sqlite")]
+    pub target: String,
+    /// Directory of the SQLite database envbench-oltp.sqlite (with --target sqlite).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// tpcc (TPC-C-derived order entry) or tpcb (pgbench's TPC-B-like transaction).
+    #[arg(long, default_value = "tpcc")]
+    pub profile: String,
+    /// Warehouses (tpcc) or pgbench's scale factor (tpcb).
+    #[arg(long, visible_alias = "scale", default_value = "1")]
+    pub warehouses: String,
+    /// Virtual users: a count, a list of steps such as 1,2,4,8, or auto (doubling until the knee).
+    #[arg(long, default_value = "4")]
+    pub users: String,
+    /// Highest user count of --users auto.
+    #[arg(long, default_value_t = 64)]
+    pub max_users: u32,
+    /// Ramp-up of each step before measuring, e.g. 1m.
+    #[arg(long, default_value = "1m")]
+    pub ramp: String,
+    /// Measured time of each step, e.g. 5m.
+    #[arg(long, default_value = "5m")]
+    pub duration: String,
+    /// New-Order p95 (tpcb: the transaction's p95) the knee must stay within.
+    #[arg(long, default_value = "100ms")]
+    pub target_latency: String,
+    /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
+    #[arg(long)]
+    pub keying_thinking: bool,
+    /// Rebuild the tables even when a matching load exists.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Run pgbench against the same server afterwards (needs --profile tpcb and a PostgreSQL target).
+    #[arg(long, value_name = "TOOL")]
+    pub cross_check: Option<String>,
+    /// Parallel loaders (default: one per CPU, at most one per warehouse; SQLite loads with one).
+    #[arg(long)]
+    pub loaders: Option<usize>,
+}
+
+/// The transactional workload.
+pub struct OltpWorkload;
+
+/// The registration of `oltp`.
+pub static OLTP: OltpWorkload = OltpWorkload;
+
+impl From<OltpError> for WorkloadError {
+    fn from(error: OltpError) -> WorkloadError {
+        match error {
+            OltpError::Interrupted => WorkloadError::interrupted(),
+            OltpError::BadInput(_) | OltpError::Foreign(_) | OltpError::NoSpace(_) => {
+                WorkloadError::usage(error.to_string())
+            }
+            other => WorkloadError::failure(other.to_string()),
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> WorkloadError {
+    WorkloadError::usage(message)
+}
+
+/// Everything the arguments say, checked, with the database reached.
+struct OltpRun {
+    url: DatabaseUrl,
+    /// The URL as written (pgbench needs its password).
+    url_text: String,
+    profile: Profile,
+    scale: i64,
+    users: UsersPlan,
+    ramp: Duration,
+    duration: Duration,
+    target_ms: f64,
+    keying_thinking: bool,
+    fresh: bool,
+    pgbench: Option<PathBuf>,
+    loaders: usize,
+    watched: PathBuf,
+    server_version: String,
+}
+
+impl Workload for OltpWorkload {
+    fn name(&self) -> &'static str {
+        WORKLOAD
+    }
+
+    fn version(&self) -> u32 {
+        WORKLOAD_VERSION
+    }
+
+    fn command(&self) -> clap::Command {
+        OltpArgs::augment_args(clap::Command::new(WORKLOAD).about(
+            "Transactions from virtual users (TPC-C-derived order entry or pgbench's TPC-B-like), on SQLite, \
+             PostgreSQL or MariaDB/MySQL: NOPM, per-transaction latency and the knee.",
+        ))
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
+        Ok(Plan::Run(Box::new(plan(args)?)))
+    }
+
+    /// Against a server the sampler should watch the server's data directory, which `oltp` finds itself.
+    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
+        let server = args.iter().any(|a| DatabaseUrl::parse(a).is_ok());
+        (!server && !envbench_core::workload::has_option(args, "--dir"))
+            .then(|| ("--dir", suite_dir.display().to_string()))
+    }
+
+    fn headline(&self, run: &StoredRun) -> String {
+        let profile = run.results.first().and_then(|r| r.record.parameters.get("profile")?.as_str().map(String::from));
+        let label = if profile.as_deref() == Some("tpcb") { "TPS" } else { "NOPM" };
+        let judged = if profile.as_deref() == Some("tpcb") { "p95" } else { "New-Order p95" };
+        match (run.median(KNEE_TEST, THROUGHPUT_METRIC), run.median(KNEE_TEST, P95_METRIC)) {
+            (Some(throughput), Some(p95)) => format!("knee {throughput:.0} {label} at {p95:.1} ms {judged}"),
+            _ => "no step within the latency target".into(),
+        }
+    }
+
+    fn tests_word(&self) -> &'static str {
+        "per step and transaction"
+    }
+
+    fn timeline(&self, run: &StoredRun) -> Option<Timeline> {
+        let document = OltpDocument::of(run)?.ok()?;
+        Some(Timeline {
+            y_label: "transactions per second".into(),
+            x_label: "seconds since the step began (ramp-up included)".into(),
+            lines: document
+                .steps
+                .iter()
+                .map(|s| {
+                    let points = s.per_second.iter().enumerate().map(|(i, n)| (i as f64 + 1.0, *n)).collect();
+                    (format!("{} users", s.users), points)
+                })
+                .collect(),
+        })
+    }
+
+    fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
+        let document = OltpDocument::of(run)?.ok()?;
+        if document.steps.is_empty() {
+            return None;
+        }
+        let profile = document.profile;
+        Some(ScalingCurve {
+            concurrency_label: "virtual users".into(),
+            concurrency_symbol: "U".into(),
+            throughput_label: profile.throughput_label().into(),
+            latency_label: format!("{} p95", profile.judged_kind().name()),
+            latency_unit: "ms".into(),
+            points: document
+                .steps
+                .iter()
+                .map(|s| ScalingPoint {
+                    concurrency: f64::from(s.users),
+                    throughput: s.throughput(profile),
+                    latency: s.judged_latency_ms(profile),
+                })
+                .collect(),
+            knee: document.knee,
+            latency_target: Some(document.target_latency_ms),
+        })
+    }
+}
+
+fn parse_time(option: &str, text: &str, allow_zero: bool) -> Result<Duration, WorkloadError> {
+    let duration = parse_duration(text).map_err(|e| usage(format!("{option}: {e}")))?;
+    if duration.is_zero() && !allow_zero {
+        return Err(usage(format!("{option} must be longer than zero, e.g. 30s")));
+    }
+    Ok(duration)
+}
+
+fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
+    let profile = Profile::parse(&args.profile)
+        .ok_or_else(|| usage(format!("--profile '{}': give tpcc or tpcb", args.profile)))?;
+    let scale: i64 = match args.warehouses.trim().parse() {
+        Ok(n) if (1..=MAX_SCALE).contains(&n) => n,
+        _ => {
+            return Err(usage(format!(
+                "--warehouses '{}': give a whole number of {} from 1 to {MAX_SCALE}",
+                args.warehouses,
+                profile.scale_word()
+            )));
+        }
+    };
+    if !(1..=MAX_USERS).contains(&args.max_users) {
+        return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
+    }
+    let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
+    let ramp = parse_time("--ramp", &args.ramp, true)?;
+    let duration = parse_time("--duration", &args.duration, false)?;
+    if ramp + duration > Duration::from_secs(7 * 24 * 3600) {
+        return Err(usage("--ramp and --duration together must stay under a week"));
+    }
+    let target_ms = parse_time("--target-latency", &args.target_latency, false)?.as_secs_f64() * 1e3;
+    if args.loaders == Some(0) {
+        return Err(usage("--loaders must be at least 1"));
+    }
+    let url = match args.target.as_str() {
+        "sqlite" => {
+            envbench_io::check_directory(&args.dir).map_err(|e| usage(format!("--dir: {e}")))?;
+            DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
+        }
+        text => DatabaseUrl::parse(text).map_err(|e| {
+            usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
+        })?,
+    };
+    let pgbench = match args.cross_check.as_deref() {
+        None => None,
+        Some("pgbench") if profile == Profile::Tpcb && url.dialect() == Dialect::Postgres => {
+            Some(crosscheck::find_pgbench()?)
+        }
+        Some("pgbench") => {
+            return Err(usage(
+                "--cross-check pgbench runs pgbench's TPC-B-like transaction against PostgreSQL: add --profile tpcb \
+                 and a --target postgres://... URL",
+            ));
+        }
+        Some(other) => return Err(usage(format!("--cross-check '{other}': the cross-check tool is pgbench"))),
+    };
+    // Reach the database now, before anything is stored: a wrong URL, a stopped server, a missing privilege or
+    // foreign tables are the user's to fix.
+    // A SQLite file that does not exist yet is not created here: nothing is made before the run.
+    let sqlite_file = args.dir.join(SQLITE_FILE);
+    let (server_version, existing, watched) = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+        (format!("SQLite {}", envbench_sql::sqlite_version()), Existing::Nothing, args.dir.clone())
+    } else {
+        let mut connection = url.connect("envbench-oltp plan").map_err(OltpError::from)?;
+        let server_version = connection.server_version().map_err(OltpError::from)?;
+        let existing = schema::existing(connection.as_mut(), profile)?;
+        let watched = match url.dialect() {
+            Dialect::Sqlite => args.dir.clone(),
+            _ => server_data_directory(connection.as_mut(), &url).unwrap_or_else(|| args.dir.clone()),
+        };
+        (server_version, existing, watched)
+    };
+    if let Existing::Foreign(tables) = &existing {
+        return Err(OltpError::foreign(&url, profile, tables).into());
+    }
+    let reusable = matches!(existing, Existing::Complete { scale: s, schema_version } if s == scale && schema_version == schema::SCHEMA_VERSION);
+    if args.fresh || !reusable {
+        check_space(&watched, &url, profile, scale)?;
+        if url.dialect() == Dialect::Postgres {
+            let mut connection = url.connect("envbench-oltp plan").map_err(OltpError::from)?;
+            check_create_privilege(connection.as_mut(), &url)?;
+        }
+    }
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let loaders = match url.dialect() {
+        Dialect::Sqlite => 1,
+        _ => args.loaders.unwrap_or(cpus),
+    };
+    Ok(OltpRun {
+        url,
+        url_text: args.target,
+        profile,
+        scale,
+        users,
+        ramp,
+        duration,
+        target_ms,
+        keying_thinking: args.keying_thinking,
+        fresh: args.fresh,
+        pgbench,
+        loaders,
+        watched,
+        server_version,
+    })
+}
+
+/// A local server's data directory, when the server says where it is and this machine can see it.
+fn server_data_directory(connection: &mut dyn envbench_sql::Connection, url: &DatabaseUrl) -> Option<PathBuf> {
+    if !url.is_local() {
+        return None;
+    }
+    let sql = match url.dialect() {
+        Dialect::Postgres => "SHOW data_directory",
+        Dialect::MySql => "SELECT @@datadir",
+        Dialect::Sqlite => return None,
+    };
+    let path = PathBuf::from(connection.query_optional(sql, &[]).ok()??.text(0).ok()?);
+    path.is_dir().then_some(path)
+}
+
+/// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in its current schema.
+fn check_create_privilege(connection: &mut dyn envbench_sql::Connection, url: &DatabaseUrl) -> Result<(), OltpError> {
+    let row = connection.query_optional(
+        "SELECT current_user, current_schema(), \
+                COALESCE(has_schema_privilege(current_schema(), 'CREATE'), false)::int",
+        &[],
+    )?;
+    let Some(row) = row else { return Ok(()) };
+    if row.int(2)? == 1 {
+        return Ok(());
+    }
+    let (user, schema) = (row.text(0)?, row.text(1)?);
+    Err(OltpError::BadInput(if schema.is_empty() {
+        format!("{}: user {user} has no schema to create tables in (search_path names none that exists)", url.shown())
+    } else {
+        format!(
+            "{}: user {user} may not create tables in schema {schema}; GRANT CREATE ON SCHEMA {schema} TO {user}, or \
+             use a database where it may",
+            url.shown()
+        )
+    }))
+}
+
+/// Refuse a scale that cannot fit in the free space of the directory the data goes to (when it is known).
+fn check_space(dir: &Path, url: &DatabaseUrl, profile: Profile, scale: i64) -> Result<(), OltpError> {
+    if url.dialect() != Dialect::Sqlite && !url.is_local() {
+        return Ok(());
+    }
+    let Ok(Some(free)) = envbench_io::testfile::available_bytes(dir) else {
+        return Ok(());
+    };
+    let needed = load::expected_bytes(profile, scale);
+    if needed > free {
+        return Err(OltpError::NoSpace(format!(
+            "--warehouses {scale}: the {} load needs about {} but {} has {} free; choose fewer {} or free some space",
+            profile.name(),
+            ByteSize(needed),
+            dir.display(),
+            ByteSize(free),
+            profile.scale_word()
+        )));
+    }
+    Ok(())
+}
+
+/// What an OLTP run keeps as its attachment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OltpDocument {
+    pub profile: Profile,
+    /// The database, without its password.
+    pub target: String,
+    pub dialect: String,
+    pub server_version: String,
+    pub scale: i64,
+    pub ramp_seconds: f64,
+    pub duration_seconds: f64,
+    pub keying_thinking: bool,
+    pub target_latency_ms: f64,
+    pub load: LoadInfo,
+    pub steps: Vec<StepFigures>,
+    pub knee: Option<usize>,
+    pub stop_reason: StopReason,
+    pub consistency: Vec<Check>,
+    pub pgbench: Vec<PgbenchFigures>,
+}
+
+impl OltpDocument {
+    /// The document of a stored run: `None` when it has none, `Err` when it cannot be read.
+    pub fn of(run: &StoredRun) -> Option<Result<OltpDocument, String>> {
+        let value = run.attachments.get(WORKLOAD)?;
+        Some(
+            serde_json::from_value(value.clone())
+                .map_err(|e| format!("run {}: its oltp record cannot be read ({e})", run.summary.uuid)),
+        )
+    }
+
+    pub fn knee_step(&self) -> Option<&StepFigures> {
+        self.knee.and_then(|k| self.steps.get(k))
+    }
+}
+
+impl Planned for OltpRun {
+    fn data_dir(&self) -> &Path {
+        &self.watched
+    }
+
+    fn announce(&self) -> Option<String> {
+        Some(format!(
+            "oltp {} on {} ({}): {} {}, {}, ramp {} then {} measured per step",
+            self.profile.name(),
+            self.url.shown(),
+            self.server_version,
+            self.scale,
+            self.profile.scale_word(),
+            self.users.describe(),
+            format_duration(self.ramp),
+            format_duration(self.duration)
+        ))
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let progress = context.progress;
+        let started = std::time::Instant::now();
+        let on_rows = |rows: u64, expected: u64| {
+            let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            progress.update(&format!(
+                "loading {} {}: {:>3}% of {} rows, {} rows/s",
+                self.profile.name(),
+                self.profile.scale_word(),
+                rows * 100 / expected.max(1),
+                expected,
+                number(rate)
+            ));
+        };
+        let load = load::prepare(
+            &self.url,
+            self.profile,
+            self.scale,
+            self.fresh,
+            self.loaders,
+            context.steps,
+            context.interrupt,
+            &on_rows,
+        )?;
+        progress.line(&if load.reused {
+            format!(
+                "reusing the {} tables ({} {}); --fresh rebuilds them",
+                self.profile.name(),
+                self.scale,
+                self.profile.scale_word()
+            )
+        } else {
+            format!(
+                "loaded {} rows in {:.1} s ({} rows/s, {} loader{}), keys, indexes and statistics included",
+                load.rows,
+                load.seconds,
+                number(load.rows as f64 / load.seconds.max(1e-3)),
+                load.loaders,
+                envbench_core::text::plural(load.loaders)
+            )
+        });
+        if self.url.dialect() == Dialect::Sqlite && self.users != UsersPlan::List(vec![1]) {
+            progress.line(
+                "SQLite serializes writers: one transaction writes at a time, the others wait for the lock (the \
+                 figures show how this storage syncs commits, not how a server scales)",
+            );
+        }
+        let mut steps: Vec<StepFigures> = Vec::new();
+        let mut listed = match &self.users {
+            UsersPlan::List(list) => list.clone().into_iter(),
+            UsersPlan::Auto { .. } => Vec::new().into_iter(),
+        };
+        let stop_reason = loop {
+            if context.interrupted() {
+                break StopReason::Interrupted;
+            }
+            let users = match &self.users {
+                UsersPlan::Auto { max_users } => {
+                    match sweep::next_auto(&steps, self.profile, self.target_ms, *max_users) {
+                        Ok(users) => users,
+                        Err(reason) => break reason,
+                    }
+                }
+                UsersPlan::List(_) => match listed.next() {
+                    Some(users) => users,
+                    None => break StopReason::ListDone,
+                },
+            };
+            let settings = StepSettings {
+                profile: self.profile,
+                users,
+                scale: self.scale,
+                ramp: self.ramp,
+                duration: self.duration,
+                keying_thinking: self.keying_thinking,
+                load_constants: NuRandConstants::load(load::LOAD_SEED),
+                seed: 0x5eed_0000 + u64::from(users),
+            };
+            let name = step_test_id(users);
+            let on_tick = |text: &str| progress.update(text);
+            match users::run_step(&self.url, &settings, &name, context.steps, context.interrupt, &on_tick)? {
+                Some(step) => {
+                    progress.line(&step_line(self.profile, &step));
+                    steps.push(step);
+                }
+                None => break StopReason::Interrupted,
+            }
+        };
+        let knee = sweep::knee(&steps, self.profile, self.target_ms);
+        // The checks run even after an interrupt: every transaction is atomic, so the database must still hold.
+        progress.update("checking consistency");
+        let consistency = {
+            let mut connection = self.url.connect("envbench-oltp check").map_err(OltpError::from)?;
+            consistency::run(connection.as_mut(), self.profile)?
+        };
+        let mut pgbench = Vec::new();
+        if let Some(program) = &self.pgbench
+            && stop_reason != StopReason::Interrupted
+        {
+            for step in &steps {
+                progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
+                context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = crosscheck::run_pgbench(program, &self.url, &self.url_text, step.users, self.duration);
+                context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = figures?;
+                progress.line(&format!(
+                    "  pgbench {:>4} clients: {:>9.0} TPS, {:.2} ms p95",
+                    figures.clients, figures.tps, figures.p95_ms
+                ));
+                pgbench.push(figures);
+            }
+        }
+        Ok(Box::new(OltpMeasured {
+            document: OltpDocument {
+                profile: self.profile,
+                target: self.url.shown(),
+                dialect: self.url.dialect().name().to_string(),
+                server_version: self.server_version.clone(),
+                scale: self.scale,
+                ramp_seconds: self.ramp.as_secs_f64(),
+                duration_seconds: self.duration.as_secs_f64(),
+                keying_thinking: self.keying_thinking,
+                target_latency_ms: self.target_ms,
+                load,
+                steps,
+                knee,
+                stop_reason,
+                consistency,
+                pgbench,
+            },
+        }))
+    }
+}
+
+fn step_line(profile: Profile, step: &StepFigures) -> String {
+    let judged = step.kind(profile.judged_kind());
+    let headline = match profile {
+        Profile::Tpcc => format!("{:>9} NOPM, ", number(step.nopm.unwrap_or(0.0))),
+        Profile::Tpcb => format!("{:>9} TPS, ", number(step.tpm / 60.0)),
+    };
+    format!(
+        "  {:>4} users: {headline}{:>9} TPM, {} p95 {:.1} ms, {} retries, {} failed",
+        step.users,
+        number(step.tpm),
+        profile.judged_kind().name(),
+        judged.map_or(0.0, |k| k.p95_ms),
+        step.retries,
+        step.failures
+    )
+}
+
+struct OltpMeasured {
+    document: OltpDocument,
+}
+
+fn record(
+    test_id: &str,
+    parameters: &Value,
+    metric: &str,
+    unit: &str,
+    direction: Direction,
+    samples: Vec<f64>,
+) -> ResultRecord {
+    ResultRecord {
+        workload: WORKLOAD.to_string(),
+        workload_version: WORKLOAD_VERSION,
+        test_id: test_id.to_string(),
+        parameters: parameters.clone(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        direction,
+        samples,
+        flags: Vec::new(),
+    }
+}
+
+impl OltpMeasured {
+    fn parameters(&self, users: Option<u32>) -> Value {
+        let d = &self.document;
+        let mut parameters = json!({
+            "profile": d.profile.name(),
+            "target": d.dialect,
+            "scale": d.scale,
+            "ramp_s": d.ramp_seconds,
+            "duration_s": d.duration_seconds,
+            "keying_thinking": d.keying_thinking,
+        });
+        if let Some(users) = users {
+            parameters["users"] = json!(users);
+        }
+        parameters
+    }
+}
+
+impl Measured for OltpMeasured {
+    fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
+        use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+        let d = &self.document;
+        let mut records = Vec::new();
+        for step in &d.steps {
+            let test = step_test_id(step.users);
+            let parameters = self.parameters(Some(step.users));
+            if let Some(nopm) = step.nopm {
+                records.push(record(&test, &parameters, "nopm", "NOPM", Higher, vec![nopm]));
+            }
+            // Every measured second is a sample, so comparisons see the spread, not one number.
+            let first = step.ramp_seconds.ceil() as usize;
+            let per_minute: Vec<f64> = step.per_second.iter().skip(first).map(|n| n * 60.0).collect();
+            let tpm = if per_minute.is_empty() { vec![step.tpm] } else { per_minute };
+            records.push(record(&test, &parameters, "tpm", "TPM", Higher, tpm));
+            if let Some(db_tpm) = step.db_tpm {
+                records.push(record(&test, &parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
+            }
+            records.push(record(
+                &test,
+                &parameters,
+                "client_cpu_per_transaction",
+                "us",
+                Lower,
+                vec![step.client_cpu_us_per_transaction],
+            ));
+            for kind in &step.kinds {
+                let test = format!("{test} {}", kind.kind.name());
+                for (metric, value) in [
+                    ("latency_mean", kind.mean_ms),
+                    ("latency_p50", kind.p50_ms),
+                    (P95_METRIC, kind.p95_ms),
+                    ("latency_p99", kind.p99_ms),
+                    ("latency_p99_9", kind.p999_ms),
+                    ("latency_max", kind.max_ms),
+                ] {
+                    records.push(record(&test, &parameters, metric, "ms", Lower, vec![value]));
+                }
+                records.push(record(&test, &parameters, "transactions", "count", Higher, vec![kind.count as f64]));
+                records.push(record(&test, &parameters, "retries", "count", Lower, vec![kind.retries as f64]));
+                records.push(record(&test, &parameters, "failures", "count", Lower, vec![kind.failures as f64]));
+            }
+        }
+        if let Some(knee) = d.knee_step() {
+            let parameters = self.parameters(None);
+            let (metric_unit, throughput) = match d.profile {
+                Profile::Tpcc => ("NOPM", knee.nopm.unwrap_or(0.0)),
+                Profile::Tpcb => ("TPS", knee.tpm / 60.0),
+            };
+            records.push(record(KNEE_TEST, &parameters, THROUGHPUT_METRIC, metric_unit, Higher, vec![throughput]));
+            records.push(record(
+                KNEE_TEST,
+                &parameters,
+                P95_METRIC,
+                "ms",
+                Lower,
+                vec![knee.judged_latency_ms(d.profile)],
+            ));
+            records.push(record(KNEE_TEST, &parameters, "users", "users", Higher, vec![f64::from(knee.users)]));
+        }
+        for figures in &d.pgbench {
+            let test = format!("pgbench {}", step_test_id(figures.clients));
+            let parameters = self.parameters(Some(figures.clients));
+            let mut tps = record(&test, &parameters, "tps", "TPS", Higher, vec![figures.tps]);
+            let mut p95 = record(&test, &parameters, P95_METRIC, "ms", Lower, vec![figures.p95_ms]);
+            tps.flags.push(PGBENCH_FLAG.into());
+            p95.flags.push(PGBENCH_FLAG.into());
+            records.extend([tps, p95]);
+        }
+        records
+    }
+
+    fn attachment(&self) -> Option<Value> {
+        Some(json!(&self.document))
+    }
+
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        envelope.wrap([(WORKLOAD, json!(&self.document))])
+    }
+
+    fn render(&self, series: &SamplerSeries) -> String {
+        render(&self.document, series)
+    }
+
+    fn ending(&self) -> Ending {
+        let d = &self.document;
+        let failed: Vec<&Check> = d.consistency.iter().filter(|c| !c.passed).collect();
+        if !failed.is_empty() {
+            return Ending::Failed(format!(
+                "the consistency check failed: {}",
+                failed.iter().map(|c| format!("{} ({})", c.name, c.detail)).collect::<Vec<_>>().join("; ")
+            ));
+        }
+        let failures: u64 = d.steps.iter().map(|s| s.failures).sum();
+        if failures > 0 {
+            let first = d.steps.iter().find_map(|s| s.first_failure.clone()).unwrap_or_default();
+            return Ending::CompleteWithFailures(format!("{failures} transactions failed; the first: {first}"));
+        }
+        Ending::Complete
+    }
+}
+
+/// The run for people: the steps with the knee, every transaction's latencies, the server's counters, the checks
+/// and the cross-check.
+pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
+    let profile = d.profile;
+    let mut out = heading(&format!(
+        "OLTP {} on {} ({}), {} {}",
+        profile.name(),
+        d.target,
+        d.server_version,
+        d.scale,
+        profile.scale_word()
+    ));
+    out.push('\n');
+    let mut headers = vec!["USERS"];
+    if profile == Profile::Tpcc {
+        headers.push("NOPM");
+    } else {
+        headers.push("TPS");
+    }
+    headers.extend([
+        "TPM",
+        "DB TPM",
+        "P95 ms",
+        "RETRIES",
+        "FAILED",
+        "CLIENT CPU",
+        "CPU us/tx",
+        "DISK w/s",
+        "w_await ms",
+    ]);
+    let mut table = Table::new(&headers, &vec![Align::Right; headers.len()]);
+    for (index, step) in d.steps.iter().enumerate() {
+        let disk = series.step(&step_test_id(step.users)).and_then(|s| s.disks.first());
+        table.row(vec![
+            format!("{}{}", if Some(index) == d.knee { "* " } else { "" }, step.users),
+            number(step.throughput(profile)),
+            number(step.tpm),
+            step.db_tpm.map_or("-".into(), number),
+            format!("{:.1}", step.judged_latency_ms(profile)),
+            step.retries.to_string(),
+            step.failures.to_string(),
+            format!("{:.0}%", step.client_cpu_percent),
+            format!("{:.0}", step.client_cpu_us_per_transaction),
+            disk.map_or("-".into(), |d| number(d.writes_per_s)),
+            disk.map_or("-".into(), |d| format!("{:.2}", d.write_await_ms)),
+        ]);
+    }
+    out.push_str(&table.render());
+    let judged = format!("{} p95", profile.judged_kind().name());
+    match d.knee_step() {
+        Some(knee) => out.push_str(&format!(
+            "Knee (*): {} users, {} {} at {:.1} ms {judged} — the highest within {} ms\n",
+            knee.users,
+            number(knee.throughput(profile)),
+            profile.throughput_label(),
+            knee.judged_latency_ms(profile),
+            d.target_latency_ms
+        )),
+        None => out.push_str(&format!("Knee: no step kept the {judged} within {} ms\n", d.target_latency_ms)),
+    }
+    out.push_str(&format!("Stopped because {}.\n", d.stop_reason.describe()));
+
+    out.push_str(&heading("Transactions (measured window; latency in ms, retries included)"));
+    out.push('\n');
+    let headers = [
+        "USERS",
+        "TRANSACTION",
+        "COUNT",
+        "SHARE",
+        "ROLLED BACK",
+        "RETRIES",
+        "FAILED",
+        "MEAN",
+        "P50",
+        "P95",
+        "P99",
+        "P99.9",
+        "MAX",
+    ];
+    let mut aligns = vec![Align::Right; headers.len()];
+    aligns[1] = Align::Left;
+    let mut table = Table::new(&headers, &aligns);
+    for step in &d.steps {
+        for kind in &step.kinds {
+            table.row(vec![
+                step.users.to_string(),
+                kind.kind.name().to_string(),
+                kind.count.to_string(),
+                format!("{:.1}%", kind.count as f64 * 100.0 / step.transactions.max(1) as f64),
+                kind.rolled_back.to_string(),
+                kind.retries.to_string(),
+                kind.failures.to_string(),
+                format!("{:.2}", kind.mean_ms),
+                format!("{:.2}", kind.p50_ms),
+                format!("{:.2}", kind.p95_ms),
+                format!("{:.2}", kind.p99_ms),
+                format!("{:.2}", kind.p999_ms),
+                format!("{:.2}", kind.max_ms),
+            ]);
+        }
+    }
+    out.push_str(&table.render());
+
+    let counters: Vec<&String> = {
+        let mut names: Vec<&String> = d.steps.iter().flat_map(|s| s.server.keys()).collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    if !counters.is_empty() {
+        out.push_str(&heading("Server counters per second of the measured window"));
+        out.push('\n');
+        let mut headers = vec!["USERS".to_string()];
+        headers.extend(counters.iter().map(|c| c.to_uppercase()));
+        let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let mut table = Table::new(&header_refs, &vec![Align::Right; headers.len()]);
+        for step in &d.steps {
+            let mut row = vec![step.users.to_string()];
+            row.extend(
+                counters
+                    .iter()
+                    .map(|c| step.server.get(*c).map_or("-".into(), |v| number(v / step.measured_seconds.max(1e-9)))),
+            );
+            table.row(row);
+        }
+        out.push_str(&table.render());
+    }
+    for step in &d.steps {
+        if step.wait_events.is_empty() {
+            continue;
+        }
+        let total: u64 = step.wait_events.values().sum();
+        let mut events: Vec<(&String, &u64)> = step.wait_events.iter().collect();
+        events.sort_by(|a, b| b.1.cmp(a.1));
+        let top: Vec<String> = events
+            .iter()
+            .take(5)
+            .map(|(event, n)| format!("{event} {:.0}%", **n as f64 * 100.0 / total as f64))
+            .collect();
+        out.push_str(&format!("Wait events at {} users (sampled): {}\n", step.users, top.join(", ")));
+    }
+
+    out.push_str(&heading("Consistency"));
+    out.push('\n');
+    for check in &d.consistency {
+        out.push_str(&format!("  {} {}: {}\n", if check.passed { "PASS" } else { "FAIL" }, check.name, check.detail));
+    }
+
+    if !d.pgbench.is_empty() {
+        out.push_str(&heading("Cross-check: pgbench against the same server and tables"));
+        out.push('\n');
+        let headers =
+            ["CLIENTS", "ENVBENCH TPS", "PGBENCH TPS", "RATIO", "ENVBENCH P95 ms", "PGBENCH P95 ms", "PGBENCH P99 ms"];
+        let mut table = Table::new(&headers, &vec![Align::Right; headers.len()]);
+        for figures in &d.pgbench {
+            let ours = d.steps.iter().find(|s| s.users == figures.clients);
+            let our_tps = ours.map_or(0.0, |s| s.tpm / 60.0);
+            table.row(vec![
+                figures.clients.to_string(),
+                number(our_tps),
+                number(figures.tps),
+                format!("{:.2}", our_tps / figures.tps.max(1e-9)),
+                ours.map_or("-".into(), |s| format!("{:.2}", s.judged_latency_ms(profile))),
+                format!("{:.2}", figures.p95_ms),
+                format!("{:.2}", figures.p99_ms),
+            ]);
+        }
+        out.push_str(&table.render());
+        if let Some(version) = d.pgbench.first().map(|f| &f.version) {
+            out.push_str(&format!("{version}, -M prepared, builtin tpcb-like, one thread per client\n"));
+        }
+    }
+    if d.dialect == "sqlite" {
+        out.push_str(
+            "SQLite: embedded, WAL with synchronous=FULL; writers serialize, so more users add waiting, not work.\n",
+        );
+    }
+    out.push_str(
+        "NOPM counts new orders from the database over the measured window (as HammerDB does); TPM counts every \
+         transaction the users ended. TPC-derived: not a TPC result.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transactions::Kind;
+
+    #[test]
+    fn transaction_kinds_name_their_tests() {
+        assert_eq!(step_test_id(8), "U=8");
+        assert_eq!(Kind::NewOrder.name(), "New-Order");
+    }
+}

@@ -1,0 +1,366 @@
+//! Connections to the databases envbench measures: embedded SQLite, PostgreSQL and MariaDB/MySQL behind one small
+//! [`Connection`] trait (execute, query and batches of statements, with `?` placeholders and prepared statements
+//! cached per connection), a database named by what the user wrote ([`DatabaseUrl`]), and errors sorted the way a
+//! workload must treat them ([`ErrorKind`]: retry a deadlock, report a server that cannot be reached, tell the user
+//! what to fix). Every message is free of passwords.
+//!
+//! It runs no workload and knows no schema: the workload crates (transactions, analytic queries) write their SQL and
+//! use this crate to send it.
+
+mod mysql_connection;
+mod postgres_connection;
+mod sqlite_connection;
+
+use envbench_core::model::redact_secrets;
+use std::path::PathBuf;
+
+/// A value bound to or read from a statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Value {
+        Value::Int(value)
+    }
+}
+
+impl From<i32> for Value {
+    fn from(value: i32) -> Value {
+        Value::Int(value.into())
+    }
+}
+
+impl From<u32> for Value {
+    fn from(value: u32) -> Value {
+        Value::Int(value.into())
+    }
+}
+
+impl From<f64> for Value {
+    fn from(value: f64) -> Value {
+        Value::Real(value)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Value {
+        Value::Text(value.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Value {
+        Value::Text(value)
+    }
+}
+
+/// One row of a result, read by column position.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row(pub Vec<Value>);
+
+impl Row {
+    fn value(&self, column: usize) -> Result<&Value, DbError> {
+        self.0.get(column).ok_or_else(|| DbError::other(format!("the row has no column {column}")))
+    }
+
+    /// A whole number (text holding one is read too: MySQL sends some numbers as text).
+    pub fn int(&self, column: usize) -> Result<i64, DbError> {
+        match self.value(column)? {
+            Value::Int(v) => Ok(*v),
+            Value::Real(v) if v.fract() == 0.0 => Ok(*v as i64),
+            Value::Text(t) => {
+                t.trim().parse().map_err(|_| DbError::other(format!("column {column}: '{t}' is no number")))
+            }
+            other => Err(DbError::other(format!("column {column} holds {other:?} where a whole number belongs"))),
+        }
+    }
+
+    /// A number.
+    pub fn real(&self, column: usize) -> Result<f64, DbError> {
+        match self.value(column)? {
+            Value::Real(v) => Ok(*v),
+            Value::Int(v) => Ok(*v as f64),
+            Value::Text(t) => {
+                t.trim().parse().map_err(|_| DbError::other(format!("column {column}: '{t}' is no number")))
+            }
+            Value::Null => Err(DbError::other(format!("column {column} is NULL where a number belongs"))),
+        }
+    }
+
+    /// Text (numbers as written).
+    pub fn text(&self, column: usize) -> Result<String, DbError> {
+        match self.value(column)? {
+            Value::Text(t) => Ok(t.clone()),
+            Value::Int(v) => Ok(v.to_string()),
+            Value::Real(v) => Ok(v.to_string()),
+            Value::Null => Ok(String::new()),
+        }
+    }
+
+    pub fn is_null(&self, column: usize) -> bool {
+        matches!(self.0.get(column), Some(Value::Null) | None)
+    }
+}
+
+/// Which SQL a database speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    MySql,
+}
+
+impl Dialect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+            Dialect::MySql => "mysql",
+        }
+    }
+
+    /// The statement that begins a transaction that will write. SQLite takes its write lock at once, so concurrent
+    /// writers wait on the busy timeout instead of failing at their first write.
+    pub fn begin(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres | Dialect::MySql => "BEGIN",
+        }
+    }
+
+    /// ` FOR UPDATE` where the database locks rows that way; SQLite locks the whole database at `BEGIN IMMEDIATE`.
+    pub fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres | Dialect::MySql => " FOR UPDATE",
+        }
+    }
+}
+
+/// How a workload must treat an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Deadlock, serialization failure, lock wait timeout, busy database: run the transaction again (and count it).
+    Retry,
+    /// The server cannot be reached, or the connection was lost.
+    Unreachable,
+    /// The server answered and said no: unknown database, wrong password, missing privilege.
+    Refused,
+    /// Anything else: a bug, a full disk, a constraint.
+    Other,
+}
+
+/// A database error, with its kind and a message that says what to do (no password in it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> DbError {
+        DbError { kind, message: redact_secrets(&message.into()) }
+    }
+
+    pub fn other(message: impl Into<String>) -> DbError {
+        DbError::new(ErrorKind::Other, message)
+    }
+
+    pub fn is_retry(&self) -> bool {
+        self.kind == ErrorKind::Retry
+    }
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Statements on one connection to a database. SQL uses `?` placeholders whatever the dialect; statements are prepared
+/// once per connection and reused.
+pub trait Connection: Send {
+    fn dialect(&self) -> Dialect;
+
+    /// Run a statement; the rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
+
+    /// Run a query; every row.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+
+    /// Run statements without parameters, unprepared (DDL, settings, transaction control).
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+
+    /// The server's version, for people.
+    fn server_version(&mut self) -> Result<String, DbError>;
+
+    fn begin(&mut self) -> Result<(), DbError> {
+        let begin = self.dialect().begin();
+        self.batch(begin)
+    }
+
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<(), DbError> {
+        self.batch("ROLLBACK")
+    }
+
+    /// The first row of a query, if any.
+    fn query_optional(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+}
+
+/// A database as the user named it: `sqlite:PATH` (or a SQLite file path given by a workload), a `postgres://` or
+/// `postgresql://` URL, or a `mysql://` (also `mariadb://`) URL.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl {
+    dialect: Dialect,
+    /// What to connect with (passwords included).
+    target: String,
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DatabaseUrl({})", self.shown())
+    }
+}
+
+impl DatabaseUrl {
+    /// Parse a server URL. Anything else is refused with what to write.
+    pub fn parse(text: &str) -> Result<DatabaseUrl, DbError> {
+        let refused = |reason: String| {
+            DbError::new(
+                ErrorKind::Refused,
+                format!(
+                    "'{}' is not a database URL envbench can use ({reason}); write postgres://user@host:5432/database \
+                     or mysql://user@host:3306/database",
+                    redact_secrets(text)
+                ),
+            )
+        };
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            text.parse::<postgres::Config>().map_err(|e| refused(e.to_string()))?;
+            return Ok(DatabaseUrl { dialect: Dialect::Postgres, target: text.to_string() });
+        }
+        if let Some(rest) = text.strip_prefix("mariadb://") {
+            return DatabaseUrl::parse(&format!("mysql://{rest}"));
+        }
+        if text.starts_with("mysql://") {
+            mysql::Opts::from_url(text).map_err(|e| refused(e.to_string()))?;
+            return Ok(DatabaseUrl { dialect: Dialect::MySql, target: text.to_string() });
+        }
+        Err(refused("only postgres://, postgresql://, mysql:// and mariadb:// are supported".into()))
+    }
+
+    /// An embedded SQLite database in a file.
+    pub fn sqlite(path: impl Into<PathBuf>) -> DatabaseUrl {
+        DatabaseUrl { dialect: Dialect::Sqlite, target: path.into().display().to_string() }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The database for people: the URL without its password, or the SQLite file.
+    pub fn shown(&self) -> String {
+        redact_secrets(&self.target)
+    }
+
+    /// True when the server runs on this machine (loopback or a socket), so its data directory's storage is this
+    /// machine's.
+    pub fn is_local(&self) -> bool {
+        let local = |host: &str| matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.");
+        match self.dialect {
+            Dialect::Sqlite => true,
+            Dialect::Postgres => self.target.parse::<postgres::Config>().is_ok_and(|c| {
+                c.get_hosts().iter().all(|h| match h {
+                    postgres::config::Host::Unix(_) => true,
+                    postgres::config::Host::Tcp(name) => local(name),
+                })
+            }),
+            Dialect::MySql => mysql::Opts::from_url(&self.target).is_ok_and(|o| local(&o.get_ip_or_hostname())),
+        }
+    }
+
+    /// Open a connection. `application` names it in the server's session list.
+    pub fn connect(&self, application: &str) -> Result<Box<dyn Connection>, DbError> {
+        match self.dialect {
+            Dialect::Sqlite => Ok(Box::new(sqlite_connection::SqliteConnection::open(&self.target)?)),
+            Dialect::Postgres => {
+                Ok(Box::new(postgres_connection::PostgresConnection::open(&self.target, &self.shown(), application)?))
+            }
+            Dialect::MySql => Ok(Box::new(mysql_connection::MySqlConnection::open(&self.target, &self.shown())?)),
+        }
+    }
+}
+
+/// The version of the SQLite library envbench embeds.
+pub fn sqlite_version() -> &'static str {
+    rusqlite::version()
+}
+
+/// `?` placeholders numbered `$1`, `$2`, ... as PostgreSQL wants them (outside quoted text).
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let (mut n, mut quoted) = (0, false);
+    for c in sql.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_the_dialect_and_keep_their_password_to_themselves() {
+        let pg = DatabaseUrl::parse("postgres://bob:hunter2@127.0.0.1/test").unwrap();
+        assert_eq!(pg.dialect(), Dialect::Postgres);
+        assert_eq!(pg.shown(), "postgres://bob:***@127.0.0.1/test");
+        assert!(pg.is_local());
+        assert!(!format!("{pg:?}").contains("hunter2"));
+        let my = DatabaseUrl::parse("mariadb://root@db.example:3306/test").unwrap();
+        assert_eq!(my.dialect(), Dialect::MySql);
+        assert!(!my.is_local());
+        for bad in ["oracle://x@y/z", "sqlite:/x", "postgres://x:y@:notaport/z"] {
+            let error = DatabaseUrl::parse(bad).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::Refused, "{bad}");
+            assert!(error.message.contains("mysql://"), "{error}");
+        }
+    }
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(numbered_placeholders("SELECT ?, '?' WHERE a = ?"), "SELECT $1, '?' WHERE a = $2");
+    }
+
+    #[test]
+    fn rows_read_numbers_written_as_text() {
+        let row = Row(vec![Value::Text("12".into()), Value::Text("1.5".into()), Value::Int(3), Value::Null]);
+        assert_eq!(row.int(0).unwrap(), 12);
+        assert_eq!(row.real(1).unwrap(), 1.5);
+        assert_eq!(row.text(2).unwrap(), "3");
+        assert!(row.is_null(3) && row.real(3).is_err());
+    }
+}

@@ -1,0 +1,106 @@
+//! MariaDB and MySQL over a real connection: statements prepared once per connection (the driver's statement cache).
+
+use crate::{Connection, DbError, Dialect, ErrorKind, Row, Value};
+use mysql::prelude::Queryable;
+use std::time::Duration;
+
+pub(crate) struct MySqlConnection {
+    connection: mysql::Conn,
+    shown: String,
+}
+
+impl MySqlConnection {
+    pub(crate) fn open(url: &str, shown: &str) -> Result<MySqlConnection, DbError> {
+        let opts = mysql::Opts::from_url(url)
+            .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a MySQL URL ({e})")))?;
+        let opts = mysql::OptsBuilder::from_opts(opts)
+            .stmt_cache_size(Some(256))
+            .tcp_connect_timeout(Some(Duration::from_secs(10)));
+        let connection = mysql::Conn::new(opts).map_err(|e| classify(shown, e))?;
+        Ok(MySqlConnection { connection, shown: shown.to_string() })
+    }
+}
+
+fn params(values: &[Value]) -> mysql::Params {
+    if values.is_empty() {
+        return mysql::Params::Empty;
+    }
+    mysql::Params::Positional(
+        values
+            .iter()
+            .map(|value| match value {
+                Value::Null => mysql::Value::NULL,
+                Value::Int(v) => mysql::Value::Int(*v),
+                Value::Real(v) => mysql::Value::Double(*v),
+                Value::Text(v) => mysql::Value::Bytes(v.as_bytes().to_vec()),
+            })
+            .collect(),
+    )
+}
+
+/// A value as sent by the server: numbers of the binary protocol, everything else as text.
+pub(crate) fn value(value: mysql::Value) -> Value {
+    match value {
+        mysql::Value::NULL => Value::Null,
+        mysql::Value::Int(v) => Value::Int(v),
+        mysql::Value::UInt(v) => Value::Int(v as i64),
+        mysql::Value::Float(v) => Value::Real(v.into()),
+        mysql::Value::Double(v) => Value::Real(v),
+        mysql::Value::Bytes(bytes) => Value::Text(String::from_utf8_lossy(&bytes).into_owned()),
+        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
+    }
+}
+
+impl Connection for MySqlConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::MySql
+    }
+
+    fn execute(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+        let result = self.connection.exec_iter(sql, params(values)).map_err(|e| classify(&self.shown, e))?;
+        Ok(result.affected_rows())
+    }
+
+    fn query(&mut self, sql: &str, values: &[Value]) -> Result<Vec<Row>, DbError> {
+        // Without parameters the text protocol: statements such as SHOW cannot always be prepared.
+        let rows: Vec<mysql::Row> =
+            if values.is_empty() { self.connection.query(sql) } else { self.connection.exec(sql, params(values)) }
+                .map_err(|e| classify(&self.shown, e))?;
+        Ok(rows.into_iter().map(|row| Row(row.unwrap().into_iter().map(value).collect())).collect())
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.connection.query_drop(sql).map_err(|e| classify(&self.shown, e))
+    }
+
+    fn server_version(&mut self) -> Result<String, DbError> {
+        let version: Option<String> =
+            self.connection.query_first("SELECT VERSION()").map_err(|e| classify(&self.shown, e))?;
+        let version = version.unwrap_or_default();
+        Ok(if version.contains("MariaDB") { format!("MariaDB {version}") } else { format!("MySQL {version}") })
+    }
+}
+
+/// A driver error, sorted: deadlocks and lock wait timeouts are retried, refused logins and unknown databases are the
+/// user's to fix, and a lost connection means the server cannot be reached.
+pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
+    match &error {
+        mysql::Error::MySqlError(server) => {
+            let (kind, advice) = match server.code {
+                1213 | 1205 => (ErrorKind::Retry, ""),
+                1045 => (ErrorKind::Refused, "; check the user and password in the URL"),
+                1049 => (ErrorKind::Refused, "; create the database (CREATE DATABASE ...) or name an existing one"),
+                1044 | 1142 | 1227 => {
+                    (ErrorKind::Refused, "; the user needs privileges on the database (GRANT ALL ON db.* TO ...)")
+                }
+                _ => (ErrorKind::Other, ""),
+            };
+            DbError::new(kind, format!("{shown}: {}{advice}", server.message))
+        }
+        e if e.is_connectivity_error() => DbError::new(
+            ErrorKind::Unreachable,
+            format!("{shown}: {error}; is the server running, and does the URL name the right host and port?"),
+        ),
+        _ => DbError::other(format!("{shown}: {error}")),
+    }
+}

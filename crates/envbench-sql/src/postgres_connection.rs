@@ -1,0 +1,139 @@
+//! PostgreSQL over a real connection: statements prepared once per connection, values bound in the binary protocol.
+
+use crate::{Connection, DbError, Dialect, ErrorKind, Row, Value, numbered_placeholders};
+use envbench_core::model::{error_chain, postgres_advice};
+use postgres::types::{FromSql, ToSql, Type};
+use postgres::{Client, NoTls, Statement};
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub(crate) struct PostgresConnection {
+    client: Client,
+    statements: HashMap<String, Statement>,
+    shown: String,
+}
+
+impl PostgresConnection {
+    pub(crate) fn open(url: &str, shown: &str, application: &str) -> Result<PostgresConnection, DbError> {
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a PostgreSQL URL ({e})")))?;
+        config.application_name(application);
+        config.connect_timeout(Duration::from_secs(10));
+        let client = config.connect(NoTls).map_err(|e| classify(shown, &e))?;
+        Ok(PostgresConnection { client, statements: HashMap::new(), shown: shown.to_string() })
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(&numbered_placeholders(sql)).map_err(|e| classify(&self.shown, &e))?;
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+}
+
+/// Values as the driver binds them, to the types the server expects for each parameter.
+fn bind(values: &[Value], types: &[Type]) -> Vec<Box<dyn ToSql + Sync>> {
+    values
+        .iter()
+        .zip(types.iter().chain(std::iter::repeat(&Type::TEXT)))
+        .map(|(value, ty)| -> Box<dyn ToSql + Sync> {
+            match (value, ty) {
+                (Value::Null, _) => Box::new(None::<String>),
+                (Value::Int(v), &Type::INT2) => Box::new(*v as i16),
+                (Value::Int(v), &Type::INT4) => Box::new(*v as i32),
+                (Value::Int(v), &Type::FLOAT8) => Box::new(*v as f64),
+                (Value::Int(v), &Type::FLOAT4) => Box::new(*v as f32),
+                (Value::Int(v), _) => Box::new(*v),
+                (Value::Real(v), &Type::FLOAT4) => Box::new(*v as f32),
+                (Value::Real(v), _) => Box::new(*v),
+                (Value::Text(v), _) => Box::new(v.clone()),
+            }
+        })
+        .collect()
+}
+
+/// Any value the server sends, kept as text when the type is not one envbench reads as a number.
+struct Raw(Value);
+
+impl<'a> FromSql<'a> for Raw {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(match *ty {
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Real(f32::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::BOOL => Value::Int(bool::from_sql(ty, raw)?.into()),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => Value::Text(String::from_sql(ty, raw)?),
+            _ => Value::Text(String::from_utf8_lossy(raw).into_owned()),
+        }))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(Value::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+impl Connection for PostgresConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let statement = self.statement(sql)?;
+        let bound = bind(params, statement.params());
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        self.client.execute(&statement, &refs).map_err(|e| classify(&self.shown, &e))
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let statement = self.statement(sql)?;
+        let bound = bind(params, statement.params());
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+        let rows = self.client.query(&statement, &refs).map_err(|e| classify(&self.shown, &e))?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| row.try_get::<_, Raw>(i).map(|r| r.0).map_err(|e| classify(&self.shown, &e)))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Row)
+            })
+            .collect()
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.client.batch_execute(sql).map_err(|e| classify(&self.shown, &e))
+    }
+
+    fn server_version(&mut self) -> Result<String, DbError> {
+        let version = self.query("SHOW server_version", &[])?;
+        Ok(format!("PostgreSQL {}", version.first().map(|r| r.text(0)).transpose()?.unwrap_or_default()))
+    }
+}
+
+/// A driver error, sorted: deadlocks and serialization failures are retried; what the server refuses is the user's to
+/// fix; a lost connection means the server cannot be reached.
+pub(crate) fn classify(shown: &str, error: &postgres::Error) -> DbError {
+    match error.as_db_error() {
+        Some(db) => {
+            let code = db.code().code();
+            let kind = match code {
+                "40001" | "40P01" | "55P03" => ErrorKind::Retry,
+                "28P01" | "28000" | "3D000" | "42501" | "3F000" => ErrorKind::Refused,
+                _ => ErrorKind::Other,
+            };
+            DbError::new(kind, format!("{shown}: {}", postgres_advice(Some(code), db.message(), "the URL")))
+        }
+        None => DbError::new(
+            ErrorKind::Unreachable,
+            format!("{shown}: {}", postgres_advice(None, &error_chain(error), "the URL")),
+        ),
+    }
+}
