@@ -162,6 +162,8 @@ fn bad_input_is_refused_before_anything_is_stored() {
         (&["--dir", "/nonexistent/envbench"], "not a directory"),
         (&["--target", "postgres://postgres@127.0.0.1:1/test"], "is the server running"),
         (&["--target", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db"], "createdb"),
+        (&["--target", "mysql://root@127.0.0.1:1/test"], "is the server running"),
+        (&["--target", "mysql://root@127.0.0.1:3306/envbench_no_such_db"], "create the database"),
     ];
     for (extra, expected) in cases {
         let mut args = vec!["tpch"];
@@ -226,4 +228,41 @@ impl Drop for SchemaGuard {
             .args([POSTGRES, "-qc", &format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0)])
             .output();
     }
+}
+
+const MYSQL: &str = "mysql://root@127.0.0.1:3306/test";
+
+/// Drops the test's MySQL database however the test ends.
+struct MySqlDatabaseGuard(String);
+
+impl Drop for MySqlDatabaseGuard {
+    fn drop(&mut self) {
+        if let Ok(mut connection) = envbench_sql::DatabaseUrl::parse(MYSQL).unwrap().connect("envbench-test") {
+            let _ = connection.batch(&format!("DROP DATABASE IF EXISTS {}", self.0));
+        }
+    }
+}
+
+#[test]
+fn mysql_target_loads_runs_refreshes_and_reuses() {
+    let dir = scratch("mysql");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let database = format!("envbench_tpch_cli_{}", std::process::id());
+    let _guard = MySqlDatabaseGuard(database.clone());
+    let args = ["tpch", "--sf", "0.01", "--dir", d, "--target", MYSQL, "--schema", &database, "--users", "2"];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(stderr(&output).contains("loaded SF 0.01 in M"), "{}", stderr(&output));
+    assert!(text.contains("SF 0.01 on mysql"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("power ") && l.contains("22/22")), "{text}");
+    assert!(text.contains("(24 timed intervals)") && !text.contains("skipped"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("refresh ") && l.contains("4/4 RF")), "{text}");
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("reusing the tables of SF 0.01"), "{}", stderr(&output));
+    let listed = runs(&store);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    assert_eq!(result(&run, "Q9")["parameters"]["target"], "mysql");
 }

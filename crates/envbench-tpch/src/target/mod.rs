@@ -210,3 +210,45 @@ pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>,
         })?),
     })
 }
+
+/// Run `jobs` on up to `threads` connections made by `connect`, each taking the next job until none is left; the
+/// first error (or an interrupt) stops the others. The parallel loads of the server targets.
+pub(crate) fn parallel<C, J: Send>(
+    threads: usize,
+    jobs: Vec<J>,
+    interrupt: &AtomicBool,
+    connect: impl Fn() -> Result<C, TpchError> + Sync,
+    work: impl Fn(&mut C, J) -> Result<(), TpchError> + Sync,
+) -> Result<(), TpchError> {
+    let threads = threads.min(jobs.len()).max(1);
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let first_error: std::sync::Mutex<Option<TpchError>> = std::sync::Mutex::new(None);
+    let failed = |error: TpchError| {
+        first_error.lock().expect("no panics").get_or_insert(error);
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut connection = match connect() {
+                    Ok(connection) => connection,
+                    Err(e) => return failed(e),
+                };
+                loop {
+                    if interrupt.load(std::sync::atomic::Ordering::SeqCst)
+                        || first_error.lock().expect("no panics").is_some()
+                    {
+                        return;
+                    }
+                    let Some(job) = queue.lock().expect("no panics").next() else { return };
+                    if let Err(e) = work(&mut connection, job) {
+                        return failed(e);
+                    }
+                }
+            });
+        }
+    });
+    match first_error.into_inner().expect("no panics") {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}

@@ -474,38 +474,9 @@ impl MySqlTarget {
         &self,
         jobs: Vec<J>,
         interrupt: &AtomicBool,
-        work: impl Fn(&mut dyn Connection, J) -> Result<(), TpchError> + Sync,
+        work: impl Fn(&mut Box<dyn Connection>, J) -> Result<(), TpchError> + Sync,
     ) -> Result<(), TpchError> {
-        let threads = self.load_threads.min(jobs.len()).max(1);
-        let queue = Mutex::new(jobs.into_iter());
-        let first_error: Mutex<Option<TpchError>> = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    let mut connection = match self.connection() {
-                        Ok(connection) => connection,
-                        Err(e) => {
-                            first_error.lock().expect("no panics").get_or_insert(e);
-                            return;
-                        }
-                    };
-                    loop {
-                        if interrupt.load(Ordering::SeqCst) || first_error.lock().expect("no panics").is_some() {
-                            return;
-                        }
-                        let Some(job) = queue.lock().expect("no panics").next() else { return };
-                        if let Err(e) = work(connection.as_mut(), job) {
-                            first_error.lock().expect("no panics").get_or_insert(e);
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        match first_error.into_inner().expect("no panics") {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        super::parallel(self.load_threads, jobs, interrupt, || self.connection(), work)
     }
 }
 

@@ -11,7 +11,6 @@ use envbench_core::sampler::StepObserver;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -302,36 +301,7 @@ impl PostgresTarget {
         interrupt: &AtomicBool,
         work: impl Fn(&mut Client, J) -> Result<(), TpchError> + Sync,
     ) -> Result<(), TpchError> {
-        let threads = self.load_threads.min(jobs.len()).max(1);
-        let queue = Mutex::new(jobs.into_iter());
-        let first_error: Mutex<Option<TpchError>> = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    let mut client = match self.client() {
-                        Ok(client) => client,
-                        Err(e) => {
-                            first_error.lock().expect("no panics").get_or_insert(e);
-                            return;
-                        }
-                    };
-                    loop {
-                        if interrupt.load(Ordering::SeqCst) || first_error.lock().expect("no panics").is_some() {
-                            return;
-                        }
-                        let Some(job) = queue.lock().expect("no panics").next() else { return };
-                        if let Err(e) = work(&mut client, job) {
-                            first_error.lock().expect("no panics").get_or_insert(e);
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        match first_error.into_inner().expect("no panics") {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        super::parallel(self.load_threads, jobs, interrupt, || self.client(), work)
     }
 }
 
