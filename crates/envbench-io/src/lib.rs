@@ -33,6 +33,7 @@ pub mod records;
 pub mod rng;
 pub mod runner;
 pub mod spec;
+pub mod steady;
 pub mod suite;
 pub mod testfile;
 pub mod workload;
