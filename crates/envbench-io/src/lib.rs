@@ -24,6 +24,7 @@
 
 pub mod buffer;
 pub mod cache;
+pub mod commit;
 pub mod durability;
 pub mod engine;
 pub mod error;
