@@ -32,6 +32,8 @@ pub enum SyncMethod {
     Odsync,
     /// `O_DIRECT|O_DSYNC`: past the page cache, each write durable when it returns (whole 4 KiB blocks only).
     OdirectOdsync,
+    /// A plain `write`, never made durable: the reference a flush's cost is judged against.
+    Buffered,
 }
 
 impl SyncMethod {
@@ -44,6 +46,7 @@ impl SyncMethod {
             SyncMethod::Fsync => "fsync",
             SyncMethod::Odsync => "O_DSYNC",
             SyncMethod::OdirectOdsync => "O_DIRECT|O_DSYNC",
+            SyncMethod::Buffered => "no sync",
         }
     }
 }
@@ -158,7 +161,7 @@ impl Log {
         match method {
             SyncMethod::Fdatasync => self.file.sync_data(),
             SyncMethod::Fsync => self.file.sync_all(),
-            SyncMethod::Odsync | SyncMethod::OdirectOdsync => Ok(()),
+            SyncMethod::Odsync | SyncMethod::OdirectOdsync | SyncMethod::Buffered => Ok(()),
         }
     }
 }

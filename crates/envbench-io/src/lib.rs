@@ -25,6 +25,7 @@
 pub mod buffer;
 pub mod cache;
 pub mod commit;
+pub mod commit_suite;
 pub mod durability;
 pub mod engine;
 pub mod error;

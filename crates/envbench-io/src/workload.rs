@@ -12,7 +12,9 @@ use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, micros, number, plural};
 use envbench_core::units::format_duration;
-use envbench_core::workload::{Envelope, Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError};
+use envbench_core::workload::{
+    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, Workload, WorkloadError,
+};
 use envbench_core::{ByteSize, parse_byte_size, parse_duration};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -35,7 +37,8 @@ pub struct DiskArgs {
     /// Directory in which envbench creates (and afterwards removes) its test file.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
-    /// Test profile: cdm, cdm-nvme, cdm5, anvil or db.
+    /// Test profile: cdm, cdm-nvme, cdm5, anvil, db, or commit (commit latency by sync method and the group-commit
+    /// curve).
     #[arg(long, default_value = "cdm")]
     pub profile: String,
     /// An ad-hoc test instead of the profile, e.g. rnd:8k:q32:t1:read, seq:1m:q8:t1:write, rnd:8k:q16:t1:mix70,
@@ -117,9 +120,18 @@ impl Workload for DiskWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = DiskArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        if args.profile == "commit" && args.tests.is_empty() {
+            return Ok(Plan::Run(Box::new(plan_commit(&args)?)));
+        }
         let (options, tests) = plan(&args)?;
         check_suite(&options, &tests)?;
         Ok(Plan::Run(Box::new(DiskRun { options, tests })))
+    }
+
+    /// The group-commit curve of a commit run.
+    fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
+        let document = run.attachments.get(WORKLOAD)?.get(crate::commit_suite::COMMIT_ATTACHMENT)?;
+        crate::commit_suite::scaling(&serde_json::from_value(document.clone()).ok()?)
     }
 
     fn headline(&self, run: &StoredRun) -> String {
@@ -130,6 +142,10 @@ impl Workload for DiskWorkload {
         if let Some(mb) = run.median(HEADLINE_SEQUENTIAL_TEST, THROUGHPUT_METRIC) {
             parts.push(format!("{HEADLINE_SEQUENTIAL_TEST} {mb:.0} MB/s"));
         }
+        let commit = "COMMIT 8K fdatasync append";
+        if let (Some(rate), Some(p99)) = (run.median(commit, "commits_per_s"), run.median(commit, "latency_p99")) {
+            parts.push(format!("{commit} {rate:.0} commits/s, p99 {p99:.0} us"));
+        }
         if parts.is_empty()
             && let Some(first) = run.results.iter().find(|r| r.record.metric == THROUGHPUT_METRIC)
         {
@@ -138,6 +154,26 @@ impl Workload for DiskWorkload {
         }
         parts.join("; ")
     }
+}
+
+/// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
+fn plan_commit(args: &DiskArgs) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
+    crate::testfile::check_directory(&args.dir)?;
+    let duration = match &args.duration {
+        Some(text) => parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?,
+        None if args.quick => Duration::from_secs(1),
+        None => Duration::from_secs(5),
+    };
+    if duration.is_zero() {
+        return Err(usage("--duration must be longer than zero, e.g. 5s"));
+    }
+    if args.cross_check.is_some() {
+        return Err(usage("--cross-check fio applies to the throughput profiles, not to --profile commit"));
+    }
+    Ok(crate::commit_suite::CommitRun {
+        directory: args.dir.clone(),
+        tests: crate::commit_suite::commit_tests(duration),
+    })
 }
 
 /// A usage error (exit status 2).
