@@ -9,6 +9,7 @@
 
 pub mod fingerprint;
 pub mod model;
+pub mod programs;
 pub mod sampler;
 pub mod stats;
 pub mod text;

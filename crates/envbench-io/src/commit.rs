@@ -59,6 +59,8 @@ pub enum Placement {
     Append,
     /// Into a preallocated file, wrapping around (a recycled WAL segment).
     Overwrite,
+    /// The same block of a preallocated file again and again, as `pg_test_fsync` writes (for its cross-check).
+    Rewrite,
 }
 
 /// One commit test.
@@ -142,7 +144,7 @@ impl Log {
         let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
         // From here the file is removed on every way out.
         let mut log = Log { path, file };
-        if spec.placement == Placement::Overwrite {
+        if matches!(spec.placement, Placement::Overwrite | Placement::Rewrite) {
             let block = AlignedBuffer::new(1 << 20);
             for offset in (0..OVERWRITE_LOG_BYTES).step_by(1 << 20) {
                 log.file.write_all_at(block.as_slice(), offset)?;
@@ -174,6 +176,7 @@ fn offset(position: u64, len: u64, placement: Placement) -> u64 {
             let wrapped = position % OVERWRITE_LOG_BYTES;
             if wrapped + len > OVERWRITE_LOG_BYTES { 0 } else { wrapped }
         }
+        Placement::Rewrite => 0,
     }
 }
 

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The flag of pg_test_fsync's own figures.
+pub const PG_TEST_FSYNC_FLAG: &str = "pg_test_fsync-cross-check";
 /// The attachment key of a commit run.
 pub const COMMIT_ATTACHMENT: &str = "commit";
 /// Write sizes a database's log commits in.
@@ -30,6 +32,7 @@ pub fn test_id(spec: &CommitSpec) -> String {
     let placement = match spec.placement {
         Placement::Append => "append",
         Placement::Overwrite => "overwrite",
+        Placement::Rewrite => "rewrite",
     };
     if spec.committers == 1 && !spec.shared_log {
         format!("COMMIT {kib}K {} {placement}", spec.method.name())
@@ -77,6 +80,75 @@ pub struct CommitDocument {
     /// The median latency of the same 8 KiB write without a flush, the reference of the free-flush rule.
     pub plain_p50_us: Option<f64>,
     pub concerns: Vec<Concern>,
+    /// `pg_test_fsync`'s figures beside envbench's, when `--cross-check pg_test_fsync` asked for them.
+    #[serde(default)]
+    pub pg_test_fsync: Vec<PgTestFsync>,
+}
+
+/// One method both tools measure: pg_test_fsync's "one 8kB write" figure and envbench's 8 KiB overwrite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgTestFsync {
+    /// pg_test_fsync's name of the method (`open_datasync`, `fdatasync`, `fsync`).
+    pub method: String,
+    /// envbench's test it matches.
+    pub test_id: String,
+    pub theirs_ops_per_s: f64,
+    pub ours_ops_per_s: f64,
+}
+
+/// pg_test_fsync's methods of "one 8kB write" and envbench's of the same: it rewrites the first 8 kB of a
+/// preallocated file, and its `open_datasync` is `O_DIRECT|O_DSYNC` where the platform has O_DIRECT. envbench runs
+/// these rewrite tests only for the cross-check (its own overwrite tests move through the file, as a WAL does).
+const PG_TEST_FSYNC_METHODS: [(&str, SyncMethod); 3] =
+    [("open_datasync", SyncMethod::OdirectOdsync), ("fdatasync", SyncMethod::Fdatasync), ("fsync", SyncMethod::Fsync)];
+
+/// envbench's test of a pg_test_fsync method.
+fn rewrite_spec(method: SyncMethod, duration: Duration) -> CommitSpec {
+    CommitSpec { method, write_bytes: 8192, placement: Placement::Rewrite, committers: 1, shared_log: false, duration }
+}
+
+/// The ops/s of each method in pg_test_fsync's "one 8kB write" section.
+pub fn parse_pg_test_fsync(output: &str) -> Vec<(String, f64)> {
+    let mut in_section = false;
+    let mut out = Vec::new();
+    for line in output.lines() {
+        if line.starts_with("Compare file sync methods using one 8kB write") {
+            in_section = true;
+            continue;
+        }
+        if in_section && line.trim().is_empty() && !out.is_empty() {
+            break;
+        }
+        let mut words = line.split_whitespace();
+        if let (true, Some(method), Some(ops), Some("ops/sec")) = (in_section, words.next(), words.next(), words.next())
+            && let Ok(ops) = ops.parse::<f64>()
+        {
+            out.push((method.to_string(), ops));
+        }
+    }
+    out
+}
+
+/// Run pg_test_fsync in `dir` (its file named by envbench and removed afterwards) for `seconds` per test.
+fn run_pg_test_fsync(program: &Path, dir: &Path, seconds: u64) -> Result<Vec<(String, f64)>, String> {
+    let file = dir.join(format!(".envbench-pg_test_fsync-{}.out", std::process::id()));
+    let output =
+        std::process::Command::new(program).arg("-f").arg(&file).args(["-s", &seconds.max(1).to_string()]).output();
+    let _ = std::fs::remove_file(&file);
+    let output = output.map_err(|e| format!("{}: cannot run it ({e})", program.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!(
+            "pg_test_fsync failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let figures = parse_pg_test_fsync(&text);
+    if figures.is_empty() {
+        return Err(format!("pg_test_fsync printed no one-write figures:\n{text}"));
+    }
+    Ok(figures)
 }
 
 impl CommitDocument {
@@ -100,6 +172,8 @@ impl CommitDocument {
 pub struct CommitRun {
     pub directory: PathBuf,
     pub tests: Vec<CommitSpec>,
+    /// pg_test_fsync, when the user asked for the cross-check.
+    pub pg_test_fsync: Option<PathBuf>,
 }
 
 impl Planned for CommitRun {
@@ -179,6 +253,38 @@ impl Planned for CommitRun {
             }
             _ => Vec::new(),
         };
+        let mut cross_check = Vec::new();
+        if let Some(program) = &self.pg_test_fsync {
+            let duration = self.tests.first().map_or(Duration::from_secs(1), |t| t.duration);
+            for (_, method) in PG_TEST_FSYNC_METHODS {
+                let spec = rewrite_spec(method, duration);
+                context.progress.update(&test_id(&spec));
+                match run_commit_test(&self.directory, &spec, context.interrupt) {
+                    Ok(outcome) => outcomes.push(outcome),
+                    Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
+                        skipped.push((test_id(&spec), format!("the file system refused it ({error})")));
+                    }
+                    Err(error) => return Err(WorkloadError::failure(format!("{}: {error}", test_id(&spec)))),
+                }
+            }
+            let seconds = duration.as_secs().max(1);
+            context.progress.line(&format!("pg_test_fsync -s {seconds} in {}", self.directory.display()));
+            context.steps.step_started("pg_test_fsync");
+            let figures = run_pg_test_fsync(program, &self.directory, seconds);
+            context.steps.step_finished("pg_test_fsync");
+            for (method, theirs) in figures.map_err(WorkloadError::failure)? {
+                let Some((_, ours)) = PG_TEST_FSYNC_METHODS.iter().find(|(m, _)| *m == method) else { continue };
+                let test = test_id(&rewrite_spec(*ours, duration));
+                if let Some(ours) = outcomes.iter().find(|o| test_id(&o.spec) == test) {
+                    cross_check.push(PgTestFsync {
+                        method,
+                        test_id: test,
+                        theirs_ops_per_s: theirs,
+                        ours_ops_per_s: ours.commits_per_s,
+                    });
+                }
+            }
+        }
         Ok(Box::new(CommitMeasured {
             document: CommitDocument {
                 directory: self.directory.clone(),
@@ -186,6 +292,7 @@ impl Planned for CommitRun {
                 skipped,
                 plain_p50_us: plain,
                 concerns,
+                pg_test_fsync: cross_check,
             },
         }))
     }
@@ -229,6 +336,19 @@ impl Measured for CommitMeasured {
             push("latency_p99", "us", Direction::LowerIsBetter, outcome.p99_us);
             push("latency_p99_9", "us", Direction::LowerIsBetter, outcome.p999_us);
             push("latency_max", "us", Direction::LowerIsBetter, outcome.max_us);
+        }
+        for check in &self.document.pg_test_fsync {
+            records.push(ResultRecord {
+                workload: WORKLOAD.to_string(),
+                workload_version: crate::WORKLOAD_VERSION,
+                test_id: format!("pg_test_fsync {}", check.method),
+                parameters: json!({ "profile": "commit", "tool": "pg_test_fsync", "method": check.method }),
+                metric: "commits_per_s".into(),
+                unit: "commits/s".into(),
+                direction: Direction::HigherIsBetter,
+                samples: vec![check.theirs_ops_per_s],
+                flags: vec![PG_TEST_FSYNC_FLAG.to_string()],
+            });
         }
         records
     }
@@ -287,6 +407,25 @@ pub fn render(document: &CommitDocument) -> String {
             .collect();
         out.push_str(&format!("  {name}: {}\n", points.join(", ")));
     }
+    if !document.pg_test_fsync.is_empty() {
+        out.push_str(&heading("Cross-check: pg_test_fsync, one 8 kB write (ops/s)"));
+        out.push('\n');
+        let headers = ["PG_TEST_FSYNC METHOD", "ENVBENCH TEST", "PG_TEST_FSYNC", "ENVBENCH", "RATIO"];
+        let mut aligns = vec![Align::Right; headers.len()];
+        aligns[0] = Align::Left;
+        aligns[1] = Align::Left;
+        let mut table = Table::new(&headers, &aligns);
+        for check in &document.pg_test_fsync {
+            table.row(vec![
+                check.method.clone(),
+                check.test_id.clone(),
+                number(check.theirs_ops_per_s),
+                number(check.ours_ops_per_s),
+                format!("{:.2}", check.ours_ops_per_s / check.theirs_ops_per_s.max(1e-9)),
+            ]);
+        }
+        out.push_str(&table.render());
+    }
     match durability::explain(&document.concerns) {
         Some(text) => out.push_str(&format!("Durability: POSSIBLY NOT DURABLE: {text}.\n")),
         None => out.push_str("Durability: no sign that sync writes skip stable storage.\n"),
@@ -311,4 +450,41 @@ pub fn scaling(document: &CommitDocument) -> Option<ScalingCurve> {
         knee: None,
         latency_target: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pg_test_fsync_one_write_figures_are_read() {
+        let output = "5 seconds per test\n\
+O_DIRECT supported on this platform for open_datasync and open_sync.\n\n\
+Compare file sync methods using one 8kB write:\n\
+(in wal_sync_method preference order, except fdatasync is Linux's default)\n\
+        open_datasync                      5234.567 ops/sec     191 usecs/op\n\
+        fdatasync                          4986.123 ops/sec     201 usecs/op\n\
+        fsync                              4321.000 ops/sec     231 usecs/op\n\
+        fsync_writethrough                            n/a\n\
+        open_sync                          4000.000 ops/sec     250 usecs/op\n\n\
+Compare file sync methods using two 8kB writes:\n\
+        open_datasync                      2000.000 ops/sec     500 usecs/op\n";
+        let figures = parse_pg_test_fsync(output);
+        assert_eq!(figures.len(), 4, "{figures:?}");
+        assert_eq!(figures[0], ("open_datasync".to_string(), 5234.567));
+        assert_eq!(figures[2], ("fsync".to_string(), 4321.0));
+    }
+
+    #[test]
+    fn the_commit_profile_names_its_tests() {
+        let tests = commit_tests(Duration::from_secs(1));
+        let ids: Vec<String> = tests.iter().map(test_id).collect();
+        assert!(ids.contains(&"COMMIT 2K fdatasync append".to_string()));
+        assert!(ids.contains(&"GROUP 8K fdatasync one log C=16".to_string()));
+        assert!(!ids.iter().any(|id| id.starts_with("COMMIT 2K O_DIRECT")), "O_DIRECT needs 4 KiB blocks");
+        assert_eq!(
+            test_id(&rewrite_spec(SyncMethod::Fdatasync, Duration::from_secs(1))),
+            "COMMIT 8K fdatasync rewrite"
+        );
+    }
 }

@@ -72,7 +72,8 @@ pub struct DiskArgs {
     /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
     #[arg(long, value_name = "MODE")]
     pub write_sync: Option<String>,
-    /// Run the equivalent fio job after each test and show both: --cross-check fio.
+    /// Run the equivalent fio job after each test and show both: --cross-check fio (with --profile commit:
+    /// --cross-check pg_test_fsync).
     #[arg(long, value_name = "TOOL")]
     pub cross_check: Option<String>,
 }
@@ -167,12 +168,22 @@ fn plan_commit(args: &DiskArgs) -> Result<crate::commit_suite::CommitRun, Worklo
     if duration.is_zero() {
         return Err(usage("--duration must be longer than zero, e.g. 5s"));
     }
-    if args.cross_check.is_some() {
-        return Err(usage("--cross-check fio applies to the throughput profiles, not to --profile commit"));
-    }
+    let pg_test_fsync = match args.cross_check.as_deref() {
+        None => None,
+        Some("pg_test_fsync") => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
+            usage(
+                "--cross-check pg_test_fsync: pg_test_fsync was not found on the PATH or under /usr/lib/postgresql; \
+                 it ships with the PostgreSQL server package",
+            )
+        })?),
+        Some(other) => {
+            return Err(usage(format!("--cross-check {other}: --profile commit cross-checks with pg_test_fsync")));
+        }
+    };
     Ok(crate::commit_suite::CommitRun {
         directory: args.dir.clone(),
         tests: crate::commit_suite::commit_tests(duration),
+        pg_test_fsync,
     })
 }
 

@@ -30,27 +30,10 @@ pub struct PgbenchFigures {
 
 /// The pgbench program: on the PATH, or in a PostgreSQL installation's `bin` (the newest).
 pub fn find_pgbench() -> Result<PathBuf, OltpError> {
-    if let Some(path) = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("pgbench"))
-        .find(|p| p.is_file())
-    {
-        return Ok(path);
-    }
-    let mut installed: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("bin/pgbench"))
-        .filter(|p| p.is_file())
-        .collect();
-    installed
-        .sort_by_key(|p| p.components().nth(4).and_then(|c| c.as_os_str().to_str()?.parse::<u32>().ok()).unwrap_or(0));
-    installed.pop().ok_or_else(|| {
+    envbench_core::programs::find_postgres_program("pgbench").ok_or_else(|| {
         OltpError::BadInput(
             "--cross-check pgbench: pgbench was not found on the PATH or under /usr/lib/postgresql; install it \
-             (Debian: apt-get install postgresql-contrib or postgresql-client) or put it on the PATH"
+             (Debian: apt-get install postgresql-client) or put it on the PATH"
                 .into(),
         )
     })

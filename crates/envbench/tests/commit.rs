@@ -75,3 +75,39 @@ fn a_ram_backed_file_system_flags_every_result_as_possibly_not_durable() {
         "every result is flagged"
     );
 }
+
+#[test]
+fn pg_test_fsync_runs_beside_the_commit_tests_and_is_shown_side_by_side() {
+    let dir = scratch("commit", "pg_test_fsync");
+    let store = dir.join("results.db");
+    let args = [
+        "disk",
+        "--profile",
+        "commit",
+        "--duration",
+        "1s",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--cross-check",
+        "pg_test_fsync",
+    ];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in ["Cross-check: pg_test_fsync", "COMMIT 8K fdatasync rewrite", "open_datasync", "RATIO"] {
+        assert!(text.contains(needle), "{needle} missing from\n{text}");
+    }
+    let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+    let theirs = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["flags"].as_array().unwrap().iter().any(|f| f == "pg_test_fsync-cross-check"))
+        .count();
+    assert_eq!(theirs, 3, "open_datasync, fdatasync and fsync");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the store is left: {dir:?}");
+    let output =
+        envbench(&store, &["disk", "--profile", "commit", "--cross-check", "fio", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("pg_test_fsync"), "{}", stderr(&output));
+}
