@@ -276,17 +276,20 @@ fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
     // foreign tables are the user's to fix.
     // A SQLite file that does not exist yet is not created here: nothing is made before the run.
     let sqlite_file = args.dir.join(SQLITE_FILE);
-    let (server_version, existing, watched) = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
-        (format!("SQLite {}", envbench_sql::sqlite_version()), Existing::Nothing, args.dir.clone())
+    let mut connection = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+        None
     } else {
-        let mut connection = url.connect("envbench-oltp plan").map_err(OltpError::from)?;
-        let server_version = connection.server_version().map_err(OltpError::from)?;
-        let existing = schema::existing(connection.as_mut(), profile)?;
-        let watched = match url.dialect() {
-            Dialect::Sqlite => args.dir.clone(),
-            _ => server_data_directory(connection.as_mut(), &url).unwrap_or_else(|| args.dir.clone()),
-        };
-        (server_version, existing, watched)
+        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
+    };
+    let (server_version, existing, watched) = match connection.as_mut() {
+        None => (format!("SQLite {}", envbench_sql::sqlite_version()), Existing::Nothing, args.dir.clone()),
+        Some(connection) => {
+            let server_version = connection.server_version().map_err(OltpError::from)?;
+            let existing = schema::existing(connection.as_mut(), profile)?;
+            let watched =
+                envbench_sql::local_data_directory(connection.as_mut(), &url).unwrap_or_else(|| args.dir.clone());
+            (server_version, existing, watched)
+        }
     };
     if let Existing::Foreign(tables) = &existing {
         return Err(OltpError::foreign(&url, profile, tables).into());
@@ -294,8 +297,9 @@ fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
     let reusable = matches!(existing, Existing::Complete { scale: s, schema_version } if s == scale && schema_version == schema::SCHEMA_VERSION);
     if args.fresh || !reusable {
         check_space(&watched, &url, profile, scale)?;
-        if url.dialect() == Dialect::Postgres {
-            let mut connection = url.connect("envbench-oltp plan").map_err(OltpError::from)?;
+        if let Some(connection) = connection.as_mut()
+            && url.dialect() == Dialect::Postgres
+        {
             check_create_privilege(connection.as_mut(), &url)?;
         }
     }
@@ -320,20 +324,6 @@ fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         watched,
         server_version,
     })
-}
-
-/// A local server's data directory, when the server says where it is and this machine can see it.
-fn server_data_directory(connection: &mut dyn envbench_sql::Connection, url: &DatabaseUrl) -> Option<PathBuf> {
-    if !url.is_local() {
-        return None;
-    }
-    let sql = match url.dialect() {
-        Dialect::Postgres => "SHOW data_directory",
-        Dialect::MySql => "SELECT @@datadir",
-        Dialect::Sqlite => return None,
-    };
-    let path = PathBuf::from(connection.query_optional(sql, &[]).ok()??.text(0).ok()?);
-    path.is_dir().then_some(path)
 }
 
 /// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in its current schema.

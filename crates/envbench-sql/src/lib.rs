@@ -304,6 +304,23 @@ impl DatabaseUrl {
     }
 }
 
+/// The data directory of the server behind `connection`, when the server runs on this machine, says where its data
+/// is (PostgreSQL shows it to superusers and `pg_read_all_settings` only) and this machine can see it: the storage
+/// the fingerprint should describe and the sampler watch. `None` for SQLite, whose file the caller knows.
+pub fn local_data_directory(connection: &mut dyn Connection, url: &DatabaseUrl) -> Option<PathBuf> {
+    if !url.is_local() {
+        return None;
+    }
+    let sql = match url.dialect() {
+        Dialect::Postgres => "SHOW data_directory",
+        Dialect::MySql => "SELECT @@datadir",
+        Dialect::Sqlite => return None,
+    };
+    let row = connection.query_optional(sql, &[]).ok()??;
+    let path = PathBuf::from(row.text(0).ok()?);
+    (!row.is_null(0) && path.is_dir()).then_some(path)
+}
+
 /// The version of the SQLite library envbench embeds.
 pub fn sqlite_version() -> &'static str {
     rusqlite::version()

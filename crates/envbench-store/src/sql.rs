@@ -138,20 +138,8 @@ impl dyn Sql + '_ {
     }
 }
 
-/// `?` placeholders numbered `$1`, `$2`, ... as PostgreSQL wants them (the store's SQL has no `?` in literals).
-pub(crate) fn numbered_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// `?` placeholders numbered `$1`, `$2`, ... for PostgreSQL: the one rewrite envbench's connections also use.
+pub(crate) use envbench_sql::numbered_placeholders;
 
 #[cfg(test)]
 mod tests {

@@ -102,6 +102,24 @@ impl TableName {
         ((self.approximate_rows(scale_factor) as f64 / ROWS_PER_FILE).ceil() as i32).max(1)
     }
 
+    /// Roughly how many rows all the tables have at a scale factor, for progress.
+    pub fn approximate_total_rows(scale_factor: f64) -> u64 {
+        TableName::ALL.iter().map(|t| t.approximate_rows(scale_factor)).sum()
+    }
+
+    /// The jobs of a server load: every part of every table as (table, part, parts), the tables in reverse order so
+    /// the big fact tables (lineitem, orders) start first on the parallel connections.
+    pub fn load_jobs(scale_factor: f64) -> Vec<(TableName, i32, i32)> {
+        TableName::ALL
+            .iter()
+            .rev()
+            .flat_map(|&table| {
+                let parts = table.parts(scale_factor);
+                (1..=parts).map(move |part| (table, part, parts))
+            })
+            .collect()
+    }
+
     /// Arrow batches of one part of the table.
     pub fn arrow_batches(self, scale_factor: f64, part: i32, parts: i32) -> Box<dyn RecordBatchIterator> {
         let (sf, p, n) = (scale_factor, part, parts);
@@ -415,7 +433,7 @@ fn generate(
         })
         .collect();
     jobs.sort_by_key(|job| std::cmp::Reverse(job.table.approximate_rows(sf) / job.parts as u64));
-    let rows_expected: u64 = TableName::ALL.iter().map(|t| t.approximate_rows(sf)).sum();
+    let rows_expected = TableName::approximate_total_rows(sf);
     let threads = options
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))

@@ -245,12 +245,7 @@ impl MySqlTarget {
             .load_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
             .max(1);
-        let local_data_directory = if url.is_local() {
-            let datadir = single_text(connection.as_mut(), "SELECT @@datadir").ok().flatten();
-            datadir.map(PathBuf::from).filter(|dir| dir.is_dir())
-        } else {
-            None
-        };
+        let local_data_directory = envbench_sql::local_data_directory(connection.as_mut(), &url);
         Ok(MySqlTarget {
             url,
             schema: options.schema.clone(),
@@ -379,15 +374,8 @@ impl MySqlTarget {
         }
 
         observer.step_started("load");
-        let jobs: Vec<(TableName, i32, i32)> = TableName::ALL
-            .iter()
-            .rev()
-            .flat_map(|&t| {
-                let parts = t.parts(scale_factor);
-                (1..=parts).map(move |p| (t, p, parts))
-            })
-            .collect();
-        let rows_expected: u64 = TableName::ALL.iter().map(|t| t.approximate_rows(scale_factor)).sum();
+        let jobs = TableName::load_jobs(scale_factor);
+        let rows_expected = TableName::approximate_total_rows(scale_factor);
         let rows_loaded = AtomicU64::new(0);
         let action = self.flavour.loading();
         let loaded = self.parallel(jobs, interrupt, |connection, (table, part, parts)| {

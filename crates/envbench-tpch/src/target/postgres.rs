@@ -226,15 +226,8 @@ impl PostgresTarget {
             .map_err(|e| self.error(&e))?;
 
         observer.step_started("load");
-        let jobs: Vec<(TableName, i32, i32)> = TableName::ALL
-            .iter()
-            .rev()
-            .flat_map(|&t| {
-                let parts = t.parts(scale_factor);
-                (1..=parts).map(move |p| (t, p, parts))
-            })
-            .collect();
-        let rows_expected: u64 = TableName::ALL.iter().map(|t| t.approximate_rows(scale_factor)).sum();
+        let jobs = TableName::load_jobs(scale_factor);
+        let rows_expected = TableName::approximate_total_rows(scale_factor);
         let rows_loaded = AtomicU64::new(0);
         self.parallel(jobs, interrupt, |client, (table, part, parts)| {
             let mut writer =
