@@ -52,7 +52,6 @@ impl Drop for LogDirectory {
 pub fn run_pgbench(
     pgbench: &Path,
     url: &DatabaseUrl,
-    url_text: &str,
     clients: u32,
     duration: Duration,
 ) -> Result<PgbenchFigures, OltpError> {
@@ -60,11 +59,17 @@ pub fn run_pgbench(
     std::fs::create_dir_all(&logs.0)
         .map_err(|e| OltpError::Other(format!("{}: cannot create pgbench's log directory ({e})", logs.0.display())))?;
     let seconds = duration.as_secs().max(1);
-    let output = Command::new(pgbench)
+    // The password goes in pgbench's environment, never on its command line where `ps` would show it.
+    let (url_text, password) = url.split_password();
+    let mut command = Command::new(pgbench);
+    if let Some(password) = password {
+        command.env("PGPASSWORD", password);
+    }
+    let output = command
         .args(["-n", "-M", "prepared", "-b", "tpcb-like", "-l"])
         .arg(format!("--log-prefix={}", logs.0.join("pgbench_log").display()))
         .args(["-c", &clients.to_string(), "-j", &clients.to_string(), "-T", &seconds.to_string()])
-        .arg(url_text)
+        .arg(&url_text)
         .current_dir(&logs.0)
         .output()
         .map_err(|e| OltpError::Other(format!("{}: cannot run pgbench ({e})", pgbench.display())))?;

@@ -37,6 +37,8 @@ pub const P95_METRIC: &str = "latency_p95";
 pub const MAX_SCALE: i64 = 10_000;
 /// The most virtual users of a step (each is a thread and a connection).
 pub const MAX_USERS: u32 = 1024;
+/// The most parallel loaders.
+pub const MAX_LOADERS: usize = 256;
 /// The flag of the pgbench cross-check's records.
 pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
 
@@ -115,8 +117,6 @@ fn usage(message: impl Into<String>) -> WorkloadError {
 /// Everything the arguments say, checked, with the database reached.
 struct OltpRun {
     url: DatabaseUrl,
-    /// The URL as written (pgbench needs its password).
-    url_text: String,
     profile: Profile,
     scale: i64,
     users: UsersPlan,
@@ -247,8 +247,10 @@ fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         return Err(usage("--ramp and --duration together must stay under a week"));
     }
     let target_ms = parse_time("--target-latency", &args.target_latency, false)?.as_secs_f64() * 1e3;
-    if args.loaders == Some(0) {
-        return Err(usage("--loaders must be at least 1"));
+    if let Some(loaders) = args.loaders
+        && !(1..=MAX_LOADERS).contains(&loaders)
+    {
+        return Err(usage(format!("--loaders {loaders}: give 1 to {MAX_LOADERS} (each is a thread and a connection)")));
     }
     let url = match args.target.as_str() {
         "sqlite" => {
@@ -310,7 +312,6 @@ fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
     };
     Ok(OltpRun {
         url,
-        url_text: args.target,
         profile,
         scale,
         users,
@@ -528,7 +529,7 @@ impl Planned for OltpRun {
             for step in &steps {
                 progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
                 context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
-                let figures = crosscheck::run_pgbench(program, &self.url, &self.url_text, step.users, self.duration);
+                let figures = crosscheck::run_pgbench(program, &self.url, step.users, self.duration);
                 context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
                 let figures = figures?;
                 progress.line(&format!(

@@ -204,7 +204,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
     assert!(step.server.contains_key("WAL bytes"), "{:?}", step.server);
     all_pass(c.as_mut(), Profile::Tpcb);
     let pgbench = envbench_oltp::crosscheck::find_pgbench().unwrap();
-    let figures = envbench_oltp::crosscheck::run_pgbench(&pgbench, &url, POSTGRES, 2, Duration::from_secs(2)).unwrap();
+    let figures = envbench_oltp::crosscheck::run_pgbench(&pgbench, &url, 2, Duration::from_secs(2)).unwrap();
     assert!(figures.tps > 0.0 && figures.transactions > 0 && figures.p95_ms > 0.0, "{figures:?}");
     // pgbench's transaction keeps the same invariant on envbench's tables.
     all_pass(c.as_mut(), Profile::Tpcb);

@@ -276,6 +276,17 @@ impl DatabaseUrl {
         redact_secrets(&self.target)
     }
 
+    /// The URL without its password, and the password: for handing a server URL to another program (pgbench) with
+    /// the password in its environment (`PGPASSWORD`) rather than on its command line, where `ps` shows it.
+    pub fn split_password(&self) -> (String, Option<String>) {
+        let Some((scheme, rest)) = self.target.split_once("://") else { return (self.target.clone(), None) };
+        let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
+        let Some((userinfo, host)) = authority.rsplit_once('@') else { return (self.target.clone(), None) };
+        let Some((user, password)) = userinfo.split_once(':') else { return (self.target.clone(), None) };
+        let path = path.map(|p| format!("/{p}")).unwrap_or_default();
+        (format!("{scheme}://{user}@{host}{path}"), Some(percent_decoded(password)))
+    }
+
     /// True when the server runs on this machine (loopback or a socket), so its data directory's storage is this
     /// machine's.
     pub fn is_local(&self) -> bool {
@@ -319,6 +330,27 @@ pub fn local_data_directory(connection: &mut dyn Connection, url: &DatabaseUrl) 
     let row = connection.query_optional(sql, &[]).ok()??;
     let path = PathBuf::from(row.text(0).ok()?);
     (!row.is_null(0) && path.is_dir()).then_some(path)
+}
+
+/// A URL component with its `%XX` escapes decoded.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The version of the SQLite library envbench embeds.
@@ -365,6 +397,19 @@ mod tests {
             assert_eq!(error.kind, ErrorKind::Refused, "{bad}");
             assert!(error.message.contains("mysql://"), "{error}");
         }
+    }
+
+    #[test]
+    fn passwords_come_out_of_urls_for_other_programs() {
+        let url = DatabaseUrl::parse("postgres://bob:hunter2@127.0.0.1:5432/test?sslmode=disable").unwrap();
+        assert_eq!(
+            url.split_password(),
+            ("postgres://bob@127.0.0.1:5432/test?sslmode=disable".to_string(), Some("hunter2".to_string()))
+        );
+        let escaped = DatabaseUrl::parse("postgres://bob:p%40ss@127.0.0.1/test").unwrap();
+        assert_eq!(escaped.split_password().1.as_deref(), Some("p@ss"));
+        let plain = DatabaseUrl::parse("postgres://bob@127.0.0.1/test").unwrap();
+        assert_eq!(plain.split_password(), ("postgres://bob@127.0.0.1/test".to_string(), None));
     }
 
     #[test]

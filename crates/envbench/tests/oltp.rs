@@ -250,6 +250,7 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--ramp", "soon"], 2, "--ramp"),
         (vec!["--duration", "0s"], 2, "--duration must be longer than zero"),
         (vec!["--profile", "tpce"], 2, "give tpcc or tpcb"),
+        (vec!["--loaders", "100000"], 2, "--loaders 100000: give 1 to 256"),
         (vec!["--target", "oracle://x@y/z"], 2, "postgres://"),
         (vec!["--cross-check", "pgbench"], 2, "--profile tpcb"),
         (vec!["--cross-check", "hammerdb", "--profile", "tpcb"], 2, "pgbench"),
