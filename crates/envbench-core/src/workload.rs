@@ -256,12 +256,28 @@ pub struct ScalingCurve {
 /// Throughput over time within a run (one line per step), for workloads that count it each second.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
+    /// What the chart is of, when a run draws several (e.g. one per sustained write test).
+    #[serde(default)]
+    pub subject: Option<String>,
     /// E.g. `transactions per second`.
     pub y_label: String,
     /// What the x axis counts from, e.g. `seconds since the step began (ramp-up included)`.
     pub x_label: String,
     /// One line per step: its name and its (x, y) points.
     pub lines: Vec<(String, Vec<(f64, f64)>)>,
+    /// Moments and spans the chart marks (a cliff, a steady-state window).
+    #[serde(default)]
+    pub marks: Vec<TimelineMark>,
+}
+
+/// A marked place on a timeline's x axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineMark {
+    /// One moment, drawn as a vertical line.
+    At { x: f64, label: String },
+    /// A span, drawn shaded.
+    Span { from: f64, to: f64, label: String },
 }
 
 /// Rows in a workload's own export layout.
@@ -308,9 +324,9 @@ pub trait Workload: Sync {
         None
     }
 
-    /// Throughput over time of a stored run, for workloads that count it each second.
-    fn timeline(&self, _run: &StoredRun) -> Option<Timeline> {
-        None
+    /// Throughput over time of a stored run, one chart each, for workloads that count it each second.
+    fn timelines(&self, _run: &StoredRun) -> Vec<Timeline> {
+        Vec::new()
     }
 
     /// A stored run in the workload's own tab-separated export layout, when it has one (RanRead's spreadsheet
@@ -371,9 +387,9 @@ impl Registry {
         self.find(&run.summary.workload).and_then(|w| w.scaling(run))
     }
 
-    /// The timeline of a run, when its workload keeps one.
-    pub fn timeline(&self, run: &StoredRun) -> Option<Timeline> {
-        self.find(&run.summary.workload).and_then(|w| w.timeline(run))
+    /// The timelines of a run, when its workload keeps them.
+    pub fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
+        self.find(&run.summary.workload).map(|w| w.timelines(run)).unwrap_or_default()
     }
 
     /// A run's scorecard headline.

@@ -96,7 +96,7 @@ pub fn can_drop_page_cache() -> bool {
 }
 
 /// MemTotal from /proc/meminfo, in bytes.
-fn ram_bytes() -> Option<u64> {
+pub fn ram_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

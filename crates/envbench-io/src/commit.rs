@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How a write is made durable.
@@ -184,55 +184,78 @@ fn offset(position: u64, len: u64, placement: Placement) -> u64 {
 struct SharedLog {
     log: Log,
     state: Mutex<Pending>,
-    /// The log position durable so far; a committer whose record ends at or before it is done.
-    flushed: AtomicU64,
-    /// Held by the one committer writing and flushing (PostgreSQL's WALWriteLock).
-    flush_lock: Mutex<u64>,
+    /// Wakes the committers waiting for a flush to end.
+    flush_ended: Condvar,
     flushes: AtomicU64,
 }
 
 struct Pending {
     /// Bytes appended so far.
     appended: u64,
-    /// Appended and not yet written: (position, bytes).
+    /// Appended and not yet written.
     records: Vec<u8>,
+    /// The log position of `records`' first byte.
     first_position: u64,
+    /// The log position durable so far; a committer whose record ends at or before it is done.
+    flushed: u64,
+    /// True while one committer writes and flushes (PostgreSQL's WALWriteLock held).
+    flushing: bool,
 }
 
 impl SharedLog {
-    /// Append a record and wait until the log is durable past it.
+    /// A shared log over `log`, nothing appended yet.
+    fn new(log: Log) -> SharedLog {
+        SharedLog {
+            log,
+            state: Mutex::new(Pending {
+                appended: 0,
+                records: Vec::new(),
+                first_position: 0,
+                flushed: 0,
+                flushing: false,
+            }),
+            flush_ended: Condvar::new(),
+            flushes: AtomicU64::new(0),
+        }
+    }
+
+    /// Append a record and wait until the log is durable past it. As PostgreSQL's `LWLockAcquireOrWait` on the WAL
+    /// write lock: a committer waits while a flush is under way, and when it ends either finds its record covered
+    /// and returns, or (nobody flushing) becomes the next flusher of everything appended so far. Waiting committers
+    /// are never queued behind one another to learn that their record is already durable.
     fn commit(&self, record: &[u8], method: SyncMethod, placement: Placement) -> std::io::Result<()> {
-        let end = {
-            let mut pending = self.state.lock().expect("not poisoned");
-            if pending.records.is_empty() {
-                pending.first_position = pending.appended;
-            }
-            pending.records.extend_from_slice(record);
-            pending.appended += record.len() as u64;
-            pending.appended
-        };
-        if self.flushed.load(Ordering::Acquire) >= end {
+        let mut pending = self.state.lock().expect("not poisoned");
+        if pending.records.is_empty() {
+            pending.first_position = pending.appended;
+        }
+        pending.records.extend_from_slice(record);
+        pending.appended += record.len() as u64;
+        let end = pending.appended;
+        while pending.flushing && pending.flushed < end {
+            pending = self.flush_ended.wait(pending).expect("not poisoned");
+        }
+        if pending.flushed >= end {
             return Ok(());
         }
-        let _writer = self.flush_lock.lock().expect("not poisoned");
-        if self.flushed.load(Ordering::Acquire) >= end {
-            // Another committer's flush covered this record.
-            return Ok(());
-        }
-        let (bytes, position, upto) = {
-            let mut pending = self.state.lock().expect("not poisoned");
-            (std::mem::take(&mut pending.records), pending.first_position, pending.appended)
-        };
+        pending.flushing = true;
+        let (bytes, position, upto) = (std::mem::take(&mut pending.records), pending.first_position, pending.appended);
+        drop(pending);
         let mut buffer = AlignedBuffer::new(bytes.len());
         buffer.as_mut_slice()[..bytes.len()].copy_from_slice(&bytes);
-        self.log.write_durably(
+        let written = self.log.write_durably(
             &buffer.as_slice()[..bytes.len()],
             offset(position, bytes.len() as u64, placement),
             method,
-        )?;
-        self.flushes.fetch_add(1, Ordering::Relaxed);
-        self.flushed.store(upto, Ordering::Release);
-        Ok(())
+        );
+        let mut pending = self.state.lock().expect("not poisoned");
+        pending.flushing = false;
+        if written.is_ok() {
+            pending.flushed = upto;
+            self.flushes.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(pending);
+        self.flush_ended.notify_all();
+        written
     }
 }
 
@@ -244,31 +267,28 @@ pub fn run_commit_test(dir: &Path, spec: &CommitSpec, interrupt: &AtomicBool) ->
         *byte = (i * 31 % 251) as u8;
     }
     let record = &record.as_slice()[..spec.write_bytes];
-    let shared = if spec.shared_log {
-        Some(SharedLog {
-            log: Log::create(dir, spec)?,
-            state: Mutex::new(Pending { appended: 0, records: Vec::new(), first_position: 0 }),
-            flushed: AtomicU64::new(0),
-            flush_lock: Mutex::new(0),
-            flushes: AtomicU64::new(0),
-        })
+    let shared = if spec.shared_log { Some(SharedLog::new(Log::create(dir, spec)?)) } else { None };
+    // Every log is created (and, for overwrites, preallocated and flushed) before the clock starts: the commits
+    // alone are timed, as pg_test_fsync times them.
+    let own_logs: Vec<Log> = if shared.is_some() {
+        Vec::new()
     } else {
-        None
+        (0..spec.committers).map(|_| Log::create(dir, spec)).collect::<Result<_, _>>()?
     };
     let own_flushes = AtomicU64::new(0);
     let started = Instant::now();
     let deadline = started + spec.duration;
     let histograms: Vec<std::io::Result<LatencyHistogram>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.committers)
-            .map(|_| {
+            .map(|committer| {
                 let (shared, own_flushes) = (&shared, &own_flushes);
+                let own = own_logs.get(committer as usize);
                 scope.spawn(move || -> std::io::Result<LatencyHistogram> {
                     let mut histogram = LatencyHistogram::new();
-                    let own = if shared.is_none() { Some(Log::create(dir, spec)?) } else { None };
                     let mut position = 0u64;
                     while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
                         let began = Instant::now();
-                        match (shared, &own) {
+                        match (shared, own) {
                             (Some(log), _) => log.commit(record, spec.method, spec.placement)?,
                             (None, Some(log)) => {
                                 let at = offset(position, record.len() as u64, spec.placement);
@@ -368,13 +388,7 @@ mod tests {
         // One committer's records through the group-commit path land back to back, as a WAL's do.
         let scratch = crate::testing::scratch_dir("commit-order");
         let dir: &Path = &scratch;
-        let log = SharedLog {
-            log: Log::create(dir, &spec(SyncMethod::Fdatasync, Placement::Append, 1, true)).unwrap(),
-            state: Mutex::new(Pending { appended: 0, records: Vec::new(), first_position: 0 }),
-            flushed: AtomicU64::new(0),
-            flush_lock: Mutex::new(0),
-            flushes: AtomicU64::new(0),
-        };
+        let log = SharedLog::new(Log::create(dir, &spec(SyncMethod::Fdatasync, Placement::Append, 1, true)).unwrap());
         for byte in [1u8, 2, 3] {
             log.commit(&[byte; 100], SyncMethod::Fdatasync, Placement::Append).unwrap();
         }

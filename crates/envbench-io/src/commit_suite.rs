@@ -3,9 +3,9 @@
 //! commit curve: 1 to 16 committers sharing one log, and each with its own; and the durability rules applied to the
 //! storage the fingerprint saw.
 
-use crate::WORKLOAD;
 use crate::commit::{CommitOutcome, CommitSpec, Placement, SyncMethod, run_commit_test};
 use crate::durability::{self, Concern, NOT_DURABLE_FLAG, SyncFigures};
+use crate::records::TestRecords;
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
@@ -94,6 +94,9 @@ pub struct PgTestFsync {
     pub test_id: String,
     pub theirs_ops_per_s: f64,
     pub ours_ops_per_s: f64,
+    /// Rounds each figure is the median of.
+    #[serde(default)]
+    pub rounds: u32,
 }
 
 /// pg_test_fsync's methods of "one 8kB write" and envbench's of the same: it rewrites the first 8 kB of a
@@ -101,6 +104,9 @@ pub struct PgTestFsync {
 /// these rewrite tests only for the cross-check (its own overwrite tests move through the file, as a WAL does).
 const PG_TEST_FSYNC_METHODS: [(&str, SyncMethod); 3] =
     [("open_datasync", SyncMethod::OdirectOdsync), ("fdatasync", SyncMethod::Fdatasync), ("fsync", SyncMethod::Fsync)];
+
+/// Rounds of the pg_test_fsync cross-check.
+pub const CROSS_CHECK_ROUNDS: usize = 3;
 
 /// envbench's test of a pg_test_fsync method.
 fn rewrite_spec(method: SyncMethod, duration: Duration) -> CommitSpec {
@@ -192,6 +198,13 @@ impl Planned for CommitRun {
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        Ok(Box::new(self.measure(context)?))
+    }
+}
+
+impl CommitRun {
+    /// Run every commit test, the reference write and the cross-check, and apply the durability rules.
+    pub(crate) fn measure(&self, context: &RunContext<'_>) -> Result<CommitMeasured, WorkloadError> {
         let mut outcomes = Vec::new();
         let mut skipped = Vec::new();
         let count = self.tests.len();
@@ -253,39 +266,16 @@ impl Planned for CommitRun {
             }
             _ => Vec::new(),
         };
-        let mut cross_check = Vec::new();
-        if let Some(program) = &self.pg_test_fsync {
-            let duration = self.tests.first().map_or(Duration::from_secs(1), |t| t.duration);
-            for (_, method) in PG_TEST_FSYNC_METHODS {
-                let spec = rewrite_spec(method, duration);
-                context.progress.update(&test_id(&spec));
-                match run_commit_test(&self.directory, &spec, context.interrupt) {
-                    Ok(outcome) => outcomes.push(outcome),
-                    Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
-                        skipped.push((test_id(&spec), format!("the file system refused it ({error})")));
-                    }
-                    Err(error) => return Err(WorkloadError::failure(format!("{}: {error}", test_id(&spec)))),
-                }
+        let cross_check = match &self.pg_test_fsync {
+            Some(program) => {
+                let duration = self.tests.first().map_or(Duration::from_secs(1), |t| t.duration);
+                let (ours, checks) = self.cross_check(program, duration, context, &mut skipped)?;
+                outcomes.extend(ours);
+                checks
             }
-            let seconds = duration.as_secs().max(1);
-            context.progress.line(&format!("pg_test_fsync -s {seconds} in {}", self.directory.display()));
-            context.steps.step_started("pg_test_fsync");
-            let figures = run_pg_test_fsync(program, &self.directory, seconds);
-            context.steps.step_finished("pg_test_fsync");
-            for (method, theirs) in figures.map_err(WorkloadError::failure)? {
-                let Some((_, ours)) = PG_TEST_FSYNC_METHODS.iter().find(|(m, _)| *m == method) else { continue };
-                let test = test_id(&rewrite_spec(*ours, duration));
-                if let Some(ours) = outcomes.iter().find(|o| test_id(&o.spec) == test) {
-                    cross_check.push(PgTestFsync {
-                        method,
-                        test_id: test,
-                        theirs_ops_per_s: theirs,
-                        ours_ops_per_s: ours.commits_per_s,
-                    });
-                }
-            }
-        }
-        Ok(Box::new(CommitMeasured {
+            None => Vec::new(),
+        };
+        Ok(CommitMeasured {
             document: CommitDocument {
                 directory: self.directory.clone(),
                 outcomes,
@@ -294,12 +284,93 @@ impl Planned for CommitRun {
                 concerns,
                 pg_test_fsync: cross_check,
             },
-        }))
+        })
     }
 }
 
-struct CommitMeasured {
-    document: CommitDocument,
+impl CommitRun {
+    /// pg_test_fsync's one-write methods against envbench's same rewrite tests, in [`CROSS_CHECK_ROUNDS`] rounds that
+    /// alternate which tool goes first, so a disk whose flush time drifts (by 10% and more between runs a minute
+    /// apart on a shared virtual disk) does not favour either; each side's figure is its median round. Returns
+    /// envbench's median outcomes and the comparisons.
+    fn cross_check(
+        &self,
+        program: &Path,
+        duration: Duration,
+        context: &RunContext<'_>,
+        skipped: &mut Vec<(String, String)>,
+    ) -> Result<(Vec<CommitOutcome>, Vec<PgTestFsync>), WorkloadError> {
+        let seconds = duration.as_secs().max(1);
+        let mut ours: Vec<Vec<CommitOutcome>> = vec![Vec::new(); PG_TEST_FSYNC_METHODS.len()];
+        let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); PG_TEST_FSYNC_METHODS.len()];
+        for round in 0..CROSS_CHECK_ROUNDS {
+            let envbench_first = round % 2 == 0;
+            for envbench_turn in [envbench_first, !envbench_first] {
+                if context.interrupted() {
+                    return Err(WorkloadError::interrupted());
+                }
+                if envbench_turn {
+                    for (index, (_, method)) in PG_TEST_FSYNC_METHODS.iter().enumerate() {
+                        let spec = rewrite_spec(*method, duration);
+                        context.progress.update(&format!(
+                            "round {}/{CROSS_CHECK_ROUNDS}: {}",
+                            round + 1,
+                            test_id(&spec)
+                        ));
+                        match run_commit_test(&self.directory, &spec, context.interrupt) {
+                            Ok(outcome) => ours[index].push(outcome),
+                            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
+                                if round == 0 {
+                                    skipped.push((test_id(&spec), format!("the file system refused it ({error})")));
+                                }
+                            }
+                            Err(error) => return Err(WorkloadError::failure(format!("{}: {error}", test_id(&spec)))),
+                        }
+                    }
+                } else {
+                    context.progress.line(&format!(
+                        "round {}/{CROSS_CHECK_ROUNDS}: pg_test_fsync -s {seconds} in {}",
+                        round + 1,
+                        self.directory.display()
+                    ));
+                    context.steps.step_started("pg_test_fsync");
+                    let figures = run_pg_test_fsync(program, &self.directory, seconds);
+                    context.steps.step_finished("pg_test_fsync");
+                    for (method, ops) in figures.map_err(WorkloadError::failure)? {
+                        if let Some(index) = PG_TEST_FSYNC_METHODS.iter().position(|(m, _)| *m == method) {
+                            theirs[index].push(ops);
+                        }
+                    }
+                }
+            }
+        }
+        let mut medians = Vec::new();
+        let mut checks = Vec::new();
+        for (index, (method, _)) in PG_TEST_FSYNC_METHODS.iter().enumerate() {
+            let mut runs = std::mem::take(&mut ours[index]);
+            runs.sort_by(|a, b| a.commits_per_s.total_cmp(&b.commits_per_s));
+            let mut figures = std::mem::take(&mut theirs[index]);
+            figures.sort_by(f64::total_cmp);
+            let (Some(our_median), Some(their_median)) = (runs.get(runs.len() / 2), figures.get(figures.len() / 2))
+            else {
+                continue;
+            };
+            checks.push(PgTestFsync {
+                method: method.to_string(),
+                test_id: test_id(&our_median.spec),
+                theirs_ops_per_s: *their_median,
+                ours_ops_per_s: our_median.commits_per_s,
+                rounds: runs.len().min(figures.len()) as u32,
+            });
+            medians.push(our_median.clone());
+        }
+        Ok((medians, checks))
+    }
+}
+
+/// A commit run's results.
+pub(crate) struct CommitMeasured {
+    pub(crate) document: CommitDocument,
 }
 
 impl Measured for CommitMeasured {
@@ -318,18 +389,10 @@ impl Measured for CommitMeasured {
                 "shared_log": spec.shared_log,
                 "duration_s": spec.duration.as_secs_f64(),
             });
+            let id = test_id(spec);
+            let test = TestRecords { test_id: &id, parameters: &parameters, flags: &flags };
             let mut push = |metric: &str, unit: &str, direction: Direction, value: f64| {
-                records.push(ResultRecord {
-                    workload: WORKLOAD.to_string(),
-                    workload_version: crate::WORKLOAD_VERSION,
-                    test_id: test_id(spec),
-                    parameters: parameters.clone(),
-                    metric: metric.to_string(),
-                    unit: unit.to_string(),
-                    direction,
-                    samples: vec![value],
-                    flags: flags.clone(),
-                });
+                records.push(test.record(metric, unit, direction, vec![value]));
             };
             push("commits_per_s", "commits/s", Direction::HigherIsBetter, outcome.commits_per_s);
             push("latency_p50", "us", Direction::LowerIsBetter, outcome.p50_us);
@@ -337,18 +400,17 @@ impl Measured for CommitMeasured {
             push("latency_p99_9", "us", Direction::LowerIsBetter, outcome.p999_us);
             push("latency_max", "us", Direction::LowerIsBetter, outcome.max_us);
         }
+        let theirs = [PG_TEST_FSYNC_FLAG.to_string()];
         for check in &self.document.pg_test_fsync {
-            records.push(ResultRecord {
-                workload: WORKLOAD.to_string(),
-                workload_version: crate::WORKLOAD_VERSION,
-                test_id: format!("pg_test_fsync {}", check.method),
-                parameters: json!({ "profile": "commit", "tool": "pg_test_fsync", "method": check.method }),
-                metric: "commits_per_s".into(),
-                unit: "commits/s".into(),
-                direction: Direction::HigherIsBetter,
-                samples: vec![check.theirs_ops_per_s],
-                flags: vec![PG_TEST_FSYNC_FLAG.to_string()],
-            });
+            let id = format!("pg_test_fsync {}", check.method);
+            let parameters = json!({ "profile": "commit", "tool": "pg_test_fsync", "method": check.method });
+            let test = TestRecords { test_id: &id, parameters: &parameters, flags: &theirs };
+            records.push(test.record(
+                "commits_per_s",
+                "commits/s",
+                Direction::HigherIsBetter,
+                vec![check.theirs_ops_per_s],
+            ));
         }
         records
     }
@@ -408,7 +470,11 @@ pub fn render(document: &CommitDocument) -> String {
         out.push_str(&format!("  {name}: {}\n", points.join(", ")));
     }
     if !document.pg_test_fsync.is_empty() {
-        out.push_str(&heading("Cross-check: pg_test_fsync, one 8 kB write (ops/s)"));
+        let rounds = document.pg_test_fsync.iter().map(|c| c.rounds).max().unwrap_or(1);
+        out.push_str(&heading(&format!(
+            "Cross-check: pg_test_fsync, one 8 kB write (ops/s, median of {rounds} alternating round{})",
+            if rounds == 1 { "" } else { "s" }
+        )));
         out.push('\n');
         let headers = ["PG_TEST_FSYNC METHOD", "ENVBENCH TEST", "PG_TEST_FSYNC", "ENVBENCH", "RATIO"];
         let mut aligns = vec![Align::Right; headers.len()];

@@ -45,6 +45,13 @@ impl LatencyHistogram {
         self.max_ns = self.max_ns.max(other.max_ns);
     }
 
+    /// Forget every latency recorded (keeps the allocation).
+    pub fn reset(&mut self) {
+        self.histogram.reset();
+        self.sum_ns = 0;
+        self.max_ns = 0;
+    }
+
     /// How many latencies were recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()

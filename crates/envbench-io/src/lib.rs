@@ -38,6 +38,7 @@ pub mod runner;
 pub mod spec;
 pub mod steady;
 pub mod suite;
+pub mod sustained;
 pub mod testfile;
 pub mod workload;
 

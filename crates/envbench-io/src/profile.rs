@@ -51,7 +51,8 @@ impl Profile {
             Profile::Cdm5 => "CrystalDiskMark 5: Seq Q32T1 (128K), 4K Q32T1, Seq (1M Q1T1), 4K (Q1T1)",
             Profile::Anvil => "Anvil (IOPS): Seq (4M Q1T1), 4K Q1, 4K Q4, 4K Q16",
             Profile::Db => {
-                "database: 8K random reads Q1 and Q32, 8K 70/30 mix Q16, 128K scans Q8, 16K log writes with fdatasync"
+                "database: 8K random reads Q1 and Q32, 8K 70/30 mix Q16, 128K scans Q8, 16K log writes with fdatasync, \
+                 then the commit profile's tests"
             }
         }
     }

@@ -42,6 +42,30 @@ pub fn test_parameters(outcome: &SuiteOutcome, test: &TestOutcome) -> Value {
     })
 }
 
+/// The records of one `disk` test: its id, parameters and flags, shared by each of its metrics.
+pub struct TestRecords<'a> {
+    pub test_id: &'a str,
+    pub parameters: &'a Value,
+    pub flags: &'a [String],
+}
+
+impl TestRecords<'_> {
+    /// The record of one metric.
+    pub fn record(&self, metric: &str, unit: &str, direction: Direction, samples: Vec<f64>) -> ResultRecord {
+        ResultRecord {
+            workload: WORKLOAD.to_string(),
+            workload_version: WORKLOAD_VERSION,
+            test_id: self.test_id.to_string(),
+            parameters: self.parameters.clone(),
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+            direction,
+            samples,
+            flags: self.flags.to_vec(),
+        }
+    }
+}
+
 /// Every metric of every completed test. Records carry the run's cache flag (`cache-inflated`) and `noisy` when
 /// their samples' coefficient of variation exceeds 5%.
 pub fn result_records(outcome: &SuiteOutcome) -> Vec<ResultRecord> {
@@ -55,35 +79,18 @@ pub fn result_records(outcome: &SuiteOutcome) -> Vec<ResultRecord> {
             if Summary::of(&samples).is_some_and(|summary| summary.is_noisy()) {
                 flags.push("noisy".to_string());
             }
-            records.push(ResultRecord {
-                workload: WORKLOAD.to_string(),
-                workload_version: WORKLOAD_VERSION,
-                test_id: test.test_id.clone(),
-                parameters: parameters.clone(),
-                metric: metric.to_string(),
-                unit: unit.to_string(),
-                direction,
-                samples,
-                flags,
-            });
+            let test = TestRecords { test_id: &test.test_id, parameters: &parameters, flags: &flags };
+            records.push(test.record(metric, unit, direction, samples));
         }
         // fio's figures for the same test are kept as results of their own: same test, parameters marked as measured
         // by fio, so they sit beside envbench's in the store and never pool with them.
         if let Some(fio) = test.cross_check.as_ref().and_then(|check| check.sample.as_ref()) {
             let mut fio_parameters = parameters.clone();
             fio_parameters["measured_by"] = "fio".into();
+            let flags = [FIO_CROSS_CHECK_FLAG.to_string()];
+            let fio_test = TestRecords { test_id: &test.test_id, parameters: &fio_parameters, flags: &flags };
             for (metric, unit, direction, read) in METRICS {
-                records.push(ResultRecord {
-                    workload: WORKLOAD.to_string(),
-                    workload_version: WORKLOAD_VERSION,
-                    test_id: test.test_id.clone(),
-                    parameters: fio_parameters.clone(),
-                    metric: metric.to_string(),
-                    unit: unit.to_string(),
-                    direction,
-                    samples: vec![read(fio)],
-                    flags: vec![FIO_CROSS_CHECK_FLAG.to_string()],
-                });
+                records.push(fio_test.record(metric, unit, direction, vec![read(fio)]));
             }
         }
     }

@@ -51,6 +51,17 @@ pub struct JobConfig<'a> {
     pub seed: u64,
     /// Set it to stop every thread within one I/O completion.
     pub cancel: &'a AtomicBool,
+    /// Keep each thread's figures of every whole second ([`ThreadResult::per_second`]), for sustained tests.
+    pub per_second: bool,
+}
+
+/// What one thread completed in one second of its run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecondFigures {
+    pub ops: u64,
+    pub bytes: u64,
+    /// The 99th percentile latency of the I/Os completed in this second (0 when none completed).
+    pub p99_ns: u64,
 }
 
 /// What one thread did.
@@ -77,6 +88,9 @@ pub struct ThreadResult {
     pub ready_at: Instant,
     /// When it began issuing I/O: after the barrier, so never before every other thread was ready.
     pub started_at: Instant,
+    /// Each whole second of the run from `started_at`, when the job asked for them (a second with no completion,
+    /// a stall, has zero ops); the last, partial second is left out.
+    pub per_second: Vec<SecondFigures>,
 }
 
 impl ThreadResult {
@@ -132,6 +146,24 @@ impl JobResult {
     /// CPU time per I/O in microseconds: user + system of the job threads and their engines' helpers.
     pub fn cpu_per_io_us(&self) -> f64 {
         cpu_per_io_us(self.threads.iter().map(ThreadResult::cpu_ns).sum(), self.ops())
+    }
+
+    /// The job's figures of each whole second: operations and bytes summed over the threads, and the worst thread's
+    /// p99 (exact for a one-thread job; threads start together at the barrier, so their seconds line up).
+    pub fn per_second(&self) -> Vec<SecondFigures> {
+        let seconds = self.threads.iter().map(|t| t.per_second.len()).min().unwrap_or(0);
+        (0..seconds)
+            .map(|second| {
+                self.threads.iter().fold(SecondFigures::default(), |sum, thread| {
+                    let figures = thread.per_second[second];
+                    SecondFigures {
+                        ops: sum.ops + figures.ops,
+                        bytes: sum.bytes + figures.bytes,
+                        p99_ns: sum.p99_ns.max(figures.p99_ns),
+                    }
+                })
+            })
+            .collect()
     }
 
     /// Every thread's latencies merged.
@@ -441,6 +473,7 @@ impl<'a> IoLoop<'a> {
             RunLimit::OpsPerThread(_) => None,
         };
         let mut last_completion = start;
+        let mut seconds = self.config.per_second.then(|| SecondCounter::new(start));
 
         loop {
             if !stopping && sync_owner_start.is_none() {
@@ -484,7 +517,11 @@ impl<'a> IoLoop<'a> {
                         return Err(self.completion_error(&request, &completion));
                     }
                     let owner_start = sync_owner_start.take().expect("a sync has an owner");
-                    latency.record_ns(now.duration_since(owner_start).as_nanos() as u64);
+                    let latency_ns = now.duration_since(owner_start).as_nanos() as u64;
+                    latency.record_ns(latency_ns);
+                    if let Some(seconds) = &mut seconds {
+                        seconds.record_ns(latency_ns);
+                    }
                     syncs += 1;
                     sync_in_flight = false;
                     continue;
@@ -509,7 +546,14 @@ impl<'a> IoLoop<'a> {
                         }
                     }
                 }
-                latency.record_ns(now.duration_since(issued_at[slot]).as_nanos() as u64);
+                let latency_ns = now.duration_since(issued_at[slot]).as_nanos() as u64;
+                latency.record_ns(latency_ns);
+                if let Some(seconds) = &mut seconds {
+                    seconds.record_ns(latency_ns);
+                }
+            }
+            if let Some(seconds) = &mut seconds {
+                seconds.tick(now, ops, bytes);
             }
             last_completion = now;
             if self.config.cancel.load(Ordering::Relaxed)
@@ -536,7 +580,48 @@ impl<'a> IoLoop<'a> {
             latency,
             ready_at: start,
             started_at: start,
+            per_second: seconds.map(|s| s.figures).unwrap_or_default(),
         })
+    }
+}
+
+/// Cuts one thread's run into whole seconds: operations, bytes and the p99 of each.
+struct SecondCounter {
+    histogram: LatencyHistogram,
+    next_boundary: Instant,
+    ops_at_mark: u64,
+    bytes_at_mark: u64,
+    figures: Vec<SecondFigures>,
+}
+
+impl SecondCounter {
+    fn new(start: Instant) -> SecondCounter {
+        SecondCounter {
+            histogram: LatencyHistogram::new(),
+            next_boundary: start + Duration::from_secs(1),
+            ops_at_mark: 0,
+            bytes_at_mark: 0,
+            figures: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn record_ns(&mut self, latency_ns: u64) {
+        self.histogram.record_ns(latency_ns);
+    }
+
+    /// Close every second that ended by `now` (completions reaped at `now` count in the second that just ended;
+    /// seconds in which nothing completed, a stall, are zeros).
+    #[inline]
+    fn tick(&mut self, now: Instant, ops: u64, bytes: u64) {
+        while now >= self.next_boundary {
+            let p99_ns = if self.histogram.count() == 0 { 0 } else { self.histogram.quantile_ns(0.99) };
+            self.figures.push(SecondFigures { ops: ops - self.ops_at_mark, bytes: bytes - self.bytes_at_mark, p99_ns });
+            self.histogram.reset();
+            self.ops_at_mark = ops;
+            self.bytes_at_mark = bytes;
+            self.next_boundary += Duration::from_secs(1);
+        }
     }
 }
 
@@ -572,6 +657,7 @@ mod tests {
             engine,
             seed: 1,
             cancel: &AtomicBool::new(false),
+            per_second: false,
         })
         .unwrap()
     }
@@ -593,6 +679,38 @@ mod tests {
                 assert!(result.engine_detail.starts_with(engine.as_str()), "{}", result.engine_detail);
             }
         }
+    }
+
+    #[test]
+    fn a_job_can_keep_the_figures_of_every_whole_second() {
+        let dir = scratch_dir("per-second");
+        let (file, handle) = filled(&dir, 16 << 20);
+        let spec: TestSpec = "rnd:4k:q8:t2:write".parse().unwrap();
+        let result = run_job(&JobConfig {
+            spec: &spec,
+            file: &handle,
+            path: file.path(),
+            region: Region { offset_bytes: 0, len_bytes: file.size_bytes() },
+            limit: RunLimit::Duration(Duration::from_millis(2500)),
+            engine: engines()[0],
+            seed: 1,
+            cancel: &AtomicBool::new(false),
+            per_second: true,
+        })
+        .unwrap();
+        let seconds = result.per_second();
+        assert_eq!(seconds.len(), 2, "two whole seconds of a 2.5 s run: {seconds:?}");
+        for second in &seconds {
+            assert!(second.ops > 0 && second.bytes == second.ops * 4096 && second.p99_ns > 0, "{second:?}");
+        }
+        let counted: u64 = seconds.iter().map(|s| s.ops).sum();
+        assert!(counted < result.ops(), "the last half second is left out");
+        // Without asking, nothing is kept.
+        assert!(
+            run("rnd:4k:q8:t1:write", &file, &handle, RunLimit::Duration(Duration::from_millis(1200)), engines()[0])
+                .per_second()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -693,6 +811,7 @@ mod tests {
                         engine,
                         seed: 3,
                         cancel: &cancel,
+                        per_second: false,
                     })
                 });
                 std::thread::sleep(Duration::from_millis(150));
@@ -719,6 +838,7 @@ mod tests {
                 engine,
                 seed: 0,
                 cancel: &AtomicBool::new(false),
+                per_second: false,
             })
             .unwrap_err();
             assert!(matches!(error, BenchError::DiskFull { .. }), "{engine}: {error:?}");
@@ -740,6 +860,7 @@ mod tests {
             engine: EngineKind::ThreadPool,
             seed: 0,
             cancel: &AtomicBool::new(false),
+            per_second: false,
         })
         .unwrap_err();
         assert!(error.to_string().contains("too small for SEQ1M Q1T2 read"), "{error}");

@@ -381,6 +381,7 @@ impl TestRunner<'_> {
             engine: self.engine,
             seed,
             cancel: self.cancel,
+            per_second: false,
         })?;
         Ok(if job.interrupted { None } else { Some(job) })
     }

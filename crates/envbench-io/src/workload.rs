@@ -13,7 +13,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, micros, number, plural};
 use envbench_core::units::format_duration;
 use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, Workload, WorkloadError,
+    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, Timeline, Workload, WorkloadError,
 };
 use envbench_core::{ByteSize, parse_byte_size, parse_duration};
 use serde_json::{Value, json};
@@ -76,6 +76,15 @@ pub struct DiskArgs {
     /// --cross-check pg_test_fsync).
     #[arg(long, value_name = "TOOL")]
     pub cross_check: Option<String>,
+    /// Sustained writes: each write test (default 128 KiB sequential Q8 and 4 KiB random Q32, or --test) writes
+    /// without a pause for DURATION (default 10m; 60s with --quick) on a file of twice the RAM (or --size), and
+    /// envbench judges burst, sustained speed, SNIA steady state and the cliff.
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
+    pub sustained: Option<String>,
+    /// With --sustained: write the whole file sequentially twice first, as SNIA's performance test specification
+    /// preconditions a drive.
+    #[arg(long)]
+    pub precondition: bool,
 }
 
 /// The most measured runs a test takes.
@@ -121,12 +130,35 @@ impl Workload for DiskWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = DiskArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        if args.sustained.is_some() {
+            return Ok(Plan::Run(Box::new(plan_sustained(&args)?)));
+        }
+        if args.precondition {
+            return Err(usage("--precondition applies to --sustained runs: add --sustained [DURATION]"));
+        }
         if args.profile == "commit" && args.tests.is_empty() {
-            return Ok(Plan::Run(Box::new(plan_commit(&args)?)));
+            return Ok(Plan::Run(Box::new(plan_commit(&args, args.cross_check.as_deref())?)));
         }
         let (options, tests) = plan(&args)?;
         check_suite(&options, &tests)?;
-        Ok(Plan::Run(Box::new(DiskRun { options, tests })))
+        let disk = DiskRun { options, tests };
+        if args.profile == "db" && args.tests.is_empty() {
+            // The database profile ends with what a commit costs: the commit profile's tests.
+            // fio cross-checks the suite's tests; pg_test_fsync the commit tests.
+            let pg_test_fsync = args.cross_check.as_deref().filter(|tool| *tool != "fio");
+            let commit = plan_commit(&args, pg_test_fsync)?;
+            return Ok(Plan::Run(Box::new(DbRun { disk, commit })));
+        }
+        Ok(Plan::Run(Box::new(disk)))
+    }
+
+    /// One chart per sustained write test: MB/s each second with the steady-state window and the cliff.
+    fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
+        run.attachments
+            .get(WORKLOAD)
+            .and_then(crate::sustained::SustainedDocument::of)
+            .map(|document| crate::sustained::timelines(&document))
+            .unwrap_or_default()
     }
 
     /// The group-commit curve of a commit run.
@@ -147,6 +179,13 @@ impl Workload for DiskWorkload {
         if let (Some(rate), Some(p99)) = (run.median(commit, "commits_per_s"), run.median(commit, "latency_p99")) {
             parts.push(format!("{commit} {rate:.0} commits/s, p99 {p99:.0} us"));
         }
+        for test in crate::sustained::default_tests().iter().map(crate::sustained::test_id) {
+            if let (Some(sustained), Some(burst)) =
+                (run.median(&test, THROUGHPUT_METRIC), run.median(&test, "burst_throughput"))
+            {
+                parts.push(format!("{test} {sustained:.0} MB/s sustained (burst {burst:.0})"));
+            }
+        }
         if parts.is_empty()
             && let Some(first) = run.results.iter().find(|r| r.record.metric == THROUGHPUT_METRIC)
         {
@@ -158,7 +197,7 @@ impl Workload for DiskWorkload {
 }
 
 /// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
-fn plan_commit(args: &DiskArgs) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
+fn plan_commit(args: &DiskArgs, cross_check: Option<&str>) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
     crate::testfile::check_directory(&args.dir)?;
     let duration = match &args.duration {
         Some(text) => parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?,
@@ -168,7 +207,7 @@ fn plan_commit(args: &DiskArgs) -> Result<crate::commit_suite::CommitRun, Worklo
     if duration.is_zero() {
         return Err(usage("--duration must be longer than zero, e.g. 5s"));
     }
-    let pg_test_fsync = match args.cross_check.as_deref() {
+    let pg_test_fsync = match cross_check {
         None => None,
         Some("pg_test_fsync") => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
             usage(
@@ -184,6 +223,79 @@ fn plan_commit(args: &DiskArgs) -> Result<crate::commit_suite::CommitRun, Worklo
         directory: args.dir.clone(),
         tests: crate::commit_suite::commit_tests(duration),
         pg_test_fsync,
+    })
+}
+
+/// A sustained run: `--sustained [DURATION]` with its own tests, size policy and preconditioning.
+fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, WorkloadError> {
+    use crate::sustained::{DEFAULT_DURATION, MIN_DURATION, QUICK_DURATION};
+    let not_with = [
+        ("--profile", args.profile != "cdm"),
+        ("--runs", args.runs.is_some()),
+        ("--duration", args.duration.is_some()),
+        ("--interval", args.interval.is_some()),
+        ("--no-warmup", args.no_warmup),
+        ("--buffered", args.buffered),
+        ("--cross-check", args.cross_check.is_some()),
+    ];
+    if let Some((option, _)) = not_with.iter().find(|(_, given)| *given) {
+        return Err(usage(format!(
+            "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for              --sustained DURATION with O_DIRECT (choose its tests with --test)"
+        )));
+    }
+    let duration = match args.sustained.as_deref() {
+        Some("") | None if args.quick => QUICK_DURATION,
+        Some("") | None => DEFAULT_DURATION,
+        Some(text) => parse_duration(text).map_err(|e| usage(format!("--sustained: {e}")))?,
+    };
+    if duration < MIN_DURATION {
+        return Err(usage(format!(
+            "--sustained {}: steady state is judged over five rounds; give at least {}s",
+            format_duration(duration),
+            MIN_DURATION.as_secs()
+        )));
+    }
+    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
+        crate::sustained::default_tests()
+    } else {
+        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
+    };
+    for test in &mut tests {
+        if test.operation.read_percent() != 0 {
+            return Err(usage(format!(
+                "--test {}: --sustained measures writes; give write tests such as seq:128k:q8:t1:write",
+                test.id()
+            )));
+        }
+        if let Some(write_sync) = write_sync
+            && test.write_sync == WriteSync::None
+        {
+            test.write_sync = write_sync;
+        }
+        test.validate()?;
+    }
+    crate::testfile::check_directory(&args.dir)?;
+    let size = args
+        .size
+        .as_deref()
+        .map(|size| parse_byte_size(size).map(|s| s.bytes()).map_err(|e| usage(format!("--size: {e}"))))
+        .transpose()?;
+    let (file_size_bytes, size_note) = crate::sustained::plan_file_size(&args.dir, size)?;
+    crate::testfile::check_file_plan(&args.dir, file_size_bytes)?;
+    if let Some(test) = tests.iter().find(|t| t.block_bytes * u64::from(t.threads) > file_size_bytes) {
+        return Err(usage(format!("--size {}: too small for {}", ByteSize(file_size_bytes), test.id())));
+    }
+    Ok(crate::sustained::SustainedRun {
+        directory: args.dir.clone(),
+        tests,
+        duration,
+        file_size_bytes,
+        size_given: size.is_some(),
+        size_note,
+        precondition: args.precondition,
+        engine: args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?,
+        seed: 0x5eed_5eed,
     })
 }
 
@@ -232,7 +344,13 @@ fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError>
     options.cross_check_fio = match args.cross_check.as_deref() {
         None => false,
         Some("fio") => true,
-        Some(other) => return Err(usage(format!("--cross-check {other}: the only cross-check tool is fio"))),
+        // The db profile's commit tests take it.
+        Some("pg_test_fsync") if args.profile == "db" && args.tests.is_empty() => false,
+        Some(other) => {
+            return Err(usage(format!(
+                "--cross-check {other}: the cross-check tools are fio, and pg_test_fsync with --profile commit or db"
+            )));
+        }
     };
     let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
     let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
@@ -281,9 +399,83 @@ impl Planned for DiskRun {
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        Ok(Box::new(self.measure(context)?))
+    }
+}
+
+impl DiskRun {
+    fn measure(&self, context: &RunContext<'_>) -> Result<DiskMeasured, WorkloadError> {
         let progress = |event: &ProgressEvent<'_>| report_progress(event, context.progress);
         let outcome = run_suite(&self.options, &self.tests, &progress, context.steps, context.interrupt)?;
-        Ok(Box::new(DiskMeasured { outcome }))
+        Ok(DiskMeasured { outcome })
+    }
+}
+
+/// `--profile db`: the database-shaped tests, then the commit profile's.
+struct DbRun {
+    disk: DiskRun,
+    commit: crate::commit_suite::CommitRun,
+}
+
+impl Planned for DbRun {
+    fn data_dir(&self) -> &Path {
+        self.disk.data_dir()
+    }
+
+    fn announce(&self) -> Option<String> {
+        Some([self.disk.announce(), self.commit.announce()].into_iter().flatten().collect::<Vec<_>>().join("; then "))
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let disk = self.disk.measure(context)?;
+        // An interrupted suite keeps what it completed; the commit tests then do not start.
+        let commit = if disk.outcome.interrupted { None } else { Some(self.commit.measure(context)?) };
+        Ok(Box::new(DbMeasured { disk, commit }))
+    }
+}
+
+/// The db profile's results: the suite's and the commit tests'.
+struct DbMeasured {
+    disk: DiskMeasured,
+    commit: Option<crate::commit_suite::CommitMeasured>,
+}
+
+impl DbMeasured {
+    fn parts(&self) -> impl Iterator<Item = &dyn Measured> {
+        std::iter::once(&self.disk as &dyn Measured).chain(self.commit.iter().map(|c| c as &dyn Measured))
+    }
+}
+
+impl Measured for DbMeasured {
+    fn records(&self, series: &SamplerSeries) -> Vec<ResultRecord> {
+        self.parts().flat_map(|part| part.records(series)).collect()
+    }
+
+    /// The suite's outcome with the commit document under its key, as a commit run keeps it.
+    fn attachment(&self) -> Option<Value> {
+        let mut attachment = self.disk.attachment()?;
+        if let (Some(object), Some(Value::Object(commit))) =
+            (attachment.as_object_mut(), self.commit.as_ref().and_then(|c| c.attachment()))
+        {
+            object.extend(commit);
+        }
+        Some(attachment)
+    }
+
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        let mut parts = vec![("outcome", json!(&self.disk.outcome))];
+        if let Some(commit) = &self.commit {
+            parts.push((crate::commit_suite::COMMIT_ATTACHMENT, json!(&commit.document)));
+        }
+        envelope.wrap(parts)
+    }
+
+    fn render(&self, series: &SamplerSeries) -> String {
+        self.parts().map(|part| part.render(series)).collect::<Vec<_>>().join("\n")
+    }
+
+    fn warnings(&self, series: &SamplerSeries) -> Vec<String> {
+        self.parts().flat_map(|part| part.warnings(series)).collect()
     }
 }
 

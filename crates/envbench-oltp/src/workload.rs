@@ -173,9 +173,11 @@ impl Workload for OltpWorkload {
         "per step and transaction"
     }
 
-    fn timeline(&self, run: &StoredRun) -> Option<Timeline> {
-        let document = OltpDocument::of(run)?.ok()?;
-        Some(Timeline {
+    fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
+        let Some(Ok(document)) = OltpDocument::of(run) else { return Vec::new() };
+        vec![Timeline {
+            subject: None,
+            marks: Vec::new(),
             y_label: "transactions per second".into(),
             x_label: "seconds since the step began (ramp-up included)".into(),
             lines: document
@@ -186,7 +188,7 @@ impl Workload for OltpWorkload {
                     (format!("{} users", s.users), points)
                 })
                 .collect(),
-        })
+        }]
     }
 
     fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {

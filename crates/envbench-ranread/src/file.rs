@@ -247,6 +247,7 @@ impl StepRunner for FileRanRead {
             engine: self.options.engine,
             seed: self.seed,
             cancel: interrupt,
+            per_second: false,
         };
         let result = run_job(&job)?;
         if result.ops() == 0 {

@@ -47,6 +47,7 @@ svg .line { fill: none; stroke-width: 2; }
 svg .reference { stroke: #a33a00; stroke-width: 1.5; stroke-dasharray: 5 4; }
 svg .reference-label, svg .mark-label { font-size: 11px; font-weight: bold; fill: #111; }
 svg .mark { fill: none; stroke: #000; stroke-width: 2; }
+svg .span { fill: #2a7ab0; fill-opacity: 0.12; stroke: none; }
 form.filters label { margin-right: .8rem; display: inline-block; }
 form.filters input[type=text], form.filters input[type=date] { width: 9rem; }
 nav a { margin-right: 1rem; }

@@ -337,6 +337,7 @@ fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &st
             y_scale: Scale::Log10,
             reference: None,
             x_names: Some(rows.iter().map(|(i, _)| PERCENTILES[*i].1.to_string()).collect()),
+            marks: Vec::new(),
         };
         let caption = rows
             .iter()
@@ -413,6 +414,7 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
             y_scale: Scale::Linear,
             reference: None,
             x_names: None,
+            marks: Vec::new(),
         },
         "The knee is the highest throughput whose latency is within the target.",
     );
@@ -427,42 +429,53 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
             y_scale: Scale::Linear,
             reference: curve.latency_target.map(|t| (t, format!("target {} {}", number(t), curve.latency_unit))),
             x_names: None,
+            marks: Vec::new(),
         },
         "Latency per step; the dashed line is the latency target.",
     ));
     out
 }
 
-/// Throughput each second of each step, one chart per run of a workload that keeps a timeline: ramp-up, steady
-/// state and stalls (checkpoints) show here and nowhere else.
+/// Throughput each second of each step, one chart per run (per test, for runs that keep several) of a workload that
+/// keeps a timeline: ramp-up, steady state, stalls (checkpoints) and cliffs show here and nowhere else.
 fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> String {
     let mut out = String::new();
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
-            let Some(timeline) = workloads.timeline(run).filter(|t| t.lines.iter().any(|(_, p)| !p.is_empty())) else {
-                continue;
-            };
             let name = series_name(side, run, |r| r.summary.workload == workload);
-            out.push_str(
-                &charts.lines(
-                    &format!("{workload}-timeline"),
-                    &LineChart {
-                        title: format!("{workload}: {} over time, {name}", timeline.y_label),
-                        x_label: timeline.x_label.clone(),
-                        y_label: format!("{} (higher is better)", timeline.y_label),
-                        series: timeline
-                            .lines
-                            .into_iter()
-                            .map(|(name, points)| LineSeries { name, points, marked: None })
-                            .collect(),
-                        x_scale: Scale::Linear,
-                        y_scale: Scale::Linear,
-                        reference: None,
-                        x_names: None,
-                    },
-                    "One line per step; dips in the steady state are stalls (checkpoints, lock waits, a busy disk).",
-                ),
-            );
+            for timeline in workloads.timelines(run) {
+                if !timeline.lines.iter().any(|(_, p)| !p.is_empty()) {
+                    continue;
+                }
+                let subject = timeline.subject.as_ref().map(|s| format!("{s}, ")).unwrap_or_default();
+                let note = if timeline.marks.is_empty() {
+                    "One line per step; dips in the steady state are stalls (checkpoints, lock waits, a busy disk)."
+                } else {
+                    "The shaded span is the steady-state window the sustained figure is the mean of; a vertical \
+                     line marks the cliff, where throughput stayed below half the burst figure."
+                };
+                out.push_str(
+                    &charts.lines(
+                        &format!("{workload}-timeline"),
+                        &LineChart {
+                            title: format!("{workload}: {} over time, {subject}{name}", timeline.y_label),
+                            x_label: timeline.x_label.clone(),
+                            y_label: format!("{} (higher is better)", timeline.y_label),
+                            series: timeline
+                                .lines
+                                .into_iter()
+                                .map(|(name, points)| LineSeries { name, points, marked: None })
+                                .collect(),
+                            x_scale: Scale::Linear,
+                            y_scale: Scale::Linear,
+                            reference: None,
+                            x_names: None,
+                            marks: timeline.marks,
+                        },
+                        note,
+                    ),
+                );
+            }
         }
     }
     out
@@ -495,6 +508,7 @@ fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> String {
         y_scale: Scale::Linear,
         reference: None,
         x_names: None,
+        marks: Vec::new(),
     };
     let mut out = String::new();
     if series.points.iter().any(|p| !p.disks.is_empty()) {

@@ -4,6 +4,7 @@
 
 use crate::html::escape;
 use crate::render::number;
+use envbench_core::workload::TimelineMark;
 use std::fmt::Write;
 
 /// Okabe-Ito colours, most distinct first, each with the stroke colour that shows on it.
@@ -219,6 +220,8 @@ pub struct LineChart {
     pub reference: Option<(f64, String)>,
     /// Labels for x positions 0, 1, 2... instead of numbers (e.g. percentiles).
     pub x_names: Option<Vec<String>>,
+    /// Moments (vertical lines) and spans (shaded) marked on the x axis.
+    pub marks: Vec<TimelineMark>,
 }
 
 fn open_svg(out: &mut String, chart_id: &str, title: &str, height: f64) {
@@ -495,6 +498,31 @@ pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
             y - 5.0,
             escape(label)
         );
+    }
+    for mark in &chart.marks {
+        match mark {
+            TimelineMark::Span { from, to, label } => {
+                let (x1, x2) = (x_of(*from), x_of(*to));
+                let _ = write!(
+                    out,
+                    r#"<rect class="span" x="{x1:.1}" y="{PLOT_TOP}" width="{:.1}" height="{PLOT_HEIGHT}"/><text class="mark-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                    (x2 - x1).max(1.0),
+                    (x1 + x2) / 2.0,
+                    PLOT_TOP + 14.0,
+                    escape(label)
+                );
+            }
+            TimelineMark::At { x, label } => {
+                let x = x_of(*x);
+                let _ = write!(
+                    out,
+                    r#"<line class="reference" x1="{x:.1}" y1="{PLOT_TOP}" x2="{x:.1}" y2="{baseline}"/><text class="mark-label" x="{:.1}" y="{:.1}">{}</text>"#,
+                    x + 4.0,
+                    PLOT_TOP + 30.0,
+                    escape(label)
+                );
+            }
+        }
     }
     for (i, line) in chart.series.iter().enumerate() {
         let path: Vec<String> = line

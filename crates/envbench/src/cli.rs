@@ -56,10 +56,16 @@ pub fn command() -> clap::Command {
 }
 
 /// Let every option that takes a value take one starting with `-` (`--size -1g`, `--runs -1`), so the value's own check
-/// names the option instead of clap reporting an unexpected argument. Positional arguments keep clap's rules.
+/// names the option instead of clap reporting an unexpected argument. Positional arguments, and options whose value
+/// may be left out (`--sustained [DURATION]`, so `--sustained --quick` is two options), keep clap's rules.
 fn allow_negative_values(command: clap::Command) -> clap::Command {
     let command = command.mut_args(|arg| {
-        if arg.get_action().takes_values() && !arg.is_positional() { arg.allow_hyphen_values(true) } else { arg }
+        let optional_value = arg.get_num_args().is_some_and(|range| range.min_values() == 0);
+        if arg.get_action().takes_values() && !arg.is_positional() && !optional_value {
+            arg.allow_hyphen_values(true)
+        } else {
+            arg
+        }
     });
     let names: Vec<String> = command.get_subcommands().map(|s| s.get_name().to_string()).collect();
     names.into_iter().fold(command, |command, name| command.mut_subcommand(name, allow_negative_values))

@@ -155,7 +155,7 @@ fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
         (vec!["disk", "--dir", w, "--interval", "never"], 2, "--interval"),
         (vec!["disk", "--dir", w, "--write-sync", "sometimes"], 2, "sometimes"),
         (vec!["disk", "--dir", w, "--engine", "warp"], 2, "--engine"),
-        (vec!["disk", "--dir", w, "--cross-check", "iometer"], 2, "only cross-check tool is fio"),
+        (vec!["disk", "--dir", w, "--cross-check", "iometer"], 2, "the cross-check tools are fio"),
         (vec!["disk", "--dir", "/no/such/dir"], 2, "no such file or directory"),
         (vec!["disk", "--dir", file], 2, "is not a directory"),
         (vec!["disk", "--dir", "/proc"], 2, "pseudo file system"),

@@ -103,7 +103,7 @@ fn disk_bad_input_is_refused_before_anything_is_written() {
         (&["disk", "--dir", d, "--duration", "0s"], "--duration must be longer than zero"),
         (&["disk", "--dir", d, "--write-sync", "sometimes"], "sometimes"),
         (&["disk", "--dir", d, "--engine", "warp"], "--engine"),
-        (&["disk", "--dir", d, "--cross-check", "iometer"], "only cross-check tool is fio"),
+        (&["disk", "--dir", d, "--cross-check", "iometer"], "the cross-check tools are fio"),
         (&["disk", "--dir", "/no/such/dir"], "no such file or directory"),
     ];
     for (args, message) in cases {
