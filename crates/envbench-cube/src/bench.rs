@@ -7,7 +7,8 @@ use crate::cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
 use crate::error::CubeError;
 use crate::generate::{DataSet, prepare_data};
 use crate::places::{self, CubeLock, Place};
-use envbench_core::sampler::StepObserver;
+use crate::retrievals::{RetrievalOptions, RetrievalOutcome, run_retrievals};
+use envbench_core::sampler::{NoSteps, StepObserver};
 use envbench_core::stats::Summary;
 use envbench_core::{Direction, ResultRecord};
 use serde::{Deserialize, Serialize};
@@ -158,6 +159,8 @@ pub struct CubeConfig {
     /// How many times the whole sequence runs.
     pub repeat: u32,
     pub threads: ThreadSettings,
+    /// Concurrent retrievals on the loaded cube after the last sequence, when asked for.
+    pub retrievals: Option<RetrievalOptions>,
 }
 
 impl CubeConfig {
@@ -172,6 +175,7 @@ impl CubeConfig {
             options: CubeOptions::default(),
             repeat: 3,
             threads: ThreadSettings::default(),
+            retrievals: None,
         }
     }
 
@@ -316,40 +320,88 @@ fn with_cube<T>(config: &CubeConfig, work: impl FnOnce() -> Result<T, CubeError>
     outcome
 }
 
-fn run_with_data(
+/// The sampler's name of the unmeasured sequence that loads an empty cube before the first measured one.
+pub const PRIME_STEP: &str = "0 prime cube";
+
+/// Every setting's repetitions on one cube, interleaved (setting 1, 2, ..., then again), so that a machine that
+/// drifts over the sweep does not favour the settings that ran first. An empty cube (a fresh directory, or one a
+/// previous run left unfinished and that was reset at open) is first loaded by one unmeasured sequence, so every
+/// measured reset clears the same loaded cube.
+fn run_settings(
     config: &CubeConfig,
-    data: DataSet,
+    settings: &[ThreadSettings],
+    data: &DataSet,
     observer: &dyn StepObserver,
     cancel: &AtomicBool,
-) -> Result<SequenceOutcome, CubeError> {
+) -> Result<(Vec<SequenceOutcome>, Option<RetrievalOutcome>), CubeError> {
     let mut cube = Cube::open(&config.cube_dir, config.options)?;
     let recovered_from = cube.recovered_from().cloned();
-    let mut repetitions = Vec::with_capacity(config.repeat as usize);
-    let mut allocation = AllocationReport::default();
-    for repetition in 1..=config.repeat {
-        let mut steps = Vec::with_capacity(Step::ALL.len());
-        for step in Step::ALL {
-            steps.push(run_step(&mut cube, step, &data, &config.threads, observer, cancel, &mut allocation)?);
-        }
-        let total_seconds = steps.iter().map(|s| s.seconds).sum();
-        repetitions.push(Repetition { repetition, steps, total_seconds });
+    if cube.store().is_empty() {
+        observer.step_started(PRIME_STEP);
+        let mut unused = AllocationReport::default();
+        let primed: Result<(), CubeError> = Step::ALL.into_iter().try_for_each(|step| {
+            run_step(&mut cube, step, data, &settings[0], &NoSteps, cancel, &mut unused).map(|_| ())
+        });
+        observer.step_finished(PRIME_STEP);
+        primed?;
     }
-    let mut outcome = SequenceOutcome {
-        threads: config.threads,
-        scale: config.scale,
-        seed: config.seed,
-        compression: config.options.compression,
-        data_cache_bytes: config.options.data_cache.bytes(),
-        direct_io: config.options.direct_io,
-        data,
-        recovered_from,
-        repetitions,
-        summary: Vec::new(),
-        statistics: cube.statistics(),
-        allocation,
+    struct Runs {
+        repetitions: Vec<Repetition>,
+        allocation: AllocationReport,
+        statistics: Option<CubeStatistics>,
+    }
+    let mut runs: Vec<Runs> = settings
+        .iter()
+        .map(|_| Runs {
+            repetitions: Vec::with_capacity(config.repeat as usize),
+            allocation: AllocationReport::default(),
+            statistics: None,
+        })
+        .collect();
+    for repetition in 1..=config.repeat {
+        for (threads, runs) in settings.iter().zip(runs.iter_mut()) {
+            let mut steps = Vec::with_capacity(Step::ALL.len());
+            for step in Step::ALL {
+                steps.push(run_step(&mut cube, step, data, threads, observer, cancel, &mut runs.allocation)?);
+            }
+            let total_seconds = steps.iter().map(|s| s.seconds).sum();
+            runs.repetitions.push(Repetition { repetition, steps, total_seconds });
+            if repetition == config.repeat {
+                runs.statistics = Some(cube.statistics());
+            }
+        }
+    }
+    // The front end's view of the loaded cube: after the last step 8.
+    let retrievals = match &config.retrievals {
+        Some(options) => {
+            let drop_page_cache = || envbench_io::can_drop_page_cache() && envbench_io::drop_page_cache().is_ok();
+            Some(run_retrievals(&cube, options, observer, &drop_page_cache, cancel)?)
+        }
+        None => None,
     };
-    outcome.summary = summarize(&outcome);
-    Ok(outcome)
+    let outcomes = settings
+        .iter()
+        .zip(runs)
+        .map(|(threads, runs)| {
+            let mut outcome = SequenceOutcome {
+                threads: *threads,
+                scale: config.scale,
+                seed: config.seed,
+                compression: config.options.compression,
+                data_cache_bytes: config.options.data_cache.bytes(),
+                direct_io: config.options.direct_io,
+                data: data.clone(),
+                recovered_from: recovered_from.clone(),
+                repetitions: runs.repetitions,
+                summary: Vec::new(),
+                statistics: runs.statistics.unwrap_or_else(|| cube.statistics()),
+                allocation: runs.allocation,
+            };
+            outcome.summary = summarize(&outcome);
+            outcome
+        })
+        .collect();
+    Ok((outcomes, retrievals))
 }
 
 /// Run one step as a durable unit and measure it.
@@ -502,9 +554,13 @@ pub struct SweepOutcome {
     pub outcomes: Vec<SequenceOutcome>,
     /// Present when the sweep had at least two settings.
     pub recommendation: Option<Recommendation>,
+    /// Concurrent retrievals on the loaded cube, when asked for.
+    #[serde(default)]
+    pub retrievals: Option<RetrievalOutcome>,
 }
 
-/// Run the sequence once per thread setting of `sweep` (the data is generated once).
+/// Run the sequence at every thread setting of `sweep`, the settings interleaved within each repetition (the data is
+/// generated once).
 pub fn run_sweep(
     config: &CubeConfig,
     sweep: &ThreadSweep,
@@ -517,13 +573,9 @@ pub fn run_sweep(
     }
     with_cube(config, || {
         let data = prepare(config, observer, cancel)?;
-        let mut outcomes = Vec::with_capacity(settings.len());
-        for threads in settings {
-            let setting = CubeConfig { threads, ..config.clone() };
-            outcomes.push(run_with_data(&setting, data.clone(), observer, cancel)?);
-        }
+        let (outcomes, retrievals) = run_settings(config, &settings, &data, observer, cancel)?;
         let recommendation = recommend(&outcomes);
-        Ok(SweepOutcome { outcomes, recommendation })
+        Ok(SweepOutcome { outcomes, recommendation, retrievals })
     })
 }
 
@@ -543,6 +595,53 @@ pub struct StepChoice {
     pub saving_percent: f64,
     /// Slowest over fastest setting for this step, minus one, in percent.
     pub spread_percent: f64,
+    /// True when a knob the sweep varied governs this step; only such steps can be exceptions.
+    #[serde(default)]
+    pub governed: bool,
+    /// The second-fastest setting and its mean.
+    #[serde(default)]
+    pub runner_up_label: Option<String>,
+    #[serde(default)]
+    pub runner_up_mean_seconds: Option<f64>,
+    /// Whether the fastest setting is really faster than the runner-up.
+    #[serde(default)]
+    pub difference: Difference,
+}
+
+/// Whether the fastest of two settings is faster beyond the noise of the repetitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum Difference {
+    /// Every repetition of the fastest beat every repetition of the runner-up (a Mann-Whitney U of 0).
+    Clear,
+    /// Their repetitions overlap: the order may be chance.
+    WithinNoise,
+    /// Fewer than [`MIN_JUDGED_REPETITIONS`] repetitions per setting: the difference cannot be judged.
+    #[default]
+    CannotJudge,
+}
+
+/// Repetitions per setting needed to judge a difference.
+pub const MIN_JUDGED_REPETITIONS: usize = 3;
+
+impl Difference {
+    /// Judge the fastest setting's samples against the runner-up's.
+    pub fn of(fastest: &[f64], runner_up: &[f64]) -> Difference {
+        if fastest.len().min(runner_up.len()) < MIN_JUDGED_REPETITIONS {
+            return Difference::CannotJudge;
+        }
+        let slowest_fast = fastest.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let quickest_other = runner_up.iter().copied().fold(f64::INFINITY, f64::min);
+        if slowest_fast < quickest_other { Difference::Clear } else { Difference::WithinNoise }
+    }
+
+    pub fn words(self) -> &'static str {
+        match self {
+            Difference::Clear => "clear",
+            Difference::WithinNoise => "within noise",
+            Difference::CannotJudge => "cannot judge (<3 reps)",
+        }
+    }
 }
 
 /// What a sweep recommends.
@@ -563,6 +662,12 @@ pub struct Recommendation {
     pub best_combined_total_seconds: f64,
     /// The advice in one sentence.
     pub sentence: String,
+    /// Whether the best total is really better than the runner-up's.
+    #[serde(default)]
+    pub total_difference: Difference,
+    /// The winner against the machine: logical CPUs used and SMT (Hyper-Threading), when the fingerprint told.
+    #[serde(default)]
+    pub cpu_sentence: Option<String>,
 }
 
 /// A step needs its own setting only when that saves at least this share of the step's time.
@@ -584,22 +689,30 @@ pub fn recommend(outcomes: &[SequenceOutcome]) -> Option<Recommendation> {
         let knobs = if varied.is_empty() { ThreadKnob::ALL.to_vec() } else { varied.clone() };
         knobs.iter().map(|k| format!("{}={}", k.name(), k.get(t))).collect::<Vec<_>>().join(", ")
     };
-    let by_total =
-        |a: &&SequenceOutcome, b: &&SequenceOutcome| a.total().mean_seconds.total_cmp(&b.total().mean_seconds);
-    let best = outcomes.iter().min_by(by_total)?;
-    let slowest = outcomes.iter().max_by(by_total)?;
+    let total_of = |o: &SequenceOutcome| o.total().mean_seconds;
+    let mut by_total: Vec<&SequenceOutcome> = outcomes.iter().collect();
+    by_total.sort_by(|a, b| total_of(a).total_cmp(&total_of(b)));
+    let (best, runner_up, slowest) = (by_total[0], by_total[1], by_total[by_total.len() - 1]);
+    let totals = |o: &SequenceOutcome| o.repetitions.iter().map(|r| r.total_seconds).collect::<Vec<f64>>();
+    let total_difference = Difference::of(&totals(best), &totals(runner_up));
     let mut per_step = Vec::new();
     let mut exceptions = Vec::new();
     let mut combined = 0.0;
     for step in Step::ALL {
         let mean = |o: &SequenceOutcome| o.step(step).map_or(f64::INFINITY, |s| s.mean_seconds);
         let governed = step.knob().is_some_and(|k| varied.contains(&k));
-        let fastest = if governed { outcomes.iter().min_by(|a, b| mean(a).total_cmp(&mean(b)))? } else { best };
+        // The measured fastest, whatever governs the step.
+        let mut ranked: Vec<&SequenceOutcome> = outcomes.iter().collect();
+        ranked.sort_by(|a, b| mean(a).total_cmp(&mean(b)));
+        let (fastest, second) = (ranked[0], ranked[1]);
+        let difference = Difference::of(&fastest.seconds_of(step), &second.seconds_of(step));
         let slowest_here = outcomes.iter().map(mean).fold(0.0, f64::max);
         let (fast, base) = (mean(fastest), mean(best));
         let saving = (base - fast).max(0.0);
         let saving_percent = if base > 0.0 { 100.0 * saving / base } else { 0.0 };
-        if governed && base > 0.0 && saving / base >= EXCEPTION_SHARE {
+        // An exception needs a knob that governs the step, a saving worth a setting of its own, and (when the
+        // repetitions can tell) a difference beyond noise.
+        if governed && base > 0.0 && saving / base >= EXCEPTION_SHARE && difference != Difference::WithinNoise {
             exceptions.push(step);
             combined += fast;
         } else {
@@ -615,13 +728,31 @@ pub fn recommend(outcomes: &[SequenceOutcome]) -> Option<Recommendation> {
             saving_seconds: saving,
             saving_percent,
             spread_percent: if fast > 0.0 { 100.0 * (slowest_here / fast - 1.0) } else { 0.0 },
+            governed,
+            runner_up_label: Some(label(&second.threads)),
+            runner_up_mean_seconds: Some(mean(second)),
+            difference,
         });
     }
     let best_total = best.total().mean_seconds;
     let slowest_total = slowest.total().mean_seconds;
+    let noise = match total_difference {
+        Difference::Clear => String::new(),
+        Difference::WithinNoise => format!(
+            " The runner-up, {} ({:.1} s), is within noise of it: their repetitions overlap.",
+            label(&runner_up.threads),
+            total_of(runner_up)
+        ),
+        Difference::CannotJudge => format!(
+            " With fewer than {MIN_JUDGED_REPETITIONS} repetitions per setting the difference from the runner-up, {} \
+             ({:.1} s), cannot be judged; use --repeat {MIN_JUDGED_REPETITIONS}.",
+            label(&runner_up.threads),
+            total_of(runner_up)
+        ),
+    };
     let sentence = if exceptions.is_empty() {
         format!(
-            "Use {} for every step: total {:.1} s, {:.1}% faster than the slowest setting ({}, {:.1} s).",
+            "Use {} for every step: total {:.1} s, {:.1}% faster than the slowest setting ({}, {:.1} s).{noise}",
             label(&best.threads),
             best_total,
             if slowest_total > 0.0 { 100.0 * (1.0 - best_total / slowest_total) } else { 0.0 },
@@ -643,7 +774,8 @@ pub fn recommend(outcomes: &[SequenceOutcome]) -> Option<Recommendation> {
             })
             .collect();
         format!(
-            "Use {} everywhere (total {:.1} s) except {}; with the best setting for each step the total is {:.1} s.",
+            "Use {} everywhere (total {:.1} s) except {}; with the best setting for each step the total is {:.1} \
+             s.{noise}",
             label(&best.threads),
             best_total,
             parts.join("; and "),
@@ -661,7 +793,30 @@ pub fn recommend(outcomes: &[SequenceOutcome]) -> Option<Recommendation> {
         exceptions,
         best_combined_total_seconds: combined,
         sentence,
+        total_difference,
+        cpu_sentence: None,
     })
+}
+
+/// The winner against the machine, for the question users bring ("Hyper-Threading on or off, and what
+/// CALCPARALLEL"): how many threads the best setting runs against the logical CPUs, and whether SMT was active.
+pub fn cpu_sentence(recommendation: &Recommendation, logical_cpus: Option<u32>, smt_active: Option<bool>) -> String {
+    let knobs = if recommendation.varied.is_empty() { ThreadKnob::ALL.to_vec() } else { recommendation.varied.clone() };
+    let threads = knobs.iter().map(|k| k.get(&recommendation.overall_best)).max().unwrap_or(1);
+    let use_of_cpus = match logical_cpus {
+        Some(cpus) if threads as u32 == cpus => format!("uses all {cpus} logical CPUs"),
+        Some(cpus) if (threads as u32) < cpus => format!("uses {threads} of the {cpus} logical CPUs"),
+        Some(cpus) => format!("runs {threads} threads on {cpus} logical CPUs (more threads than CPUs)"),
+        None => format!("runs {threads} threads (the logical CPU count is unknown)"),
+    };
+    let smt = match smt_active {
+        Some(true) => "SMT (Hyper-Threading) was active: to see what it is worth, run the sweep again with SMT off \
+                       and compare the two runs"
+            .to_string(),
+        Some(false) => "SMT (Hyper-Threading) was off or absent".to_string(),
+        None => "whether SMT (Hyper-Threading) was active is unknown".to_string(),
+    };
+    format!("The best setting, {}, {use_of_cpus}; {smt}.", recommendation.overall_best_label)
 }
 
 /// The parameters of a step's result: everything that defines it, including only the thread setting that governs

@@ -53,6 +53,7 @@ mod parallel;
 pub mod places;
 pub mod rates;
 pub mod restructure;
+pub mod retrievals;
 pub mod retrieve;
 mod rng;
 pub mod store;
@@ -61,9 +62,9 @@ pub mod workload;
 mod workload_tests;
 
 pub use bench::{
-    CubeConfig, ELAPSED_METRIC, Recommendation, SequenceOutcome, Step, StepRun, StepSummary, SweepOutcome, TOTAL_TEST,
-    ThreadKnob, ThreadSettings, ThreadSweep, WORKLOAD, WORKLOAD_VERSION, recommend, result_records, run_sequence,
-    run_sweep,
+    CubeConfig, Difference, ELAPSED_METRIC, PRIME_STEP, Recommendation, SequenceOutcome, Step, StepRun, StepSummary,
+    SweepOutcome, TOTAL_TEST, ThreadKnob, ThreadSettings, ThreadSweep, WORKLOAD, WORKLOAD_VERSION, cpu_sentence,
+    recommend, result_records, run_sequence, run_sweep,
 };
 pub use block::Compression;
 pub use cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};

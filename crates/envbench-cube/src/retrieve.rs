@@ -123,6 +123,15 @@ impl Evaluator<'_> {
     }
 }
 
+/// What a retrieval returned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Retrieved {
+    /// Every cell; `None` is #Missing.
+    pub values: Vec<Option<f64>>,
+    /// Blocks read (from the data cache or the page files) to compute them.
+    pub blocks_read: u64,
+}
+
 /// A small grid of values: one member per row and column, every other dimension fixed by the point of view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
@@ -183,6 +192,52 @@ impl Cube {
 
     /// The value of the cell with these members (indexed by [`Dim::index`]).
     pub fn value(&self, members: [MemberId; 8]) -> Result<Option<f64>, CubeError> {
+        let evaluator = self.evaluator(&members)?;
+        Ok(present(evaluator.value(members[Dim::Account.index()], members[Dim::Period.index()])))
+    }
+
+    /// Every cell of a grid given as one member list per dimension (indexed by [`Dim::index`]), as a front end
+    /// retrieves it: each sparse combination's blocks are read once and every dense cell computed from them. Values
+    /// come in the order of the sparse dimensions' combinations (the last sparse dimension fastest), then account,
+    /// then period.
+    pub fn retrieve(&self, members: &[Vec<MemberId>; 8]) -> Result<Retrieved, CubeError> {
+        let sparse: Vec<&[MemberId]> = Dim::SPARSE.iter().map(|d| members[d.index()].as_slice()).collect();
+        let (accounts, periods) = (&members[Dim::Account.index()], &members[Dim::Period.index()]);
+        let mut retrieved = Retrieved::default();
+        if sparse.iter().chain([&accounts.as_slice(), &periods.as_slice()]).any(|list| list.is_empty()) {
+            return Ok(retrieved);
+        }
+        let mut position = vec![0usize; sparse.len()];
+        loop {
+            let mut cell = [0; 8];
+            for (slot, dim) in Dim::SPARSE.iter().enumerate() {
+                cell[dim.index()] = sparse[slot][position[slot]];
+            }
+            let evaluator = self.evaluator(&cell)?;
+            retrieved.blocks_read += evaluator.blocks.len() as u64;
+            for &account in accounts {
+                for &period in periods {
+                    retrieved.values.push(present(evaluator.value(account, period)));
+                }
+            }
+            // The next combination, the last sparse dimension fastest.
+            let mut slot = sparse.len();
+            loop {
+                if slot == 0 {
+                    return Ok(retrieved);
+                }
+                slot -= 1;
+                position[slot] += 1;
+                if position[slot] < sparse[slot].len() {
+                    break;
+                }
+                position[slot] = 0;
+            }
+        }
+    }
+
+    /// The blocks of the sparse combination of `members`, ready to compute any dense cell.
+    fn evaluator(&self, members: &[MemberId; 8]) -> Result<Evaluator<'_>, CubeError> {
         let outline = self.outline();
         let mut combinations: Vec<([MemberId; 6], f64)> = vec![([0; 6], 1.0)];
         for dim in Dim::SPARSE {
@@ -205,8 +260,7 @@ impl Cube {
                 blocks.push((block, sign));
             }
         }
-        let evaluator = Evaluator { outline, blocks };
-        Ok(present(evaluator.value(members[Dim::Account.index()], members[Dim::Period.index()])))
+        Ok(Evaluator { outline, blocks })
     }
 
     /// A grid: `pov` fixes every dimension but the row and column ones; `rows` and `columns` are a dimension

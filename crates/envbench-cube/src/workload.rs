@@ -73,6 +73,19 @@ pub struct CubeRunArgs {
     /// Open the page files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// After the last sequence, concurrent users retrieve grids from the loaded cube (a mix of summary,
+    /// drill-down and wide grids), cold, warm, and while aggregations run.
+    #[arg(long)]
+    pub retrievals: bool,
+    /// Retrieval users, e.g. 1,4,8 (implies --retrievals; default 1,4).
+    #[arg(long, value_name = "N[,N...]")]
+    pub retrieval_users: Option<String>,
+    /// How long each retrieval pass runs (default 10s).
+    #[arg(long, value_name = "DURATION")]
+    pub retrieval_duration: Option<String>,
+    /// Retrievals alone only: skip the pass during a background aggregation.
+    #[arg(long)]
+    pub retrievals_alone: bool,
 }
 
 #[derive(Args, Debug)]
@@ -140,7 +153,44 @@ impl Workload for CubeWorkload {
     }
 
     fn headline(&self, run: &StoredRun) -> String {
-        run.median(TOTAL_TEST, ELAPSED_METRIC).map(|s| format!("8-step sequence {s:.2} s")).unwrap_or_default()
+        // A sweep stores one total per setting: the headline is the best of them.
+        let totals: Vec<(f64, String)> = run
+            .results
+            .iter()
+            .filter(|r| r.record.test_id == TOTAL_TEST && r.record.metric == ELAPSED_METRIC)
+            .filter_map(|r| {
+                let median = envbench_core::stats::Summary::of(&r.record.samples)?.median;
+                let setting = ["load_threads", "calc_threads", "fix_threads", "restructure_threads"]
+                    .iter()
+                    .filter_map(|k| {
+                        r.record.parameters.get(*k).map(|v| format!("{}={v}", k.trim_end_matches("_threads")))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                Some((median, setting))
+            })
+            .collect();
+        let mut headline = match totals.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
+            Some((best, _)) if totals.len() == 1 => format!("8-step sequence {best:.2} s"),
+            Some((best, setting)) => {
+                format!("8-step sequence {best:.2} s (best of {} settings: {setting})", totals.len())
+            }
+            None => String::new(),
+        };
+        // The second headline: what a front-end user waits during a calculation, at the most users.
+        let under_load = run
+            .results
+            .iter()
+            .filter(|r| r.record.test_id.starts_with("retrieval all U=") && r.record.test_id.ends_with(" during calc"))
+            .filter(|r| r.record.metric == "latency_p95")
+            .max_by_key(|r| r.record.parameters.get("users").and_then(Value::as_u64).unwrap_or(0));
+        if let Some(result) = under_load
+            && let Some(p95) = result.record.samples.first()
+        {
+            let users = result.record.parameters.get("users").and_then(Value::as_u64).unwrap_or(0);
+            headline.push_str(&format!("; retrieval p95 {p95:.1} ms with {users} users during calc"));
+        }
+        headline
     }
 
     fn tests_word(&self) -> &'static str {
@@ -159,6 +209,51 @@ fn thread_list(name: &str, text: &Option<String>) -> Result<Vec<usize>, Workload
             ))),
         })
         .collect()
+}
+
+/// The retrieval benchmark the arguments ask for, if any.
+fn plan_retrievals(
+    args: &CubeRunArgs,
+    sweep: &ThreadSweep,
+    config: &CubeConfig,
+) -> Result<Option<crate::retrievals::RetrievalOptions>, WorkloadError> {
+    let wanted = args.retrievals || args.retrieval_users.is_some();
+    if !wanted {
+        if args.retrieval_duration.is_some() || args.retrievals_alone {
+            return Err(usage(
+                "--retrieval-duration and --retrievals-alone apply to retrievals: add --retrievals or \
+                 --retrieval-users 1,4",
+            ));
+        }
+        return Ok(None);
+    }
+    let users = match &args.retrieval_users {
+        None => vec![1, 4],
+        Some(text) => text
+            .split(',')
+            .map(|part| match part.trim().parse::<usize>() {
+                Ok(n) if (1..=256).contains(&n) => Ok(n),
+                _ => Err(usage(format!(
+                    "--retrieval-users '{text}': give whole numbers from 1 to 256, e.g. --retrieval-users 1,4,8"
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let duration = match &args.retrieval_duration {
+        None => std::time::Duration::from_secs(10),
+        Some(text) => envbench_core::parse_duration(text).map_err(|e| usage(format!("--retrieval-duration: {e}")))?,
+    };
+    if duration.is_zero() || duration > std::time::Duration::from_secs(3600) {
+        return Err(usage("--retrieval-duration: give more than zero and at most 1h, e.g. 10s"));
+    }
+    Ok(Some(crate::retrievals::RetrievalOptions {
+        users,
+        duration,
+        during_calc: !args.retrievals_alone,
+        // The background calculation runs at the first calc_threads the run uses.
+        calc_threads: sweep.calc_threads.first().copied().unwrap_or(config.threads.calc_threads),
+        seed: config.seed,
+    }))
 }
 
 /// A usage error (exit status 2).
@@ -191,6 +286,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
         fix_threads: thread_list("fix-threads", &args.fix_threads)?,
         restructure_threads: thread_list("restructure-threads", &args.restructure_threads)?,
     };
+    config.retrievals = plan_retrievals(args, &sweep, &config)?;
     let settings = sweep.settings(config.threads);
     if settings.len() > MAX_SETTINGS {
         return Err(usage(format!(
@@ -239,8 +335,17 @@ impl Planned for CubeRun {
     fn announce(&self) -> Option<String> {
         let config = &self.config;
         let settings = self.sweep.settings(config.threads).len();
+        let retrievals = config.retrievals.as_ref().map_or(String::new(), |r| {
+            format!(
+                "; then retrievals by {} user(s), {} per pass, cold, warm{}",
+                r.users.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(","),
+                envbench_core::units::format_duration(r.duration),
+                if r.during_calc { " and during an aggregation" } else { "" }
+            )
+        });
         Some(format!(
-            "envbench cube: scale {}, seed {}, {} repetition{} of 8 steps at {settings} thread setting{} in {}",
+            "envbench cube: scale {}, seed {}, {} repetition{} of 8 steps at {settings} thread setting{} (settings \
+             taking turns) in {}{retrievals}",
             config.scale,
             config.seed,
             config.repeat,
@@ -256,13 +361,16 @@ impl Planned for CubeRun {
         let names = StepNames {
             inner: context.steps,
             labels: labels.clone(),
-            repeat: self.config.repeat as usize,
             resets: AtomicUsize::new(0),
             progress: context.progress,
         };
-        let outcome = run_sweep(&self.config, &self.sweep, &names, context.interrupt);
+        let mut outcome = run_sweep(&self.config, &self.sweep, &names, context.interrupt)?;
         context.progress.line("");
-        Ok(Box::new(CubeMeasured { outcome: outcome?, labels }))
+        if let Some(recommendation) = &mut outcome.recommendation {
+            let cpu = &context.fingerprint.cpu;
+            recommendation.cpu_sentence = Some(crate::cpu_sentence(recommendation, cpu.threads, cpu.smt_active));
+        }
+        Ok(Box::new(CubeMeasured { outcome, labels }))
     }
 }
 
@@ -271,19 +379,21 @@ impl Planned for CubeRun {
 struct StepNames<'a> {
     inner: &'a dyn StepObserver,
     labels: Vec<String>,
-    repeat: usize,
     resets: AtomicUsize,
     progress: &'a dyn Progress,
 }
 
 impl StepNames<'_> {
     fn name(&self, step: &str) -> String {
-        if step.starts_with('0') {
+        // Priming, data generation and retrieval passes are not steps of a setting's sequence.
+        if !Step::ALL.iter().any(|s| s.name() == step) {
             return step.to_string();
         }
+        // Settings take turns within each repetition: setting 1, 2, ..., then the next repetition.
         let passes = self.resets.load(Ordering::SeqCst).max(1) - 1;
-        let label = self.labels.get(passes / self.repeat).map(String::as_str).unwrap_or("");
-        format!("{label} r{} {step}", passes % self.repeat + 1).trim().to_string()
+        let settings = self.labels.len().max(1);
+        let label = self.labels.get(passes % settings).map(String::as_str).unwrap_or("");
+        format!("{label} r{} {step}", passes / settings + 1).trim().to_string()
     }
 }
 
@@ -329,7 +439,18 @@ struct CubeMeasured {
 
 impl Measured for CubeMeasured {
     fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
-        result_records(&self.outcome.outcomes)
+        let mut records = result_records(&self.outcome.outcomes);
+        if let (Some(retrievals), Some(first)) = (&self.outcome.retrievals, self.outcome.outcomes.first()) {
+            let base = json!({
+                "scale": first.scale,
+                "seed": first.seed,
+                "compression": first.compression.as_str(),
+                "data_cache_bytes": first.data_cache_bytes,
+                "direct": first.direct_io,
+            });
+            records.extend(crate::retrievals::retrieval_records(retrievals, &base));
+        }
+        records
     }
 
     fn attachment(&self) -> Option<Value> {
@@ -352,6 +473,10 @@ impl Measured for CubeMeasured {
         if let Some(last) = self.outcome.outcomes.last() {
             out.push_str(&render_statistics(last));
         }
+        if let Some(retrievals) = &self.outcome.retrievals {
+            out.push('\n');
+            out.push_str(&crate::retrievals::render(retrievals));
+        }
         out
     }
 }
@@ -359,7 +484,7 @@ impl Measured for CubeMeasured {
 /// Mean of a sampler figure over every repetition of one step at one setting.
 fn step_figures(series: &SamplerSeries, label: &str, step: &str) -> Option<(f64, f64, f64, f64)> {
     let matching: Vec<&SampledStep> =
-        series.steps.iter().filter(|s| s.step.ends_with(step) && s.step.starts_with(label)).collect();
+        series.steps.iter().filter(|s| s.step.ends_with(step) && s.step.starts_with(&format!("{label} "))).collect();
     if matching.is_empty() {
         return None;
     }
@@ -438,24 +563,40 @@ fn render_sequence(outcome: &SequenceOutcome, series: &SamplerSeries, label: &st
 
 fn render_recommendation(recommendation: &crate::Recommendation) -> String {
     use Align::{Left, Right};
-    let mut table =
-        Table::new(&["STEP", "FASTEST AT", "MEAN s", "vs OVERALL BEST", "SPREAD"], &[Left, Left, Right, Right, Right]);
+    let mut table = Table::new(
+        &["STEP", "FASTEST AT", "MEAN s", "RUNNER-UP", "DIFFERENCE", "vs OVERALL BEST", "SPREAD", "KNOB"],
+        &[Left, Left, Right, Left, Left, Right, Right, Left],
+    );
     for choice in &recommendation.per_step {
         table.row(vec![
             choice.name.clone(),
             choice.best_label.clone(),
             format!("{:.2}", choice.best_mean_seconds),
+            match (&choice.runner_up_label, choice.runner_up_mean_seconds) {
+                (Some(label), Some(mean)) => format!("{label} ({mean:.2})"),
+                _ => String::new(),
+            },
+            choice.difference.words().to_string(),
             if choice.saving_seconds > 0.0 {
                 format!("-{:.2} s ({:.1}%)", choice.saving_seconds, choice.saving_percent)
             } else {
                 "same".into()
             },
             format!("{:.1}%", choice.spread_percent),
+            match choice.step.knob() {
+                Some(knob) if choice.governed => knob.name().to_string(),
+                Some(knob) => format!("{} (not varied)", knob.name()),
+                None => "none".to_string(),
+            },
         ]);
     }
     let mut out = heading("Thread settings per step");
     out.push('\n');
     out.push_str(&table.render());
+    out.push_str(
+        "DIFFERENCE: clear when every repetition of the fastest beat every repetition of the runner-up; steps no \
+         varied knob governs differ by noise and drift alone and are never advice.\n",
+    );
     out.push_str(&format!(
         "Best single setting: {} ({:.2} s); slowest: {} ({:.2} s); every step at its own best: {:.2} s\n",
         recommendation.overall_best_label,
@@ -465,6 +606,10 @@ fn render_recommendation(recommendation: &crate::Recommendation) -> String {
         recommendation.best_combined_total_seconds
     ));
     out.push_str(&heading(&recommendation.sentence));
+    if let Some(cpu) = &recommendation.cpu_sentence {
+        out.push('\n');
+        out.push_str(cpu);
+    }
     out.push_str("\n\n");
     out
 }

@@ -1,6 +1,6 @@
 //! Whole-workload properties at small scales: the invariants of specification section 5, crash safety, retrieval.
 
-use crate::bench::{CubeConfig, Step, ThreadSweep, recommend, result_records, run_sequence, run_sweep};
+use crate::bench::{CubeConfig, Step, ThreadKnob, ThreadSweep, recommend, result_records, run_sequence, run_sweep};
 use crate::block::{Cells, Compression, is_missing};
 use crate::cube::{Cube, CubeOptions};
 use crate::error::CubeError;
@@ -10,9 +10,10 @@ use crate::generate::{
 use crate::outline::{Dim, Outline, STORED_PERIODS, SparseKey, TimeBalance, YEAR_TOTAL};
 use crate::rates::{self, RateType};
 use crate::store::tests::tempdir;
-use envbench_core::sampler::NoSteps;
+use envbench_core::sampler::{NoSteps, StepObserver};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 const SEED: u64 = 11;
@@ -428,6 +429,31 @@ fn the_sequence_runs_repeats_and_reports() {
     assert_eq!(records[8].parameters["fix_threads"], 8);
 }
 
+/// Notes the bytes in the cube directory as each step starts.
+struct ResetWatcher {
+    cube_dir: std::path::PathBuf,
+    seen: Mutex<Vec<(String, u64)>>,
+}
+
+impl StepObserver for ResetWatcher {
+    fn step_started(&self, step: &str) {
+        let bytes = std::fs::read_dir(&self.cube_dir)
+            .map(|entries| entries.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0);
+        self.seen.lock().unwrap().push((step.to_string(), bytes));
+    }
+
+    fn step_finished(&self, _step: &str) {}
+}
+
+#[test]
+fn differences_are_judged_only_with_enough_repetitions() {
+    use crate::Difference;
+    assert_eq!(Difference::of(&[1.0, 1.1], &[2.0, 2.1]), Difference::CannotJudge);
+    assert_eq!(Difference::of(&[1.0, 1.1, 1.2], &[1.3, 1.4, 1.5]), Difference::Clear);
+    assert_eq!(Difference::of(&[1.0, 1.1, 1.4], &[1.3, 1.4, 1.5]), Difference::WithinNoise);
+}
+
 #[test]
 fn a_sweep_recommends_a_setting_per_step() {
     let dir = tempdir("sweep");
@@ -436,15 +462,31 @@ fn a_sweep_recommends_a_setting_per_step() {
     config.repeat = 1;
     config.options = options();
     let sweep = ThreadSweep { calc_threads: vec![1, 2], ..Default::default() };
-    let swept = run_sweep(&config, &sweep, &NoSteps, &NEVER).unwrap();
+    // Every reset, the first included, finds a loaded cube; the settings take turns.
+    let watcher = ResetWatcher { cube_dir: config.cube_dir.clone(), seen: Mutex::new(Vec::new()) };
+    let swept = run_sweep(&config, &sweep, &watcher, &NEVER).unwrap();
+    let seen = watcher.seen.into_inner().unwrap();
+    assert_eq!(seen[1].0, crate::PRIME_STEP, "after the data, an empty cube is primed: {seen:?}");
+    let resets: Vec<u64> =
+        seen.iter().filter(|(step, _)| step == Step::Reset.name()).map(|(_, bytes)| *bytes).collect();
+    assert_eq!(resets.len(), 2);
+    assert!(resets.iter().all(|&bytes| bytes > 1 << 20), "every measured reset clears a loaded cube: {resets:?}");
     assert_eq!(swept.outcomes.len(), 2);
     let recommendation = swept.recommendation.unwrap();
     assert!(recommendation.sentence.starts_with("Use calc_threads="), "{}", recommendation.sentence);
+    assert!(recommendation.sentence.contains("cannot be judged"), "one repetition: {}", recommendation.sentence);
     assert_eq!(recommendation.per_step.len(), 8);
-    // Steps not governed by calc_threads follow the overall best.
-    let load = &recommendation.per_step[1];
-    assert_eq!(load.best, recommendation.overall_best);
+    // Every step names its measured fastest setting; only steps calc_threads governs can be advice.
+    for choice in &recommendation.per_step {
+        let means: Vec<f64> = swept.outcomes.iter().map(|o| o.step(choice.step).unwrap().mean_seconds).collect();
+        assert_eq!(choice.best_mean_seconds, means.iter().copied().fold(f64::INFINITY, f64::min), "{}", choice.name);
+        assert_eq!(choice.difference, crate::Difference::CannotJudge);
+        assert_eq!(choice.governed, choice.step.knob() == Some(ThreadKnob::CalcThreads), "{}", choice.name);
+    }
+    assert!(recommendation.exceptions.iter().all(|step| step.knob() == Some(ThreadKnob::CalcThreads)));
     assert!(recommendation.best_combined_total_seconds <= recommendation.overall_best_total_seconds + 1e-9);
+    let words = crate::cpu_sentence(&recommendation, Some(2), Some(false));
+    assert!(words.contains("logical CPUs") && words.contains("SMT (Hyper-Threading) was off"), "{words}");
     assert!(recommend(&swept.outcomes[..1]).is_none());
     assert_eq!(result_records(&swept.outcomes).len(), 18);
 }
@@ -535,4 +577,180 @@ fn a_killed_load_is_detected_and_reset() {
         // Killed between two steps: the cube is consistent and usable as it is.
         assert!(!Cube::is_marked_in_progress(dir.join("cube")));
     }
+}
+
+/// `member` and every member below it.
+fn subtree(outline: &Outline, dim: Dim, member: crate::outline::MemberId) -> Vec<crate::outline::MemberId> {
+    let mut all = vec![member];
+    let mut next = 0;
+    while next < all.len() {
+        all.extend(outline.dim(dim).member(all[next]).children.iter().copied());
+        next += 1;
+    }
+    all
+}
+
+/// The sign with which the level-0 member `leaf` rolls up into `target` (1 for itself), `None` when it does not.
+fn roll_up_sign(
+    outline: &Outline,
+    dim: Dim,
+    leaf: crate::outline::MemberId,
+    target: crate::outline::MemberId,
+) -> Option<f64> {
+    let dimension = outline.dim(dim);
+    let (mut member, mut sign) = (leaf, 1.0);
+    loop {
+        if member == target {
+            return Some(sign);
+        }
+        let m = dimension.member(member);
+        sign *= m.consolidation.sign()?;
+        member = m.parent?;
+    }
+}
+
+#[test]
+fn retrievals_equal_a_brute_force_sum_of_the_level0_blocks() {
+    use crate::retrievals::{Pass, RetrievalKind, RetrievalOptions, retrieval_mix, run_retrievals};
+    let dir = tempdir("retrievals");
+    let cube = loaded_cube(&dir, options());
+    cube.aggregate(2, &NEVER).unwrap();
+    let outline = cube.outline();
+    let blocks = all_blocks(&cube);
+    let level0: Vec<(&SparseKey, &Cells)> = blocks
+        .iter()
+        .filter(|(key, _)| Dim::SPARSE.iter().all(|&d| outline.dim(d).member(key.member(d)).level == 0))
+        .collect();
+    let mix = retrieval_mix(&cube, 7).unwrap();
+    assert_eq!(mix, retrieval_mix(&cube, 7).unwrap(), "the mix is seeded");
+    let (mut present, mut upper_checked) = (0, 0);
+    let mut checked = 0;
+    for kind in RetrievalKind::ALL {
+        let sample: Vec<_> = mix.iter().filter(|r| r.kind == kind).take(4).collect();
+        assert!(!sample.is_empty(), "{kind:?} is in the mix");
+        let cells: Vec<usize> = sample.iter().map(|r| r.cells()).collect();
+        match kind {
+            RetrievalKind::Summary => assert!(cells.iter().all(|&c| (5..100).contains(&c)), "{cells:?}"),
+            RetrievalKind::DrillDown => assert!(cells.iter().all(|&c| (24..=1200).contains(&c)), "{cells:?}"),
+            RetrievalKind::Wide => assert!(cells.iter().all(|&c| c >= 500), "{cells:?}"),
+        }
+        for retrieval in sample {
+            let retrieved = cube.retrieve(&retrieval.members).unwrap();
+            assert_eq!(retrieved.values.len(), retrieval.cells());
+            // Walk the cells in the retrieval's order and check those a level-0 sum defines: stored level-0
+            // accounts, months, sparse members in the hierarchy (no formula members).
+            let sparse: Vec<&Vec<u32>> = Dim::SPARSE.iter().map(|d| &retrieval.members[d.index()]).collect();
+            let (accounts, periods) =
+                (&retrieval.members[Dim::Account.index()], &retrieval.members[Dim::Period.index()]);
+            let mut combos: Vec<Vec<u32>> = vec![Vec::new()];
+            for list in &sparse {
+                combos = combos.iter().flat_map(|c| list.iter().map(move |&m| [c.clone(), vec![m]].concat())).collect();
+            }
+            let mut index = 0;
+            for combo in &combos {
+                for &account in accounts {
+                    for &period in periods {
+                        let value = retrieved.values[index];
+                        index += 1;
+                        let a = outline.dim(Dim::Account).member(account);
+                        let p = outline.dim(Dim::Period).member(period);
+                        let plain = Dim::SPARSE.iter().zip(combo).all(|(&d, &m)| {
+                            outline.dim(d).member(m).formula.is_none()
+                                && (outline.dim(d).member(m).is_stored() || d == Dim::Entity)
+                        });
+                        // The stored level-0 accounts and months the cell rolls up, with their signs: accounts
+                        // without formulas below them, months alone or quarters of flow accounts.
+                        let leaf_accounts: Vec<(usize, f64)> = (0..outline.stored_accounts())
+                            .filter_map(|row| {
+                                let leaf = outline.stored_account(row);
+                                let sign = roll_up_sign(outline, Dim::Account, leaf, account)?;
+                                (outline.dim(Dim::Account).member(leaf).level == 0).then_some((row, sign))
+                            })
+                            .collect();
+                        let formula_below = subtree(outline, Dim::Account, account)
+                            .iter()
+                            .any(|&m| outline.dim(Dim::Account).member(m).formula.is_some());
+                        let flows = leaf_accounts.iter().all(|&(row, _)| {
+                            outline
+                                .dim(Dim::Account)
+                                .member(outline.stored_account(row))
+                                .account
+                                .is_some_and(|info| info.time_balance == crate::outline::TimeBalance::Flow)
+                        });
+                        let leaf_periods: Vec<(usize, f64)> = match (p.level, p.stored_index) {
+                            (0, Some(stored)) => vec![(stored as usize, 1.0)],
+                            (1, _) if flows => p
+                                .children
+                                .iter()
+                                .filter_map(|&m| {
+                                    outline.dim(Dim::Period).member(m).stored_index.map(|i| (i as usize, 1.0))
+                                })
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        if !plain || formula_below || leaf_accounts.is_empty() || leaf_periods.is_empty() {
+                            continue;
+                        }
+                        let mut expected: Option<f64> = None;
+                        for (key, cells) in &level0 {
+                            let signs: Option<f64> = Dim::SPARSE
+                                .iter()
+                                .zip(combo)
+                                .map(|(&d, &m)| roll_up_sign(outline, d, key.member(d), m))
+                                .product();
+                            let Some(sign) = signs else { continue };
+                            for &(row, account_sign) in &leaf_accounts {
+                                for &(period, _) in &leaf_periods {
+                                    let v = cells[Outline::cell(row, period)];
+                                    if !is_missing(v) {
+                                        *expected.get_or_insert(0.0) += sign * account_sign * v;
+                                    }
+                                }
+                            }
+                        }
+                        upper_checked += usize::from(a.level > 0 || p.level > 0);
+                        let actual = value.unwrap_or(crate::block::MISSING);
+                        let expected = expected.unwrap_or(crate::block::MISSING);
+                        assert!(
+                            close(actual, expected) || (actual - expected).abs() < 0.01,
+                            "{kind:?} {combo:?} account {} period {}: {actual} != brute-force {expected}",
+                            a.name,
+                            p.name
+                        );
+                        checked += 1;
+                        present += usize::from(value.is_some());
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 200 && present > 100, "only {checked} cells checked, {present} with data");
+    assert!(upper_checked > 20, "dynamic accounts and quarters checked too: {upper_checked}");
+
+    // Users alone (cold, warm) and during a background aggregation.
+    let options = RetrievalOptions {
+        users: vec![1, 3],
+        duration: std::time::Duration::from_millis(400),
+        during_calc: true,
+        calc_threads: 2,
+        seed: 7,
+    };
+    let steps = ResetWatcher { cube_dir: dir.join("cube"), seen: Mutex::new(Vec::new()) };
+    let outcome = run_retrievals(&cube, &options, &steps, &|| false, &NEVER).unwrap();
+    assert_eq!(outcome.passes.len(), 6);
+    let names: Vec<String> = steps.seen.into_inner().unwrap().into_iter().map(|(s, _)| s).collect();
+    assert_eq!(names[0], "9 retrievals U=1 cold");
+    assert_eq!(names[5], "9 retrievals U=3 during calc");
+    for pass in &outcome.passes {
+        let all = pass.all();
+        assert!(all.retrievals > 0 && all.cells > 0 && all.blocks_read > 0, "{pass:?}");
+        assert!(all.p50_ms <= all.p95_ms && all.p95_ms <= all.p99_ms && all.p99_ms <= all.max_ms, "{pass:?}");
+        assert_eq!(pass.figures.iter().skip(1).map(|k| k.retrievals).sum::<u64>(), all.retrievals);
+        assert_eq!(pass.calculations > 0, pass.pass == Pass::DuringCalc, "{pass:?}");
+    }
+    assert!(!Cube::is_marked_in_progress(dir.join("cube")), "the background aggregation finished whole");
+    let records = crate::retrievals::retrieval_records(&outcome, &serde_json::json!({ "scale": SCALE }));
+    assert!(records.iter().any(|r| r.test_id == "retrieval all U=3 during calc" && r.metric == "latency_p95"));
+    let text = crate::retrievals::render(&outcome);
+    assert!(text.contains("during calc") && text.contains("drill-down"), "{text}");
 }

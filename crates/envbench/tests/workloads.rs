@@ -334,6 +334,20 @@ fn cube_sweep_runs_every_step_and_recommends() {
     // The sampler kept each step of each repetition apart.
     let steps = run["series"]["steps"].as_array().unwrap();
     assert!(steps.iter().any(|s| s["step"] == "calc=2 r2 8 dense restructure"), "{steps:?}");
+    // An empty cube is primed first, then the settings take turns within each repetition.
+    let resets: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["step"].as_str())
+        .filter(|name| name.ends_with("1 reset") || name.starts_with("0 prime"))
+        .collect();
+    assert_eq!(
+        resets,
+        ["0 prime cube", "calc=1 r1 1 reset", "calc=2 r1 1 reset", "calc=1 r2 1 reset", "calc=2 r2 1 reset"],
+        "{steps:?}"
+    );
+    for needle in ["RUNNER-UP", "DIFFERENCE", "cannot judge", "logical CPUs", "SMT (Hyper-Threading)"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
 
     let value = envbench(
         &store,
@@ -348,6 +362,53 @@ fn cube_sweep_runs_every_step_and_recommends() {
     assert!(value.status.success(), "{}", stderr(&value));
     let text = stdout(&value);
     assert!(text.trim() == "#Missing" || text.trim().parse::<f64>().is_ok(), "{text}");
+}
+
+#[test]
+fn cube_retrievals_run_alone_and_during_calculation_and_are_stored() {
+    let dir = scratch("cube-retrievals");
+    let store = dir.join("results.db");
+    let work = dir.join("cube");
+    let args = [
+        "cube",
+        "--dir",
+        work.to_str().unwrap(),
+        "--scale",
+        "0.005",
+        "--repeat",
+        "1",
+        "--retrieval-users",
+        "1,2",
+        "--retrieval-duration",
+        "1s",
+        "--label",
+        "olap",
+    ];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in ["Retrievals: 1.00 s per pass", "summary", "drill-down", "wide", "during calc", "P95 ms"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    for test in ["retrieval all U=1 cold", "retrieval all U=2 warm", "retrieval wide U=2 during calc"] {
+        assert!(results.iter().any(|r| r["test_id"] == test && r["metric"] == "latency_p95"), "{test} stored");
+    }
+    let passes = run["attachments"]["cube"]["retrievals"]["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 6, "cold, warm and during calc for 1 and 2 users");
+    let steps = run["series"]["steps"].as_array().unwrap();
+    assert!(steps.iter().any(|s| s["step"] == "9 retrievals U=2 during calc"), "{steps:?}");
+    let report = dir.join("report.html");
+    let output = envbench(&store, &["report", "olap", "-o", report.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&report).unwrap().contains("retrieval all U=2 during calc"));
+    let refused = envbench(&store, &["cube", "--dir", work.to_str().unwrap(), "--retrieval-users", "0"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("--retrieval-users"), "{}", stderr(&refused));
+    let refused = envbench(&store, &["cube", "--dir", work.to_str().unwrap(), "--retrievals-alone"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).contains("add --retrievals"), "{}", stderr(&refused));
 }
 
 #[test]
