@@ -97,6 +97,17 @@ pub struct PgTestFsync {
     /// Rounds each figure is the median of.
     #[serde(default)]
     pub rounds: u32,
+    /// The median of the rounds' own ratios (envbench over pg_test_fsync, each round's pair run minutes apart at
+    /// most): what the comparison says.
+    #[serde(default)]
+    pub ratio: f64,
+    /// The lowest and highest round ratio.
+    #[serde(default)]
+    pub ratio_range: (f64, f64),
+    /// How much pg_test_fsync disagreed with itself between rounds: (highest - lowest) / median, in percent. A
+    /// difference between the tools smaller than this is the storage's noise, not the tools'.
+    #[serde(default)]
+    pub theirs_spread_percent: f64,
 }
 
 /// pg_test_fsync's methods of "one 8kB write" and envbench's of the same: it rewrites the first 8 kB of a
@@ -106,7 +117,7 @@ const PG_TEST_FSYNC_METHODS: [(&str, SyncMethod); 3] =
     [("open_datasync", SyncMethod::OdirectOdsync), ("fdatasync", SyncMethod::Fdatasync), ("fsync", SyncMethod::Fsync)];
 
 /// Rounds of the pg_test_fsync cross-check.
-pub const CROSS_CHECK_ROUNDS: usize = 3;
+pub const CROSS_CHECK_ROUNDS: usize = 5;
 
 /// envbench's test of a pg_test_fsync method.
 fn rewrite_spec(method: SyncMethod, duration: Duration) -> CommitSpec {
@@ -301,8 +312,9 @@ impl CommitRun {
         skipped: &mut Vec<(String, String)>,
     ) -> Result<(Vec<CommitOutcome>, Vec<PgTestFsync>), WorkloadError> {
         let seconds = duration.as_secs().max(1);
-        let mut ours: Vec<Vec<CommitOutcome>> = vec![Vec::new(); PG_TEST_FSYNC_METHODS.len()];
-        let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); PG_TEST_FSYNC_METHODS.len()];
+        let methods = PG_TEST_FSYNC_METHODS.len();
+        let mut ours: Vec<Vec<Option<CommitOutcome>>> = vec![vec![None; CROSS_CHECK_ROUNDS]; methods];
+        let mut theirs: Vec<Vec<Option<f64>>> = vec![vec![None; CROSS_CHECK_ROUNDS]; methods];
         for round in 0..CROSS_CHECK_ROUNDS {
             let envbench_first = round % 2 == 0;
             for envbench_turn in [envbench_first, !envbench_first] {
@@ -318,7 +330,7 @@ impl CommitRun {
                             test_id(&spec)
                         ));
                         match run_commit_test(&self.directory, &spec, context.interrupt) {
-                            Ok(outcome) => ours[index].push(outcome),
+                            Ok(outcome) => ours[index][round] = Some(outcome),
                             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
                                 if round == 0 {
                                     skipped.push((test_id(&spec), format!("the file system refused it ({error})")));
@@ -338,7 +350,7 @@ impl CommitRun {
                     context.steps.step_finished("pg_test_fsync");
                     for (method, ops) in figures.map_err(WorkloadError::failure)? {
                         if let Some(index) = PG_TEST_FSYNC_METHODS.iter().position(|(m, _)| *m == method) {
-                            theirs[index].push(ops);
+                            theirs[index][round] = Some(ops);
                         }
                     }
                 }
@@ -347,11 +359,18 @@ impl CommitRun {
         let mut medians = Vec::new();
         let mut checks = Vec::new();
         for (index, (method, _)) in PG_TEST_FSYNC_METHODS.iter().enumerate() {
-            let mut runs = std::mem::take(&mut ours[index]);
+            let mut runs: Vec<CommitOutcome> = ours[index].iter().flatten().cloned().collect();
             runs.sort_by(|a, b| a.commits_per_s.total_cmp(&b.commits_per_s));
-            let mut figures = std::mem::take(&mut theirs[index]);
+            let mut figures: Vec<f64> = theirs[index].iter().flatten().copied().collect();
             figures.sort_by(f64::total_cmp);
-            let (Some(our_median), Some(their_median)) = (runs.get(runs.len() / 2), figures.get(figures.len() / 2))
+            let mut ratios: Vec<f64> = ours[index]
+                .iter()
+                .zip(&theirs[index])
+                .filter_map(|(ours, theirs)| Some(ours.as_ref()?.commits_per_s / theirs.filter(|t| *t > 0.0)?))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            let (Some(our_median), Some(their_median), Some(ratio)) =
+                (runs.get(runs.len() / 2), figures.get(figures.len() / 2), median_of_sorted(&ratios))
             else {
                 continue;
             };
@@ -360,11 +379,23 @@ impl CommitRun {
                 test_id: test_id(&our_median.spec),
                 theirs_ops_per_s: *their_median,
                 ours_ops_per_s: our_median.commits_per_s,
-                rounds: runs.len().min(figures.len()) as u32,
+                rounds: ratios.len() as u32,
+                ratio,
+                ratio_range: (ratios[0], ratios[ratios.len() - 1]),
+                theirs_spread_percent: (figures[figures.len() - 1] - figures[0]) / their_median.max(1e-9) * 100.0,
             });
             medians.push(our_median.clone());
         }
         Ok((medians, checks))
+    }
+}
+
+/// The median of sorted values (the mean of the middle two for an even count).
+fn median_of_sorted(values: &[f64]) -> Option<f64> {
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[n / 2]),
+        n => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
     }
 }
 
@@ -472,11 +503,13 @@ pub fn render(document: &CommitDocument) -> String {
     if !document.pg_test_fsync.is_empty() {
         let rounds = document.pg_test_fsync.iter().map(|c| c.rounds).max().unwrap_or(1);
         out.push_str(&heading(&format!(
-            "Cross-check: pg_test_fsync, one 8 kB write (ops/s, median of {rounds} alternating round{})",
+            "Cross-check: pg_test_fsync, one 8 kB write (ops/s, median of {rounds} alternating round{}; RATIO is the \
+             median of the rounds' ratios)",
             if rounds == 1 { "" } else { "s" }
         )));
         out.push('\n');
-        let headers = ["PG_TEST_FSYNC METHOD", "ENVBENCH TEST", "PG_TEST_FSYNC", "ENVBENCH", "RATIO"];
+        let headers =
+            ["PG_TEST_FSYNC METHOD", "ENVBENCH TEST", "PG_TEST_FSYNC", "ENVBENCH", "RATIO", "ROUNDS", "PG SPREAD"];
         let mut aligns = vec![Align::Right; headers.len()];
         aligns[0] = Align::Left;
         aligns[1] = Align::Left;
@@ -487,10 +520,16 @@ pub fn render(document: &CommitDocument) -> String {
                 check.test_id.clone(),
                 number(check.theirs_ops_per_s),
                 number(check.ours_ops_per_s),
-                format!("{:.2}", check.ours_ops_per_s / check.theirs_ops_per_s.max(1e-9)),
+                format!("{:.2}", check.ratio),
+                format!("{:.2}-{:.2}", check.ratio_range.0, check.ratio_range.1),
+                format!("{:.0}%", check.theirs_spread_percent),
             ]);
         }
         out.push_str(&table.render());
+        out.push_str(
+            "PG SPREAD: how much pg_test_fsync's own rounds differed (highest - lowest, of the median); a difference \
+             between the tools within it is the storage's noise.\n",
+        );
     }
     match durability::explain(&document.concerns) {
         Some(text) => out.push_str(&format!("Durability: POSSIBLY NOT DURABLE: {text}.\n")),

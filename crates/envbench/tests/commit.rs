@@ -94,7 +94,7 @@ fn pg_test_fsync_runs_beside_the_commit_tests_and_is_shown_side_by_side() {
     let output = envbench(&store, &args);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
-    for needle in ["Cross-check: pg_test_fsync", "COMMIT 8K fdatasync rewrite", "open_datasync", "RATIO"] {
+    for needle in ["Cross-check: pg_test_fsync", "COMMIT 8K fdatasync rewrite", "open_datasync", "RATIO", "PG SPREAD"] {
         assert!(text.contains(needle), "{needle} missing from\n{text}");
     }
     let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
