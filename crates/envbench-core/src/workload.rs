@@ -280,6 +280,18 @@ pub enum TimelineMark {
     Span { from: f64, to: f64, label: String },
 }
 
+/// A part of an environment that governs a workload's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// Processor model, count, SMT, frequency governor, NUMA.
+    Cpu,
+    /// Memory size and huge pages (how much fits in caches).
+    Memory,
+    /// The storage stack under the data directory.
+    Storage,
+}
+
 /// Rows in a workload's own export layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeTable {
@@ -319,6 +331,28 @@ pub trait Workload: Sync {
         "per test"
     }
 
+    /// The workload's name for people, in verdicts: `storage`, `analytic queries`.
+    fn title(&self) -> &'static str {
+        self.name()
+    }
+
+    /// The metrics a verdict sums the workload up by, most telling first: each test counts once, by the first of
+    /// these it has. Empty: each test's first metric.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// What in an environment governs the workload's results, so a verdict names the differences that matter.
+    fn governed_by(&self) -> &'static [Resource] {
+        &[Resource::Cpu, Resource::Memory, Resource::Storage]
+    }
+
+    /// True for a test that runs one thread at queue depth one (what one core and one I/O path do): by default,
+    /// a test whose thread and queue-depth parameters are all 1.
+    fn single_threaded(&self, _test_id: &str, parameters: &Value) -> bool {
+        single_threaded_by_knobs(parameters)
+    }
+
     /// The scaling curve of a stored run, for workloads that sweep a concurrency.
     fn scaling(&self, _run: &StoredRun) -> Option<ScalingCurve> {
         None
@@ -339,6 +373,25 @@ pub trait Workload: Sync {
 /// True when `args` hold `option` (as `--option value` or `--option=value`).
 pub fn has_option(args: &[String], option: &str) -> bool {
     args.iter().any(|a| a == option || a.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))
+}
+
+/// The concurrency parameters envbench's workloads use.
+const CONCURRENCY_KNOBS: [&str; 8] = [
+    "threads",
+    "queue_depth",
+    "jobs",
+    "calc_threads",
+    "committers",
+    "processes",
+    "load_threads",
+    "restructure_threads",
+];
+
+/// True when `parameters` hold at least one concurrency knob and every one is 1.
+pub fn single_threaded_by_knobs(parameters: &Value) -> bool {
+    let Some(object) = parameters.as_object() else { return false };
+    let values: Vec<u64> = CONCURRENCY_KNOBS.iter().filter_map(|k| object.get(*k)).filter_map(Value::as_u64).collect();
+    !values.is_empty() && values.iter().all(|v| *v == 1)
 }
 
 /// The scorecard line of a workload without a headline of its own: its first result.
@@ -392,6 +445,27 @@ impl Registry {
         self.find(&run.summary.workload).map(|w| w.timelines(run)).unwrap_or_default()
     }
 
+    /// A workload's name for people (its command name when it is not registered).
+    pub fn title<'a>(&self, name: &'a str) -> &'a str {
+        self.find(name).map_or(name, |w| w.title())
+    }
+
+    /// A workload's headline metrics (none when it is not registered: each test's first metric).
+    pub fn headline_metrics(&self, name: &str) -> &'static [&'static str] {
+        self.find(name).map_or(&[], |w| w.headline_metrics())
+    }
+
+    /// What governs a workload's results (everything when it is not registered).
+    pub fn governed_by(&self, name: &str) -> &'static [Resource] {
+        self.find(name).map_or(&[Resource::Cpu, Resource::Memory, Resource::Storage], |w| w.governed_by())
+    }
+
+    /// Whether a test of a workload is single-threaded (by its knobs when the workload is not registered).
+    pub fn single_threaded(&self, workload: &str, test_id: &str, parameters: &Value) -> bool {
+        self.find(workload)
+            .map_or_else(|| single_threaded_by_knobs(parameters), |w| w.single_threaded(test_id, parameters))
+    }
+
     /// A run's scorecard headline.
     pub fn headline(&self, run: &StoredRun) -> String {
         self.find(&run.summary.workload).map_or_else(|| first_result(run), |w| w.headline(run))
@@ -401,6 +475,13 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn single_threaded_tests_are_known_by_their_knobs() {
+        assert!(single_threaded_by_knobs(&serde_json::json!({"threads": 1, "queue_depth": 1, "block_bytes": 4096})));
+        assert!(!single_threaded_by_knobs(&serde_json::json!({"threads": 1, "queue_depth": 32})));
+        assert!(!single_threaded_by_knobs(&serde_json::json!({"block_bytes": 4096})));
+    }
 
     #[test]
     fn options_are_found_in_both_spellings() {

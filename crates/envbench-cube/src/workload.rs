@@ -129,6 +129,20 @@ impl Workload for CubeWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "OLAP cube"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Memory, Resource::Storage]
+    }
+
+    /// The CSV load is serial whatever the settings; the other steps are when their thread setting is 1.
+    fn single_threaded(&self, test_id: &str, parameters: &Value) -> bool {
+        test_id == Step::CsvLoad.name() || envbench_core::workload::single_threaded_by_knobs(parameters)
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

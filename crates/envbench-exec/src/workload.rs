@@ -60,6 +60,10 @@ impl Workload for ExecWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "timed steps"
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

@@ -117,6 +117,15 @@ impl Workload for DiskWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "storage"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Storage]
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

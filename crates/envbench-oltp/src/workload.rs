@@ -136,6 +136,15 @@ impl Workload for OltpWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "transactions"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Storage, Resource::Memory]
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

@@ -167,6 +167,15 @@ impl Workload for RanreadWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "database random reads"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Storage, Resource::Cpu]
+    }
+
     fn version(&self) -> u32 {
         crate::WORKLOAD_VERSION
     }

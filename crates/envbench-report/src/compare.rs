@@ -6,12 +6,14 @@
 //! a geometric mean of the direction-aware ratios sums the tests up. Metrics are not mixed in one mean: throughput and
 //! IOPS of the same test move together and would count twice, and a latency percentile is not a throughput.
 
-use crate::environment::{EnvironmentField, differences, environment_table};
+use crate::environment::{EnvironmentField, differences, environment_identity, environment_table};
 use crate::side::{Side, run_name};
+use crate::verdict::{SideVerdict, verdicts};
 use envbench_core::model::Direction;
 use envbench_core::stats::{
     PValueMethod, SIGNIFICANCE_ALPHA, Summary, can_reach_significance, geometric_mean, mann_whitney_u,
 };
+use envbench_core::workload::Registry;
 use serde::Serialize;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -21,6 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparison {
     pub sides: Vec<SideInfo>,
+    /// The answer first: every side against the baseline, per workload (empty with one side).
+    pub verdicts: Vec<SideVerdict>,
     /// The significance level of the Mann-Whitney U tests.
     pub alpha: f64,
     /// Matched results: present on at least two sides, in workload, test (natural order) and metric order.
@@ -53,6 +57,10 @@ pub struct RunInfo {
     pub started_at: String,
     pub status: String,
     pub host: Option<String>,
+    /// The environment identity's name (CPU, memory, hypervisor, storage), where the host name alone cannot tell
+    /// two machines apart.
+    pub environment: String,
+    pub environment_id: String,
 }
 
 /// One matched result across the sides.
@@ -191,7 +199,8 @@ pub fn side_letter(index: usize) -> String {
 }
 
 /// Compare sides; the first is the baseline. One side gives a comparison with no changes (used by one-run reports).
-pub fn compare(sides: &[Side]) -> Comparison {
+/// The registry gives the verdict each workload's headline metrics, title and what governs it.
+pub fn compare(sides: &[Side], registry: &Registry) -> Comparison {
     let pooled: Vec<BTreeMap<MatchKey, Pooled>> = sides.iter().map(pool).collect();
     let mut order = KeyOrder::default();
     for side in sides {
@@ -241,7 +250,10 @@ pub fn compare(sides: &[Side]) -> Comparison {
     name_variants(&mut rows);
     let geomeans = geomeans(&rows, sides.len());
     let environment = environment_table(sides);
+    let letters: Vec<String> = (0..sides.len()).map(side_letter).collect();
+    let verdicts = verdicts(&rows, sides, &letters, &environment, registry);
     Comparison {
+        verdicts,
         sides: sides
             .iter()
             .enumerate()
@@ -251,13 +263,18 @@ pub fn compare(sides: &[Side]) -> Comparison {
                 runs: side
                     .runs
                     .iter()
-                    .map(|run| RunInfo {
-                        uuid: run.summary.uuid.clone(),
-                        name: run_name(run),
-                        workload: run.summary.workload.clone(),
-                        started_at: run.summary.started_at.clone(),
-                        status: run.summary.status.to_string(),
-                        host: run.summary.host.clone(),
+                    .map(|run| {
+                        let identity = environment_identity(&run.fingerprint);
+                        RunInfo {
+                            environment: identity.name,
+                            environment_id: identity.id,
+                            uuid: run.summary.uuid.clone(),
+                            name: run_name(run),
+                            workload: run.summary.workload.clone(),
+                            started_at: run.summary.started_at.clone(),
+                            status: run.summary.status.to_string(),
+                            host: run.summary.host.clone(),
+                        }
                     })
                     .collect(),
             })

@@ -15,6 +15,44 @@ pub struct EnvironmentField {
     pub differs: bool,
 }
 
+/// An environment as people tell environments apart: CPU model and count, memory, hypervisor, and the storage
+/// under the data directory (file system and physical device), with a short stable id of those fields. Two runs on
+/// the same hardware and storage share an identity whatever their host names; the run's label is shown beside it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EnvironmentIdentity {
+    /// Ten hex digits of the SHA-256 of `name`.
+    pub id: String,
+    /// E.g. `AMD EPYC 7B13 x2 CPUs, 23.5 GiB, kvm, ext4 on vda (virtio)`.
+    pub name: String,
+}
+
+/// The identity of the environment a fingerprint describes.
+pub fn environment_identity(fp: &Fingerprint) -> EnvironmentIdentity {
+    let cpu = fp.cpu.model.clone().unwrap_or_else(|| "unknown CPU".into());
+    let cpu = cpu.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut parts = vec![match fp.cpu.threads {
+        Some(n) => format!("{cpu} x{n} CPUs"),
+        None => cpu,
+    }];
+    parts.extend(fp.memory.total_bytes.map(gib));
+    parts.push(fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));
+    if let Some(storage) = &fp.storage {
+        let devices: Vec<String> = storage
+            .physical_devices()
+            .map(|d| match (&d.transport, &d.model) {
+                (Some(transport), _) => format!("{} ({transport})", d.name),
+                (None, Some(model)) => format!("{} ({model})", d.name),
+                (None, None) => d.name.clone(),
+            })
+            .collect();
+        let under = if devices.is_empty() { storage.source.clone() } else { devices.join(" + ") };
+        parts.push(format!("{} on {under}", storage.filesystem));
+    }
+    let name = parts.join(", ");
+    let id = envbench_core::model::sha256_hex(name.as_bytes())[..10].to_string();
+    EnvironmentIdentity { id, name }
+}
+
 /// Fields that differ on every machine and say nothing about performance stay out of the short list of differences.
 const NOT_A_DIFFERENCE: &[&str] = &["Host"];
 

@@ -35,7 +35,7 @@ tr.geomean td { font-weight: bold; background: #f7f7f7; }
 tr.differs td, tr.differs th { background: #fff3c4; }
 tr.differs th::after { content: " ≠"; }
 .note { color: #444; font-size: .85rem; }
-figure.chart { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; }
+figure.chart { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; overflow-x: auto; max-width: 100%; }
 svg.chart { max-width: 100%; height: auto; font-family: inherit; }
 svg .chart-title { font-size: 14px; font-weight: bold; }
 svg .legend, svg .tick, svg .category, svg .axis-label { font-size: 11px; fill: #222; }
@@ -51,6 +51,21 @@ svg .span { fill: #2a7ab0; fill-opacity: 0.12; stroke: none; }
 form.filters label { margin-right: .8rem; display: inline-block; }
 form.filters input[type=text], form.filters input[type=date] { width: 9rem; }
 nav a { margin-right: 1rem; }
+div.wide { overflow-x: auto; max-width: 100%; }
+details { margin: .6rem 0; } details > summary { cursor: pointer; color: #0b4f7c; }
+details > summary h2 { display: inline; border: none; font-size: 1.25rem; }
+section#verdict { border: 2px solid #0b4f7c; border-radius: 6px; padding: .2rem 1rem .6rem; margin: 1rem 0 2rem; }
+section#verdict h2 { margin-top: .6rem; border: none; }
+ul.verdict > li { margin: .45rem 0; overflow-wrap: anywhere; } ul.verdict ul { margin: .2rem 0; }
+span.same { color: #444; }
+div.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .8rem; }
+div.card { border: 1px solid #bbb; border-radius: 6px; padding: .6rem .8rem; overflow-wrap: anywhere; }
+div.card .card-title { font-weight: bold; } div.card .headline { font-size: 1.05rem; margin: .3rem 0; }
+div.card.noisy-card { border-color: #a33a00; } div.card .flag { color: #a33a00; font-size: .85rem; }
+ul.sides li, li { overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { margin: .5rem auto; padding: 0 .5rem; } h1 { font-size: 1.2rem; }
+  svg.chart { min-width: 600px; }
+  form.filters input[type=text], form.filters input[type=date] { width: 7rem; } }
 @media print { body { max-width: none; margin: 0; } nav, form, .no-print { display: none; } h2 { break-after: avoid; } }
 "#;
 
@@ -65,9 +80,10 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// A table: headings and rows of cells that are already HTML. Cells starting with a number-like text are
-/// right-aligned by the caller through [`num`].
+/// right-aligned by the caller through [`num`]. The table scrolls sideways inside its own box on a narrow screen, so
+/// the page never does.
 pub fn table(headings: &[String], rows: &[String]) -> String {
-    let mut out = String::from("<table>\n<thead><tr>");
+    let mut out = String::from("<div class=\"wide\"><table>\n<thead><tr>");
     for heading in headings {
         out.push_str(&format!("<th scope=\"col\">{}</th>", escape(heading)));
     }
@@ -76,7 +92,7 @@ pub fn table(headings: &[String], rows: &[String]) -> String {
         out.push_str(row);
         out.push('\n');
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
 }
 

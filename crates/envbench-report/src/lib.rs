@@ -11,22 +11,34 @@
 mod compare;
 mod environment;
 mod error;
+mod history;
 mod html;
 mod render;
 mod report;
 mod side;
 mod svg;
+mod verdict;
 mod viewer;
 
 pub use compare::{
     Cell, Change, Comparison, ComparisonRow, GeomeanCell, GeomeanRow, RunInfo, SideInfo, Significance, UnmatchedResult,
     compare, directed_ratio, natural_cmp, side_letter,
 };
-pub use environment::{EnvironmentField, differences, environment_table};
+pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
 pub use error::ReportError;
+pub use history::{
+    EnvironmentSummary, History, Rank, SuiteSummary, environment_summaries, histories, ranks, suite_summaries,
+};
 pub use html::escape as html_escape;
 pub use render::{Format, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
 pub use side::{Side, SideSpec, resolve_side, resolve_sides, run_name, unique_names};
-pub use svg::{Axis, BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart, nice_step};
+pub use svg::{
+    Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
+    change_chart, line_chart, nice_step,
+};
+pub use verdict::{
+    BOOTSTRAP_RESAMPLES, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, headline_rows, interval_words,
+    speed_words, test_change,
+};
 pub use viewer::{DEFAULT_LISTEN, bind, is_loopback, router, serve, serve_blocking};

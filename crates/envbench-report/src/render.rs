@@ -1,7 +1,9 @@
 //! A comparison as text: a terminal table, Markdown for pasting into tickets, or JSON for machines. The HTML report
 //! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
 
-use crate::compare::{Comparison, ComparisonRow, GeomeanRow, Significance};
+use crate::compare::{Change, Comparison, ComparisonRow, GeomeanRow, Significance};
+use crate::verdict::{SideVerdict, WorkloadVerdict, interval_words, speed_words};
+use envbench_core::model::Direction;
 
 /// The output formats of a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +111,7 @@ pub fn cells(row: &ComparisonRow) -> Vec<String> {
         if i > 0 {
             match cell.as_ref().and_then(|c| c.change.as_ref()) {
                 Some(change) => {
-                    cells.push(change.better_percent.map(better_text).unwrap_or_else(|| "-".into()));
+                    cells.push(change_text(change, row.direction));
                     cells.push(significance_text(change.significance, change.p_value));
                 }
                 None => cells.extend(["-".to_string(), "-".to_string()]),
@@ -120,15 +122,36 @@ pub fn cells(row: &ComparisonRow) -> Vec<String> {
     cells
 }
 
-/// `+12.3% better`, `-4.0% worse`, `±0.0%`.
-pub fn better_text(percent: f64) -> String {
-    if percent > 0.05 {
-        format!("{} better", signed_percent(percent))
-    } else if percent < -0.05 {
-        format!("{} worse", signed_percent(percent))
-    } else {
-        "±0.0%".to_string()
+/// A change as every table shows it: how the value itself changed (+ more, - less), then whether that is better:
+/// `+12.3% better` and `-4.0% worse` for higher-is-better metrics; for lower-is-better ones (times, latencies) the
+/// speed factor, `-78.0% (4.50x faster)` and `+50.0% (1.50x slower)`, never "+353.9% better".
+pub fn change_text(change: &Change, direction: Direction) -> String {
+    let Some(ratio) = change.ratio else { return "-".to_string() };
+    let raw = match direction {
+        Direction::HigherIsBetter => ratio,
+        Direction::LowerIsBetter => 1.0 / ratio,
+    };
+    let percent = (raw - 1.0) * 100.0;
+    if percent.abs() < 0.05 {
+        return "±0.0%".to_string();
     }
+    match direction {
+        Direction::HigherIsBetter => {
+            format!("{} {}", signed_percent(percent), if ratio > 1.0 { "better" } else { "worse" })
+        }
+        Direction::LowerIsBetter if ratio > 1.0 => format!("{} ({ratio:.2}x faster)", signed_percent(percent)),
+        Direction::LowerIsBetter => format!("{} ({:.2}x slower)", signed_percent(percent), 1.0 / ratio),
+    }
+}
+
+/// True when a change text says better (for styling).
+pub fn says_better(text: &str) -> bool {
+    text.contains("better") || text.contains("faster")
+}
+
+/// True when a change text says worse.
+pub fn says_worse(text: &str) -> bool {
+    text.contains("worse") || text.contains("slower")
 }
 
 /// `p=0.008` when significant, `~` otherwise.
@@ -151,7 +174,7 @@ pub fn geomean_cells(row: &GeomeanRow) -> Vec<String> {
             Some(cell) => {
                 cells.push(format!("{:.3}", cell.ratio));
                 cells.push(String::new());
-                cells.push(better_text(cell.better_percent));
+                cells.push(speed_words(cell.ratio));
                 cells.push(format!("{} tests", cell.tests));
             }
             None => cells.extend(["-", "", "-", ""].map(String::from)),
@@ -175,21 +198,77 @@ fn side_lines(comparison: &Comparison) -> Vec<String> {
             if count > SHOWN_RUNS {
                 runs.push_str(&format!(" and {} more", count - SHOWN_RUNS));
             }
+            let mut environments: Vec<&str> = Vec::new();
+            for run in &side.runs {
+                if !environments.contains(&run.environment.as_str()) {
+                    environments.push(&run.environment);
+                }
+            }
             format!(
-                "{}{}: {} — {count} run{}: {runs}",
+                "{}{}: {} — {count} run{}: {runs} — on {}",
                 side.letter,
                 if side.letter == "A" { " (baseline)" } else { "" },
                 side.name,
-                if count == 1 { "" } else { "s" }
+                if count == 1 { "" } else { "s" },
+                environments.join("; ")
             )
         })
         .collect()
 }
 
-const LEGEND: &str = "Medians of all samples of each side. \"vs\": change of the median in the better direction. \
-\"sig\": two-sided Mann-Whitney U p-value when below 0.05; ~ when not significant or when the sample counts cannot \
-reach significance at all (fewer than 4+4, 3+5 or 2+8 samples). cv: coefficient of variation; ! marks noisy (over 5%). \
-geomean: geometric mean of the per-test ratios against A (above 1 is better).";
+/// How changes are written, said once.
+pub const LEGEND: &str = "Medians of all samples of each side. \"vs\": how the median itself changed against A (+ more, \
+- less) and whether that is better; for lower-is-better metrics (times, latencies) with the speed factor \
+(-78% = 4.5x faster). \"sig\": two-sided Mann-Whitney U p-value when below 0.05; ~ when not significant or when the \
+sample counts cannot reach significance at all (fewer than 4+4, 3+5 or 2+8 samples). cv: coefficient of variation; \
+! marks noisy (over 5%). geomean and the verdict: geometric mean of the per-test speed factors against A (above 1 is \
+better: more work per second or less time).";
+
+/// The verdict of one workload in one line: its change, interval and test counts.
+pub fn verdict_line(verdict: &WorkloadVerdict) -> String {
+    format!(
+        "{}; {}; {} better, {} worse, {} unchanged of {} test{}{} (by {})",
+        speed_words(verdict.ratio),
+        interval_words(verdict.interval),
+        verdict.better,
+        verdict.worse,
+        verdict.unchanged,
+        verdict.tests,
+        if verdict.tests == 1 { "" } else { "s" },
+        if verdict.untestable > 0 {
+            format!(", {} with too few samples to test", verdict.untestable)
+        } else {
+            String::new()
+        },
+        verdict.metrics.join(", ")
+    )
+}
+
+/// The heading of a side's verdict: `B: virtual against A: physical`.
+pub fn verdict_heading(comparison: &Comparison, verdict: &SideVerdict) -> String {
+    let baseline = comparison.sides.first().map(|s| format!("{}: {}", s.letter, s.name)).unwrap_or_default();
+    format!("{}: {} against {baseline}", verdict.letter, verdict.name)
+}
+
+fn verdict_text(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    for side in &comparison.verdicts {
+        out.push_str(&format!("VERDICT {}\n", verdict_heading(comparison, side)));
+        if side.workloads.is_empty() {
+            out.push_str("  no result matches the baseline\n");
+        }
+        let width = side.workloads.iter().map(|w| w.title.chars().count()).max().unwrap_or(0);
+        for workload in &side.workloads {
+            let pad = " ".repeat(width - workload.title.chars().count());
+            out.push_str(&format!("  {}{pad}  {}\n", workload.title, verdict_line(workload)));
+            for sentence in &workload.explanations {
+                out.push_str(&format!("  {}    - {sentence}\n", " ".repeat(width)));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
 
 /// The comparison as aligned text for a terminal.
 pub fn render_text(comparison: &Comparison) -> String {
@@ -197,6 +276,11 @@ pub fn render_text(comparison: &Comparison) -> String {
     for line in side_lines(comparison) {
         out.push_str(&line);
         out.push('\n');
+    }
+    if !comparison.verdicts.is_empty() {
+        out.push('\n');
+        out.push_str(&verdict_text(comparison));
+        out.push_str("DETAILS per test\n");
     }
     let headings = headings(comparison);
     let right: Vec<bool> = headings.iter().map(|h| h.ends_with(" median") || h.ends_with(" cv")).collect();
@@ -237,6 +321,19 @@ pub fn render_markdown(comparison: &Comparison) -> String {
     let mut out = String::from("## envbench comparison\n\n");
     for line in side_lines(comparison) {
         out.push_str(&format!("- {}\n", markdown_escape(&line)));
+    }
+    for side in &comparison.verdicts {
+        out.push_str(&format!("\n### Verdict: {}\n\n", markdown_escape(&verdict_heading(comparison, side))));
+        for workload in &side.workloads {
+            out.push_str(&format!(
+                "- **{}**: {}\n",
+                markdown_escape(&workload.title),
+                markdown_escape(&verdict_line(workload))
+            ));
+            for sentence in &workload.explanations {
+                out.push_str(&format!("  - {}\n", markdown_escape(sentence)));
+            }
+        }
     }
     let headings = headings(comparison);
     for workload in workloads(comparison) {

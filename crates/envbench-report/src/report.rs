@@ -8,11 +8,19 @@
 
 use crate::compare::{Comparison, ComparisonRow, compare};
 use crate::html::{cell, escape, num, page, table};
-use crate::render::{better_text, cells, geomean_cells, headings, number, significance_text, workloads};
+use crate::render::{
+    LEGEND, cells, change_text, geomean_cells, headings, number, says_better, says_worse, significance_text,
+    verdict_heading, verdict_line, workloads,
+};
 use crate::side::{Side, run_name};
-use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart};
+use crate::svg::{
+    BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart, change_chart,
+    line_chart,
+};
+use crate::verdict::{WorkloadVerdict, headline_rows, test_change};
 use envbench_core::model::Direction;
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
+use envbench_core::stats::Summary;
 use envbench_core::workload::{Registry, ScalingCurve};
 use envbench_store::StoredRun;
 use std::fmt::Write;
@@ -29,7 +37,7 @@ const PERCENTILES: [(&str, &str); 6] = [
 
 /// The whole report for some sides (the first is the baseline) as one HTML document.
 pub fn render_report(sides: &[Side], workloads: &Registry) -> String {
-    let comparison = compare(sides);
+    let comparison = compare(sides, workloads);
     render_report_for(&comparison, sides, workloads)
 }
 
@@ -59,6 +67,12 @@ impl Charts {
         figure(kind, &bar_chart(chart, &id), caption)
     }
 
+    /// A figure holding a change chart (a forest plot against the baseline).
+    pub fn changes(&mut self, kind: &str, chart: &ChangeChart, caption: &str) -> String {
+        let id = self.next_id();
+        figure(kind, &change_chart(chart, &id), caption)
+    }
+
     /// A figure holding a line chart.
     pub fn lines(&mut self, kind: &str, chart: &LineChart, caption: &str) -> String {
         let id = self.next_id();
@@ -74,19 +88,23 @@ fn figure(kind: &str, svg: &str, caption: &str) -> String {
     )
 }
 
-/// The report's sections without the page around them (the web viewer frames them with its navigation).
+/// The report's sections without the page around them (the web viewer frames them with its navigation): the
+/// answer first (the verdict against the baseline, or a single run's scorecard), then per workload its charts with
+/// the tables collapsed, then the OS sampler and the environment, collapsed too.
 pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> String {
     let mut charts = Charts::default();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<p class=\"note\">Made by envbench {} at {} UTC. Medians of all samples per side; the first side is the \
-         baseline. Significance: two-sided Mann-Whitney U at alpha {}; <code>~</code> means not significant or too \
-         few samples to tell (fewer than 4+4, 3+5 or 2+8). Coefficient of variation over 5% is flagged noisy (!).</p>",
+        "<p class=\"note\">Made by envbench {} at {} UTC; the first side is the baseline.</p>",
         escape(envbench_core::TOOL_VERSION),
         escape(&envbench_core::model::now_utc().replace('T', " ").replace('Z', "")),
-        comparison.alpha
     );
+    if comparison.sides.len() > 1 {
+        out.push_str(&verdict_section(&mut charts, comparison));
+    } else {
+        out.push_str(&scorecard_section(sides, workloads));
+    }
     out.push_str(&sides_section(comparison));
     out.push_str("<h2>Environment differences</h2>\n<ul>\n");
     if comparison.differences.is_empty() {
@@ -96,86 +114,351 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
         let _ = writeln!(out, "<li>{}</li>", escape(difference));
     }
     out.push_str("</ul>\n");
-    out.push_str(&comparison_tables(comparison));
+    if comparison.rows.is_empty() {
+        out.push_str("<p>No result matches across the sides.</p>\n");
+    }
+    let headings = headings(comparison);
     for workload in self::workloads(comparison) {
-        let _ = writeln!(out, "<h2>Charts: {}</h2>", escape(&workload));
-        out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload)));
+        let _ = writeln!(
+            out,
+            "<section class=\"workload\" id=\"workload-{}\">\n<h2>{} <span class=\"note\">({})</span></h2>",
+            escape(&slug(&workload)),
+            escape(workloads.title(&workload)),
+            escape(&workload)
+        );
+        if comparison.sides.len() > 1 {
+            out.push_str(&relative_charts(&mut charts, comparison, &workload, workloads));
+        }
+        out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload), workloads));
         out.push_str(&scaling_curves(&mut charts, sides, &workload, workloads));
         out.push_str(&timelines(&mut charts, sides, &workload, workloads));
         out.push_str(&percentile_charts(&mut charts, comparison, &workload));
+        out.push_str(&workload_table(comparison, &workload, &headings));
+        out.push_str("</section>\n");
     }
+    out.push_str(&unmatched_section(comparison));
     let sampled: Vec<(String, &StoredRun)> = sides
         .iter()
         .flat_map(|side| side.runs.iter().map(move |run| (series_name(side, run, has_series), run)))
         .filter(|(_, run)| has_series(run))
         .collect();
     if !sampled.is_empty() {
-        out.push_str("<h2>OS sampler</h2>\n");
+        out.push_str("<details class=\"sampler\">\n<summary><h2>OS sampler</h2></summary>\n");
         for (name, run) in sampled {
             let _ = writeln!(out, "<h3>{}</h3>", escape(&name));
             out.push_str(&sampler_charts(&mut charts, run.series.as_ref().expect("filtered on series")));
         }
+        out.push_str("</details>\n");
     }
     out.push_str(&environment_section(comparison));
+    let _ = writeln!(out, "<p class=\"note legend\">{}</p>", escape(LEGEND));
     out
 }
 
+/// An id-safe form of a name: letters, digits and dashes.
+fn slug(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+/// The answer first: per side, each workload's change with its interval, test counts and explanations, and a chart
+/// of every workload's change against the baseline.
+fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
+    let mut out = String::from("<section id=\"verdict\">\n<h2>Verdict</h2>\n");
+    for side in &comparison.verdicts {
+        let _ = writeln!(out, "<h3>{}</h3>", escape(&verdict_heading(comparison, side)));
+        if side.workloads.is_empty() {
+            out.push_str("<p>No result matches the baseline.</p>\n");
+            continue;
+        }
+        out.push_str("<ul class=\"verdict\">\n");
+        for workload in &side.workloads {
+            let class = verdict_class(workload);
+            let _ = write!(
+                out,
+                "<li class=\"{class}\"><b>{}</b>: <span class=\"{class}\">{}</span>. {}",
+                escape(&workload.title),
+                escape(&crate::verdict::speed_words(workload.ratio)),
+                escape(&verdict_line(workload).split_once("; ").map(|(_, rest)| rest.to_string()).unwrap_or_default())
+            );
+            if !workload.explanations.is_empty() {
+                out.push_str("<ul>");
+                for sentence in &workload.explanations {
+                    let _ = write!(out, "<li>{}</li>", escape(sentence));
+                }
+                out.push_str("</ul>");
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+    let mut titles: Vec<(String, String)> = Vec::new();
+    for side in &comparison.verdicts {
+        for workload in &side.workloads {
+            if !titles.iter().any(|(w, _)| *w == workload.workload) {
+                titles.push((workload.workload.clone(), workload.title.clone()));
+            }
+        }
+    }
+    if !titles.is_empty() {
+        let chart = ChangeChart {
+            title: "Change per workload against the baseline (geometric mean of its tests)".to_string(),
+            baseline: baseline_name(comparison),
+            series: comparison.verdicts.iter().map(|v| format!("{}: {}", v.letter, v.name)).collect(),
+            rows: titles
+                .iter()
+                .map(|(workload, title)| ChangeRow {
+                    label: title.clone(),
+                    points: comparison
+                        .verdicts
+                        .iter()
+                        .map(|side| {
+                            side.workloads.iter().find(|w| w.workload == *workload).map(|w| ChangePoint {
+                                ratio: w.ratio,
+                                interval: w.interval,
+                                significant: w.interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        out.push_str(&charts.changes(
+            "verdict",
+            &chart,
+            "Points: geometric mean of each workload's headline figures as a speed factor (right is better); \
+             whiskers: 95% bootstrap interval; filled: the interval excludes \"same\"; ~ marks the rest.",
+        ));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// `better`, `worse` or `same`: by the interval when there is one, else by the significant tests.
+fn verdict_class(verdict: &WorkloadVerdict) -> &'static str {
+    match verdict.interval {
+        Some((low, _)) if low > 1.0 => "better",
+        Some((_, high)) if high < 1.0 => "worse",
+        Some(_) => "same",
+        None if verdict.better > 0 && verdict.worse == 0 => "better",
+        None if verdict.worse > 0 && verdict.better == 0 => "worse",
+        None => "same",
+    }
+}
+
+fn baseline_name(comparison: &Comparison) -> String {
+    comparison.sides.first().map(|s| format!("{}: {}", s.letter, s.name)).unwrap_or_default()
+}
+
+/// A single run's answer first: one card per run with its headline, its spread and whether it was noisy.
+fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
+    let mut out = String::from("<section id=\"scorecard\">\n<h2>Scorecard</h2>\n<div class=\"cards\">\n");
+    for run in sides.iter().flat_map(|s| s.runs.iter()) {
+        let cvs: Vec<f64> = run
+            .results
+            .iter()
+            .filter_map(|r| Summary::of(&r.record.samples))
+            .filter(|s| s.count > 1)
+            .map(|s| s.cv)
+            .collect();
+        let noisy = run.results.iter().filter(|r| Summary::of(&r.record.samples).is_some_and(|s| s.is_noisy())).count();
+        let spread = if cvs.is_empty() {
+            "one sample per result: no spread".to_string()
+        } else {
+            let mut sorted = cvs.clone();
+            sorted.sort_by(f64::total_cmp);
+            format!(
+                "spread: median cv {:.1}%, worst {:.1}%",
+                sorted[sorted.len() / 2] * 100.0,
+                sorted[sorted.len() - 1] * 100.0
+            )
+        };
+        let _ = writeln!(
+            out,
+            "<div class=\"card{}\"><div class=\"card-title\">{} <span class=\"note\">{}</span></div>\
+             <div class=\"headline\">{}</div><div class=\"note\">{}; {}</div>{}</div>",
+            if noisy > 0 { " noisy-card" } else { "" },
+            escape(workloads.title(&run.summary.workload)),
+            escape(&format!("{} · {}", run_name(run), run.summary.status)),
+            escape(&workloads.headline(run)),
+            escape(&spread),
+            escape(&format!("{} result{}", run.results.len(), if run.results.len() == 1 { "" } else { "s" })),
+            if noisy > 0 {
+                format!(
+                    "<div class=\"flag\">noisy: {noisy} result{} over 5% cv</div>",
+                    if noisy == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    out.push_str("</div>\n</section>\n");
+    out
+}
+
+/// Each test's change against the baseline, by the workload's headline metric first; every other metric's changes
+/// collapsed below it.
+fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, workloads: &Registry) -> String {
+    let headline = headline_rows(&comparison.rows, workload, workloads);
+    if headline.is_empty() {
+        return String::new();
+    }
+    let metrics: Vec<String> = {
+        let mut metrics: Vec<String> = Vec::new();
+        for row in &headline {
+            if !metrics.contains(&row.metric) {
+                metrics.push(row.metric.clone());
+            }
+        }
+        metrics
+    };
+    let mut out = charts.changes(
+        "relative",
+        &change_rows_chart(
+            comparison,
+            &format!("{}: change per test against the baseline ({})", workloads.title(workload), metrics.join(", ")),
+            &headline,
+        ),
+        "Points: each test's speed factor against the baseline (right is better); whiskers: 95% bootstrap interval \
+         of the medians' ratio; filled: significant (Mann-Whitney U), hollow and ~: not significant or too few \
+         samples.",
+    );
+    let mut others: Vec<(String, String)> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| r.workload == workload) {
+        if !headline.iter().any(|h| std::ptr::eq(*h, row))
+            && !others.iter().any(|(m, u)| *m == row.metric && *u == row.unit)
+        {
+            others.push((row.metric.clone(), row.unit.clone()));
+        }
+    }
+    if !others.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details class=\"more-changes\"><summary>Change per test for every other metric ({})</summary>",
+            escape(&others.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join(", "))
+        );
+        for (metric, unit) in &others {
+            let rows: Vec<&ComparisonRow> = comparison
+                .rows
+                .iter()
+                .filter(|r| r.workload == workload && r.metric == *metric && r.unit == *unit)
+                .collect();
+            out.push_str(&charts.changes(
+                "relative",
+                &change_rows_chart(comparison, &format!("{workload}: change of {metric} per test"), &rows),
+                "Right is better whatever the metric's direction.",
+            ));
+        }
+        out.push_str("</details>\n");
+    }
+    out
+}
+
+fn change_rows_chart(comparison: &Comparison, title: &str, rows: &[&ComparisonRow]) -> ChangeChart {
+    ChangeChart {
+        title: title.to_string(),
+        baseline: baseline_name(comparison),
+        series: comparison.sides.iter().skip(1).map(|s| format!("{}: {}", s.letter, s.name)).collect(),
+        rows: rows
+            .iter()
+            .map(|row| ChangeRow {
+                label: row.test_name(),
+                points: (1..comparison.sides.len())
+                    .map(|side| {
+                        test_change(row, side).map(|c| ChangePoint {
+                            ratio: c.ratio,
+                            interval: c.interval,
+                            significant: c.significant,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// A workload's comparison table with its geometric means, collapsed.
+fn workload_table(comparison: &Comparison, workload: &str, headings: &[String]) -> String {
+    let mut rows: Vec<String> =
+        comparison.rows.iter().filter(|r| r.workload == workload).map(|row| comparison_row(row, headings)).collect();
+    let count = rows.len();
+    for geomean in comparison.geomeans.iter().filter(|g| g.workload == workload) {
+        let cells: String = geomean_cells(geomean).iter().map(|c| num(c)).collect();
+        rows.push(format!("<tr class=\"geomean\">{cells}</tr>"));
+    }
+    format!(
+        "<details class=\"table\"><summary>Table: {count} result{} of {}</summary>\n{}\n</details>\n",
+        if count == 1 { "" } else { "s" },
+        escape(workload),
+        table(headings, &rows)
+    )
+}
+
+fn unmatched_section(comparison: &Comparison) -> String {
+    if comparison.unmatched.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<details class=\"unmatched\"><summary>Not compared: {} result{} match nothing on the other sides</summary>\n<ul>\n",
+        comparison.unmatched.len(),
+        if comparison.unmatched.len() == 1 { "" } else { "s" }
+    );
+    for u in &comparison.unmatched {
+        let _ = writeln!(
+            out,
+            "<li>{}: {} <b>{}</b> {} — {}</li>",
+            escape(&u.side),
+            escape(&u.workload),
+            escape(&u.test_id),
+            escape(&u.metric),
+            escape(&u.reason)
+        );
+    }
+    out.push_str("</ul>\n</details>\n");
+    out
+}
+
+/// The sides, one line each with their environment, and every run collapsed below.
 fn sides_section(comparison: &Comparison) -> String {
+    let mut out = String::from("<h2>Sides</h2>\n<ul class=\"sides\">\n");
+    for side in &comparison.sides {
+        let mut environments: Vec<&str> = Vec::new();
+        for run in &side.runs {
+            if !environments.contains(&run.environment.as_str()) {
+                environments.push(&run.environment);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<li><b>{}{}</b>: {} — {} run{} on {}</li>",
+            escape(&side.letter),
+            if side.letter == "A" { " (baseline)" } else { "" },
+            escape(&side.name),
+            side.runs.len(),
+            if side.runs.len() == 1 { "" } else { "s" },
+            escape(&environments.join("; "))
+        );
+    }
+    out.push_str("</ul>\n");
     let mut rows = Vec::new();
     for side in &comparison.sides {
         for run in &side.runs {
             rows.push(format!(
-                "<tr>{}{}{}{}{}{}{}</tr>",
+                "<tr>{}{}{}{}{}{}{}{}</tr>",
                 cell(&side.letter),
                 cell(&side.name),
                 cell(&run.uuid),
                 cell(&run.name),
                 cell(&run.workload),
                 cell(&run.started_at),
-                cell(&format!("{} on {}", run.status, run.host.as_deref().unwrap_or("?")))
+                cell(&format!("{} on {}", run.status, run.host.as_deref().unwrap_or("?"))),
+                cell(&run.environment)
             ));
         }
     }
     let headings: Vec<String> =
-        ["", "Side", "Run", "Name", "Workload", "Started (UTC)", "Status"].map(String::from).to_vec();
-    format!("<h2>Sides</h2>\n{}", table(&headings, &rows))
-}
-
-fn comparison_tables(comparison: &Comparison) -> String {
-    let mut out = String::from("<h2>Comparison</h2>\n");
-    if comparison.rows.is_empty() {
-        out.push_str("<p>No result matches across the sides.</p>\n");
-    }
-    let headings = headings(comparison);
-    for workload in workloads(comparison) {
-        let _ = writeln!(out, "<h3>{}</h3>", escape(&workload));
-        let mut rows: Vec<String> = comparison
-            .rows
-            .iter()
-            .filter(|r| r.workload == workload)
-            .map(|row| comparison_row(row, &headings))
-            .collect();
-        for geomean in comparison.geomeans.iter().filter(|g| g.workload == workload) {
-            let cells: String = geomean_cells(geomean).iter().map(|c| num(c)).collect();
-            rows.push(format!("<tr class=\"geomean\">{cells}</tr>"));
-        }
-        out.push_str(&table(&headings, &rows));
-    }
-    if !comparison.unmatched.is_empty() {
-        out.push_str("<h3>Not compared</h3>\n<ul>\n");
-        for u in &comparison.unmatched {
-            let _ = writeln!(
-                out,
-                "<li>{}: {} <b>{}</b> {} — {}</li>",
-                escape(&u.side),
-                escape(&u.workload),
-                escape(&u.test_id),
-                escape(&u.metric),
-                escape(&u.reason)
-            );
-        }
-        out.push_str("</ul>\n");
-    }
+        ["", "Side", "Run", "Name", "Workload", "Started (UTC)", "Status", "Environment"].map(String::from).to_vec();
+    let _ = writeln!(out, "<details class=\"runs\"><summary>Runs</summary>\n{}</details>", table(&headings, &rows));
     out
 }
 
@@ -188,9 +471,9 @@ fn comparison_row(row: &ComparisonRow, headings: &[String]) -> String {
         if i < 3 || heading == "FLAGS" {
             out.push_str(&cell(text));
         } else if heading.contains(" vs ") {
-            let class = if text.contains("better") {
+            let class = if says_better(text) {
                 "num better"
-            } else if text.contains("worse") {
+            } else if says_worse(text) {
                 "num worse"
             } else {
                 "num"
@@ -217,45 +500,105 @@ fn direction_words(direction: Direction) -> &'static str {
     }
 }
 
-/// One grouped bar chart per metric of a workload: a group per test, a bar per side (median, whisker min..max).
-fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, tests_word: &str) -> String {
-    let mut out = String::new();
+/// Values within one bar chart span at most this factor; tests beyond it get a chart of their own, so that 17,545
+/// and 1,444 IOPS never share a linear axis.
+const ONE_MAGNITUDE: f64 = 10.0;
+
+/// Split rows into groups whose largest values are within [`ONE_MAGNITUDE`] of each other (largest first), each
+/// group in the rows' own order.
+fn magnitude_groups<'a>(rows: &[&'a ComparisonRow]) -> Vec<Vec<&'a ComparisonRow>> {
+    let top = |row: &ComparisonRow| {
+        row.cells.iter().flatten().map(|c| c.summary.max.max(c.summary.median)).fold(0.0f64, f64::max)
+    };
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| top(rows[b]).total_cmp(&top(rows[a])));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_top = f64::NAN;
+    for index in order {
+        let value = top(rows[index]);
+        match groups.last_mut() {
+            Some(group) if value * ONE_MAGNITUDE >= group_top || value <= 0.0 => group.push(index),
+            _ => {
+                groups.push(vec![index]);
+                group_top = value;
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|mut group| {
+            group.sort_unstable();
+            group.into_iter().map(|i| rows[i]).collect()
+        })
+        .collect()
+}
+
+/// Grouped bar charts of a workload's absolute values: per metric, one chart per magnitude (a group per test, a bar
+/// per side: median, whisker min..max). In a comparison the headline metric's charts show and the other metrics'
+/// are collapsed; a single run shows them all.
+fn bar_charts(
+    charts: &mut Charts,
+    comparison: &Comparison,
+    workload: &str,
+    tests_word: &str,
+    workloads: &Registry,
+) -> String {
+    let mut shown = String::new();
+    let mut collapsed = String::new();
     let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
         if !metrics.iter().any(|(m, u, _)| *m == row.metric && *u == row.unit) {
             metrics.push((&row.metric, &row.unit, row.direction));
         }
     }
+    let headline: Vec<String> =
+        headline_rows(&comparison.rows, workload, workloads).iter().map(|r| r.metric.clone()).collect();
     for (metric, unit, direction) in metrics {
         let rows: Vec<&ComparisonRow> =
             comparison.rows.iter().filter(|r| r.workload == workload && r.metric == metric && r.unit == unit).collect();
-        let chart = BarChart {
-            title: format!("{workload}: {metric} {tests_word}"),
-            value_label: format!("{unit} ({})", direction_words(direction)),
-            categories: rows.iter().map(|r| r.test_name()).collect(),
-            series: comparison
-                .sides
-                .iter()
-                .enumerate()
-                .map(|(side, info)| BarSeries {
-                    name: format!("{}: {}", info.letter, info.name),
-                    values: rows.iter().map(|r| r.cells[side].as_ref().map(|c| c.summary.median)).collect(),
-                    ranges: rows
-                        .iter()
-                        .map(|r| {
-                            r.cells[side]
-                                .as_ref()
-                                .filter(|c| c.summary.count > 1)
-                                .map(|c| (c.summary.min, c.summary.max))
-                        })
-                        .collect(),
-                })
-                .collect(),
-        };
-        let caption = change_caption(&rows);
-        out.push_str(&charts.bars("bars", &chart, &caption));
+        let groups = magnitude_groups(&rows);
+        let count = groups.len();
+        for (index, group) in groups.into_iter().enumerate() {
+            let part = if count > 1 { format!(" ({} of {count}, by magnitude)", index + 1) } else { String::new() };
+            let chart = BarChart {
+                title: format!("{workload}: {metric} {tests_word}{part}"),
+                value_label: format!("{unit} ({})", direction_words(direction)),
+                categories: group.iter().map(|r| r.test_name()).collect(),
+                series: comparison
+                    .sides
+                    .iter()
+                    .enumerate()
+                    .map(|(side, info)| BarSeries {
+                        name: format!("{}: {}", info.letter, info.name),
+                        values: group.iter().map(|r| r.cells[side].as_ref().map(|c| c.summary.median)).collect(),
+                        ranges: group
+                            .iter()
+                            .map(|r| {
+                                r.cells[side]
+                                    .as_ref()
+                                    .filter(|c| c.summary.count > 1)
+                                    .map(|c| (c.summary.min, c.summary.max))
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            let caption = change_caption(&group);
+            let figure = charts.bars("bars", &chart, &caption);
+            if comparison.sides.len() > 1 && !headline.iter().any(|m| m == metric) {
+                collapsed.push_str(&figure);
+            } else {
+                shown.push_str(&figure);
+            }
+        }
     }
-    out
+    if !collapsed.is_empty() {
+        let _ = writeln!(
+            shown,
+            "<details class=\"absolute\"><summary>Absolute values of every other metric</summary>\n{collapsed}</details>"
+        );
+    }
+    shown
 }
 
 /// A caption naming each side's change per test, so the chart's message survives without colour.
@@ -264,13 +607,13 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
     for row in rows {
         for (side, cell) in row.cells.iter().enumerate().skip(1) {
             if let Some(change) = cell.as_ref().and_then(|c| c.change.as_ref())
-                && let Some(percent) = change.better_percent
+                && change.ratio.is_some()
             {
                 parts.push(format!(
                     "{} {}: {} ({})",
                     row.test_name(),
                     crate::compare::side_letter(side),
-                    better_text(percent),
+                    change_text(change, row.direction),
                     significance_text(change.significance, change.p_value)
                 ));
             }

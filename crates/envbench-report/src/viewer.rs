@@ -7,7 +7,11 @@
 //! scripts, framing and content sniffing.
 
 use crate::compare::compare;
+use crate::environment::EnvironmentIdentity;
 use crate::error::ReportError;
+use crate::history::{
+    RANK_MIN_ENVIRONMENTS, SUITE_TAG, environment_summaries, histories, ordinal, ranks, run_identity, suite_summaries,
+};
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{render_json, render_markdown};
 use crate::report::{render_report_for, report_sections};
@@ -48,6 +52,9 @@ pub fn router(location: StoreLocation, workloads: Registry, listening: SocketAdd
     Router::new()
         .route("/", get(list_page))
         .route("/run/{id}", get(run_page))
+        .route("/suites", get(suites_page))
+        .route("/environments", get(environments_page))
+        .route("/environment/{id}", get(environment_page))
         .route("/compare", get(compare_page))
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
@@ -174,7 +181,8 @@ fn error_page(error: &ReportError) -> Response {
 }
 
 fn navigation() -> String {
-    "<nav><a href=\"/\">Runs</a></nav>\n".to_string()
+    "<nav><a href=\"/\">Runs</a> <a href=\"/suites\">Suites</a> <a href=\"/environments\">Environments</a></nav>\n"
+        .to_string()
 }
 
 /// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.
@@ -244,6 +252,7 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
             .filter(|r| to.is_none_or(|to| r.started_at.get(..10).unwrap_or("") <= to))
             .take(LIST_LIMIT)
             .collect();
+        let environments = store.environments()?;
         let value = |key: &str| escape(first(&query, key).unwrap_or(""));
         let mut body = navigation();
         body.push_str("<h1>envbench runs</h1>\n");
@@ -284,13 +293,13 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
                     cell(r.status.as_str()),
                     cell(r.label.as_deref().unwrap_or("")),
                     cell(&tags),
-                    cell(r.host.as_deref().unwrap_or("")),
+                    environment_cell(run_identity(r, &environments).as_ref(), r.host.as_deref()),
                     num(&r.result_count.to_string())
                 )
             })
             .collect();
         let headings: Vec<String> =
-            ["", "Run", "Started (UTC)", "Workload", "Status", "Label", "Tags", "Host", "Results"]
+            ["", "Run", "Started (UTC)", "Workload", "Status", "Label", "Tags", "Environment (host)", "Results"]
                 .map(String::from)
                 .to_vec();
         if runs.is_empty() {
@@ -314,7 +323,7 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
         let uuid = run.summary.uuid.clone();
         let side = Side::new(run_name(&run), vec![run]);
         let sides = [side];
-        let comparison = compare(&sides);
+        let comparison = compare(&sides, workloads);
         let mut body = navigation();
         body.push_str(&format!(
             "<h1>Run {}</h1>\n<p><a href=\"/report.html?run={}\">Download this run's report</a></p>\n",
@@ -349,6 +358,207 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
     .await
 }
 
+/// An environment's name linking to its history, with the host name.
+fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Option<&str>) -> String {
+    let host = host.map(|h| format!(" <span class=\"note\">({})</span>", escape(h))).unwrap_or_default();
+    match identity {
+        Some(identity) => {
+            format!("<td><a href=\"/environment/{}\">{}</a>{host}</td>", escape(&identity.id), escape(&identity.name))
+        }
+        None => format!("<td>?{host}</td>"),
+    }
+}
+
+async fn suites_page(State(viewer): Shared) -> Response {
+    with_store(viewer, move |store, _| {
+        let runs = store.list_runs(&RunFilter::default())?;
+        let environments = store.environments()?;
+        let suites = suite_summaries(&runs, &environments);
+        let mut body = navigation();
+        body.push_str(
+            "<h1>Suites</h1>\n<p>Each <code>envbench run</code> is a suite: its runs share a suite id. Compare a suite \
+             with the one of the same name before it in one click, or tick two and compare them.</p>\n\
+             <form method=\"get\" action=\"/compare\">\n",
+        );
+        if suites.is_empty() {
+            body.push_str("<p>No suites yet: <code>envbench run</code> runs one.</p>\n");
+        }
+        let rows: Vec<String> = suites
+            .iter()
+            .map(|suite| {
+                let side = format!("{SUITE_TAG}={}", suite.id);
+                let previous = suite
+                    .previous
+                    .as_ref()
+                    .map(|p| {
+                        format!(
+                            "<a href=\"/compare?side={}&amp;side={}\">compare with the previous {}</a>",
+                            escape(&format!("{SUITE_TAG}%3D{p}")),
+                            escape(&format!("{SUITE_TAG}%3D{}", suite.id)),
+                            escape(&suite.name)
+                        )
+                    })
+                    .unwrap_or_default();
+                let environments: Vec<String> = suite
+                    .environments
+                    .iter()
+                    .map(|e| format!("<a href=\"/environment/{}\">{}</a>", escape(&e.id), escape(&e.name)))
+                    .collect();
+                format!(
+                    "<tr><td><input type=\"checkbox\" name=\"side\" value=\"{}\" aria-label=\"compare suite {}\"></td>\
+                     {}{}{}{}<td>{}</td><td><a href=\"/report.html?side={}\">report</a> {previous}</td></tr>",
+                    escape(&side),
+                    escape(&suite.id),
+                    cell(&suite.name),
+                    cell(&suite.started_at.replace('T', " ")),
+                    cell(&format!("{} ({} complete)", suite.runs, suite.complete)),
+                    cell(&suite.labels.join(", ")),
+                    environments.join("; "),
+                    escape(&format!("{SUITE_TAG}%3D{}", suite.id)),
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            let headings: Vec<String> =
+                ["", "Suite", "Started (UTC)", "Runs", "Label", "Environment", ""].map(String::from).to_vec();
+            body.push_str(&table(&headings, &rows));
+            body.push_str("<p><button type=\"submit\">Compare the ticked suites</button></p>\n");
+        }
+        body.push_str("</form>\n");
+        Ok(html(page("envbench suites", &body)))
+    })
+    .await
+}
+
+async fn environments_page(State(viewer): Shared) -> Response {
+    with_store(viewer, move |store, _| {
+        let runs = store.list_runs(&RunFilter::default())?;
+        let environments = environment_summaries(&runs, &store.environments()?);
+        let mut body = navigation();
+        body.push_str(
+            "<h1>Environments</h1>\n<p>An environment is what its fingerprint says: CPU model and count, memory, \
+             hypervisor, and the file system and device under the data directory, whatever the host is called.</p>\n",
+        );
+        let rows: Vec<String> = environments
+            .iter()
+            .map(|e| {
+                format!(
+                    "<tr><td><a href=\"/environment/{}\">{}</a></td>{}{}{}{}{}</tr>",
+                    escape(&e.identity.id),
+                    escape(&e.identity.name),
+                    cell(&e.labels.join(", ")),
+                    cell(&e.hosts.join(", ")),
+                    cell(&e.workloads.join(", ")),
+                    num(&e.runs.to_string()),
+                    cell(&e.last_run_at.replace('T', " "))
+                )
+            })
+            .collect();
+        if rows.is_empty() {
+            body.push_str("<p>No runs yet.</p>\n");
+        } else {
+            let headings: Vec<String> =
+                ["Environment", "Labels", "Hosts", "Workloads", "Runs", "Last run (UTC)"].map(String::from).to_vec();
+            body.push_str(&table(&headings, &rows));
+        }
+        Ok(html(page("envbench environments", &body)))
+    })
+    .await
+}
+
+async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Response {
+    with_store(viewer, move |store, workloads| {
+        let summaries = store.list_runs(&RunFilter::default())?;
+        let environments = store.environments()?;
+        let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
+        let mut identity: Option<EnvironmentIdentity> = None;
+        for summary in summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete) {
+            let Some(own) = run_identity(summary, &environments) else { continue };
+            if own.id == id {
+                identity = Some(own.clone());
+            }
+            by_environment.entry(own.id).or_default().push(store.load_run(&summary.uuid)?);
+        }
+        let Some(identity) = identity else {
+            return Err(ReportError::EmptySide(format!("environment {id} (no complete run in this store)")));
+        };
+        let mut body = navigation();
+        body.push_str(&format!("<h1>{}</h1>\n<p class=\"note\">Environment {}</p>\n", escape(&identity.name), escape(&id)));
+        let ranked = ranks(&id, &by_environment, workloads);
+        body.push_str("<h2>Rank among the store's environments</h2>\n");
+        if ranked.is_empty() {
+            body.push_str(&format!(
+                "<p>A rank needs at least {RANK_MIN_ENVIRONMENTS} environments that ran the same tests (same workload \
+                 version and parameters); this store has {} environment{} in all.</p>\n",
+                by_environment.len(),
+                if by_environment.len() == 1 { "" } else { "s" }
+            ));
+        } else {
+            body.push_str("<ul class=\"ranks\">\n");
+            for rank in &ranked {
+                body.push_str(&format!(
+                    "<li><b>{}</b>: {} of {} environments — faster than {:.0}% of the others ({} headline test{})</li>\n",
+                    escape(&rank.title),
+                    ordinal(rank.position),
+                    rank.of,
+                    rank.percentile,
+                    rank.tests,
+                    if rank.tests == 1 { "" } else { "s" }
+                ));
+            }
+            body.push_str("</ul>\n");
+        }
+        let own = by_environment.get(&id).map(Vec::as_slice).unwrap_or_default();
+        let mut charts = crate::report::Charts::default();
+        for history in histories(own, workloads) {
+            body.push_str(&format!("<h2>History: {}</h2>\n", escape(workloads.title(&history.workload))));
+            body.push_str(&charts.lines(
+                "history",
+                &history.chart,
+                "Each complete run of this environment against its first, test by test (headline figures; above 1 is \
+                 better): a change in the environment shows as a step.",
+            ));
+            let mut headings = vec!["Test".to_string(), "Unit".to_string()];
+            headings.extend(history.runs.iter().map(|(name, at)| format!("{name} {}", at.replace('T', " "))));
+            let rows: Vec<String> = history
+                .table
+                .iter()
+                .map(|(test, unit, values)| {
+                    let cells: String = values
+                        .iter()
+                        .map(|v| num(&v.map(crate::render::number).unwrap_or_else(|| "-".into())))
+                        .collect();
+                    format!("<tr>{}{}{cells}</tr>", cell(test), cell(unit))
+                })
+                .collect();
+            body.push_str(&format!(
+                "<details><summary>Medians run by run</summary>{}</details>\n",
+                table(&headings, &rows)
+            ));
+        }
+        let runs: Vec<String> = own
+            .iter()
+            .map(|r| {
+                format!(
+                    "<tr><td><a href=\"/run/{}\">{}</a></td>{}{}</tr>",
+                    escape(&r.summary.uuid),
+                    escape(&run_name(r)),
+                    cell(&r.summary.workload),
+                    cell(&r.summary.started_at.replace('T', " "))
+                )
+            })
+            .collect();
+        body.push_str(&format!(
+            "<details><summary>{} complete run{}</summary>{}</details>\n",
+            own.len(),
+            if own.len() == 1 { "" } else { "s" },
+            table(&["Run".to_string(), "Workload".to_string(), "Started (UTC)".to_string()], &runs)
+        ));
+        Ok(html(page(&format!("envbench environment {}", identity.name), &body)))
+    })
+    .await
+}
+
 /// The sides a compare request names: every `side=` spec, then every ticked `run=`.
 fn requested_sides(store: &dyn ResultStore, query: &[(String, String)]) -> Result<Vec<Side>, ReportError> {
     let mut sides = Vec::new();
@@ -370,7 +580,7 @@ async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Respo
     let raw = raw.unwrap_or_default();
     with_store(location, move |store, workloads| {
         let sides = requested_sides(store, &query)?;
-        let comparison = compare(&sides);
+        let comparison = compare(&sides, workloads);
         let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
         let title = format!("Compare {}", names.join(" vs "));
         let raw = escape(&raw);
@@ -397,7 +607,7 @@ async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Re
             }
             other => other?,
         };
-        let report = render_report_for(&compare(&sides), &sides, workloads);
+        let report = render_report_for(&compare(&sides, workloads), &sides, workloads);
         Ok((
             [
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -412,8 +622,8 @@ async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Re
 
 async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    with_store(location, move |store, _| {
-        let comparison = compare(&requested_sides(store, &query)?);
+    with_store(location, move |store, workloads| {
+        let comparison = compare(&requested_sides(store, &query)?, workloads);
         Ok(([(header::CONTENT_TYPE, "application/json")], render_json(&comparison)).into_response())
     })
     .await
@@ -421,8 +631,8 @@ async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Respo
 
 async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    with_store(location, move |store, _| {
-        let comparison = compare(&requested_sides(store, &query)?);
+    with_store(location, move |store, workloads| {
+        let comparison = compare(&requested_sides(store, &query)?, workloads);
         Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], render_markdown(&comparison)).into_response())
     })
     .await

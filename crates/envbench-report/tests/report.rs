@@ -38,7 +38,7 @@ fn sides_resolve_by_label_tags_and_run_id() {
 fn matched_results_are_compared_with_direction_and_significance() {
     let fixture = build("compare");
     let store = SqliteStore::open(&fixture.path, false).unwrap();
-    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]));
+    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]), &common::WORKLOADS);
     let row = |workload: &str, test: &str, metric: &str| {
         comparison
             .rows
@@ -96,7 +96,7 @@ fn matched_results_are_compared_with_direction_and_significance() {
 fn different_parameters_are_never_matched() {
     let fixture = build("unmatched");
     let store = SqliteStore::open(&fixture.path, false).unwrap();
-    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]));
+    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]), &common::WORKLOADS);
     assert!(comparison.rows.iter().all(|r| r.test_id != "RND4K Q1T1 read"));
     let unmatched: Vec<_> = comparison.unmatched.iter().filter(|u| u.test_id == "RND4K Q1T1 read").collect();
     assert_eq!(unmatched.len(), 2);
@@ -118,7 +118,7 @@ fn different_workload_versions_are_never_matched() {
             }
         }
     }
-    let comparison = compare(&sides);
+    let comparison = compare(&sides, &common::WORKLOADS);
     assert!(comparison.rows.iter().all(|r| r.workload != "cube"));
     assert!(
         comparison
@@ -133,7 +133,7 @@ fn different_workload_versions_are_never_matched() {
 fn text_markdown_and_json_say_the_same() {
     let fixture = build("renderers");
     let store = SqliteStore::open(&fixture.path, false).unwrap();
-    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]));
+    let comparison = compare(&sides(&store, &["physical-p3605", "virtual"]), &common::WORKLOADS);
     let text = render(&comparison, Format::Text);
     assert!(text.contains("A (baseline): physical-p3605"), "{text}");
     assert!(text.contains("-20.0% worse"), "{text}");
@@ -167,15 +167,21 @@ fn report_is_self_contained_well_formed_html_with_every_chart() {
     }
     let kinds = chart_kinds(&html);
     let expected: Vec<(&str, usize)> = vec![
-        // disk: throughput and five latency metrics; cube: elapsed; tpch: elapsed; ranread: iops and latency_mean.
-        ("bars", 10),
+        // Per metric and magnitude (values more than 10x apart get their own chart): disk's throughput and five
+        // latency metrics two each (SEQ1M against RND4K and the Q1 test); cube and tpch elapsed; ranread's IOPS and
+        // mean latency (the last step's collapse) two each.
+        ("bars", 16),
         // one per disk test with percentiles
         ("percentiles", 2),
         ("ranread-iops", 1),
         ("ranread-latency", 1),
+        // Changes against the baseline: one per workload by its headline metric, one per other metric of disk (5)
+        // and ranread (1).
+        ("relative", 10),
         ("sampler-cpu", 1),
         ("sampler-iops", 1),
         ("sampler-mbps", 1),
+        ("verdict", 1),
     ];
     assert_eq!(kinds.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(), expected);
     assert!(html.contains("knee J=8"), "the knee is marked");
@@ -184,7 +190,7 @@ fn report_is_self_contained_well_formed_html_with_every_chart() {
     assert!(html.contains("tpch: elapsed per query"));
     assert!(html.contains("class=\"differs\""), "differing environment rows are highlighted");
     // Patterns as well as colours, for print and colour-blind readers.
-    assert!(html.contains("<pattern id=\"chart1-p1\""));
+    assert!(html.contains("-p1\" patternUnits=\"userSpaceOnUse\""));
 }
 
 #[test]
@@ -205,7 +211,7 @@ fn labels_tags_and_host_names_are_escaped_everywhere() {
     }
     assert!(html.contains("&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;"));
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
-    let markdown = render(&compare(&sides), Format::Markdown);
+    let markdown = render(&compare(&sides, &common::WORKLOADS), Format::Markdown);
     assert!(!markdown.contains("<script>"), "{markdown}");
 }
 
@@ -217,7 +223,8 @@ fn one_run_alone_makes_a_report() {
     let html = render_report(&[side], &common::WORKLOADS);
     assert_well_formed(&html);
     let kinds = chart_kinds(&html);
-    assert_eq!(kinds.get("bars"), Some(&6), "throughput and five latency metrics: {kinds:?}");
+    assert_eq!(kinds.get("bars"), Some(&12), "throughput and five latency metrics, two magnitudes each: {kinds:?}");
+    assert_eq!(kinds.get("relative"), None, "nothing to change against");
     assert_eq!(kinds.get("percentiles"), Some(&2));
     assert!(!html.contains("class=\"differs\""));
 }

@@ -56,10 +56,29 @@ pub trait ResultStore {
     fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError>;
     /// Everything kept about one run.
     fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError>;
+    /// Every run's environment: each run's fingerprint hash by run uuid, and each distinct fingerprint once (cheaper
+    /// than loading every run when a page groups runs by environment).
+    fn environments(&self) -> Result<RunEnvironments, StoreError>;
     /// Copy in a run kept by another store, as it is there: same uuid, timestamps, status, tool version, results with
     /// every sample, sampler series and attachments. Append-only like everything else: when a run with this uuid is
     /// already here, nothing changes and [`ImportOutcome::AlreadyPresent`] is returned.
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError>;
+}
+
+/// The environments of a store's runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunEnvironments {
+    /// Run uuid to fingerprint hash.
+    pub runs: std::collections::BTreeMap<String, String>,
+    /// Fingerprint hash to fingerprint.
+    pub fingerprints: std::collections::BTreeMap<String, Fingerprint>,
+}
+
+impl RunEnvironments {
+    /// The fingerprint of a run, when the store knows the run.
+    pub fn of(&self, run_uuid: &str) -> Option<&Fingerprint> {
+        self.runs.get(run_uuid).and_then(|hash| self.fingerprints.get(hash))
+    }
 }
 
 /// Open the store at a location, creating it when `create` is true and it does not exist yet.

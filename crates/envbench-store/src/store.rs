@@ -1,13 +1,13 @@
 //! The one store implementation: every operation of [`ResultStore`] written once, in SQL both backends run, over the
 //! [`Backend`] seam (transactions, binding, and how a backend keeps its schema version).
 
-use crate::ResultStore;
 use crate::error::StoreError;
 use crate::model::{ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::schema::{Dialect, LATEST_VERSION, migration};
 use crate::series_rows::{CPU_COLUMNS, DISK_COLUMNS, SeriesBuilder, cpu_values, disk_values, series_rows};
 use crate::sql::{Row, Sql, SqlValue, params};
+use crate::{ResultStore, RunEnvironments};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{
     Direction, ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc,
@@ -549,6 +549,21 @@ impl<B: Backend> ResultStore for SqlStore<B> {
                 series: Self::series(sql, run_id)?,
                 attachments: Self::attachments(sql, run_id)?,
             })
+        })
+    }
+
+    fn environments(&self) -> Result<RunEnvironments, StoreError> {
+        self.read(|sql| {
+            let mut environments = RunEnvironments::default();
+            for row in sql.query("SELECT hash, document FROM fingerprints", &[])? {
+                environments.fingerprints.insert(row.text(0)?, json(&row.text(1)?)?);
+            }
+            for row in
+                sql.query("SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id", &[])?
+            {
+                environments.runs.insert(row.text(0)?, row.text(1)?);
+            }
+            Ok(environments)
         })
     }
 

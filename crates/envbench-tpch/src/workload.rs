@@ -99,6 +99,15 @@ impl Workload for TpchWorkload {
         WORKLOAD
     }
 
+    fn title(&self) -> &'static str {
+        "analytic queries"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Memory]
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

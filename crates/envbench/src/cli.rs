@@ -85,6 +85,17 @@ pub enum ResultsAction {
     Show(ShowArgs),
     /// Export results, one row per raw sample.
     Export(ExportArgs),
+    /// List the suites (`envbench run`s), newest first, with the side to compare each by.
+    Suites(GroupArgs),
+    /// List the environments (CPU, memory, hypervisor, storage) the runs ran in, with their history per workload.
+    Environments(GroupArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GroupArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -94,11 +94,16 @@ fn two_labels_compare_with_significance_marks() {
     let text =
         String::from_utf8_lossy(&ok(envbench(store, &dir, &["compare", "physical", "virtual"])).stdout).into_owned();
     assert!(text.contains("RND4K Q8T1 read") && text.contains("iops") && text.contains("geomean"), "{text}");
+    // The answer first: the verdict, then the tables.
+    let verdict = text.find("VERDICT B: virtual against A: physical").expect(&text);
+    assert!(verdict < text.find("DETAILS per test").unwrap() && text.contains("storage "), "{text}");
     // Four samples a side can reach significance: every compared row carries a verdict and an exact p-value, and the
     // terminal shows each as `~` or `p=...`.
     let json: Value =
         serde_json::from_slice(&ok(envbench(store, &dir, &["compare", "--json", "physical", "virtual"])).stdout)
             .unwrap();
+    assert_eq!(json["verdicts"][0]["workloads"][0]["workload"], "disk", "the JSON carries the verdict");
+    assert_eq!(json["verdicts"][0]["workloads"][0]["tests"], 1, "one test, by its headline metric");
     let rows = json["rows"].as_array().expect("rows in the JSON");
     assert_eq!(rows.len(), 9, "9 metrics of one test");
     for row in rows {
@@ -121,6 +126,7 @@ fn two_labels_compare_with_significance_marks() {
     ok(envbench(store, &dir, &["report", "physical", "virtual", "-o", report.to_str().unwrap()]));
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && !html.contains("http://") && !html.contains("https://"));
+    assert!(html.find("id=\"verdict\"").unwrap() < html.find("<details").unwrap(), "the verdict opens the report");
     let one_side = envbench(store, &dir, &["compare", "physical", "nosuchlabel"]);
     assert_eq!(one_side.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&one_side.stderr).contains("nosuchlabel"));

@@ -45,6 +45,8 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     }
     let report = std::fs::read_to_string(dir.join("envbench-report.html")).unwrap();
     assert!(report.contains("<svg"));
+    let cards = report.find("id=\"scorecard\"").expect("a suite's report opens with its scorecard");
+    assert!(cards < report.find("<svg").unwrap(), "cards before the charts");
     assert!(stdout.contains("QphH@Size"), "the tpch headline is on the scorecard:\n{stdout}");
     let runs = runs(&dir);
     assert_eq!(runs.len(), 6);
@@ -55,6 +57,16 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
         assert_eq!(run["label"], "ci");
         assert_eq!(run["status"], "complete");
     }
+    let suites = text(&envbench(&dir, &["results", "suites"]).stdout);
+    assert!(suites.contains(&format!("suite={suite}")) && suites.contains("6/6"), "{suites}");
+    let environments: Value =
+        serde_json::from_slice(&envbench(&dir, &["results", "environments", "--json"]).stdout).unwrap();
+    let environments = environments.as_array().unwrap();
+    assert_eq!(environments.len(), 1, "one machine, one environment: {environments:?}");
+    assert_eq!(environments[0]["runs"], 6);
+    let id = environments[0]["identity"]["id"].as_str().unwrap();
+    let list = text(&envbench(&dir, &["results", "list"]).stdout);
+    assert!(list.contains("ENVIRONMENT") && list.matches(id).count() == 6, "{list}");
     assert!(!dir.read_dir().unwrap().any(|e| {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
         name.starts_with("envbench-") && name.ends_with(".dat") && name != "envbench-ranread.dat"

@@ -48,8 +48,17 @@ fn serve(store: &Path) -> (Server, String) {
     panic!("envbench serve never said where it listens");
 }
 
-/// Headless Chromium with the flags this machine's closed network needs.
+/// A desktop and a phone viewport.
+const DESKTOP: &str = "--window-size=1280,1600";
+const PHONE: &str = "--window-size=390,844";
+
+/// Headless Chromium with the flags this machine's closed network needs, at a desktop width.
 fn chromium(profile: &Path, args: &[&str]) -> Output {
+    chromium_at(DESKTOP, profile, args)
+}
+
+/// Headless Chromium at a viewport size.
+fn chromium_at(size: &str, profile: &Path, args: &[&str]) -> Output {
     let browser = ["chromium", "/usr/bin/chromium", "chromium-browser"]
         .into_iter()
         .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
@@ -65,7 +74,7 @@ fn chromium(profile: &Path, args: &[&str]) -> Output {
             "--disable-component-update",
             "--disable-sync",
             "--hide-scrollbars",
-            "--window-size=1280,1600",
+            size,
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
@@ -79,8 +88,8 @@ fn dom(profile: &Path, url: &str) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn screenshot(profile: &Path, url: &str, file: &Path) {
-    let output = chromium(profile, &[&format!("--screenshot={}", file.display()), url]);
+fn screenshot(size: &str, profile: &Path, url: &str, file: &Path) {
+    let output = chromium_at(size, profile, &[&format!("--screenshot={}", file.display()), url]);
     assert!(output.status.success(), "chromium failed on {url}: {}", String::from_utf8_lossy(&output.stderr));
     let bytes = std::fs::read(file).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "{} is not a PNG", file.display());
@@ -143,6 +152,95 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     assert!(compare.contains(&median_cell), "compare page lacks the physical IOPS median {median_cell}");
 
     for (name, url) in [("list", format!("{base}/")), ("run", format!("{base}/run/{uuid}")), ("compare", compare_url)] {
-        screenshot(&profile, &url, &dir.join(format!("{name}.png")));
+        screenshot(DESKTOP, &profile, &url, &dir.join(format!("{name}.png")));
+    }
+}
+
+/// How far a page overflows a viewport sideways: the page's DOM (scripts are forbidden by the viewer's policy) is
+/// saved with a script that writes `scrollWidth - innerWidth` into the title, and loaded at that width.
+fn sideways_overflow(size: &str, profile: &Path, dom: &str, file: &Path) -> i64 {
+    let probe = "<script>window.addEventListener('load', () => { document.title = 'overflow=' + \
+                 (document.documentElement.scrollWidth - window.innerWidth); });</script>";
+    std::fs::write(file, dom.replacen("</body>", &format!("{probe}</body>"), 1)).unwrap();
+    let output = chromium_at(size, profile, &["--dump-dom", &format!("file://{}", file.display())]);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let title = text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
+    title.strip_prefix("overflow=").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no overflow in {title:?}"))
+}
+
+#[test]
+fn suites_environments_and_the_verdict_fit_a_desktop_and_a_phone() {
+    let dir = scratch("phone");
+    let store = dir.join("results.db");
+    let data = dir.to_str().unwrap();
+    // Two suites (the tags `envbench run` gives its runs), one per label.
+    for (label, suite) in [("before", "aaaa1111-suite"), ("after", "bbbb2222-suite")] {
+        for test in ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:read"] {
+            envbench(
+                &store,
+                &[
+                    "disk",
+                    "--dir",
+                    data,
+                    "--size",
+                    "32m",
+                    "--runs",
+                    "3",
+                    "--duration",
+                    "200ms",
+                    "--interval",
+                    "0s",
+                    "--no-warmup",
+                    "--test",
+                    test,
+                    "--label",
+                    label,
+                    "--tag",
+                    &format!("suite={suite}"),
+                    "--tag",
+                    "suite.name=quick",
+                ],
+            );
+        }
+    }
+    let (_server, base) = serve(&store);
+    let profile = dir.join("chromium-profile");
+
+    let suites = dom(&profile, &format!("{base}/suites"));
+    assert!(suites.contains("aaaa1111-suite") && suites.contains("bbbb2222-suite"), "suites page:\n{suites}");
+    assert!(suites.contains("compare with the previous quick"), "one-click comparison:\n{suites}");
+    let compare_url = format!("{base}/compare?side=suite%3Daaaa1111-suite&side=suite%3Dbbbb2222-suite");
+    let compare = dom(&profile, &compare_url);
+    assert!(compare.contains("id=\"verdict\"") && compare.contains("speed factor against A"), "verdict:\n{compare}");
+    assert!(compare.contains("storage"), "the verdict names the workload:\n{compare}");
+
+    let environments = dom(&profile, &format!("{base}/environments"));
+    let id = environments
+        .split("href=\"/environment/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no environment link:\n{environments}"))
+        .to_string();
+    let environment = dom(&profile, &format!("{base}/environment/{id}"));
+    assert!(environment.contains("History: storage") && environment.contains("<svg"), "history:\n{environment}");
+    assert!(environment.contains("Rank among the store"), "rank section:\n{environment}");
+
+    let report = dir.join("report.html");
+    envbench(&store, &["report", "suite=aaaa1111-suite", "suite=bbbb2222-suite", "-o", report.to_str().unwrap()]);
+    let report_html = std::fs::read_to_string(&report).unwrap();
+    for (name, page) in
+        [("compare", &compare), ("environment", &environment), ("suites", &suites), ("report", &report_html)]
+    {
+        let overflow = sideways_overflow(PHONE, &profile, page, &dir.join(format!("{name}-probe.html")));
+        assert!(overflow <= 0, "{name} scrolls sideways by {overflow} px on a phone");
+    }
+    for (name, url) in [
+        ("suites", format!("{base}/suites")),
+        ("environment", format!("{base}/environment/{id}")),
+        ("compare-verdict", compare_url.clone()),
+        ("report", format!("file://{}", report.display())),
+    ] {
+        screenshot(DESKTOP, &profile, &url, &dir.join(format!("{name}-desktop.png")));
+        screenshot(PHONE, &profile, &url, &dir.join(format!("{name}-phone.png")));
     }
 }

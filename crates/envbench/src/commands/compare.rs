@@ -31,7 +31,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     } else {
         Format::Text
     };
-    print(&envbench_report::render(&envbench_report::compare(&sides), format));
+    print(&envbench_report::render(&envbench_report::compare(&sides, &WORKLOADS), format));
     Ok(ExitCode::SUCCESS)
 }
 

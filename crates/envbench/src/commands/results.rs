@@ -1,6 +1,6 @@
 //! `envbench results list|show|export` (`export` in its own module).
 
-use crate::cli::{ListArgs, ResultsAction, ResultsArgs, ShowArgs};
+use crate::cli::{GroupArgs, ListArgs, ResultsAction, ResultsArgs, ShowArgs};
 use crate::commands::store;
 use crate::driver::parse_tags;
 use crate::output::{print, println};
@@ -15,7 +15,79 @@ pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCo
         ResultsAction::List(args) => list(location, args),
         ResultsAction::Show(args) => show(location, args),
         ResultsAction::Export(args) => super::export::export(location, args),
+        ResultsAction::Suites(args) => suites(location, args),
+        ResultsAction::Environments(args) => environments(location, args),
     }
+}
+
+/// The suites in the store, with the side that names each for `compare` and `report`.
+fn suites(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<ExitCode> {
+    let store = store(location, false)?;
+    let suites = envbench_report::suite_summaries(&store.list_runs(&RunFilter::default())?, &store.environments()?);
+    if args.json {
+        println(&serde_json::to_string_pretty(&suites)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if suites.is_empty() {
+        println(&format!("No suites in {}: `envbench run` runs one.", location.display()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &["SIDE", "SUITE", "STARTED (UTC)", "RUNS", "LABEL", "ENVIRONMENT"],
+        &[Left, Left, Left, Right, Left, Left],
+    );
+    for suite in &suites {
+        table.row(vec![
+            format!("suite={}", suite.id),
+            printable(&suite.name),
+            suite.started_at.get(..19).unwrap_or(&suite.started_at).replace('T', " "),
+            format!("{}/{}", suite.complete, suite.runs),
+            printable(&suite.labels.join(",")),
+            suite.environments.iter().map(|e| format!("{} {}", e.id, e.name)).collect::<Vec<_>>().join("; "),
+        ]);
+    }
+    print(&table.render());
+    if let Some(previous) = suites.first().and_then(|s| s.previous.as_ref()) {
+        println(&format!(
+            "Compare the latest suite with the one before it: envbench compare suite={previous} suite={}",
+            suites[0].id
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The environments in the store.
+fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<ExitCode> {
+    let store = store(location, false)?;
+    let environments =
+        envbench_report::environment_summaries(&store.list_runs(&RunFilter::default())?, &store.environments()?);
+    if args.json {
+        println(&serde_json::to_string_pretty(&environments)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if environments.is_empty() {
+        println(&format!("No runs in {}.", location.display()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    use Align::{Left, Right};
+    let mut table = Table::new(
+        &["ID", "ENVIRONMENT", "LABELS", "HOSTS", "RUNS", "LAST RUN (UTC)"],
+        &[Left, Left, Left, Left, Right, Left],
+    );
+    for e in &environments {
+        table.row(vec![
+            e.identity.id.clone(),
+            printable(&e.identity.name),
+            printable(&e.labels.join(",")),
+            printable(&e.hosts.join(",")),
+            e.runs.to_string(),
+            e.last_run_at.get(..19).unwrap_or(&e.last_run_at).replace('T', " "),
+        ]);
+    }
+    print(&table.render());
+    println("History and rank of each: envbench serve, then Environments.");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
@@ -26,7 +98,8 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
         host: args.host,
         limit: args.limit,
     };
-    let runs = store(location, false)?.list_runs(&filter)?;
+    let store = store(location, false)?;
+    let runs = store.list_runs(&filter)?;
     if args.json {
         println(&serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -37,9 +110,10 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
     }
     use Align::{Left, Right};
     let mut table = Table::new(
-        &["RUN", "STARTED (UTC)", "WORKLOAD", "STATUS", "LABEL", "TAGS", "HOST", "RESULTS"],
-        &[Left, Left, Left, Left, Left, Left, Left, Right],
+        &["RUN", "STARTED (UTC)", "WORKLOAD", "STATUS", "LABEL", "TAGS", "HOST", "ENVIRONMENT", "RESULTS"],
+        &[Left, Left, Left, Left, Left, Left, Left, Left, Right],
     );
+    let environments = store.environments()?;
     for run in &runs {
         table.row(vec![
             run.uuid[..8].to_string(),
@@ -49,6 +123,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
             run.label.clone().unwrap_or_default(),
             run.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
             run.host.clone().unwrap_or_default(),
+            environments.of(&run.uuid).map(|f| envbench_report::environment_identity(f).id).unwrap_or_default(),
             run.result_count.to_string(),
         ]);
     }

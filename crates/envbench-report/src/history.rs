@@ -1,0 +1,353 @@
+//! Environments and suites as people think of them: the runs of one `envbench run` grouped as a suite, the runs of one
+//! machine grouped by environment identity, an environment's history per workload (so a regression after a change
+//! shows), and where an environment ranks among every environment in the store that ran the same tests.
+
+use crate::compare::{compare, directed_ratio, natural_cmp};
+use crate::environment::{EnvironmentIdentity, environment_identity};
+use crate::side::{Side, run_name};
+use crate::svg::{LineChart, LineSeries, Scale};
+use crate::verdict::headline_rows;
+use envbench_core::model::{RunStatus, RunSummary, StoredRun};
+use envbench_core::stats::geometric_mean;
+use envbench_core::workload::Registry;
+use envbench_store::RunEnvironments;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The tag every run of a suite carries: the suite id.
+pub const SUITE_TAG: &str = "suite";
+/// The tag naming the suite (`quick`, a file name).
+pub const SUITE_NAME_TAG: &str = "suite.name";
+
+/// A history chart draws at most this many tests; the rest are in its table.
+const HISTORY_LINES: usize = 8;
+
+/// The environments of a store's runs, newest activity first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EnvironmentSummary {
+    pub identity: EnvironmentIdentity,
+    pub runs: usize,
+    pub labels: Vec<String>,
+    pub hosts: Vec<String>,
+    pub workloads: Vec<String>,
+    pub first_run_at: String,
+    pub last_run_at: String,
+}
+
+/// The identity of a run's environment, when the store knows its fingerprint.
+pub fn run_identity(run: &RunSummary, environments: &RunEnvironments) -> Option<EnvironmentIdentity> {
+    environments.of(&run.uuid).map(environment_identity)
+}
+
+/// Group runs by environment identity.
+pub fn environment_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<EnvironmentSummary> {
+    let mut groups: BTreeMap<String, EnvironmentSummary> = BTreeMap::new();
+    for run in runs {
+        let Some(identity) = run_identity(run, environments) else { continue };
+        let entry = groups.entry(identity.id.clone()).or_insert_with(|| EnvironmentSummary {
+            identity,
+            runs: 0,
+            labels: Vec::new(),
+            hosts: Vec::new(),
+            workloads: Vec::new(),
+            first_run_at: run.started_at.clone(),
+            last_run_at: run.started_at.clone(),
+        });
+        entry.runs += 1;
+        for (list, value) in [
+            (&mut entry.labels, &run.label),
+            (&mut entry.hosts, &run.host),
+            (&mut entry.workloads, &Some(run.workload.clone())),
+        ] {
+            if let Some(value) = value
+                && !list.contains(value)
+            {
+                list.push(value.clone());
+            }
+        }
+        if run.started_at < entry.first_run_at {
+            entry.first_run_at = run.started_at.clone();
+        }
+        if run.started_at > entry.last_run_at {
+            entry.last_run_at = run.started_at.clone();
+        }
+    }
+    let mut list: Vec<EnvironmentSummary> = groups.into_values().collect();
+    list.sort_by(|a, b| b.last_run_at.cmp(&a.last_run_at));
+    list
+}
+
+/// The runs of one `envbench run`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SuiteSummary {
+    /// The suite id (the `suite` tag).
+    pub id: String,
+    /// The suite's name (`quick`, `standard`, a file).
+    pub name: String,
+    pub started_at: String,
+    pub runs: usize,
+    pub complete: usize,
+    pub labels: Vec<String>,
+    pub environments: Vec<EnvironmentIdentity>,
+    /// The id of the suite of the same name run before this one, to compare with in one click.
+    pub previous: Option<String>,
+}
+
+/// Group runs into suites by their suite tag, newest first.
+pub fn suite_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<SuiteSummary> {
+    let mut suites: Vec<SuiteSummary> = Vec::new();
+    for run in runs {
+        let Some(id) = run.tags.get(SUITE_TAG) else { continue };
+        let at = match suites.iter().position(|s| s.id == *id) {
+            Some(at) => at,
+            None => {
+                suites.push(SuiteSummary {
+                    id: id.clone(),
+                    name: run.tags.get(SUITE_NAME_TAG).cloned().unwrap_or_default(),
+                    started_at: run.started_at.clone(),
+                    runs: 0,
+                    complete: 0,
+                    labels: Vec::new(),
+                    environments: Vec::new(),
+                    previous: None,
+                });
+                suites.len() - 1
+            }
+        };
+        let suite = &mut suites[at];
+        suite.runs += 1;
+        if run.status == RunStatus::Complete {
+            suite.complete += 1;
+        }
+        if run.started_at < suite.started_at {
+            suite.started_at = run.started_at.clone();
+        }
+        if let Some(label) = &run.label
+            && !suite.labels.contains(label)
+        {
+            suite.labels.push(label.clone());
+        }
+        if let Some(identity) = run_identity(run, environments)
+            && !suite.environments.contains(&identity)
+        {
+            suite.environments.push(identity);
+        }
+    }
+    suites.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    for i in 0..suites.len() {
+        suites[i].previous = suites[i + 1..].iter().find(|s| s.name == suites[i].name).map(|s| s.id.clone());
+    }
+    suites
+}
+
+/// One workload's history in one environment: each headline test's speed factor against its first run, run by run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct History {
+    pub workload: String,
+    pub chart: LineChart,
+    /// Per test: its name, unit, and the median of each run (`None` where the run lacks it).
+    pub table: Vec<(String, String, Vec<Option<f64>>)>,
+    /// The runs, oldest first: name and start time.
+    pub runs: Vec<(String, String)>,
+}
+
+/// The history of every workload among `runs` (one environment's complete runs), oldest run first.
+pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for run in runs {
+        if !workloads.contains(&run.summary.workload.as_str()) {
+            workloads.push(&run.summary.workload);
+        }
+    }
+    workloads
+        .into_iter()
+        .filter_map(|workload| {
+            let mut ordered: Vec<&StoredRun> = runs.iter().filter(|r| r.summary.workload == workload).collect();
+            ordered.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
+            let sides: Vec<Side> = ordered.iter().map(|run| Side::new(run_name(run), vec![(*run).clone()])).collect();
+            let comparison = compare(&sides, registry);
+            let headline = headline_rows(&comparison.rows, workload, registry);
+            if headline.is_empty() {
+                return None;
+            }
+            let medians = |row: &crate::compare::ComparisonRow| -> Vec<Option<f64>> {
+                row.cells.iter().map(|c| c.as_ref().map(|c| c.summary.median)).collect()
+            };
+            let series_of = |row: &crate::compare::ComparisonRow| -> Vec<(f64, f64)> {
+                let values = medians(row);
+                let Some(first) = values.iter().flatten().next().copied() else { return Vec::new() };
+                values
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| directed_ratio(first, (*v)?, row.direction).map(|r| (i as f64, r)))
+                    .collect()
+            };
+            let mut lines: Vec<LineSeries> = Vec::new();
+            // The workload as a whole: the geometric mean of its tests' factors, run by run.
+            let all: Vec<Vec<(f64, f64)>> = headline.iter().map(|r| series_of(r)).collect();
+            let overall: Vec<(f64, f64)> = (0..sides.len())
+                .filter_map(|i| {
+                    let factors: Vec<f64> =
+                        all.iter().filter_map(|s| s.iter().find(|(x, _)| *x as usize == i).map(|p| p.1)).collect();
+                    geometric_mean(&factors).map(|g| (i as f64, g))
+                })
+                .collect();
+            lines.push(LineSeries { name: "all tests (geomean)".into(), points: overall, marked: None });
+            for (row, points) in headline.iter().zip(&all).take(HISTORY_LINES) {
+                lines.push(LineSeries { name: row.test_name(), points: points.clone(), marked: None });
+            }
+            let extra = headline.len().saturating_sub(HISTORY_LINES);
+            let chart = LineChart {
+                title: format!(
+                    "{}: each run against the first{}",
+                    registry.title(workload),
+                    if extra > 0 { format!(" ({extra} more tests in the table)") } else { String::new() }
+                ),
+                x_label: "run, oldest first".into(),
+                y_label: "speed factor against the first run (above 1 is better)".into(),
+                series: lines,
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                reference: Some((1.0, "first run".into())),
+                x_names: Some(ordered.iter().map(|r| short_time(&r.summary.started_at)).collect()),
+                marks: Vec::new(),
+            };
+            let table = headline.iter().map(|row| (row.test_name(), row.unit.clone(), medians(row))).collect();
+            let runs = ordered.iter().map(|r| (run_name(r), r.summary.started_at.clone())).collect();
+            Some(History { workload: workload.to_string(), chart, table, runs })
+        })
+        .collect()
+}
+
+/// `2026-11-23T19:05:01Z` as `11-23 19:05`.
+fn short_time(at: &str) -> String {
+    match (at.get(5..10), at.get(11..16)) {
+        (Some(day), Some(time)) => format!("{day} {time}"),
+        _ => at.to_string(),
+    }
+}
+
+/// Where an environment ranks among the store's environments on one workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rank {
+    pub workload: String,
+    pub title: String,
+    /// 1 is the best.
+    pub position: usize,
+    /// Environments ranked (this one included).
+    pub of: usize,
+    /// Share of the other environments this one beats, in percent.
+    pub percentile: f64,
+    /// Headline tests the score is made of.
+    pub tests: usize,
+}
+
+/// The environments ranked need at least this many members for a rank to say anything.
+pub const RANK_MIN_ENVIRONMENTS: usize = 3;
+
+/// Rank environment `this` on every workload: each environment's complete runs pooled, each headline test's median
+/// against the median of every environment's medians (direction-aware), the geometric mean of those factors its
+/// score. Only environments sharing a test (same workload version and parameters) with `this` are ranked.
+pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, registry: &Registry) -> Vec<Rank> {
+    let Some(own) = by_environment.get(this) else { return Vec::new() };
+    let mut workloads: Vec<&str> = Vec::new();
+    for run in own {
+        if !workloads.contains(&run.summary.workload.as_str()) {
+            workloads.push(&run.summary.workload);
+        }
+    }
+    workloads.sort_by(|a, b| natural_cmp(a, b));
+    let mut ranks = Vec::new();
+    for workload in workloads {
+        let mut ids: Vec<&String> = vec![by_environment.keys().find(|k| *k == this).expect("present")];
+        ids.extend(by_environment.keys().filter(|k| *k != this));
+        let sides: Vec<Side> = ids
+            .iter()
+            .filter_map(|id| {
+                let runs: Vec<StoredRun> = by_environment[*id]
+                    .iter()
+                    .filter(|r| r.summary.workload == workload && r.summary.status == RunStatus::Complete)
+                    .cloned()
+                    .collect();
+                (!runs.is_empty()).then(|| Side::new((*id).clone(), runs))
+            })
+            .collect();
+        if sides.len() < RANK_MIN_ENVIRONMENTS || sides[0].name != *this {
+            continue;
+        }
+        let comparison = compare(&sides, registry);
+        let headline = headline_rows(&comparison.rows, workload, registry);
+        let mut factors: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+        let mut tests = 0;
+        for row in &headline {
+            if row.cells[0].is_none() {
+                continue;
+            }
+            let mut medians: Vec<f64> = row.cells.iter().flatten().map(|c| c.summary.median).collect();
+            if medians.len() < 2 {
+                continue;
+            }
+            medians.sort_by(f64::total_cmp);
+            let reference = if medians.len() % 2 == 1 {
+                medians[medians.len() / 2]
+            } else {
+                (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
+            };
+            tests += 1;
+            for (side, cell) in row.cells.iter().enumerate() {
+                if let Some(factor) =
+                    cell.as_ref().and_then(|c| directed_ratio(reference, c.summary.median, row.direction))
+                {
+                    factors[side].push(factor);
+                }
+            }
+        }
+        let scores: Vec<Option<f64>> = factors.iter().map(|f| geometric_mean(f)).collect();
+        let Some(own_score) = scores[0] else { continue };
+        let ranked: Vec<f64> = scores.iter().flatten().copied().collect();
+        if ranked.len() < RANK_MIN_ENVIRONMENTS {
+            continue;
+        }
+        let better = ranked.iter().filter(|s| **s > own_score).count();
+        let worse = ranked.iter().filter(|s| **s < own_score).count();
+        ranks.push(Rank {
+            workload: workload.to_string(),
+            title: registry.title(workload).to_string(),
+            position: better + 1,
+            of: ranked.len(),
+            percentile: worse as f64 / (ranked.len() - 1) as f64 * 100.0,
+            tests,
+        });
+    }
+    ranks
+}
+
+/// `1st`, `2nd`, `3rd`, `11th`.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals() {
+        assert_eq!(
+            [1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal).join(" "),
+            "1st 2nd 3rd 4th 11th 12th 13th 21st 22nd 101st"
+        );
+    }
+
+    #[test]
+    fn times_are_shortened() {
+        assert_eq!(short_time("2026-11-23T19:05:01Z"), "11-23 19:05");
+    }
+}

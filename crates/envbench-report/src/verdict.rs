@@ -1,0 +1,490 @@
+//! The answer first. For every side against the baseline and every workload: the geometric-mean change of the
+//! workload's headline figures with a bootstrap interval, how many of its tests are significantly better, worse or
+//! unchanged, and the environment differences that plausibly explain the change, one sentence each.
+//!
+//! Changes here are speed factors (directed ratios): above 1 the side did more work per second or took less time.
+//! The interval resamples every test's samples on both sides (with replacement, the medians' ratio recomputed, the
+//! geometric mean taken again) a fixed number of times with a fixed seed, so the same store always gives the same
+//! verdict; a workload whose tests all have one sample per side gets no interval and says so.
+
+use crate::compare::{ComparisonRow, Significance, natural_cmp};
+use crate::environment::EnvironmentField;
+use crate::side::Side;
+use envbench_core::model::Direction;
+use envbench_core::stats::{Summary, geometric_mean};
+use envbench_core::workload::{Registry, Resource};
+use serde::Serialize;
+
+/// Bootstrap resamples per interval.
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
+
+/// A change within this factor of 1 is "about the same" in sentences.
+const SAME_WITHIN: f64 = 0.02;
+
+/// At most this many tests are named as evidence in one sentence.
+const NAMED_TESTS: usize = 3;
+
+/// One side against the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SideVerdict {
+    pub letter: String,
+    pub name: String,
+    pub workloads: Vec<WorkloadVerdict>,
+}
+
+/// One workload of one side against the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadVerdict {
+    pub workload: String,
+    /// The workload's name for people, e.g. `analytic queries`.
+    pub title: String,
+    /// The metrics the verdict is made of (each test's headline figure).
+    pub metrics: Vec<String>,
+    /// Tests in the geometric mean.
+    pub tests: usize,
+    /// Geometric mean of the tests' speed factors: above 1 is better.
+    pub ratio: f64,
+    /// The 95% bootstrap interval of `ratio`; `None` with a single sample per side.
+    pub interval: Option<(f64, f64)>,
+    /// Significantly better tests (Mann-Whitney U).
+    pub better: usize,
+    /// Significantly worse tests.
+    pub worse: usize,
+    /// Tests without a significant change, including `untestable`.
+    pub unchanged: usize,
+    /// Tests whose sample counts could not reach significance at all.
+    pub untestable: usize,
+    /// E.g. `analytic queries 1.50x slower on B`.
+    pub summary: String,
+    /// The environment differences that plausibly explain the change, one sentence each.
+    pub explanations: Vec<String>,
+}
+
+/// A test's speed factor and its bootstrap interval (for the relative charts).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TestChange {
+    pub ratio: f64,
+    pub interval: Option<(f64, f64)>,
+    pub significant: bool,
+}
+
+/// `1.50x faster`, `8% slower`, `about the same`: a speed factor in words.
+pub fn speed_words(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "-".to_string();
+    }
+    if (ratio - 1.0).abs() < SAME_WITHIN && (1.0 / ratio - 1.0).abs() < SAME_WITHIN {
+        "about the same".to_string()
+    } else if ratio >= 1.2 {
+        format!("{ratio:.2}x faster")
+    } else if ratio > 1.0 {
+        format!("{:.0}% faster", (ratio - 1.0) * 100.0)
+    } else if ratio <= 1.0 / 1.2 {
+        format!("{:.2}x slower", 1.0 / ratio)
+    } else {
+        format!("{:.0}% slower", (1.0 / ratio - 1.0) * 100.0)
+    }
+}
+
+/// An interval of speed factors, e.g. `95% interval 0.91x to 1.12x`.
+pub fn interval_words(interval: Option<(f64, f64)>) -> String {
+    match interval {
+        Some((low, high)) => format!("95% interval {low:.2}x to {high:.2}x"),
+        None => "single sample, no interval".to_string(),
+    }
+}
+
+/// The tests of a comparison that make a workload's verdict: per test (and parameter set), the first of the
+/// workload's headline metrics it has, or its first metric when the workload names none.
+pub fn headline_rows<'a>(rows: &'a [ComparisonRow], workload: &str, registry: &Registry) -> Vec<&'a ComparisonRow> {
+    let preferred = registry.headline_metrics(workload);
+    let mut chosen: Vec<&ComparisonRow> = Vec::new();
+    for row in rows.iter().filter(|r| r.workload == workload) {
+        let rank = |r: &ComparisonRow| preferred.iter().position(|m| *m == r.metric);
+        if !preferred.is_empty() && rank(row).is_none() {
+            continue;
+        }
+        match chosen.iter().position(|c| c.test_id == row.test_id && c.parameters_hash == row.parameters_hash) {
+            Some(at) => {
+                if rank(row) < rank(chosen[at]) {
+                    chosen[at] = row;
+                }
+            }
+            None => chosen.push(row),
+        }
+    }
+    chosen
+}
+
+/// The verdict of every side against the first.
+pub fn verdicts(
+    rows: &[ComparisonRow],
+    sides: &[Side],
+    letters: &[String],
+    environment: &[EnvironmentField],
+    registry: &Registry,
+) -> Vec<SideVerdict> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for row in rows {
+        if !workloads.contains(&row.workload.as_str()) {
+            workloads.push(&row.workload);
+        }
+    }
+    let machines: Vec<Machine> = sides.iter().map(Machine::of).collect();
+    (1..sides.len())
+        .map(|side| {
+            let serial = serial_evidence(rows, side, registry);
+            let workloads = workloads
+                .iter()
+                .filter_map(|workload| {
+                    let headline = headline_rows(rows, workload, registry);
+                    let mut verdict = workload_verdict(&headline, side, workload, registry)?;
+                    verdict.summary = format!(
+                        "{} {} on {}",
+                        verdict.title,
+                        speed_words(verdict.ratio),
+                        letters.get(side).map(String::as_str).unwrap_or("?")
+                    );
+                    verdict.explanations = explain(
+                        &verdict,
+                        registry.governed_by(workload),
+                        (&machines[0], &machines[side]),
+                        (&letters[0], &letters[side]),
+                        &serial,
+                        environment,
+                    );
+                    Some(verdict)
+                })
+                .collect();
+            SideVerdict { letter: letters[side].clone(), name: sides[side].name.clone(), workloads }
+        })
+        .collect()
+}
+
+/// The figures of one workload of `side`, without its sentences.
+fn workload_verdict(
+    headline: &[&ComparisonRow],
+    side: usize,
+    workload: &str,
+    registry: &Registry,
+) -> Option<WorkloadVerdict> {
+    let mut pairs: Vec<(&[f64], &[f64], Direction)> = Vec::new();
+    let (mut better, mut worse, mut unchanged, mut untestable) = (0, 0, 0, 0);
+    let mut metrics: Vec<String> = Vec::new();
+    let mut ratios = Vec::new();
+    for row in headline {
+        let (Some(base), Some(cell)) = (row.cells[0].as_ref(), row.cells.get(side).and_then(Option::as_ref)) else {
+            continue;
+        };
+        let Some(change) = cell.change.as_ref() else { continue };
+        let Some(ratio) = change.ratio else { continue };
+        ratios.push(ratio);
+        pairs.push((&base.samples, &cell.samples, row.direction));
+        if !metrics.contains(&row.metric) {
+            metrics.push(row.metric.clone());
+        }
+        match change.significance {
+            Significance::Significant if ratio > 1.0 => better += 1,
+            Significance::Significant if ratio < 1.0 => worse += 1,
+            Significance::TooFewSamples => {
+                unchanged += 1;
+                untestable += 1;
+            }
+            _ => unchanged += 1,
+        }
+    }
+    let ratio = geometric_mean(&ratios)?;
+    Some(WorkloadVerdict {
+        workload: workload.to_string(),
+        title: registry.title(workload).to_string(),
+        metrics,
+        tests: ratios.len(),
+        ratio,
+        interval: bootstrap_interval(&pairs, seed(&[workload, &side.to_string()])),
+        better,
+        worse,
+        unchanged,
+        untestable,
+        summary: String::new(),
+        explanations: Vec::new(),
+    })
+}
+
+/// A test's change with its interval.
+pub fn test_change(row: &ComparisonRow, side: usize) -> Option<TestChange> {
+    let base = row.cells[0].as_ref()?;
+    let cell = row.cells.get(side)?.as_ref()?;
+    let change = cell.change.as_ref()?;
+    Some(TestChange {
+        ratio: change.ratio?,
+        interval: bootstrap_interval(
+            &[(&base.samples, &cell.samples, row.direction)],
+            seed(&[&row.workload, &row.test_id, &row.parameters_hash, &row.metric, &side.to_string()]),
+        ),
+        significant: change.significance.is_significant(),
+    })
+}
+
+/// The 2.5th and 97.5th percentiles of the geometric mean of the tests' speed factors over bootstrap resamples of
+/// both sides' samples; `None` when no test has more than one sample on either side.
+pub fn bootstrap_interval(pairs: &[(&[f64], &[f64], Direction)], seed: u64) -> Option<(f64, f64)> {
+    if pairs.is_empty() || pairs.iter().all(|(base, side, _)| base.len() < 2 && side.len() < 2) {
+        return None;
+    }
+    let mut random = SplitMix(seed);
+    let mut scratch = Vec::new();
+    let mut means: Vec<f64> = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        let mut log_sum = 0.0;
+        let mut count = 0usize;
+        for (base, side, direction) in pairs {
+            let (Some(b), Some(s)) = (resampled_median(base, &mut random, &mut scratch), {
+                resampled_median(side, &mut random, &mut scratch)
+            }) else {
+                continue;
+            };
+            if let Some(ratio) = crate::compare::directed_ratio(b, s, *direction) {
+                log_sum += ratio.ln();
+                count += 1;
+            }
+        }
+        if count > 0 {
+            means.push((log_sum / count as f64).exp());
+        }
+    }
+    if means.is_empty() {
+        return None;
+    }
+    means.sort_by(f64::total_cmp);
+    let at = |q: f64| means[((means.len() - 1) as f64 * q).round() as usize];
+    Some((at(0.025), at(0.975)))
+}
+
+fn resampled_median(samples: &[f64], random: &mut SplitMix, scratch: &mut Vec<f64>) -> Option<f64> {
+    if samples.len() < 2 {
+        return samples.first().copied();
+    }
+    scratch.clear();
+    scratch.extend((0..samples.len()).map(|_| samples[random.below(samples.len())]));
+    Summary::of(scratch).map(|s| s.median)
+}
+
+/// A small, fast, seedable generator (SplitMix64): the bootstrap needs reproducibility, not cryptography.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
+    }
+}
+
+/// A seed from text (FNV-1a), so every interval is reproducible.
+fn seed(parts: &[&str]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain([0]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// What a side's machine offers, from its runs' fingerprints (the first run that knows).
+struct Machine {
+    logical_cpus: Option<u32>,
+    memory_bytes: Option<u64>,
+}
+
+impl Machine {
+    fn of(side: &Side) -> Machine {
+        let fingerprints = || side.runs.iter().map(|r| &r.fingerprint);
+        Machine {
+            logical_cpus: fingerprints().find_map(|f| f.cpu.threads),
+            memory_bytes: fingerprints().find_map(|f| f.memory.total_bytes),
+        }
+    }
+}
+
+/// The single-threaded tests of every workload for one side: their geometric-mean speed factor and the tests that
+/// moved most, in the direction of the mean.
+struct SerialEvidence {
+    ratio: Option<f64>,
+    named: Vec<String>,
+}
+
+fn serial_evidence(rows: &[ComparisonRow], side: usize, registry: &Registry) -> SerialEvidence {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    let mut tests: Vec<(String, f64)> = Vec::new();
+    for row in rows.iter().filter(|r| registry.single_threaded(&r.workload, &r.test_id, &r.parameters)) {
+        // One figure per test: its first metric.
+        let key = (row.workload.as_str(), row.test_id.as_str(), row.parameters_hash.as_str());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        if let Some(ratio) = row.cells.get(side).and_then(Option::as_ref).and_then(|c| c.change.as_ref()?.ratio) {
+            tests.push((format!("{} {}", row.workload, row.test_name()), ratio));
+        }
+    }
+    let ratio = geometric_mean(&tests.iter().map(|(_, r)| *r).collect::<Vec<_>>());
+    let slower = ratio.is_some_and(|r| r < 1.0);
+    tests.sort_by(|a, b| {
+        let key = |r: f64| if slower { r } else { -r };
+        key(a.1).total_cmp(&key(b.1)).then_with(|| natural_cmp(&a.0, &b.0))
+    });
+    let named = tests
+        .into_iter()
+        .filter(|(_, r)| if slower { *r < 1.0 } else { *r > 1.0 })
+        .take(NAMED_TESTS)
+        .map(|(name, _)| name)
+        .collect();
+    SerialEvidence { ratio, named }
+}
+
+/// Which environment fields speak to which resource.
+fn resource_of(field: &str) -> Option<Resource> {
+    match field {
+        "CPU" | "Topology" | "SMT" | "Governor" | "NUMA nodes" => Some(Resource::Cpu),
+        "Memory" | "Huge pages" | "Transparent huge pages" => Some(Resource::Memory),
+        "Filesystem" | "Mount options" | "Device chain" | "Physical devices" | "Network storage" => {
+            Some(Resource::Storage)
+        }
+        _ => None,
+    }
+}
+
+/// Fields that count for every workload: where the machine runs.
+const PLATFORM_FIELDS: [&str; 4] = ["Hypervisor", "Container", "Machine", "Kernel"];
+
+/// How many times `b` is `a`, as words: `8x the`, `half the`.
+fn times_words(a: f64, b: f64) -> String {
+    let factor = b / a;
+    if (factor - 0.5).abs() < 0.01 {
+        "half the".to_string()
+    } else if factor >= 1.0 {
+        format!("{}x the", trimmed(factor))
+    } else {
+        format!("1/{} the", trimmed(1.0 / factor))
+    }
+}
+
+/// A factor with one decimal, without a trailing `.0`.
+fn trimmed(factor: f64) -> String {
+    let text = format!("{factor:.1}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The sentences that may explain a workload's change, from what differs between the two environments and what
+/// the single-threaded tests did.
+fn explain(
+    verdict: &WorkloadVerdict,
+    governed_by: &[Resource],
+    machines: (&Machine, &Machine),
+    letters: (&str, &str),
+    serial: &SerialEvidence,
+    environment: &[EnvironmentField],
+) -> Vec<String> {
+    let (base, other) = machines;
+    let (a, b) = letters;
+    let mut sentences = Vec::new();
+    let counts = governed_by.contains(&Resource::Cpu);
+    if counts {
+        let cpus = match (base.logical_cpus, other.logical_cpus) {
+            (Some(x), Some(y)) if x != y => {
+                Some(format!("{b} has {} logical CPUs of {a} ({y} vs {x})", times_words(f64::from(x), f64::from(y))))
+            }
+            _ => None,
+        };
+        let serial_text = serial
+            .ratio
+            .filter(|r| (r - 1.0).abs() >= 0.05 && !serial.named.is_empty())
+            .map(|r| format!("its single-threaded tests are {} ({})", speed_words(r), serial.named.join(", ")));
+        let more_cpus = matches!((base.logical_cpus, other.logical_cpus), (Some(x), Some(y)) if y > x);
+        let fewer_cpus = matches!((base.logical_cpus, other.logical_cpus), (Some(x), Some(y)) if y < x);
+        let serial_slower = serial.ratio.is_some_and(|r| r < 1.0);
+        match (cpus, serial_text) {
+            (Some(cpus), Some(serial_text)) => {
+                let joint = if (more_cpus && serial_slower) || (fewer_cpus && !serial_slower) { "but" } else { "and" };
+                sentences.push(format!("{cpus}, {joint} {serial_text}."));
+            }
+            (Some(cpus), None) => sentences.push(format!("{cpus}.")),
+            (None, Some(serial_text)) => sentences.push(format!("On {b}, {serial_text}.")),
+            (None, None) => {}
+        }
+    }
+    for field in environment.iter().filter(|f| f.differs) {
+        let relevant = match resource_of(&field.name) {
+            Some(resource) => governed_by.contains(&resource),
+            None => PLATFORM_FIELDS.contains(&field.name.as_str()),
+        };
+        if !relevant || field.name == "Topology" {
+            continue;
+        }
+        if field.name == "Memory"
+            && let (Some(x), Some(y)) = (base.memory_bytes, other.memory_bytes)
+        {
+            let gib = |v: u64| v as f64 / (1u64 << 30) as f64;
+            sentences.push(format!(
+                "{b} has {} memory of {a} ({:.0} vs {:.0} GiB): more of the data fits in caches.",
+                times_words(gib(x), gib(y)),
+                gib(y),
+                gib(x)
+            ));
+            continue;
+        }
+        let values = field.values.iter().map(|v| if v.is_empty() { "-" } else { v.as_str() });
+        let pairs: Vec<String> = values.zip([a, b]).map(|(v, letter)| format!("{v} on {letter}")).collect();
+        sentences.push(format!("{}: {}.", field.name, pairs.join(", ")));
+    }
+    if sentences.is_empty() && verdict.better + verdict.worse > 0 {
+        sentences.push(
+            "Nothing envbench fingerprints differs here (same hardware and settings as far as it can see): look at \
+             load from elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint."
+                .to_string(),
+        );
+    }
+    sentences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speed_in_words() {
+        assert_eq!(speed_words(1.0), "about the same");
+        assert_eq!(speed_words(1.015), "about the same");
+        assert_eq!(speed_words(1.08), "8% faster");
+        assert_eq!(speed_words(2.5), "2.50x faster");
+        assert_eq!(speed_words(0.5), "2.00x slower");
+        assert_eq!(speed_words(1.0 / 1.1), "10% slower");
+    }
+
+    #[test]
+    fn bootstrap_intervals_are_reproducible_and_cover_the_change() {
+        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let side = [200.0, 204.0, 196.0, 202.0, 198.0];
+        let pairs = [(&base[..], &side[..], Direction::HigherIsBetter)];
+        let (low, high) = bootstrap_interval(&pairs, 7).unwrap();
+        assert!(low <= 2.0 && 2.0 <= high && low > 1.8 && high < 2.2, "{low}..{high}");
+        assert_eq!(bootstrap_interval(&pairs, 7), Some((low, high)));
+        let single = [(&base[..1], &side[..1], Direction::LowerIsBetter)];
+        assert_eq!(bootstrap_interval(&single, 7), None);
+    }
+
+    #[test]
+    fn factors_in_words() {
+        assert_eq!(times_words(2.0, 16.0), "8x the");
+        assert_eq!(times_words(16.0, 8.0), "half the");
+        assert_eq!(times_words(16.0, 4.0), "1/4 the");
+    }
+}

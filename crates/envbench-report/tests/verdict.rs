@@ -1,0 +1,201 @@
+//! The verdict against a store with known better, worse and unchanged tests: its counts, geometric mean, bootstrap
+//! interval and explanations, and where the text, JSON and HTML put it.
+
+mod common;
+
+use common::{physical, record, scratch, virtual_machine};
+use envbench_core::fingerprint::Fingerprint;
+use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
+use envbench_report::{Format, compare, render, render_report, resolve_sides};
+use envbench_store::{ResultStore, SqliteStore};
+use serde_json::json;
+
+/// The workloads of these tests, storage included (its verdict is governed by storage alone).
+static WORKLOADS: envbench_core::workload::Registry = envbench_core::workload::Registry::new(&[
+    &envbench_io::DISK,
+    &envbench_cube::CUBE,
+    &envbench_tpch::TPCH,
+    &envbench_ranread::RANREAD,
+]);
+
+fn store_run(store: &mut SqliteStore, workload: &str, label: &str, fp: &Fingerprint, results: &[ResultRecord]) {
+    let request = RunRequest {
+        workload: workload.into(),
+        label: Some(label.into()),
+        tags: Default::default(),
+        command_line: format!("envbench {workload}"),
+        suite_id: None,
+    };
+    let uuid = store.begin_run(&request, fp).unwrap();
+    store.add_results(&uuid, results).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+}
+
+/// Six samples around `value`, spread by 1% in a fixed pattern.
+fn six(value: f64) -> Vec<f64> {
+    [1.0, 1.01, 0.99, 1.005, 0.995, 1.0].iter().map(|f| value * f).collect()
+}
+
+/// A store where side B ("vm") is, against A ("metal"): on disk, 1.5x better on one test, half as good on another
+/// and the same on a third (six samples each); on tpch 2x slower on one query with one sample each; on the cube, its
+/// serial CSV load 1.6x slower and its aggregation at 16 threads 2x faster.
+fn known_store(name: &str) -> SqliteStore {
+    let path = scratch(name);
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let disk = |factors: [f64; 3]| -> Vec<ResultRecord> {
+        [("SEQ1M Q8T1 read", 3000.0, 8), ("RND4K Q32T1 read", 400.0, 32), ("RND4K Q1T1 read", 60.0, 1)]
+            .iter()
+            .zip(factors)
+            .map(|((test, mbps, qd), factor)| {
+                let parameters = json!({"threads": 1, "queue_depth": qd});
+                record("disk", test, parameters, "throughput", "MB/s", six(mbps * factor))
+            })
+            .collect()
+    };
+    let tpch = |factor: f64| vec![record("tpch", "Q1", json!({"sf": 1}), "elapsed", "s", vec![2.0 * factor])];
+    let cube = |load: f64, aggregation: f64| {
+        vec![
+            record("cube", "3 csv load", json!({"scale": 0.1}), "elapsed", "s", six(10.0 * load)),
+            record(
+                "cube",
+                "4 aggregation",
+                json!({"scale": 0.1, "calc_threads": 16}),
+                "elapsed",
+                "s",
+                six(8.0 * aggregation),
+            ),
+        ]
+    };
+    let (metal, vm) = (physical(), virtual_machine());
+    store_run(&mut store, "disk", "metal", &metal, &disk([1.0, 1.0, 1.0]));
+    store_run(&mut store, "disk", "vm", &vm, &disk([1.5, 0.5, 1.0]));
+    store_run(&mut store, "tpch", "metal", &metal, &tpch(1.0));
+    store_run(&mut store, "tpch", "vm", &vm, &tpch(2.0));
+    store_run(&mut store, "cube", "metal", &metal, &cube(1.0, 1.0));
+    store_run(&mut store, "cube", "vm", &vm, &cube(1.6, 0.5));
+    store
+}
+
+#[test]
+fn the_verdict_counts_geomeans_and_explains() {
+    let store = known_store("verdict");
+    let sides = resolve_sides(&store, &["metal".to_string(), "vm".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    assert_eq!(comparison.verdicts.len(), 1, "one verdict per side against the baseline");
+    let verdict = &comparison.verdicts[0];
+    assert_eq!((verdict.letter.as_str(), verdict.name.as_str()), ("B", "vm"));
+    let workload = |name: &str| verdict.workloads.iter().find(|w| w.workload == name).unwrap();
+
+    let disk = workload("disk");
+    assert_eq!((disk.better, disk.worse, disk.unchanged, disk.tests), (1, 1, 1, 3));
+    let expected = (1.5f64 * 0.5 * 1.0).powf(1.0 / 3.0);
+    assert!((disk.ratio - expected).abs() < 1e-9, "{} vs {expected}", disk.ratio);
+    let (low, high) = disk.interval.expect("six samples a side give an interval");
+    assert!(low <= disk.ratio && disk.ratio <= high && high < 1.2 && low > 0.75, "{low}..{high}");
+    assert_eq!(disk.metrics, ["throughput"]);
+    assert!(disk.summary.starts_with("storage ") && disk.summary.ends_with(" slower on B"), "{}", disk.summary);
+    let disk_reasons = disk.explanations.join(" ");
+    assert!(disk_reasons.contains("Hypervisor") && disk_reasons.contains("Device chain"), "{disk_reasons}");
+    assert!(!disk_reasons.contains("logical CPUs"), "storage is not governed by CPUs: {disk_reasons}");
+
+    let tpch = workload("tpch");
+    assert_eq!(tpch.interval, None, "one sample a side: no interval");
+    assert_eq!((tpch.better, tpch.worse, tpch.unchanged, tpch.untestable), (0, 0, 1, 1));
+    assert!((tpch.ratio - 0.5).abs() < 1e-9);
+    assert!(tpch.summary.contains("2.00x slower on B"), "{}", tpch.summary);
+    let tpch_reasons = tpch.explanations.join(" ");
+    assert!(tpch_reasons.contains("B has 1/5 the logical CPUs of A (16 vs 80)"), "{tpch_reasons}");
+    // The single-threaded tests of every workload: the disk QD1 test is unchanged, the cube CSV load 1.6x slower.
+    assert!(
+        tpch_reasons.contains("single-threaded tests are") && tpch_reasons.contains("cube 3 csv load"),
+        "{tpch_reasons}"
+    );
+    assert!(tpch_reasons.contains("SMT"), "{tpch_reasons}");
+
+    let cube = workload("cube");
+    assert_eq!((cube.better, cube.worse), (1, 1));
+    assert!((cube.ratio - (2.0f64 / 1.6).sqrt()).abs() < 1e-9);
+
+    // The answer comes first in every format.
+    let text = render(&comparison, Format::Text);
+    let verdict_at = text.find("VERDICT B: vm against A: metal").expect("the verdict block");
+    let details_at = text.find("DETAILS per test").expect("the tables after it");
+    assert!(verdict_at < details_at && details_at < text.find("SEQ1M Q8T1 read").unwrap(), "{text}");
+    assert!(text.contains("single sample, no interval"), "{text}");
+    assert!(text.contains("1 better, 1 worse, 1 unchanged of 3 tests"), "{text}");
+    let markdown = render(&comparison, Format::Markdown);
+    assert!(markdown.contains("### Verdict: B: vm against A: metal"), "{markdown}");
+    let parsed: serde_json::Value = serde_json::from_str(&render(&comparison, Format::Json)).unwrap();
+    assert_eq!(parsed["verdicts"][0]["workloads"][0]["better"], 1);
+
+    // Lower-is-better changes read as time and speed, never "+60% better".
+    assert!(text.contains("+60.0% (1.60x slower)"), "{text}");
+    assert!(text.contains("-50.0% (2.00x faster)"), "{text}");
+    assert!(text.contains("+50.0% better") && text.contains("-50.0% worse"), "{text}");
+
+    let html = render_report(&sides, &WORKLOADS);
+    let verdict_html = html.find("id=\"verdict\"").expect("a verdict section");
+    assert!(verdict_html < html.find("<details").unwrap(), "the verdict opens the report, before any collapsed detail");
+    assert!(html.contains("data-chart=\"verdict\""), "the per-workload change chart");
+    assert!(html.matches("data-chart=\"relative\"").count() >= 3, "a relative chart per workload");
+    assert!(html.contains("<details class=\"table\"><summary>Table: 3 results of disk</summary>"));
+}
+
+#[test]
+fn a_single_run_report_opens_with_the_scorecard() {
+    let store = known_store("scorecard");
+    let sides = resolve_sides(&store, &["vm".to_string()]).unwrap();
+    let html = render_report(&sides, &WORKLOADS);
+    let cards = html.find("id=\"scorecard\"").expect("a scorecard");
+    assert!(cards < html.find("data-chart").unwrap(), "cards before the charts");
+    assert_eq!(html.matches("<div class=\"card-title\">").count(), 3, "one card per run");
+    assert!(!html.contains("id=\"verdict\""), "one side has nothing to judge against");
+}
+
+#[test]
+fn environments_are_ranked_and_their_history_shows_a_regression() {
+    use envbench_report::{environment_identity, environment_summaries, histories, ranks};
+    let path = scratch("ranks");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let mut third = virtual_machine();
+    third.cpu.threads = Some(4);
+    third.memory.total_bytes = Some(8 << 30);
+    let disk = |factor: f64| {
+        vec![
+            record("disk", "SEQ1M Q8T1 read", json!({"queue_depth": 8}), "throughput", "MB/s", six(3000.0 * factor)),
+            record("disk", "RND4K Q1T1 read", json!({"queue_depth": 1}), "throughput", "MB/s", six(60.0 * factor)),
+        ]
+    };
+    // The physical machine is fastest; its third run regressed to half speed. The small VM is slowest.
+    for factor in [1.0, 1.0, 0.5] {
+        store_run(&mut store, "disk", "metal", &physical(), &disk(factor));
+    }
+    store_run(&mut store, "disk", "vm", &virtual_machine(), &disk(0.4));
+    store_run(&mut store, "disk", "small", &third, &disk(0.2));
+
+    let summaries = store.list_runs(&Default::default()).unwrap();
+    let environments = store.environments().unwrap();
+    let listed = environment_summaries(&summaries, &environments);
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    let metal = environment_identity(&physical()).id;
+    assert_eq!(listed.iter().find(|e| e.identity.id == metal).unwrap().runs, 3);
+    assert!(environment_identity(&third).name.contains("x4 CPUs"), "{}", environment_identity(&third).name);
+
+    let mut by_environment: std::collections::BTreeMap<String, Vec<_>> = Default::default();
+    for summary in &summaries {
+        let id = environment_identity(environments.of(&summary.uuid).unwrap()).id;
+        by_environment.entry(id).or_default().push(store.load_run(&summary.uuid).unwrap());
+    }
+    let ranked = ranks(&metal, &by_environment, &WORKLOADS);
+    assert_eq!(ranked.len(), 1);
+    assert_eq!((ranked[0].position, ranked[0].of, ranked[0].percentile), (1, 3, 100.0), "{ranked:?}");
+    let small = environment_identity(&third).id;
+    let last = &ranks(&small, &by_environment, &WORKLOADS)[0];
+    assert_eq!((last.position, last.percentile), (3, 0.0));
+
+    let history = histories(&by_environment[&metal], &WORKLOADS);
+    assert_eq!(history.len(), 1);
+    let overall = &history[0].chart.series[0];
+    assert_eq!(overall.points.len(), 3, "one point per run");
+    assert!((overall.points[2].1 - 0.5).abs() < 1e-9, "the regression shows: {:?}", overall.points);
+}
