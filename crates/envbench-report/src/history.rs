@@ -151,7 +151,8 @@ pub struct History {
     pub runs: Vec<(String, String)>,
 }
 
-/// The history of every workload among `runs` (one environment's complete runs), oldest run first.
+/// The history of every workload among `runs` (one environment's complete runs, oldest first), ordered by start time;
+/// runs that started in the same instant keep the order given.
 pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
     let mut workloads: Vec<&str> = Vec::new();
     for run in runs {

@@ -228,7 +228,7 @@ better: more work per second or less time).";
 pub fn verdict_line(verdict: &WorkloadVerdict) -> String {
     format!(
         "{}; {}; {} better, {} worse, {} unchanged of {} test{}{} (by {})",
-        speed_words(verdict.ratio),
+        verdict.change_words(),
         interval_words(verdict.interval),
         verdict.better,
         verdict.worse,

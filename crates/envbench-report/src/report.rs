@@ -177,7 +177,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
                 out,
                 "<li class=\"{class}\"><b>{}</b>: <span class=\"{class}\">{}</span>. {}",
                 escape(&workload.title),
-                escape(&crate::verdict::speed_words(workload.ratio)),
+                escape(&workload.change_words()),
                 escape(&verdict_line(workload).split_once("; ").map(|(_, rest)| rest.to_string()).unwrap_or_default())
             );
             if !workload.explanations.is_empty() {

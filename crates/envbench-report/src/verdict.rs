@@ -86,6 +86,20 @@ pub fn speed_words(ratio: f64) -> String {
     }
 }
 
+impl WorkloadVerdict {
+    /// The change in words, qualified when its interval includes no change: `1.52x faster`, `4% faster (within
+    /// noise)`.
+    pub fn change_words(&self) -> String {
+        let words = speed_words(self.ratio);
+        match self.interval {
+            Some((low, high)) if low <= 1.0 && 1.0 <= high && words != "about the same" => {
+                format!("{words} (within noise)")
+            }
+            _ => words,
+        }
+    }
+}
+
 /// An interval of speed factors, e.g. `95% interval 0.91x to 1.12x`.
 pub fn interval_words(interval: Option<(f64, f64)>) -> String {
     match interval {
@@ -142,7 +156,7 @@ pub fn verdicts(
                     verdict.summary = format!(
                         "{} {} on {}",
                         verdict.title,
-                        speed_words(verdict.ratio),
+                        verdict.change_words(),
                         letters.get(side).map(String::as_str).unwrap_or("?")
                     );
                     verdict.explanations = explain(

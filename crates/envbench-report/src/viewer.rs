@@ -472,7 +472,8 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
         let environments = store.environments()?;
         let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
         let mut identity: Option<EnvironmentIdentity> = None;
-        for summary in summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete) {
+        // Oldest first, so runs that started in the same instant keep the order they were stored in.
+        for summary in summaries.iter().rev().filter(|r| r.status == envbench_core::model::RunStatus::Complete) {
             let Some(own) = run_identity(summary, &environments) else { continue };
             if own.id == id {
                 identity = Some(own.clone());

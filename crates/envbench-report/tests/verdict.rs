@@ -93,7 +93,7 @@ fn the_verdict_counts_geomeans_and_explains() {
     let (low, high) = disk.interval.expect("six samples a side give an interval");
     assert!(low <= disk.ratio && disk.ratio <= high && high < 1.2 && low > 0.75, "{low}..{high}");
     assert_eq!(disk.metrics, ["throughput"]);
-    assert!(disk.summary.starts_with("storage ") && disk.summary.ends_with(" slower on B"), "{}", disk.summary);
+    assert!(disk.summary.starts_with("storage 10% slower") && disk.summary.ends_with(" on B"), "{}", disk.summary);
     let disk_reasons = disk.explanations.join(" ");
     assert!(disk_reasons.contains("Hypervisor") && disk_reasons.contains("Device chain"), "{disk_reasons}");
     assert!(!disk_reasons.contains("logical CPUs"), "storage is not governed by CPUs: {disk_reasons}");
@@ -182,7 +182,7 @@ fn environments_are_ranked_and_their_history_shows_a_regression() {
     assert!(environment_identity(&third).name.contains("x4 CPUs"), "{}", environment_identity(&third).name);
 
     let mut by_environment: std::collections::BTreeMap<String, Vec<_>> = Default::default();
-    for summary in &summaries {
+    for summary in summaries.iter().rev() {
         let id = environment_identity(environments.of(&summary.uuid).unwrap()).id;
         by_environment.entry(id).or_default().push(store.load_run(&summary.uuid).unwrap());
     }
