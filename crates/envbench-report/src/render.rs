@@ -224,11 +224,15 @@ sample counts cannot reach significance at all (fewer than 4+4, 3+5 or 2+8 sampl
 ! marks noisy (over 5%). geomean and the verdict: geometric mean of the per-test speed factors against A (above 1 is \
 better: more work per second or less time).";
 
-/// The verdict of one workload in one line: its change, interval and test counts.
+/// The verdict of one workload in one line: its change, then [`verdict_evidence`].
 pub fn verdict_line(verdict: &WorkloadVerdict) -> String {
+    format!("{}; {}", verdict.change_words(), verdict_evidence(verdict))
+}
+
+/// What a workload's verdict rests on: its interval, its tests' counts and the metric it is made of.
+pub fn verdict_evidence(verdict: &WorkloadVerdict) -> String {
     format!(
-        "{}; {}; {} better, {} worse, {} unchanged of {} test{}{} (by {})",
-        verdict.change_words(),
+        "{}; {} better, {} worse, {} unchanged of {} test{}{} (by {})",
         interval_words(verdict.interval),
         verdict.better,
         verdict.worse,

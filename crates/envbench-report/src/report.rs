@@ -10,7 +10,7 @@ use crate::compare::{Comparison, ComparisonRow, compare};
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{
     LEGEND, cells, change_text, geomean_cells, headings, number, says_better, says_worse, significance_text,
-    verdict_heading, verdict_line, workloads,
+    verdict_evidence, verdict_heading, workloads,
 };
 use crate::side::{Side, run_name};
 use crate::svg::{
@@ -178,7 +178,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
                 "<li class=\"{class}\"><b>{}</b>: <span class=\"{class}\">{}</span>. {}",
                 escape(&workload.title),
                 escape(&workload.change_words()),
-                escape(&verdict_line(workload).split_once("; ").map(|(_, rest)| rest.to_string()).unwrap_or_default())
+                escape(&verdict_evidence(workload))
             );
             if !workload.explanations.is_empty() {
                 out.push_str("<ul>");
