@@ -201,6 +201,15 @@ pub fn side_letter(index: usize) -> String {
 /// Compare sides; the first is the baseline. One side gives a comparison with no changes (used by one-run reports).
 /// The registry gives the verdict each workload's headline metrics, title and what governs it.
 pub fn compare(sides: &[Side], registry: &Registry) -> Comparison {
+    let mut comparison = compare_results(sides);
+    let letters: Vec<String> = comparison.sides.iter().map(|s| s.letter.clone()).collect();
+    comparison.verdicts = verdicts(&comparison.rows, sides, &letters, &comparison.environment, registry);
+    comparison
+}
+
+/// The matched results of some sides without the verdict (its bootstrap is the costly part), for pages that only
+/// read the rows: an environment's history, its rank.
+pub fn compare_results(sides: &[Side]) -> Comparison {
     let pooled: Vec<BTreeMap<MatchKey, Pooled>> = sides.iter().map(pool).collect();
     let mut order = KeyOrder::default();
     for side in sides {
@@ -250,10 +259,8 @@ pub fn compare(sides: &[Side], registry: &Registry) -> Comparison {
     name_variants(&mut rows);
     let geomeans = geomeans(&rows, sides.len());
     let environment = environment_table(sides);
-    let letters: Vec<String> = (0..sides.len()).map(side_letter).collect();
-    let verdicts = verdicts(&rows, sides, &letters, &environment, registry);
     Comparison {
-        verdicts,
+        verdicts: Vec::new(),
         sides: sides
             .iter()
             .enumerate()

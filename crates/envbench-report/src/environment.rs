@@ -22,7 +22,7 @@ pub struct EnvironmentField {
 pub struct EnvironmentIdentity {
     /// Ten hex digits of the SHA-256 of `name`.
     pub id: String,
-    /// E.g. `AMD EPYC 7B13 x2 CPUs, 23.5 GiB, kvm, ext4 on vda (virtio)`.
+    /// E.g. `AMD EPYC 7B13 x2 CPUs, 24 GiB, kvm, ext4 on virtio disk`.
     pub name: String,
 }
 
@@ -34,14 +34,17 @@ pub fn environment_identity(fp: &Fingerprint) -> EnvironmentIdentity {
         Some(n) => format!("{cpu} x{n} CPUs"),
         None => cpu,
     }];
-    parts.extend(fp.memory.total_bytes.map(gib));
+    // Whole GiB: the kernel's own reservations move MemTotal by megabytes between kernels and boots.
+    parts.extend(fp.memory.total_bytes.map(|b| format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64)));
     parts.push(fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));
     if let Some(storage) = &fp.storage {
         let devices: Vec<String> = storage
             .physical_devices()
+            // By what the device is, not the kernel's name for it (nvme0n1 and nvme1n1 swap across reboots).
             .map(|d| match (&d.transport, &d.model) {
-                (Some(transport), _) => format!("{} ({transport})", d.name),
-                (None, Some(model)) => format!("{} ({model})", d.name),
+                (Some(transport), Some(model)) => format!("{transport} {model}"),
+                (Some(transport), None) => format!("{transport} disk"),
+                (None, Some(model)) => model.clone(),
                 (None, None) => d.name.clone(),
             })
             .collect();

@@ -2,7 +2,7 @@
 //! machine grouped by environment identity, an environment's history per workload (so a regression after a change
 //! shows), and where an environment ranks among every environment in the store that ran the same tests.
 
-use crate::compare::{compare, directed_ratio, natural_cmp};
+use crate::compare::{compare_results, directed_ratio, natural_cmp};
 use crate::environment::{EnvironmentIdentity, environment_identity};
 use crate::side::{Side, run_name};
 use crate::svg::{LineChart, LineSeries, Scale};
@@ -166,7 +166,7 @@ pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
             let mut ordered: Vec<&StoredRun> = runs.iter().filter(|r| r.summary.workload == workload).collect();
             ordered.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
             let sides: Vec<Side> = ordered.iter().map(|run| Side::new(run_name(run), vec![(*run).clone()])).collect();
-            let comparison = compare(&sides, registry);
+            let comparison = compare_results(&sides);
             let headline = headline_rows(&comparison.rows, workload, registry);
             if headline.is_empty() {
                 return None;
@@ -276,7 +276,7 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
         if sides.len() < RANK_MIN_ENVIRONMENTS || sides[0].name != *this {
             continue;
         }
-        let comparison = compare(&sides, registry);
+        let comparison = compare_results(&sides);
         let headline = headline_rows(&comparison.rows, workload, registry);
         let mut factors: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
         let mut tests = 0;

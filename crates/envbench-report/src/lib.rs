@@ -22,7 +22,7 @@ mod viewer;
 
 pub use compare::{
     Cell, Change, Comparison, ComparisonRow, GeomeanCell, GeomeanRow, RunInfo, SideInfo, Significance, UnmatchedResult,
-    compare, directed_ratio, natural_cmp, side_letter,
+    compare, compare_results, directed_ratio, natural_cmp, side_letter,
 };
 pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
 pub use error::ReportError;

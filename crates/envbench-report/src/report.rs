@@ -342,10 +342,12 @@ fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str,
                 .rows
                 .iter()
                 .filter(|r| r.workload == workload && r.metric == *metric && r.unit == *unit)
+                .filter(|r| !headline.iter().any(|h| std::ptr::eq(*h, *r)))
                 .collect();
+            let title = format!("{}: change of {metric} per test", workloads.title(workload));
             out.push_str(&charts.changes(
                 "relative",
-                &change_rows_chart(comparison, &format!("{workload}: change of {metric} per test"), &rows),
+                &change_rows_chart(comparison, &title, &rows),
                 "Right is better whatever the metric's direction.",
             ));
         }

@@ -607,13 +607,26 @@ fn change_ticks(limit: f64, half_width: f64) -> Vec<f64> {
             last = position(factor);
         }
     }
+    if chosen.is_empty() || limit > CHANGE_TICKS[CHANGE_TICKS.len() - 1] * 10.0 {
+        // Beyond the table (or nothing far enough from "same"): powers of ten, far enough apart.
+        chosen.clear();
+        last = 0.0;
+        let mut factor = 10.0;
+        while factor < limit {
+            if position(factor) - last >= CHANGE_TICK_SPACING {
+                chosen.push(factor);
+                last = position(factor);
+            }
+            factor *= 10.0;
+        }
+    }
     let mut ticks: Vec<f64> = chosen.iter().rev().map(|f| 1.0 / f).collect();
     ticks.push(1.0);
     ticks.extend(chosen);
     ticks
 }
 
-/// The label of a change tick: `same`, `2x faster`, `1.5x slower`.
+/// The label of a change tick: `same`, `2x better`, `1.5x worse`.
 fn change_tick_label(tick: f64) -> String {
     if (tick - 1.0).abs() < 1e-9 {
         "same".to_string()
@@ -748,6 +761,8 @@ mod tests {
         assert_eq!(change_ticks(1.3, 220.0), vec![1.0 / 1.25, 1.0, 1.25]);
         let wide = change_ticks(12.0, 220.0);
         assert_eq!(wide, vec![1.0 / 10.0, 1.0 / 3.0, 1.0, 3.0, 10.0]);
+        let huge = change_ticks(1e6, 220.0);
+        assert_eq!(huge, vec![1e-3, 1.0, 1e3], "powers of ten, far enough apart");
         assert_eq!(change_tick_label(1.0), "same");
         assert_eq!(change_tick_label(0.5), "2x worse");
         assert_eq!(change_tick_label(2.0), "2x better");

@@ -11,7 +11,7 @@ use crate::compare::{ComparisonRow, Significance, natural_cmp};
 use crate::environment::EnvironmentField;
 use crate::side::Side;
 use envbench_core::model::Direction;
-use envbench_core::stats::{Summary, geometric_mean};
+use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
 use serde::Serialize;
 
@@ -108,12 +108,19 @@ pub fn interval_words(interval: Option<(f64, f64)>) -> String {
     }
 }
 
+/// True for a result another tool measured beside envbench's own (fio, pg_test_fsync: flagged `*-cross-check`): a
+/// reference for the tool, not one more test of the environment.
+pub fn is_cross_check(row: &ComparisonRow) -> bool {
+    row.cells.iter().flatten().any(|cell| cell.flags.iter().any(|flag| flag.ends_with("cross-check")))
+}
+
 /// The tests of a comparison that make a workload's verdict: per test (and parameter set), the first of the
-/// workload's headline metrics it has, or its first metric when the workload names none.
+/// workload's headline metrics it has, or its first metric when the workload names none. Cross-checks by other
+/// tools are left out.
 pub fn headline_rows<'a>(rows: &'a [ComparisonRow], workload: &str, registry: &Registry) -> Vec<&'a ComparisonRow> {
     let preferred = registry.headline_metrics(workload);
     let mut chosen: Vec<&ComparisonRow> = Vec::new();
-    for row in rows.iter().filter(|r| r.workload == workload) {
+    for row in rows.iter().filter(|r| r.workload == workload && !is_cross_check(r)) {
         let rank = |r: &ComparisonRow| preferred.iter().position(|m| *m == r.metric);
         if !preferred.is_empty() && rank(row).is_none() {
             continue;
@@ -165,7 +172,7 @@ pub fn verdicts(
                         (&machines[0], &machines[side]),
                         (&letters[0], &letters[side]),
                         &serial,
-                        environment,
+                        &pair_differences(environment, side),
                     );
                     Some(verdict)
                 })
@@ -280,7 +287,10 @@ fn resampled_median(samples: &[f64], random: &mut SplitMix, scratch: &mut Vec<f6
     }
     scratch.clear();
     scratch.extend((0..samples.len()).map(|_| samples[random.below(samples.len())]));
-    Summary::of(scratch).map(|s| s.median)
+    let (middle, odd) = (scratch.len() / 2, scratch.len() % 2 == 1);
+    let (below, upper, _) = scratch.select_nth_unstable_by(middle, f64::total_cmp);
+    let upper = *upper;
+    Some(if odd { upper } else { (below.iter().copied().fold(f64::NEG_INFINITY, f64::max) + upper) / 2.0 })
 }
 
 /// A small, fast, seedable generator (SplitMix64): the bootstrap needs reproducibility, not cryptography.
@@ -338,7 +348,9 @@ struct SerialEvidence {
 fn serial_evidence(rows: &[ComparisonRow], side: usize, registry: &Registry) -> SerialEvidence {
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     let mut tests: Vec<(String, f64)> = Vec::new();
-    for row in rows.iter().filter(|r| registry.single_threaded(&r.workload, &r.test_id, &r.parameters)) {
+    for row in
+        rows.iter().filter(|r| !is_cross_check(r) && registry.single_threaded(&r.workload, &r.test_id, &r.parameters))
+    {
         // One figure per test: its first metric.
         let key = (row.workload.as_str(), row.test_id.as_str(), row.parameters_hash.as_str());
         if seen.contains(&key) {
@@ -364,6 +376,31 @@ fn serial_evidence(rows: &[ComparisonRow], side: usize, registry: &Registry) -> 
     SerialEvidence { ratio, named }
 }
 
+/// A field that differs between the baseline and one side: its name and the two values.
+struct PairDifference {
+    name: String,
+    baseline: String,
+    side: String,
+}
+
+/// The fields whose values differ between the baseline and `side` (not merely between some two sides).
+fn pair_differences(environment: &[EnvironmentField], side: usize) -> Vec<PairDifference> {
+    environment
+        .iter()
+        .filter_map(|field| {
+            let (baseline, other) = (field.values.first()?, field.values.get(side)?);
+            (baseline != other).then(|| PairDifference {
+                name: field.name.clone(),
+                baseline: baseline.clone(),
+                side: other.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Memory sizes closer than this factor are the same for a verdict (the kernel's own reservations move MemTotal).
+const SAME_MEMORY_WITHIN: f64 = 1.1;
+
 /// Which environment fields speak to which resource.
 fn resource_of(field: &str) -> Option<Resource> {
     match field {
@@ -376,14 +413,21 @@ fn resource_of(field: &str) -> Option<Resource> {
     }
 }
 
+/// Fields that differ on every machine and explain nothing.
+const NOT_A_DIFFERENCE: [&str; 1] = ["Host"];
+
 /// Fields that count for every workload: where the machine runs.
 const PLATFORM_FIELDS: [&str; 4] = ["Hypervisor", "Container", "Machine", "Kernel"];
 
-/// How many times `b` is `a`, as words: `8x the`, `half the`.
+/// How many times `b` is `a`, as words: `8x the`, `half the`, `25% more`, `25% less`.
 fn times_words(a: f64, b: f64) -> String {
     let factor = b / a;
     if (factor - 0.5).abs() < 0.01 {
         "half the".to_string()
+    } else if factor > 1.0 && factor < 1.95 {
+        format!("{:.0}% more", (factor - 1.0) * 100.0)
+    } else if factor < 1.0 && factor > 0.5 {
+        format!("{:.0}% less", (1.0 - factor) * 100.0)
     } else if factor >= 1.0 {
         format!("{}x the", trimmed(factor))
     } else {
@@ -405,7 +449,7 @@ fn explain(
     machines: (&Machine, &Machine),
     letters: (&str, &str),
     serial: &SerialEvidence,
-    environment: &[EnvironmentField],
+    differences: &[PairDifference],
 ) -> Vec<String> {
     let (base, other) = machines;
     let (a, b) = letters;
@@ -435,36 +479,53 @@ fn explain(
             (None, None) => {}
         }
     }
-    for field in environment.iter().filter(|f| f.differs) {
-        let relevant = match resource_of(&field.name) {
-            Some(resource) => governed_by.contains(&resource),
-            None => PLATFORM_FIELDS.contains(&field.name.as_str()),
-        };
-        if !relevant || field.name == "Topology" {
+    let relevant = |name: &str| match resource_of(name) {
+        Some(resource) => governed_by.contains(&resource),
+        None => PLATFORM_FIELDS.contains(&name),
+    };
+    for field in differences {
+        if !relevant(&field.name) || field.name == "Topology" {
             continue;
         }
-        if field.name == "Memory"
-            && let (Some(x), Some(y)) = (base.memory_bytes, other.memory_bytes)
-        {
-            let gib = |v: u64| v as f64 / (1u64 << 30) as f64;
-            sentences.push(format!(
-                "{b} has {} memory of {a} ({:.0} vs {:.0} GiB): more of the data fits in caches.",
-                times_words(gib(x), gib(y)),
-                gib(y),
-                gib(x)
-            ));
+        if field.name == "Memory" {
+            if let (Some(x), Some(y)) = (base.memory_bytes, other.memory_bytes) {
+                let gib = |v: u64| v as f64 / (1u64 << 30) as f64;
+                let factor = gib(y) / gib(x);
+                if factor < SAME_MEMORY_WITHIN && factor > 1.0 / SAME_MEMORY_WITHIN {
+                    continue;
+                }
+                let consequence = if factor > 1.0 {
+                    "more of the data fits in its caches"
+                } else {
+                    "less of the data fits in its caches"
+                };
+                sentences.push(format!(
+                    "{b} has {} memory of {a} ({:.0} vs {:.0} GiB): {consequence}.",
+                    times_words(gib(x), gib(y)),
+                    gib(y),
+                    gib(x)
+                ));
+            }
             continue;
         }
-        let values = field.values.iter().map(|v| if v.is_empty() { "-" } else { v.as_str() });
-        let pairs: Vec<String> = values.zip([a, b]).map(|(v, letter)| format!("{v} on {letter}")).collect();
-        sentences.push(format!("{}: {}.", field.name, pairs.join(", ")));
+        let shown = |v: &str| if v.is_empty() { "-".to_string() } else { v.to_string() };
+        sentences.push(format!("{}: {} on {a}, {} on {b}.", field.name, shown(&field.baseline), shown(&field.side)));
     }
     if sentences.is_empty() && verdict.better + verdict.worse > 0 {
-        sentences.push(
-            "Nothing envbench fingerprints differs here (same hardware and settings as far as it can see): look at \
-             load from elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint."
-                .to_string(),
-        );
+        let others =
+            differences.iter().filter(|d| !NOT_A_DIFFERENCE.contains(&d.name.as_str()) && !relevant(&d.name)).count();
+        sentences.push(if others == 0 {
+            "Nothing envbench fingerprints differs (same hardware and settings as far as it can see): look at load \
+             from elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint."
+                .to_string()
+        } else {
+            format!(
+                "Nothing that governs {} differs in the fingerprints ({others} other field{} do): look at load from \
+                 elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint.",
+                verdict.title,
+                if others == 1 { "" } else { "s" }
+            )
+        });
     }
     sentences
 }
@@ -500,5 +561,7 @@ mod tests {
         assert_eq!(times_words(2.0, 16.0), "8x the");
         assert_eq!(times_words(16.0, 8.0), "half the");
         assert_eq!(times_words(16.0, 4.0), "1/4 the");
+        assert_eq!(times_words(16.0, 20.0), "25% more");
+        assert_eq!(times_words(16.0, 12.0), "25% less");
     }
 }

@@ -358,6 +358,16 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
     .await
 }
 
+/// Text as a URL query value: every byte but unreserved ASCII percent-encoded (so it is also safe in an attribute).
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// An environment's name linking to its history, with the host name.
 fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Option<&str>) -> String {
     let host = host.map(|h| format!(" <span class=\"note\">({})</span>", escape(h))).unwrap_or_default();
@@ -393,8 +403,8 @@ async fn suites_page(State(viewer): Shared) -> Response {
                     .map(|p| {
                         format!(
                             "<a href=\"/compare?side={}&amp;side={}\">compare with the previous {}</a>",
-                            escape(&format!("{SUITE_TAG}%3D{p}")),
-                            escape(&format!("{SUITE_TAG}%3D{}", suite.id)),
+                            percent_encode(&format!("{SUITE_TAG}={p}")),
+                            percent_encode(&side),
                             escape(&suite.name)
                         )
                     })
@@ -414,7 +424,7 @@ async fn suites_page(State(viewer): Shared) -> Response {
                     cell(&format!("{} ({} complete)", suite.runs, suite.complete)),
                     cell(&suite.labels.join(", ")),
                     environments.join("; "),
-                    escape(&format!("{SUITE_TAG}%3D{}", suite.id)),
+                    percent_encode(&side),
                 )
             })
             .collect();
@@ -470,15 +480,20 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
     with_store(viewer, move |store, workloads| {
         let summaries = store.list_runs(&RunFilter::default())?;
         let environments = store.environments()?;
+        // Oldest first, so runs that started in the same instant keep the order they were stored in; complete runs
+        // only, and of other environments only the workloads this one ran (what its rank compares).
+        let complete: Vec<(&envbench_core::model::RunSummary, EnvironmentIdentity)> = summaries
+            .iter()
+            .rev()
+            .filter(|r| r.status == envbench_core::model::RunStatus::Complete)
+            .filter_map(|r| Some((r, run_identity(r, &environments)?)))
+            .collect();
+        let identity = complete.iter().find(|(_, own)| own.id == id).map(|(_, own)| own.clone());
+        let own_workloads: Vec<&str> =
+            complete.iter().filter(|(_, own)| own.id == id).map(|(r, _)| r.workload.as_str()).collect();
         let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
-        let mut identity: Option<EnvironmentIdentity> = None;
-        // Oldest first, so runs that started in the same instant keep the order they were stored in.
-        for summary in summaries.iter().rev().filter(|r| r.status == envbench_core::model::RunStatus::Complete) {
-            let Some(own) = run_identity(summary, &environments) else { continue };
-            if own.id == id {
-                identity = Some(own.clone());
-            }
-            by_environment.entry(own.id).or_default().push(store.load_run(&summary.uuid)?);
+        for (summary, own) in complete.iter().filter(|(r, _)| own_workloads.contains(&r.workload.as_str())) {
+            by_environment.entry(own.id.clone()).or_default().push(store.load_run(&summary.uuid)?);
         }
         let Some(identity) = identity else {
             return Err(ReportError::EmptySide(format!("environment {id} (no complete run in this store)")));
@@ -490,7 +505,7 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
         if ranked.is_empty() {
             body.push_str(&format!(
                 "<p>A rank needs at least {RANK_MIN_ENVIRONMENTS} environments that ran the same tests (same workload \
-                 version and parameters); this store has {} environment{} in all.</p>\n",
+                 version and parameters); {} environment{} in this store ran these workloads.</p>\n",
                 by_environment.len(),
                 if by_environment.len() == 1 { "" } else { "s" }
             ));
@@ -652,6 +667,14 @@ mod tests {
         assert_eq!(first(&parsed, "x"), Some("%zz"));
         assert_eq!(first(&parsed, "empty"), None);
         assert!(parse_query(None).is_empty());
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded_and_decode_back() {
+        let side = "suite=a&b+c#d%e,f \"<x>";
+        let encoded = percent_encode(side);
+        assert!(encoded.chars().all(|c| c.is_ascii_alphanumeric() || "%-_.~".contains(c)), "{encoded}");
+        assert_eq!(first(&parse_query(Some(&format!("side={encoded}"))), "side"), Some(side));
     }
 
     #[test]

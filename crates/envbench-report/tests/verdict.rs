@@ -199,3 +199,31 @@ fn environments_are_ranked_and_their_history_shows_a_regression() {
     assert_eq!(overall.points.len(), 3, "one point per run");
     assert!((overall.points[2].1 - 0.5).abs() < 1e-9, "the regression shows: {:?}", overall.points);
 }
+
+#[test]
+fn each_side_is_explained_by_its_own_differences_from_the_baseline() {
+    let mut store = known_store("three-sides");
+    let twin = |factor: f64| {
+        vec![record(
+            "disk",
+            "SEQ1M Q8T1 read",
+            json!({"threads": 1, "queue_depth": 8}),
+            "throughput",
+            "MB/s",
+            six(3000.0 * factor),
+        )]
+    };
+    // C runs on the baseline's own machine and is faster: nothing in the fingerprints explains it.
+    store_run(&mut store, "disk", "metal-again", &physical(), &twin(1.3));
+    let names = ["metal", "vm", "metal-again"].map(String::from);
+    let sides = resolve_sides(&store, &names).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    assert_eq!(comparison.verdicts.len(), 2);
+    let b = comparison.verdicts[0].workloads.iter().find(|w| w.workload == "disk").unwrap().explanations.join(" ");
+    assert!(b.contains("Hypervisor: none (bare metal) on A, kvm on B."), "{b}");
+    let c = &comparison.verdicts[1].workloads.iter().find(|w| w.workload == "disk").unwrap();
+    assert_eq!(c.better, 1);
+    let c = c.explanations.join(" ");
+    assert!(!c.contains("Hypervisor") && !c.contains("kvm"), "C shares A's machine: {c}");
+    assert!(c.starts_with("Nothing envbench fingerprints differs"), "{c}");
+}

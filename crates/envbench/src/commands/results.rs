@@ -44,7 +44,9 @@ fn suites(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<ExitCode>
             suite.started_at.get(..19).unwrap_or(&suite.started_at).replace('T', " "),
             format!("{}/{}", suite.complete, suite.runs),
             printable(&suite.labels.join(",")),
-            suite.environments.iter().map(|e| format!("{} {}", e.id, e.name)).collect::<Vec<_>>().join("; "),
+            printable(
+                &suite.environments.iter().map(|e| format!("{} {}", e.id, e.name)).collect::<Vec<_>>().join("; "),
+            ),
         ]);
     }
     print(&table.render());
