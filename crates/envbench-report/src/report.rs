@@ -261,16 +261,9 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
             .map(|s| s.cv)
             .collect();
         let noisy = run.results.iter().filter(|r| Summary::of(&r.record.samples).is_some_and(|s| s.is_noisy())).count();
-        let spread = if cvs.is_empty() {
-            "one sample per result: no spread".to_string()
-        } else {
-            let mut sorted = cvs.clone();
-            sorted.sort_by(f64::total_cmp);
-            format!(
-                "spread: median cv {:.1}%, worst {:.1}%",
-                sorted[sorted.len() / 2] * 100.0,
-                sorted[sorted.len() - 1] * 100.0
-            )
+        let spread = match Summary::of(&cvs) {
+            None => "one sample per result: no spread".to_string(),
+            Some(cv) => format!("spread: median cv {:.1}%, worst {:.1}%", cv.median * 100.0, cv.max * 100.0),
         };
         let _ = writeln!(
             out,
