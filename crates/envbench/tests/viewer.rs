@@ -18,6 +18,27 @@ fn envbench(store: &Path, args: &[&str]) -> Output {
     output
 }
 
+/// A short stored disk run of one test (3 samples of 200 ms on a 32 MiB file) with extra options (labels, tags).
+fn quick_disk_run(store: &Path, data: &str, test: &str, extra: &[&str]) -> Output {
+    let base = [
+        "disk",
+        "--dir",
+        data,
+        "--size",
+        "32m",
+        "--runs",
+        "3",
+        "--duration",
+        "200ms",
+        "--interval",
+        "0s",
+        "--no-warmup",
+        "--test",
+        test,
+    ];
+    envbench(store, &[&base[..], extra].concat())
+}
+
 /// The server, stopped when dropped.
 struct Server(Child);
 
@@ -103,27 +124,7 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     let store = dir.join("results.db");
     let data = dir.to_str().unwrap();
     for label in ["physical", "virtual"] {
-        envbench(
-            &store,
-            &[
-                "disk",
-                "--dir",
-                data,
-                "--size",
-                "32m",
-                "--runs",
-                "3",
-                "--duration",
-                "200ms",
-                "--interval",
-                "0s",
-                "--no-warmup",
-                "--test",
-                "rnd:4k:q8:t1:read",
-                "--label",
-                label,
-            ],
-        );
+        quick_disk_run(&store, data, "rnd:4k:q8:t1:read", &["--label", label]);
     }
     let runs: Value = serde_json::from_slice(&envbench(&store, &["results", "list", "--json"]).stdout).unwrap();
     let physical = runs.as_array().unwrap().iter().find(|r| r["label"] == "physical").unwrap();
@@ -176,31 +177,8 @@ fn suites_environments_and_the_verdict_fit_a_desktop_and_a_phone() {
     // Two suites (the tags `envbench run` gives its runs), one per label.
     for (label, suite) in [("before", "aaaa1111-suite"), ("after", "bbbb2222-suite")] {
         for test in ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:read"] {
-            envbench(
-                &store,
-                &[
-                    "disk",
-                    "--dir",
-                    data,
-                    "--size",
-                    "32m",
-                    "--runs",
-                    "3",
-                    "--duration",
-                    "200ms",
-                    "--interval",
-                    "0s",
-                    "--no-warmup",
-                    "--test",
-                    test,
-                    "--label",
-                    label,
-                    "--tag",
-                    &format!("suite={suite}"),
-                    "--tag",
-                    "suite.name=quick",
-                ],
-            );
+            let suite_tag = format!("suite={suite}");
+            quick_disk_run(&store, data, test, &["--label", label, "--tag", &suite_tag, "--tag", "suite.name=quick"]);
         }
     }
     let (_server, base) = serve(&store);
