@@ -121,15 +121,41 @@ pub fn check(spec: &CommitSpec) -> Result<(), String> {
     Ok(())
 }
 
-/// A log file envbench created, removed when dropped.
+/// A log file envbench created, removed when dropped unless it belongs to a [`RewriteFile`].
 struct Log {
     path: PathBuf,
     file: File,
+    owned: bool,
 }
 
 impl Drop for Log {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.owned {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// One preallocated, flushed file that rewrite tests take turns on, as pg_test_fsync runs every method on its one
+/// file: no file is created or removed between the methods (on a file system mounted with `discard`, a removed
+/// file's blocks are discarded at a later journal commit, which a following flush would wait for). Removed when
+/// dropped.
+pub struct RewriteFile {
+    log: Log,
+}
+
+impl RewriteFile {
+    /// A new preallocated file in `dir`.
+    pub fn create(dir: &Path) -> std::io::Result<RewriteFile> {
+        let spec = CommitSpec {
+            method: SyncMethod::Fdatasync,
+            write_bytes: 8192,
+            placement: Placement::Rewrite,
+            committers: 1,
+            shared_log: false,
+            duration: std::time::Duration::ZERO,
+        };
+        Ok(RewriteFile { log: Log::create(dir, &spec)? })
     }
 }
 
@@ -143,7 +169,7 @@ impl Log {
         let path = dir.join(format!(".envbench-commit-{}-{serial}.log", std::process::id()));
         let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
         // From here the file is removed on every way out.
-        let mut log = Log { path, file };
+        let mut log = Log { path, file, owned: true };
         if matches!(spec.placement, Placement::Overwrite | Placement::Rewrite) {
             let block = AlignedBuffer::new(1 << 20);
             for offset in (0..OVERWRITE_LOG_BYTES).step_by(1 << 20) {
@@ -155,6 +181,13 @@ impl Log {
         let dsync = matches!(spec.method, SyncMethod::Odsync | SyncMethod::OdirectOdsync);
         log.file = open_for_io(&log.path, direct, dsync)?;
         Ok(log)
+    }
+
+    /// The file of a [`RewriteFile`], opened again with the method's flags (and left there when dropped).
+    fn reopen(file: &RewriteFile, spec: &CommitSpec) -> std::io::Result<Log> {
+        let direct = spec.method == SyncMethod::OdirectOdsync;
+        let dsync = matches!(spec.method, SyncMethod::Odsync | SyncMethod::OdirectOdsync);
+        Ok(Log { path: file.log.path.clone(), file: open_for_io(&file.log.path, direct, dsync)?, owned: false })
     }
 
     /// Write `bytes` at `offset` and make them durable by the method.
@@ -261,6 +294,31 @@ impl SharedLog {
 
 /// Run one commit test in `dir` until its duration passes or `interrupt` is set.
 pub fn run_commit_test(dir: &Path, spec: &CommitSpec, interrupt: &AtomicBool) -> std::io::Result<CommitOutcome> {
+    run_test(dir, None, spec, interrupt)
+}
+
+/// Run one single-committer rewrite test on `file` (see [`RewriteFile`]).
+pub fn run_rewrite_test(
+    file: &RewriteFile,
+    spec: &CommitSpec,
+    interrupt: &AtomicBool,
+) -> std::io::Result<CommitOutcome> {
+    if spec.placement != Placement::Rewrite || spec.committers != 1 || spec.shared_log {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a rewrite file takes one rewriting committer",
+        ));
+    }
+    let dir = file.log.path.parent().unwrap_or(Path::new("."));
+    run_test(dir, Some(file), spec, interrupt)
+}
+
+fn run_test(
+    dir: &Path,
+    rewrite: Option<&RewriteFile>,
+    spec: &CommitSpec,
+    interrupt: &AtomicBool,
+) -> std::io::Result<CommitOutcome> {
     check(spec).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut record = AlignedBuffer::new(spec.write_bytes);
     for (i, byte) in record.as_mut_slice().iter_mut().enumerate() {
@@ -273,7 +331,10 @@ pub fn run_commit_test(dir: &Path, spec: &CommitSpec, interrupt: &AtomicBool) ->
     let own_logs: Vec<Log> = if shared.is_some() {
         Vec::new()
     } else {
-        (0..spec.committers).map(|_| Log::create(dir, spec)).collect::<Result<_, _>>()?
+        match rewrite {
+            Some(file) => vec![Log::reopen(file, spec)?],
+            None => (0..spec.committers).map(|_| Log::create(dir, spec)).collect::<Result<_, _>>()?,
+        }
     };
     let own_flushes = AtomicU64::new(0);
     let started = Instant::now();
@@ -364,6 +425,25 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "the logs are removed");
+    }
+
+    #[test]
+    fn rewrite_tests_take_turns_on_one_file_that_goes_with_it() {
+        let scratch = crate::testing::scratch_dir("commit-rewrite");
+        let dir: &Path = &scratch;
+        let file = RewriteFile::create(dir).unwrap();
+        for method in [SyncMethod::OdirectOdsync, SyncMethod::Fdatasync, SyncMethod::Fsync] {
+            let outcome =
+                run_rewrite_test(&file, &spec(method, Placement::Rewrite, 1, false), &AtomicBool::new(false)).unwrap();
+            assert!(outcome.commits > 0, "{method:?}");
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), 1, "the one file stays between the methods");
+        }
+        assert!(
+            run_rewrite_test(&file, &spec(SyncMethod::Fsync, Placement::Append, 1, false), &AtomicBool::new(false))
+                .is_err()
+        );
+        drop(file);
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "and is removed with it");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! commit curve: 1 to 16 committers sharing one log, and each with its own; and the durability rules applied to the
 //! storage the fingerprint saw.
 
-use crate::commit::{CommitOutcome, CommitSpec, Placement, SyncMethod, run_commit_test};
+use crate::commit::{CommitOutcome, CommitSpec, Placement, RewriteFile, SyncMethod, run_commit_test, run_rewrite_test};
 use crate::durability::{self, Concern, NOT_DURABLE_FLAG, SyncFigures};
 use crate::records::TestRecords;
 use envbench_core::model::{Direction, ResultRecord};
@@ -322,6 +322,13 @@ impl CommitRun {
                     return Err(WorkloadError::interrupted());
                 }
                 if envbench_turn {
+                    // One preallocated file for the three methods, as pg_test_fsync has.
+                    let file = RewriteFile::create(&self.directory).map_err(|e| {
+                        WorkloadError::failure(format!(
+                            "{}: cannot create the rewrite file ({e})",
+                            self.directory.display()
+                        ))
+                    })?;
                     for (index, (_, method)) in PG_TEST_FSYNC_METHODS.iter().enumerate() {
                         let spec = rewrite_spec(*method, duration);
                         context.progress.update(&format!(
@@ -329,7 +336,7 @@ impl CommitRun {
                             round + 1,
                             test_id(&spec)
                         ));
-                        match run_commit_test(&self.directory, &spec, context.interrupt) {
+                        match run_rewrite_test(&file, &spec, context.interrupt) {
                             Ok(outcome) => ours[index][round] = Some(outcome),
                             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
                                 if round == 0 {
