@@ -8,6 +8,7 @@
 //! nothing about how a fingerprint is probed, how a particular workload runs or how results are stored.
 
 pub mod fingerprint;
+pub mod fleet;
 pub mod model;
 pub mod programs;
 pub mod sampler;

@@ -211,6 +211,11 @@ pub trait Measured {
         Ending::Complete
     }
 
+    /// Documents kept with the run beside [`Measured::attachment`], by name (a fleet run's `fleet`).
+    fn extra_attachments(&self) -> Vec<(String, Value)> {
+        Vec::new()
+    }
+
     /// Lines for standard error after the run is stored, such as the last output of a failed step.
     fn epilogue(&self) -> Vec<String> {
         Vec::new()
@@ -361,6 +366,11 @@ pub trait Workload: Sync {
     /// Throughput over time of a stored run, one chart each, for workloads that count it each second.
     fn timelines(&self, _run: &StoredRun) -> Vec<Timeline> {
         Vec::new()
+    }
+
+    /// The workload's side of a fleet run (`envbench fleet`), when it can run on many hosts at once.
+    fn fleet(&self) -> Option<&dyn crate::fleet::FleetWorkload> {
+        None
     }
 
     /// A stored run in the workload's own tab-separated export layout, when it has one (RanRead's spreadsheet

@@ -90,6 +90,43 @@ impl LatencyHistogram {
     }
 }
 
+/// A histogram as it is stored and sent between hosts: each recorded bucket (its highest equivalent value, in ns)
+/// with its count, and the exact sum and maximum. Histograms read back from documents merge exactly as the originals
+/// would have: a fleet's latency percentiles are those of every I/O of every host, not an average of percentiles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistogramDocument {
+    pub sum_ns: u64,
+    pub max_ns: u64,
+    /// (bucket value in ns, count), ascending.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+impl LatencyHistogram {
+    /// The histogram as a document.
+    pub fn to_document(&self) -> HistogramDocument {
+        HistogramDocument {
+            sum_ns: u64::try_from(self.sum_ns).unwrap_or(u64::MAX),
+            max_ns: self.max_ns,
+            buckets: self
+                .histogram
+                .iter_recorded()
+                .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value()))
+                .collect(),
+        }
+    }
+
+    /// The histogram a document describes.
+    pub fn from_document(document: &HistogramDocument) -> LatencyHistogram {
+        let mut histogram = LatencyHistogram::new();
+        for &(value, count) in &document.buckets {
+            histogram.histogram.saturating_record_n(value.max(1), count);
+        }
+        histogram.sum_ns = u128::from(document.sum_ns);
+        histogram.max_ns = document.max_ns;
+        histogram
+    }
+}
+
 /// A latency distribution summed up, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
@@ -132,6 +169,24 @@ mod tests {
             assert_eq!(first.quantile_ns(quantile), union.quantile_ns(quantile), "quantile {quantile}");
         }
         assert_eq!(first.summary(), union.summary());
+    }
+
+    #[test]
+    fn a_histogram_survives_its_document_and_merges_the_same() {
+        let mut first = LatencyHistogram::new();
+        let mut second = LatencyHistogram::new();
+        for value in (1..5000u64).map(|v| v * 997) {
+            first.record_ns(value);
+            second.record_ns(value * 3 + 17);
+        }
+        let text = serde_json::to_string(&first.to_document()).unwrap();
+        let back = LatencyHistogram::from_document(&serde_json::from_str(&text).unwrap());
+        assert_eq!(back.summary(), first.summary());
+        let mut merged = LatencyHistogram::from_document(&first.to_document());
+        merged.merge(&LatencyHistogram::from_document(&second.to_document()));
+        first.merge(&second);
+        assert_eq!(merged.summary(), first.summary());
+        assert_eq!(merged.count(), 9998);
     }
 
     #[test]

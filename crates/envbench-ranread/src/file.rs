@@ -7,7 +7,7 @@
 //! stays aligned). Reads go through `envbench-io`'s loop: random, queue depth 1, J threads released together.
 
 use crate::RanReadError;
-use crate::sweep::{StepFigures, StepLimit, StepRunner, cv_percent};
+use crate::sweep::{StepFigures, StepLimit, StepRunner};
 use envbench_io::testfile::{check_free_space, file_system_name, fill_region};
 use envbench_io::{
     BenchError, EngineKind, JobConfig, Operation, Pattern, Region, RunLimit, TestSpec, open_for_io, run_job,
@@ -253,20 +253,14 @@ impl StepRunner for FileRanRead {
         if result.ops() == 0 {
             return Ok(None);
         }
-        let latency = result.latency().summary();
         let rates: Vec<f64> = result.threads.iter().map(|t| t.iops()).collect();
-        Ok(Some(StepFigures {
+        Ok(Some(StepFigures::measured(
             jobs,
-            reads: result.ops(),
-            elapsed_s: result.elapsed_ns() as f64 / 1e9,
-            iops: result.iops(),
-            mean_ms: latency.mean_us / 1e3,
-            p50_ms: latency.p50_us / 1e3,
-            p99_ms: latency.p99_us / 1e3,
-            max_ms: latency.max_us / 1e3,
-            job_cv_percent: cv_percent(&rates),
+            &result.latency(),
+            result.elapsed_ns() as f64 / 1e9,
+            rates,
             started_at,
-            database: None,
-        }))
+            None,
+        )))
     }
 }

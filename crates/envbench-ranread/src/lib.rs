@@ -9,6 +9,7 @@
 //! does not print or store anything.
 
 mod file;
+mod fleet;
 mod postgres;
 mod sweep;
 pub mod workload;

@@ -7,7 +7,7 @@
 //! the storage.
 
 use crate::RanReadError;
-use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner, cv_percent};
+use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner};
 use envbench_core::model::{postgres_advice, redact_secrets};
 use envbench_io::LatencyHistogram;
 use postgres::{Client, NoTls};
@@ -299,25 +299,13 @@ impl StepRunner for PostgresRanRead {
         if histogram.count() == 0 {
             return Ok(None);
         }
-        let summary = histogram.summary();
-        Ok(Some(StepFigures {
-            jobs,
-            reads: histogram.count(),
-            elapsed_s: elapsed.as_secs_f64(),
-            iops: histogram.count() as f64 / elapsed.as_secs_f64(),
-            mean_ms: summary.mean_us / 1e3,
-            p50_ms: summary.p50_us / 1e3,
-            p99_ms: summary.p99_us / 1e3,
-            max_ms: summary.max_us / 1e3,
-            job_cv_percent: cv_percent(&rates),
-            started_at,
-            database: Some(DatabaseCounters {
-                heap_blocks_read: after.heap_blocks_read - before.heap_blocks_read,
-                heap_blocks_hit: after.heap_blocks_hit - before.heap_blocks_hit,
-                index_blocks_read: after.index_blocks_read - before.index_blocks_read,
-                index_blocks_hit: after.index_blocks_hit - before.index_blocks_hit,
-            }),
-        }))
+        let database = DatabaseCounters {
+            heap_blocks_read: after.heap_blocks_read - before.heap_blocks_read,
+            heap_blocks_hit: after.heap_blocks_hit - before.heap_blocks_hit,
+            index_blocks_read: after.index_blocks_read - before.index_blocks_read,
+            index_blocks_hit: after.index_blocks_hit - before.index_blocks_hit,
+        };
+        Ok(Some(StepFigures::measured(jobs, &histogram, elapsed.as_secs_f64(), rates, started_at, Some(database))))
     }
 }
 

@@ -4,6 +4,7 @@
 //! This module is pure logic over step figures; where the reads happen (a file or a database) is a [`StepRunner`].
 
 use envbench_core::sampler::StepObserver;
+use envbench_io::{HistogramDocument, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -79,6 +80,41 @@ pub struct StepFigures {
     pub started_at: String,
     /// Database counters over the step, in database mode.
     pub database: Option<DatabaseCounters>,
+    /// Every read's latency, kept so steps of several hosts merge into exact percentiles (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<HistogramDocument>,
+    /// Each job's IOPS (absent in older runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_iops: Vec<f64>,
+}
+
+impl StepFigures {
+    /// The figures of a step of `jobs` jobs from every read's latency, the step's length and each job's IOPS.
+    pub fn measured(
+        jobs: u32,
+        histogram: &LatencyHistogram,
+        elapsed_s: f64,
+        job_iops: Vec<f64>,
+        started_at: String,
+        database: Option<DatabaseCounters>,
+    ) -> StepFigures {
+        let summary = histogram.summary();
+        StepFigures {
+            jobs,
+            reads: histogram.count(),
+            elapsed_s,
+            iops: histogram.count() as f64 / elapsed_s.max(1e-9),
+            mean_ms: summary.mean_us / 1e3,
+            p50_ms: summary.p50_us / 1e3,
+            p99_ms: summary.p99_us / 1e3,
+            max_ms: summary.max_us / 1e3,
+            job_cv_percent: cv_percent(&job_iops),
+            started_at,
+            database,
+            latency: Some(histogram.to_document()),
+            job_iops,
+        }
+    }
 }
 
 /// PostgreSQL's own view of a step: heap and index blocks read from outside shared_buffers vs found in them.
@@ -304,6 +340,8 @@ mod tests {
             job_cv_percent: 1.0,
             started_at: "2026-11-22T00:00:00.000Z".into(),
             database: None,
+            latency: None,
+            job_iops: Vec::new(),
         }
     }
 

@@ -148,12 +148,12 @@ impl From<RanReadError> for WorkloadError {
 }
 
 /// Everything the arguments say, checked before anything is created.
-struct RanreadRun {
-    dir: PathBuf,
-    db: Option<String>,
-    jobs: JobsPlan,
-    limit: StepLimit,
-    targets: Targets,
+pub(crate) struct RanreadRun {
+    pub(crate) dir: PathBuf,
+    pub(crate) db: Option<String>,
+    pub(crate) jobs: JobsPlan,
+    pub(crate) limit: StepLimit,
+    pub(crate) targets: Targets,
     block_bytes: u64,
     size_bytes: Option<u64>,
     fresh: bool,
@@ -224,6 +224,10 @@ impl Workload for RanreadWorkload {
         })
     }
 
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::RanreadFleet)
+    }
+
     fn native_tsv(&self, run: &StoredRun) -> Option<Result<NativeTable, String>> {
         Some(RanreadDocument::of(run)?.map(|document| {
             let target = document.target.replace(['\t', '\n', '\r'], " ");
@@ -274,7 +278,7 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
-fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
+pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     let jobs = if args.jobs.trim().eq_ignore_ascii_case("auto") {
         if !(1..=MAX_JOBS).contains(&args.max_jobs) {
             return Err(usage(format!("--max-jobs {}: give a count from 1 to {MAX_JOBS}", args.max_jobs)));
@@ -355,17 +359,17 @@ fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
 }
 
 /// A target ready for the sweep.
-struct Prepared {
-    runner: Box<dyn StepRunner>,
-    parameters: Comparable,
-    flags: Vec<String>,
+pub(crate) struct Prepared {
+    pub(crate) runner: Box<dyn StepRunner>,
+    pub(crate) parameters: Comparable,
+    pub(crate) flags: Vec<String>,
     /// The database file, in file mode.
-    database_file: Option<PathBuf>,
+    pub(crate) database_file: Option<PathBuf>,
 }
 
 impl RanreadRun {
     /// Build or reuse the database file or table.
-    fn prepare(&self, context: &RunContext<'_>) -> Result<Prepared, RanReadError> {
+    pub(crate) fn prepare(&self, context: &RunContext<'_>) -> Result<Prepared, RanReadError> {
         let progress = context.progress;
         match &self.db {
             Some(url) => {
@@ -493,9 +497,9 @@ impl Planned for RanreadRun {
     }
 }
 
-struct RanreadMeasured {
-    document: RanreadDocument,
-    flags: Vec<String>,
+pub(crate) struct RanreadMeasured {
+    pub(crate) document: RanreadDocument,
+    pub(crate) flags: Vec<String>,
 }
 
 impl Measured for RanreadMeasured {

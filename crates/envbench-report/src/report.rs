@@ -132,6 +132,7 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
         out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload), workloads));
         out.push_str(&scaling_curves(&mut charts, sides, &workload, workloads));
         out.push_str(&timelines(&mut charts, sides, &workload, workloads));
+        out.push_str(&fleet_hosts(sides, &workload));
         out.push_str(&percentile_charts(&mut charts, comparison, &workload));
         out.push_str(&workload_table(comparison, &workload, &headings));
         out.push_str("</section>\n");
@@ -814,6 +815,70 @@ fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Re
                     ),
                 );
             }
+        }
+    }
+    out
+}
+
+/// Each fleet run's per-host breakdown: every step's shares with the start skew and each host's own sampler.
+fn fleet_hosts(sides: &[Side], workload: &str) -> String {
+    let mut out = String::new();
+    for side in sides {
+        for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
+            let Some(value) = run.attachments.get("fleet") else { continue };
+            let Ok(fleet) = serde_json::from_value::<envbench_core::fleet::FleetDocument>(value.clone()) else {
+                continue;
+            };
+            let name = series_name(side, run, |r| r.attachments.contains_key("fleet"));
+            let optional = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+            let rows: Vec<String> = fleet
+                .steps
+                .iter()
+                .flat_map(|step| step.shares.iter().map(move |share| (step, share)))
+                .map(|(step, share)| {
+                    format!(
+                        "<tr>{}{}{}{}{}{}{}{}</tr>",
+                        cell(&step.name),
+                        cell(&share.host),
+                        cell(&envbench_core::fleet::assignment_text(&share.assignment)),
+                        num(&envbench_core::text::number(share.throughput)),
+                        num(&format!("{:.1}%", share.share_percent)),
+                        num(&format!("{:+.1}", share.skew_ms)),
+                        num(&optional(share.device_ops_per_s, 0)),
+                        num(&optional(share.cpu_busy_percent, 1)),
+                    )
+                })
+                .collect();
+            let headings: Vec<String> = [
+                "step",
+                "host",
+                "share",
+                fleet.throughput_unit.as_str(),
+                "share",
+                "start skew ms",
+                "device ops/s",
+                "CPU %",
+            ]
+            .map(String::from)
+            .to_vec();
+            let _ = writeln!(
+                out,
+                "<details class=\"fleet\" open>\n<summary><h3>{}: {} hosts at once ({} transport), each host's share\
+                 </h3></summary>",
+                escape(&name),
+                fleet.hosts.len(),
+                escape(&fleet.transport)
+            );
+            out.push_str(&table(&headings, &rows));
+            for host in fleet.hosts.iter().filter(|h| h.error.is_some()) {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"note\">{} took no (further) part: {}</p>",
+                    escape(&host.name),
+                    escape(host.error.as_deref().unwrap_or(""))
+                );
+            }
+            out.push_str("</details>\n");
         }
     }
     out

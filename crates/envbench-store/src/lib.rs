@@ -26,7 +26,7 @@ mod store;
 
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
-pub use model::{ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
+pub use model::{FleetEvent, ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
 pub use postgres::{PostgresBackend, PostgresStore};
 pub use process::ABANDONED_AFTER_S;
 pub use recorder::{RecordedRun, RunRecorder};
@@ -63,6 +63,18 @@ pub trait ResultStore {
     /// every sample, sampler series and attachments. Append-only like everything else: when a run with this uuid is
     /// already here, nothing changes and [`ImportOutcome::AlreadyPresent`] is returned.
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError>;
+    /// Post a message to a fleet's board; returns it as stored, with its id and the database clock's time.
+    fn post_fleet_event(
+        &mut self,
+        fleet: &str,
+        sender: &str,
+        kind: &str,
+        body: &serde_json::Value,
+    ) -> Result<FleetEvent, StoreError>;
+    /// A fleet's messages written at or after `since_s` (the database clock), oldest first.
+    fn fleet_events(&self, fleet: &str, since_s: f64) -> Result<Vec<FleetEvent>, StoreError>;
+    /// The database server's clock now, in seconds since the Unix epoch: the one clock every host of a fleet reads.
+    fn clock_seconds(&self) -> Result<f64, StoreError>;
 }
 
 /// The environments of a store's runs.

@@ -36,3 +36,18 @@ pub struct PushReport {
     /// process died is marked interrupted when its store is next opened).
     pub still_running: Vec<String>,
 }
+
+/// One message on a fleet's board (see `envbench-fleet`): who sent it, what kind it is, its JSON body, and when the
+/// database server wrote it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FleetEvent {
+    /// Increasing with insertion (within one writer; the board is read by time, not by id).
+    pub id: i64,
+    pub fleet: String,
+    /// `coordinator`, or the agent's name.
+    pub sender: String,
+    pub kind: String,
+    pub body: serde_json::Value,
+    /// The database server's clock when the row was written, in seconds since the Unix epoch.
+    pub at_s: f64,
+}

@@ -53,6 +53,15 @@ impl Dialect {
         template.replace("{id}", id).replace("{int}", int).replace("{real}", real).replace("{sampler_id}", sampler_id)
     }
 
+    /// The database server's clock now, in seconds since the Unix epoch (microseconds on PostgreSQL, milliseconds on
+    /// SQLite), as an SQL expression.
+    pub fn clock_seconds(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "((julianday('now') - 2440587.5) * 86400.0)",
+            Dialect::Postgres => "(EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION)",
+        }
+    }
+
     /// `a IS NOT b` in the dialect's words.
     fn differs(self, column: &str) -> String {
         match self {
@@ -271,8 +280,24 @@ const ONLY_WHILE_RUNNING_2: &[(&str, &str, &str)] = &[
     ("run_attachments", "attachments", "SELECT status FROM runs WHERE id = NEW.run_id"),
 ];
 
+/// The message board of fleet runs (migration 3): the coordinator and its agents post events here (registered, ready,
+/// a step released at an instant of the database's clock, a step's report, stop) and poll for each other's. Rows are
+/// only ever inserted, like everything else; `at_s` is the database server's clock when the row was written, in
+/// seconds since the Unix epoch, so every host reads one clock.
+const TABLES_3: &str = r#"
+    CREATE TABLE fleet_events (
+        id {id},
+        fleet TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        at_s {real} NOT NULL
+    );
+    CREATE INDEX fleet_events_by_fleet ON fleet_events(fleet, at_s);
+"#;
+
 /// How many migrations there are: the schema version this build writes.
-pub const LATEST_VERSION: i64 = 2;
+pub const LATEST_VERSION: i64 = 3;
 
 /// Migration `version` (from 1) in a dialect.
 pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
@@ -311,6 +336,10 @@ pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
                 sql.push_str(&dialect.only_while_running(table, what, status));
             }
         }
+        3 => {
+            sql.push_str(&dialect.fill(TABLES_3));
+            sql.push_str(&dialect.append_only("fleet_events", "fleet_events"));
+        }
         _ => unreachable!("migration {version} does not exist"),
     }
     sql
@@ -341,6 +370,7 @@ pub(crate) const TABLES: &[&str] = &[
     "sampler_cpu",
     "sampler_disk",
     "run_attachments",
+    "fleet_events",
 ];
 
 #[cfg(test)]
@@ -350,13 +380,14 @@ mod tests {
     #[test]
     fn every_migration_exists_in_both_dialects_and_creates_every_table() {
         for dialect in [Dialect::Sqlite, Dialect::Postgres] {
-            let first = migration(dialect, 1);
+            let every: String = (1..=LATEST_VERSION).map(|v| migration(dialect, v)).collect();
             for table in TABLES.iter().filter(|t| **t != "envbench_store") {
-                assert!(first.contains(&format!("CREATE TABLE {table} (")), "{dialect:?} {table}");
+                assert!(every.contains(&format!("CREATE TABLE {table} (")), "{dialect:?} {table}");
             }
-            assert!(!first.contains('{'), "every placeholder is filled: {first}");
+            assert!(!every.contains('{'), "every placeholder is filled: {every}");
             for version in 2..=LATEST_VERSION {
-                assert!(migration(dialect, version).contains("append-only"));
+                let text = migration(dialect, version);
+                assert!(text.contains("append-only") || text.contains("envbench_append_only("), "{text}");
             }
         }
         assert!(migration(Dialect::Postgres, 1).contains("CREATE TABLE envbench_store"));

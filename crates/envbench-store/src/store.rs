@@ -2,7 +2,7 @@
 //! [`Backend`] seam (transactions, binding, and how a backend keeps its schema version).
 
 use crate::error::StoreError;
-use crate::model::{ImportOutcome, RunFilter};
+use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::schema::{Dialect, LATEST_VERSION, migration};
 use crate::series_rows::{CPU_COLUMNS, DISK_COLUMNS, SeriesBuilder, cpu_values, disk_values, series_rows};
@@ -592,5 +592,59 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             }
             Ok(ImportOutcome::Imported)
         })
+    }
+
+    fn post_fleet_event(
+        &mut self,
+        fleet: &str,
+        sender: &str,
+        kind: &str,
+        body: &serde_json::Value,
+    ) -> Result<FleetEvent, StoreError> {
+        let text = serde_json::to_string(body).map_err(|e| StoreError::Corrupt(format!("a fleet message: {e}")))?;
+        let row = self.write(|sql| {
+            sql.query_one(
+                &format!(
+                    "INSERT INTO fleet_events (fleet, sender, kind, body, at_s) VALUES (?, ?, ?, ?, {}) \
+                     RETURNING id, at_s",
+                    B::DIALECT.clock_seconds()
+                ),
+                params![fleet, sender, kind, text.as_str()],
+            )
+        })?;
+        Ok(FleetEvent {
+            id: row.int(0)?,
+            fleet: fleet.to_string(),
+            sender: sender.to_string(),
+            kind: kind.to_string(),
+            body: body.clone(),
+            at_s: row.real(1)?,
+        })
+    }
+
+    fn fleet_events(&self, fleet: &str, since_s: f64) -> Result<Vec<FleetEvent>, StoreError> {
+        let rows = self.read(|sql| {
+            sql.query(
+                "SELECT id, sender, kind, body, at_s FROM fleet_events WHERE fleet = ? AND at_s >= ? \
+                 ORDER BY at_s, id",
+                params![fleet, since_s],
+            )
+        })?;
+        rows.iter()
+            .map(|row| {
+                Ok(FleetEvent {
+                    id: row.int(0)?,
+                    fleet: fleet.to_string(),
+                    sender: row.text(1)?,
+                    kind: row.text(2)?,
+                    body: json(&row.text(3)?)?,
+                    at_s: row.real(4)?,
+                })
+            })
+            .collect()
+    }
+
+    fn clock_seconds(&self) -> Result<f64, StoreError> {
+        self.read(|sql| sql.query_one(&format!("SELECT {}", B::DIALECT.clock_seconds()), &[])?.real(0))
     }
 }

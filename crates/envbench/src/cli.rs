@@ -36,6 +36,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Copy runs to another store (e.g. a shared PostgreSQL store); runs already there are skipped.
     Push(PushArgs),
+    /// Take part in a fleet run on this host: `ENVBENCH_STORE=postgres://... envbench agent --fleet ID --name NAME`
+    /// (what `envbench fleet` runs over ssh, and what Ansible, a Kubernetes job or Slurm run for --transport
+    /// external).
+    Agent(crate::commands::fleet::AgentArgs),
 }
 
 /// The whole command line: the commands above and every registered workload, in the order `run`, the workloads,
@@ -45,11 +49,13 @@ pub fn command() -> clap::Command {
     for (index, workload) in crate::registry::WORKLOADS.iter().enumerate() {
         command = command.subcommand(crate::driver::command(workload).display_order(index + 1));
     }
+    command = command
+        .subcommand(crate::commands::fleet::command().display_order(crate::registry::WORKLOADS.iter().count() + 1));
     let run = command.find_subcommand("run").is_some();
     if run {
         command = command.mut_subcommand("run", |run| run.display_order(0));
     }
-    for name in ["results", "compare", "report", "serve", "push"] {
+    for name in ["results", "compare", "report", "serve", "push", "agent"] {
         command = command.mut_subcommand(name, |c| c.display_order(100));
     }
     allow_negative_values(command)

@@ -1,4 +1,4 @@
-//! The one driver every workload runs through, from a command, a suite item or (later) a fleet agent: the options
+//! The one driver every workload runs through, from a command, a suite item, a fleet or a fleet agent: the options
 //! all workloads share, then plan (nothing is created or stored for bad input), fingerprint, session and sampler,
 //! the run with Ctrl-C watched, JSON or the table, the stored end, and the exit status.
 
@@ -6,7 +6,9 @@ use crate::output::{self, TerminalProgress};
 use crate::session::{Session, interrupt_flag};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
-use envbench_core::workload::{Ending, Envelope, Plan, Progress, Recording, RunContext, Workload, WorkloadError};
+use envbench_core::workload::{
+    Ending, Envelope, Plan, Planned, Progress, Recording, RunContext, Workload, WorkloadError,
+};
 use envbench_probe::{Host, fingerprint};
 use envbench_store::StoreLocation;
 use std::collections::BTreeMap;
@@ -92,7 +94,7 @@ pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>, WorkloadE
 }
 
 /// The run request: the workload, its labels, and how it was invoked (without secrets).
-fn run_request(workload: &str, common: &CommonArgs) -> Result<RunRequest, WorkloadError> {
+pub fn run_request(workload: &str, common: &CommonArgs) -> Result<RunRequest, WorkloadError> {
     if let Some(label) = &common.label {
         if label.trim().is_empty() {
             return Err(WorkloadError::usage("--label is empty; give a name such as physical-p3605"));
@@ -133,7 +135,6 @@ pub fn quote_words<S: AsRef<str>>(words: impl Iterator<Item = S>) -> String {
 pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &StoreLocation) -> anyhow::Result<ExitCode> {
     let common = CommonArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
     let request = run_request(workload.name(), &common)?;
-    let sample_interval = common.sample_interval()?;
     let planned = match workload.plan(matches)? {
         Plan::Answer(text) => {
             output::print(&text);
@@ -141,11 +142,29 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
         }
         Plan::Run(planned) => planned,
     };
+    Ok(run_planned(workload.name(), planned, &common, request, location)?.exit)
+}
+
+/// How a run through the driver ended: the exit status, and the run's id when it was stored.
+pub struct Launched {
+    pub exit: ExitCode,
+    pub run: Option<String>,
+}
+
+/// Run a planned run (a workload's, a fleet's or a fleet agent's) through the lifecycle: fingerprint, session and
+/// sampler, the run with Ctrl-C watched, JSON or the table, the stored end.
+pub fn run_planned(
+    workload: &str,
+    planned: Box<dyn Planned>,
+    common: &CommonArgs,
+    request: RunRequest,
+    location: &StoreLocation,
+) -> anyhow::Result<Launched> {
+    let sample_interval = common.sample_interval()?;
     let recording = planned.recording();
     if recording == Recording::NotStored && (common.label.is_some() || !common.tags.is_empty()) {
         return Err(WorkloadError::usage(format!(
-            "--label and --tag name a stored run; add --save to keep this {} run",
-            workload.name()
+            "--label and --tag name a stored run; add --save to keep this {workload} run"
         ))
         .into());
     }
@@ -159,6 +178,7 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
         Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None)?),
         Recording::Sampled => Some(Session::start(location, &request, &fingerprint, Some(sample_interval))?),
     };
+    let uuid = session.as_ref().map(|s| s.uuid().to_string());
     if !common.json
         && let Some(line) = planned.announce()
     {
@@ -183,7 +203,11 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
             if let Some(session) = session {
                 session.abandon(status, &redact_secrets(error.message()), series);
             }
-            return if status == RunStatus::Interrupted { Ok(ExitCode::from(130)) } else { Err(error.into()) };
+            return if status == RunStatus::Interrupted {
+                Ok(Launched { exit: ExitCode::from(130), run: uuid })
+            } else {
+                Err(error.into())
+            };
         }
     };
     let empty = envbench_core::sampler::SamplerSeries::default();
@@ -201,7 +225,10 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
     let ending = measured.ending();
     if let Some(mut session) = session {
         if let Some(document) = measured.attachment() {
-            session.attach(workload.name(), &document)?;
+            session.attach(workload, &document)?;
+        }
+        for (name, document) in measured.extra_attachments() {
+            session.attach(&name, &document)?;
         }
         let (status, reason) = match (&ending, interrupted) {
             (_, true) => (RunStatus::Interrupted, Some("interrupted by the user (SIGINT/SIGTERM)".to_string())),
@@ -214,16 +241,18 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
     for line in measured.epilogue() {
         eprintln!("{}", redact_secrets(&line));
     }
-    if interrupted {
-        return Ok(ExitCode::from(130));
-    }
-    match ending {
-        Ending::Complete => Ok(ExitCode::SUCCESS),
-        Ending::Failed(reason) | Ending::CompleteWithFailures(reason) => {
-            eprintln!("envbench: {}", redact_secrets(&reason));
-            Ok(ExitCode::from(1))
+    let exit = if interrupted {
+        ExitCode::from(130)
+    } else {
+        match ending {
+            Ending::Complete => ExitCode::SUCCESS,
+            Ending::Failed(reason) | Ending::CompleteWithFailures(reason) => {
+                eprintln!("envbench: {}", redact_secrets(&reason));
+                ExitCode::from(1)
+            }
         }
-    }
+    };
+    Ok(Launched { exit, run: uuid })
 }
 
 #[cfg(test)]

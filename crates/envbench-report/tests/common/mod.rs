@@ -173,6 +173,8 @@ pub fn ranread_results(speed: f64) -> (Vec<ResultRecord>, Value) {
             job_cv_percent: 1.0,
             started_at: "2026-11-23T10:00:00.000Z".into(),
             database: None,
+            latency: None,
+            job_iops: Vec::new(),
         });
     }
     let document = RanreadDocument {

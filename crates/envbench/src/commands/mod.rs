@@ -2,6 +2,7 @@
 
 mod compare;
 mod export;
+pub mod fleet;
 mod results;
 mod run;
 
@@ -34,6 +35,9 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
     {
         return crate::driver::run(workload, sub, store);
     }
+    if let Some(("fleet", sub)) = matches.subcommand() {
+        return fleet::fleet(store, sub);
+    }
     let cli = Cli::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
     match cli.command {
         Command::Run(args) => run::run(store, args),
@@ -42,6 +46,7 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
         Command::Report(args) => compare::report(store, args),
         Command::Serve(args) => compare::serve(store, args),
         Command::Push(args) => compare::push(store, args),
+        Command::Agent(args) => fleet::agent(store, args),
     }
 }
 

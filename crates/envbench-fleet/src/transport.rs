@@ -1,0 +1,298 @@
+//! How agents are started: as local processes (one machine, many agents), over the system's OpenSSH (so keys,
+//! agents, jump hosts and `~/.ssh/config` work as they do for the user), or by someone else (Ansible, a Kubernetes
+//! job, Slurm), given the agent command the coordinator prints.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// How the agents are started.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transport {
+    /// `count` agent processes on this machine.
+    Local { count: usize },
+    /// One agent per host over ssh.
+    Ssh(SshOptions),
+    /// `count` agents started by someone else with the printed command.
+    External { count: usize },
+}
+
+/// How to reach the hosts over ssh.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SshOptions {
+    /// Hosts as ssh takes them: `host`, `user@host`, or an alias of the ssh configuration.
+    pub hosts: Vec<String>,
+    /// `-F FILE`: an ssh configuration file instead of `~/.ssh/config`.
+    pub config: Option<PathBuf>,
+    /// `-o KEY=VALUE` options.
+    pub options: Vec<String>,
+    /// The envbench program on the hosts.
+    pub remote_binary: String,
+    /// Copy this envbench to each host first (removed again at the end).
+    pub copy_binary: bool,
+}
+
+impl Transport {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Local { .. } => "local",
+            Transport::Ssh(_) => "ssh",
+            Transport::External { .. } => "external",
+        }
+    }
+
+    /// The agents' names: `local-1`..., each ssh host as given (a repeated host numbered), `agent-1`...
+    pub fn agent_names(&self) -> Vec<String> {
+        match self {
+            Transport::Local { count } => (1..=*count).map(|i| format!("local-{i}")).collect(),
+            Transport::External { count } => (1..=*count).map(|i| format!("agent-{i}")).collect(),
+            Transport::Ssh(ssh) => {
+                let mut names: Vec<String> = Vec::new();
+                for host in &ssh.hosts {
+                    let mut name = host.clone();
+                    let mut n = 1;
+                    while names.contains(&name) {
+                        n += 1;
+                        name = format!("{host}#{n}");
+                    }
+                    names.push(name);
+                }
+                names
+            }
+        }
+    }
+}
+
+/// A started agent: its process (the ssh client, for ssh), and the last lines it wrote, for error messages.
+pub struct AgentProcess {
+    pub name: String,
+    /// A process on this machine (local transport), which a signal stops.
+    local: bool,
+    child: Option<Child>,
+    output: Arc<Mutex<Vec<String>>>,
+    exit: Option<ExitStatus>,
+}
+
+/// The most lines of an agent's output kept for its error message.
+const KEPT_LINES: usize = 20;
+
+impl AgentProcess {
+    /// An agent nobody here started (external transport).
+    pub fn external(name: &str) -> AgentProcess {
+        AgentProcess { name: name.to_string(), local: false, child: None, output: Arc::default(), exit: None }
+    }
+
+    fn spawn(name: &str, mut command: Command, local: bool) -> Result<AgentProcess, String> {
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // Its own process group: Ctrl-C reaches the coordinator, which stops every agent in order.
+        command.process_group(0);
+        let mut child = command.spawn().map_err(|e| format!("cannot start {:?} ({e})", command.get_program()))?;
+        let output: Arc<Mutex<Vec<String>>> = Arc::default();
+        for stream in [
+            child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+            child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let output = Arc::clone(&output);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let line = line.rsplit('\r').next().unwrap_or("").to_string();
+                    let mut kept = output.lock().expect("not poisoned");
+                    kept.push(line);
+                    if kept.len() > KEPT_LINES {
+                        kept.remove(0);
+                    }
+                }
+            });
+        }
+        Ok(AgentProcess { name: name.to_string(), local, child: Some(child), output, exit: None })
+    }
+
+    /// The exit status once the process ended (never, for an external agent).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.exit.is_none()
+            && let Some(child) = &mut self.child
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            self.exit = Some(status);
+        }
+        self.exit
+    }
+
+    /// True while the process runs (an external agent's is not known: true).
+    pub fn running(&mut self) -> bool {
+        self.child.is_none() || self.exited().is_none()
+    }
+
+    /// The last lines the agent wrote, for an error message.
+    pub fn last_output(&self) -> String {
+        let kept = self.output.lock().expect("not poisoned");
+        kept.iter().filter(|l| !l.trim().is_empty()).cloned().collect::<Vec<_>>().join(" | ")
+    }
+
+    /// True for an agent nobody here started.
+    pub fn is_external(&self) -> bool {
+        self.child.is_none()
+    }
+
+    /// Ask a local agent to stop now (SIGTERM: it stores its run as interrupted and removes its files). A remote
+    /// agent reads the stop from the board instead (a signal to its ssh client would not reach it).
+    pub fn interrupt_if_local(&mut self) {
+        if !self.local {
+            return;
+        }
+        if self.exited().is_none()
+            && let Some(child) = &self.child
+        {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        }
+    }
+
+    /// Stop the process at once.
+    pub fn kill(&mut self) {
+        if let Some(child) = &mut self.child
+            && self.exit.is_none()
+        {
+            let _ = child.kill();
+            self.exit = child.wait().ok();
+        }
+    }
+}
+
+/// Words quoted for a POSIX shell (what ssh hands the remote command to).
+pub fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+%".contains(c)) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The agent command line for a fleet (what `--transport external` prints, and what ssh runs).
+pub fn agent_words(program: &str, fleet: &str, name: &str) -> Vec<String> {
+    [program, "agent", "--fleet", fleet, "--name", name].map(String::from).to_vec()
+}
+
+impl SshOptions {
+    /// `ssh` with the user's configuration and options, never asking for a password (a fleet has no terminal to
+    /// ask on), to `host`.
+    fn command(&self, host: &str) -> Command {
+        let mut command = Command::new("ssh");
+        command.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]);
+        if let Some(config) = &self.config {
+            command.arg("-F").arg(config);
+        }
+        for option in &self.options {
+            command.arg("-o").arg(option);
+        }
+        command.arg(host).arg("--");
+        command
+    }
+
+    /// Where a copied binary goes on the hosts.
+    pub fn copied_binary(fleet: &str) -> String {
+        format!("/tmp/envbench-fleet-{}", &fleet[..fleet.len().min(8)])
+    }
+
+    /// Copy this envbench to `host` at `path`, over ssh's standard input.
+    pub fn copy_binary(&self, host: &str, path: &str) -> Result<(), String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find this envbench program ({e})"))?;
+        let file = std::fs::File::open(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+        let quoted = shell_words(&[path.to_string()]);
+        let output = self
+            .command(host)
+            .arg(format!("umask 077 && cat > {quoted}.part && chmod 700 {quoted}.part && mv {quoted}.part {quoted}"))
+            .stdin(file)
+            .output()
+            .map_err(|e| format!("cannot run ssh ({e})"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "copying envbench to {host} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Remove a copied binary from `host` (best effort).
+    pub fn remove_binary(&self, host: &str, path: &str) {
+        let _ = self.command(host).arg(format!("rm -f {}", shell_words(&[path.to_string()]))).output();
+    }
+}
+
+/// Start the agents of `fleet`, named `names`, whose store is `store` (a URL or path every agent reaches).
+pub fn start(
+    transport: &Transport,
+    fleet: &str,
+    names: &[String],
+    store: &str,
+) -> Result<Vec<AgentProcess>, (String, String)> {
+    let mut started = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        let process = match transport {
+            Transport::External { .. } => Ok(AgentProcess::external(name)),
+            Transport::Local { .. } => {
+                let exe = std::env::current_exe().map_err(|e| (name.clone(), format!("cannot find envbench ({e})")))?;
+                let mut command = Command::new(exe);
+                command.args(&agent_words("envbench", fleet, name)[1..]).env("ENVBENCH_STORE", store);
+                AgentProcess::spawn(name, command, true)
+            }
+            Transport::Ssh(ssh) => {
+                let host = &ssh.hosts[index];
+                let program =
+                    if ssh.copy_binary { SshOptions::copied_binary(fleet) } else { ssh.remote_binary.clone() };
+                let mut words = vec!["env".to_string(), format!("ENVBENCH_STORE={store}")];
+                words.extend(agent_words(&program, fleet, name));
+                let mut command = ssh.command(host);
+                command.arg(shell_words(&words));
+                AgentProcess::spawn(name, command, false)
+            }
+        };
+        match process {
+            Ok(process) => started.push(process),
+            Err(error) => {
+                for mut other in started {
+                    other.kill();
+                }
+                return Err((name.clone(), error));
+            }
+        }
+    }
+    Ok(started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_words_are_quoted_for_the_shell() {
+        let words = ["env", "ENVBENCH_STORE=postgres://u@h/db", "it's here", ""].map(String::from);
+        assert_eq!(shell_words(&words), r"env ENVBENCH_STORE=postgres://u@h/db 'it'\''s here' ''");
+    }
+
+    #[test]
+    fn agents_are_named_by_transport() {
+        assert_eq!(Transport::Local { count: 2 }.agent_names(), ["local-1", "local-2"]);
+        let ssh = SshOptions {
+            hosts: vec!["db1".into(), "bob@db2".into(), "db1".into()],
+            config: None,
+            options: Vec::new(),
+            remote_binary: "envbench".into(),
+            copy_binary: false,
+        };
+        assert_eq!(Transport::Ssh(ssh).agent_names(), ["db1", "bob@db2", "db1#2"]);
+    }
+}

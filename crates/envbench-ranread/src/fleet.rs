@@ -1,0 +1,392 @@
+//! `envbench fleet ... ranread`: the sweep's jobs spread over many hosts, each reading its own database file (on
+//! shared storage, the array sees every host's reads at once). The coordinator raises the fleet's total jobs as the
+//! single-host sweep raises one host's (to the knee, or down a list), splits each step's jobs over the agents as
+//! evenly as they go, and merges the agents' steps: IOPS add up, latency percentiles come from every read's latency
+//! (the agents' HDR histograms merged, not their percentiles averaged).
+
+use crate::workload::{Comparable, Prepared, RanreadArgs, RanreadDocument, RanreadMeasured, RanreadRun, plan, render};
+use crate::{JobsPlan, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step, results};
+use clap::FromArgMatches;
+use envbench_core::fleet::{
+    AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, StepReport,
+};
+use envbench_core::model::ResultRecord;
+use envbench_core::sampler::SamplerSeries;
+use envbench_core::workload::{Envelope, Measured, RunContext, WorkloadError};
+use envbench_io::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// ranread's side of fleet runs.
+pub struct RanreadFleet;
+
+impl FleetWorkload for RanreadFleet {
+    fn throughput_unit(&self) -> &'static str {
+        "IOPS"
+    }
+
+    fn coordinator(&self, matches: &clap::ArgMatches) -> Result<Box<dyn FleetCoordinator>, WorkloadError> {
+        let mut args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        // The directory is on the agents' hosts: each agent checks it there.
+        let dir = std::mem::replace(&mut args.dir, PathBuf::from("."));
+        let mut run = fleet_plan(args)?;
+        run.dir = dir;
+        let listed = match &run.jobs {
+            JobsPlan::List(list) => list.clone(),
+            JobsPlan::Auto { .. } => Vec::new(),
+        };
+        Ok(Box::new(RanreadCoordinator { run, listed, steps: Vec::new(), stop_reason: None, first: None }))
+    }
+
+    fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
+        let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        let mut run = fleet_plan(args)?;
+        let subdirectory = run.dir.join(&place.subdirectory);
+        run.dir = subdirectory.clone();
+        Ok(Box::new(RanreadAgent {
+            name: place.name.clone(),
+            run,
+            subdirectory,
+            created: false,
+            prepared: None,
+            steps: Vec::new(),
+        }))
+    }
+}
+
+/// The arguments of a fleet's ranread, checked as the single-host command checks them.
+fn fleet_plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
+    if args.db.is_some() {
+        return Err(WorkloadError::usage(
+            "a fleet's ranread reads each host's own database file: leave out --db (for many clients of one \
+             PostgreSQL server, run ranread --db from each host)",
+        ));
+    }
+    plan(args)
+}
+
+/// What an agent reports of a step: its figures (with every read's latency) and what it read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct AgentStep {
+    step: StepFigures,
+    parameters: Comparable,
+    flags: Vec<String>,
+}
+
+/// The fleet's side: the sweep over total jobs.
+struct RanreadCoordinator {
+    run: RanreadRun,
+    /// Job counts still to run, for a listed sweep.
+    listed: Vec<u32>,
+    steps: Vec<StepFigures>,
+    stop_reason: Option<StopReason>,
+    /// What the first agent read and how: the merged run's parameters.
+    first: Option<(Comparable, Vec<String>)>,
+}
+
+/// `jobs` spread over `agents` as evenly as they go: the first `jobs % agents` agents take one more.
+pub fn split_jobs(jobs: u32, agents: usize) -> Vec<u32> {
+    let agents = agents.max(1) as u32;
+    (0..agents).map(|i| jobs / agents + u32::from(i < jobs % agents)).collect()
+}
+
+impl FleetCoordinator for RanreadCoordinator {
+    fn data_dir(&self) -> &Path {
+        &self.run.dir
+    }
+
+    fn announce(&self, agents: usize) -> String {
+        format!(
+            "ranread on {agents} agents: {}, the jobs of each step spread over the agents, each reading its own file \
+             in {}",
+            match &self.run.jobs {
+                JobsPlan::Auto { max_jobs } => format!("total jobs 1, 2, 4, ... up to {max_jobs}"),
+                JobsPlan::List(list) =>
+                    format!("total jobs {}", list.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")),
+            },
+            self.run.dir.display()
+        )
+    }
+
+    fn next_step(&mut self, agents: usize) -> Option<FleetStep> {
+        if self.stop_reason.is_some() {
+            return None;
+        }
+        let jobs = match &self.run.jobs {
+            JobsPlan::Auto { max_jobs } => next_auto_step(&self.steps, &self.run.targets, *max_jobs),
+            JobsPlan::List(_) if self.listed.is_empty() => Err(StopReason::ListDone),
+            JobsPlan::List(_) => Ok(self.listed.remove(0)),
+        };
+        let jobs = match jobs {
+            Ok(jobs) => jobs,
+            Err(reason) => {
+                self.stop_reason = Some(reason);
+                return None;
+            }
+        };
+        let assignments = split_jobs(jobs, agents)
+            .into_iter()
+            .map(|n| if n == 0 { Value::Null } else { json!({ "jobs": n }) })
+            .collect();
+        Some(FleetStep { name: crate::step_test_id(jobs), assignments })
+    }
+
+    fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {
+        let mut parts = Vec::new();
+        for report in reports {
+            let part: AgentStep = serde_json::from_value(report.report.figures.clone()).map_err(|e| {
+                WorkloadError::failure(format!("{}: its report of {} cannot be read ({e})", report.agent, step.name))
+            })?;
+            if self.first.is_none() {
+                self.first = Some((part.parameters.clone(), part.flags.clone()));
+            }
+            parts.push(part.step);
+        }
+        let merged = merge_steps(&parts).map_err(|e| WorkloadError::failure(format!("{}: {e}", step.name)))?;
+        let line = format!(
+            "  {:>4} jobs on {} agent{}: {:>9.0} IOPS, {:.3} ms mean, {:.3} ms p99",
+            merged.jobs,
+            parts.len(),
+            if parts.len() == 1 { "" } else { "s" },
+            merged.iops,
+            merged.mean_ms,
+            merged.p99_ms
+        );
+        self.steps.push(merged);
+        Ok(line)
+    }
+
+    fn finish(self: Box<Self>, interrupted: bool) -> Result<Box<dyn Measured>, WorkloadError> {
+        let stop_reason =
+            if interrupted { StopReason::Interrupted } else { self.stop_reason.unwrap_or(StopReason::ListDone) };
+        let knee = find_knee(&self.steps, self.run.targets.latency_ms);
+        let verdict = judge(&self.steps, knee, &self.run.targets);
+        let outcome = SweepOutcome { steps: self.steps, stop_reason, targets: self.run.targets, knee, verdict };
+        let (parameters, flags) = self.first.ok_or_else(|| WorkloadError::failure("no agent reported a step"))?;
+        let target = format!("each agent's database file in {}", self.run.dir.display());
+        Ok(Box::new(RanreadMeasured { document: RanreadDocument { target, parameters, outcome }, flags }))
+    }
+}
+
+/// One step of the whole fleet from each agent's: jobs, reads and IOPS add up (each agent's IOPS over its own
+/// step, which all began at the release instant), latency from every read of every agent, job spread over every job.
+pub fn merge_steps(parts: &[StepFigures]) -> Result<StepFigures, String> {
+    let first = parts.first().ok_or("no agent reported it")?;
+    let mut histogram = LatencyHistogram::new();
+    for part in parts {
+        let document = part.latency.as_ref().ok_or("an agent reported no latency histogram")?;
+        histogram.merge(&LatencyHistogram::from_document(document));
+    }
+    let elapsed_s = parts.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+    let job_iops = parts.iter().flat_map(|p| p.job_iops.iter().copied()).collect();
+    let started_at = parts.iter().map(|p| p.started_at.clone()).min().unwrap_or_else(|| first.started_at.clone());
+    let mut merged =
+        StepFigures::measured(parts.iter().map(|p| p.jobs).sum(), &histogram, elapsed_s, job_iops, started_at, None);
+    merged.iops = parts.iter().map(|p| p.iops).sum();
+    Ok(merged)
+}
+
+/// One host's side: its own database file in its own subdirectory, its share of each step.
+struct RanreadAgent {
+    name: String,
+    run: RanreadRun,
+    subdirectory: PathBuf,
+    /// True once the subdirectory is ours to remove.
+    created: bool,
+    prepared: Option<Prepared>,
+    /// The fleet's step names and this agent's figures in them.
+    steps: Vec<(String, StepFigures)>,
+}
+
+impl RanreadAgent {
+    /// Remove the database file and the subdirectory this agent created (never anything else: a directory that
+    /// holds other files stays).
+    fn clean_up(&mut self) -> Result<(), String> {
+        if let Some(prepared) = self.prepared.take() {
+            let Prepared { runner, database_file, .. } = prepared;
+            drop(runner);
+            if let Some(path) = database_file {
+                std::fs::remove_file(&path).map_err(|e| format!("{}: cannot remove it ({e})", path.display()))?;
+            }
+        }
+        if std::mem::take(&mut self.created) {
+            std::fs::remove_dir(&self.subdirectory)
+                .map_err(|e| format!("{}: cannot remove it ({e})", self.subdirectory.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RanreadAgent {
+    fn drop(&mut self) {
+        let _ = self.clean_up();
+    }
+}
+
+impl FleetAgent for RanreadAgent {
+    fn data_dir(&self) -> &Path {
+        self.subdirectory.parent().unwrap_or(&self.subdirectory)
+    }
+
+    fn prepare(&mut self, context: &RunContext<'_>) -> Result<String, WorkloadError> {
+        std::fs::create_dir(&self.subdirectory).map_err(|e| {
+            WorkloadError::failure(format!(
+                "{}: cannot create the agent's directory ({e}); it must not exist yet",
+                self.subdirectory.display()
+            ))
+        })?;
+        self.created = true;
+        let prepared = self.run.prepare(context)?;
+        let line = format!("{} ready: {}", self.name, prepared.runner.target());
+        self.prepared = Some(prepared);
+        Ok(line)
+    }
+
+    fn run_step(
+        &mut self,
+        step: &str,
+        assignment: &Value,
+        context: &RunContext<'_>,
+    ) -> Result<StepReport, WorkloadError> {
+        let jobs = assignment
+            .get("jobs")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                WorkloadError::failure(format!("{step}: the coordinator sent no job count ({assignment})"))
+            })?;
+        let prepared = self.prepared.as_mut().ok_or_else(|| WorkloadError::failure("a step before preparing"))?;
+        let figures = prepared
+            .runner
+            .run_step(jobs, self.run.limit, context.interrupt)?
+            .ok_or_else(WorkloadError::interrupted)?;
+        let report =
+            AgentStep { step: figures.clone(), parameters: prepared.parameters.clone(), flags: prepared.flags.clone() };
+        self.steps.push((step.to_string(), figures.clone()));
+        Ok(StepReport {
+            throughput: figures.iops,
+            figures: serde_json::to_value(&report).expect("step figures serialize"),
+        })
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let parameters = self.prepared.as_ref().map(|p| p.parameters.clone());
+        let flags = self.prepared.as_ref().map(|p| p.flags.clone()).unwrap_or_default();
+        let target = self.prepared.as_ref().map(|p| p.runner.target()).unwrap_or_default();
+        self.clean_up().map_err(WorkloadError::failure)?;
+        let parameters = parameters.ok_or_else(|| WorkloadError::failure("the agent never prepared"))?;
+        let steps = std::mem::take(&mut self.steps);
+        Ok(Box::new(AgentMeasured {
+            name: self.name.clone(),
+            target,
+            parameters,
+            flags,
+            steps,
+            targets: self.run.targets,
+        }))
+    }
+}
+
+/// An agent's own run: its share of each of the fleet's steps, named by the fleet's step.
+struct AgentMeasured {
+    name: String,
+    target: String,
+    parameters: Comparable,
+    flags: Vec<String>,
+    steps: Vec<(String, StepFigures)>,
+    targets: crate::Targets,
+}
+
+impl AgentMeasured {
+    fn outcome(&self) -> SweepOutcome {
+        let steps: Vec<StepFigures> = self.steps.iter().map(|(_, f)| f.clone()).collect();
+        SweepOutcome {
+            verdict: crate::Verdict {
+                pass: true,
+                explanation: format!("{}'s share of a fleet's steps: the fleet's run judges the sweep", self.name),
+            },
+            steps,
+            stop_reason: StopReason::ListDone,
+            targets: self.targets,
+            knee: None,
+        }
+    }
+}
+
+impl Measured for AgentMeasured {
+    fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
+        let mut records = Vec::new();
+        for (name, figures) in &self.steps {
+            let outcome = SweepOutcome { steps: vec![figures.clone()], knee: None, ..self.outcome() };
+            let parameters = json!({ "fleet_agent": self.name, "fleet_step": name });
+            let mut base = json!(self.parameters);
+            if let (Some(map), Value::Object(add)) = (base.as_object_mut(), parameters) {
+                map.extend(add);
+            }
+            for mut record in results(&outcome, &base) {
+                record.test_id = name.clone();
+                record.flags.extend(self.flags.iter().cloned());
+                records.push(record);
+            }
+        }
+        records
+    }
+
+    fn attachment(&self) -> Option<Value> {
+        Some(json!(RanreadDocument {
+            target: self.target.clone(),
+            parameters: self.parameters.clone(),
+            outcome: self.outcome()
+        }))
+    }
+
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        envelope.wrap([(crate::workload::WORKLOAD, self.attachment().unwrap_or(Value::Null))])
+    }
+
+    fn render(&self, series: &SamplerSeries) -> String {
+        render(&self.outcome(), series, &self.target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(jobs: u32, latencies_us: &[u64], elapsed_s: f64) -> StepFigures {
+        let mut histogram = LatencyHistogram::new();
+        for us in latencies_us {
+            histogram.record_ns(us * 1000);
+        }
+        let rates = vec![latencies_us.len() as f64 / elapsed_s / f64::from(jobs); jobs as usize];
+        StepFigures::measured(jobs, &histogram, elapsed_s, rates, "2026-11-23T10:00:00.000Z".into(), None)
+    }
+
+    #[test]
+    fn jobs_are_spread_as_evenly_as_they_go() {
+        assert_eq!(split_jobs(1, 3), vec![1, 0, 0]);
+        assert_eq!(split_jobs(4, 3), vec![2, 1, 1]);
+        assert_eq!(split_jobs(6, 3), vec![2, 2, 2]);
+        assert_eq!(split_jobs(5, 1), vec![5]);
+    }
+
+    #[test]
+    fn merged_steps_add_throughput_and_take_percentiles_of_every_read() {
+        let fast: Vec<u64> = vec![100; 900];
+        let slow: Vec<u64> = vec![10_000; 100];
+        let a = part(2, &fast, 1.0);
+        let b = part(1, &slow, 1.0);
+        let merged = merge_steps(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(merged.jobs, 3);
+        assert_eq!(merged.reads, 1000);
+        assert_eq!(merged.iops, a.iops + b.iops);
+        // 10% of all reads are slow: the merged p99 is a slow read, though one host's p99 is fast.
+        assert!(merged.p99_ms > 9.0, "{merged:?}");
+        assert!(a.p99_ms < 0.2);
+        assert!((merged.mean_ms - (900.0 * 0.1 + 100.0 * 10.0) / 1000.0).abs() < 1e-9, "{merged:?}");
+        assert_eq!(merged.job_iops.len(), 3);
+        assert!(merge_steps(&[]).is_err());
+    }
+}

@@ -1,0 +1,267 @@
+//! `envbench fleet` (a workload on many hosts at once, merged into one result) and `envbench agent` (one host's
+//! part of a fleet): both parse what they must, then hand their planned run to the one driver.
+
+use crate::driver::{self, CommonArgs};
+use crate::registry::WORKLOADS;
+use clap::{Args, FromArgMatches};
+use envbench_core::fleet::AgentPlace;
+use envbench_core::workload::{Workload, WorkloadError};
+use envbench_fleet::board::{Failure, Finished, kind};
+use envbench_fleet::{AgentRun, Board, CoordinatorRun, FleetSpec, SshOptions, Transport};
+use envbench_store::StoreLocation;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The options of `envbench fleet`, before the workload and its own options.
+#[derive(Args, Debug)]
+pub struct FleetArgs {
+    /// How agents are started: ssh (each --host), local (--agents processes on this machine), or external (you start
+    /// the printed `envbench agent` commands, e.g. with Ansible, a Kubernetes job or Slurm).
+    #[arg(long, default_value = "ssh", value_parser = ["ssh", "local", "external"])]
+    pub transport: String,
+    /// A host to run an agent on, as ssh takes it: host, user@host or an ~/.ssh/config alias (repeatable).
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// A file of hosts, one per line (# starts a comment).
+    #[arg(long = "hosts", value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// How many agents, for the local and external transports.
+    #[arg(long)]
+    pub agents: Option<usize>,
+    /// An ssh configuration file to use instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// An ssh option, e.g. --ssh-option Port=2222 (ssh -o; repeatable).
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<String>,
+    /// The envbench program on the hosts.
+    #[arg(long, default_value = "envbench", value_name = "PATH")]
+    pub remote_binary: String,
+    /// Copy this envbench to each host first (to /tmp, removed at the end); the hosts must run the same platform.
+    #[arg(long)]
+    pub copy_binary: bool,
+    /// Go on without agents that cannot be reached or fail, instead of failing the fleet (it says which).
+    #[arg(long)]
+    pub keep_going: bool,
+    /// How long agents may take to start and prepare (create their files), e.g. 10m.
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub prepare_timeout: String,
+}
+
+/// The options of `envbench agent`.
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// The fleet to join: the id `envbench fleet` printed.
+    #[arg(long)]
+    pub fleet: String,
+    /// This agent's name in the fleet (as the coordinator listed it: local-1, agent-1, or the host given).
+    #[arg(long)]
+    pub name: String,
+}
+
+/// The `fleet` command: its options, then one subcommand per workload that runs on a fleet, with that workload's
+/// own options.
+pub fn command() -> clap::Command {
+    let mut command = FleetArgs::augment_args(clap::Command::new("fleet").about(
+        "Run a workload on many hosts at once (started together, merged into one result) through a shared \
+         PostgreSQL store: envbench fleet --host db1 --host db2 --store postgres://... ranread --jobs 1,2,4",
+    ))
+    .subcommand_required(true)
+    .subcommand_value_name("WORKLOAD");
+    for workload in WORKLOADS.iter().filter(|w| w.fleet().is_some()) {
+        command = command.subcommand(driver::command(workload));
+    }
+    command
+}
+
+/// The workloads that run on a fleet, for messages.
+fn fleet_workloads() -> String {
+    WORKLOADS.iter().filter(|w| w.fleet().is_some()).map(|w| w.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// The hosts of `--host` and `--hosts FILE`.
+fn hosts(args: &FleetArgs) -> anyhow::Result<Vec<String>> {
+    let mut hosts = args.hosts.clone();
+    if let Some(path) = &args.hosts_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::usage(format!("--hosts {}: cannot read it ({e})", path.display())))?;
+        hosts.extend(
+            text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from),
+        );
+    }
+    if let Some(bad) =
+        hosts.iter().find(|h| h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control()))
+    {
+        return Err(crate::usage(format!("host '{bad}' is not a host name; give host, user@host or an ssh alias")));
+    }
+    Ok(hosts)
+}
+
+/// The transport the options describe, or a usage error that says what is missing.
+fn transport(args: &FleetArgs, store: &StoreLocation) -> anyhow::Result<Transport> {
+    let hosts = hosts(args)?;
+    let count = |what: &str| -> anyhow::Result<usize> {
+        match args.agents {
+            Some(n) if (1..=1024).contains(&n) => Ok(n),
+            Some(n) => Err(crate::usage(format!("--agents {n}: give from 1 to 1024 agents"))),
+            None => Err(crate::usage(format!("--transport {what} needs --agents N, the number of agents"))),
+        }
+    };
+    let transport = match args.transport.as_str() {
+        "local" => Transport::Local { count: count("local")? },
+        "external" => Transport::External { count: count("external")? },
+        _ => {
+            if hosts.is_empty() {
+                return Err(crate::usage(
+                    "a fleet over ssh needs its hosts: --host HOST (repeatable) or --hosts FILE; or use --transport \
+                     local --agents N on this machine",
+                ));
+            }
+            if args.agents.is_some() {
+                return Err(crate::usage(
+                    "--agents is for --transport local or external; over ssh, each --host is an agent",
+                ));
+            }
+            Transport::Ssh(SshOptions {
+                hosts,
+                config: args.ssh_config.clone(),
+                options: args.ssh_options.clone(),
+                remote_binary: args.remote_binary.clone(),
+                copy_binary: args.copy_binary,
+            })
+        }
+    };
+    if !matches!(transport, Transport::Ssh(_)) && (!args.hosts.is_empty() || args.hosts_file.is_some()) {
+        return Err(crate::usage(format!("--host and --hosts are for --transport ssh, not {}", args.transport)));
+    }
+    if !matches!(transport, Transport::Local { .. }) && matches!(store, StoreLocation::Sqlite(_)) {
+        return Err(crate::usage(format!(
+            "a fleet over {} needs a store every host reaches: --store postgres://user@host/database (a SQLite file \
+             is for --transport local)",
+            transport.name()
+        )));
+    }
+    Ok(transport)
+}
+
+/// What agents are given as their store: a PostgreSQL URL as it is, a SQLite file by its absolute path.
+fn store_for_agents(store: &StoreLocation, given: Option<&String>) -> anyhow::Result<String> {
+    Ok(match store {
+        StoreLocation::Postgres(_) => given.cloned().unwrap_or_default(),
+        StoreLocation::Sqlite(path) => std::path::absolute(path)?.display().to_string(),
+    })
+}
+
+/// `envbench fleet ...`.
+pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
+    let args = FleetArgs::from_arg_matches(matches).map_err(|e| crate::usage(e.to_string()))?;
+    let Some((name, sub)) = matches.subcommand() else {
+        return Err(crate::usage(format!("give the workload to run: one of {}", fleet_workloads())));
+    };
+    let workload: &dyn Workload =
+        WORKLOADS.find(name).ok_or_else(|| crate::usage(format!("{name} cannot run on a fleet")))?;
+    let side = workload
+        .fleet()
+        .ok_or_else(|| crate::usage(format!("{name} cannot run on a fleet; these can: {}", fleet_workloads())))?;
+    let transport = transport(&args, store)?;
+    let prepare_timeout = envbench_core::parse_duration(&args.prepare_timeout)
+        .map_err(|e| crate::usage(format!("--prepare-timeout: {e}")))?;
+    if prepare_timeout < Duration::from_secs(1) {
+        return Err(crate::usage("--prepare-timeout must be at least 1s"));
+    }
+    let common = CommonArgs::from_arg_matches(sub).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let mut request = driver::run_request(workload.name(), &common)?;
+    let coordinator = side.coordinator(sub)?;
+    let fleet = uuid::Uuid::new_v4().to_string();
+    request.tags.insert("fleet".into(), fleet.clone());
+    let arguments = workload_arguments(name);
+    let spec = FleetSpec {
+        workload: workload.name().to_string(),
+        arguments,
+        agents: transport.agent_names(),
+        transport: transport.name().to_string(),
+        label: common.label.clone(),
+        tags: request.tags.clone(),
+    };
+    let store_text = store_for_agents(store, matches.get_one::<String>("store"))?;
+    let planned = CoordinatorRun {
+        fleet,
+        spec,
+        transport,
+        store: store.clone(),
+        store_text,
+        keep_going: args.keep_going,
+        prepare_timeout,
+        throughput_unit: side.throughput_unit().to_string(),
+        coordinator,
+    };
+    Ok(driver::run_planned(workload.name(), Box::new(planned), &common, request, store)?.exit)
+}
+
+/// The words after the workload's name on this command line: what every agent parses as the workload's options.
+fn workload_arguments(workload: &str) -> Vec<String> {
+    let words: Vec<String> = std::env::args().collect();
+    let fleet = words.iter().position(|w| w == "fleet").unwrap_or(0);
+    let at = words.iter().skip(fleet + 1).position(|w| w == workload).map_or(words.len(), |i| i + fleet + 2);
+    words[at.min(words.len())..].to_vec()
+}
+
+/// `envbench agent --fleet ID --name NAME`.
+pub fn agent(store: &StoreLocation, args: AgentArgs) -> anyhow::Result<ExitCode> {
+    let mut board = Board::open(store, &args.fleet, &args.name)?;
+    let spec = envbench_fleet::join(&mut board)?;
+    if !spec.agents.contains(&args.name) {
+        return Err(crate::usage(format!(
+            "fleet {} has no agent named {}; its agents are {}",
+            args.fleet,
+            args.name,
+            spec.agents.join(", ")
+        )));
+    }
+    let launched = take_part(store, &args, &spec, board);
+    let mut board = Board::open(store, &args.fleet, &args.name)?;
+    match launched {
+        Ok(launched) => {
+            board.post(kind::FINISHED, &Finished { run: launched.run })?;
+            Ok(launched.exit)
+        }
+        Err(error) => {
+            let _ = board.post(kind::FAILED, &Failure { error: crate::output::error_text(&error) });
+            Err(error)
+        }
+    }
+}
+
+/// Plan this agent's part from the fleet's description and run it through the driver.
+fn take_part(
+    store: &StoreLocation,
+    args: &AgentArgs,
+    spec: &FleetSpec,
+    board: Board,
+) -> anyhow::Result<driver::Launched> {
+    let workload = WORKLOADS
+        .find(&spec.workload)
+        .filter(|w| w.fleet().is_some())
+        .ok_or_else(|| crate::usage(format!("this envbench cannot run {} on a fleet", spec.workload)))?;
+    let side = workload.fleet().expect("filtered");
+    let matches = driver::command(workload)
+        .try_get_matches_from(std::iter::once(workload.name().to_string()).chain(spec.arguments.iter().cloned()))
+        .map_err(|e| crate::usage(format!("the fleet's {} options: {e}", workload.name())))?;
+    let common = CommonArgs::from_arg_matches(&matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let place = AgentPlace {
+        name: args.name.clone(),
+        subdirectory: format!(
+            "envbench-fleet-{}-{}",
+            &args.fleet[..args.fleet.len().min(8)],
+            args.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>()
+        ),
+    };
+    let work = side.agent(&matches, &place)?;
+    let mut request = driver::run_request(workload.name(), &CommonArgs { label: None, ..common.clone() })?;
+    request.label = spec.label.as_ref().map(|label| format!("{label}/{}", args.name));
+    request.tags = spec.tags.clone();
+    request.tags.insert("fleet_agent".into(), args.name.clone());
+    let planned = AgentRun { name: args.name.clone(), board, work };
+    driver::run_planned(workload.name(), Box::new(planned), &common, request, store)
+}

@@ -1,0 +1,357 @@
+//! `envbench fleet`: a workload on several agents at once through the shared PostgreSQL store, as local processes
+//! and through a real sshd on a loopback port; the merged result against the agents' own runs; failures named with
+//! nothing left behind.
+
+mod common;
+
+use common::{scratch, stderr, stdout};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A PostgreSQL URL whose search_path is a fresh schema, dropped when the guard goes.
+struct Schema {
+    name: String,
+}
+
+impl Schema {
+    fn new(tag: &str) -> Schema {
+        let name = format!("envbench_fleet_{tag}_{}", std::process::id());
+        psql(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name};"));
+        Schema { name }
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3D{}", self.name)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.name));
+    }
+}
+
+fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-Atqc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+fn envbench(store: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn json(output: &Output) -> Value {
+    assert!(output.status.success(), "{}", stderr(output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The runs of one fleet: the merged run, then each agent's run by agent name.
+fn fleet_runs(store: &str, fleet: &str) -> (Value, Vec<(String, Value)>) {
+    let listed = json(&envbench(store, &["results", "list", "--json", "--tag", &format!("fleet={fleet}")]));
+    let mut merged = None;
+    let mut agents = Vec::new();
+    for summary in listed.as_array().unwrap() {
+        let run = json(&envbench(store, &["results", "show", "--json", summary["uuid"].as_str().unwrap()]));
+        match summary["tags"]["fleet_agent"].as_str() {
+            Some(agent) => agents.push((agent.to_string(), run)),
+            None => merged = Some(run),
+        }
+    }
+    agents.sort_by(|a, b| a.0.cmp(&b.0));
+    (merged.expect("the merged run is stored"), agents)
+}
+
+/// The first sample of a run's result.
+fn figure(run: &Value, test: &str, metric: &str) -> f64 {
+    run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["test_id"] == test && r["metric"] == metric)
+        .unwrap_or_else(|| panic!("{test} {metric} in {run}"))["samples"][0]
+        .as_f64()
+        .unwrap()
+}
+
+/// Nothing an agent made is left in the fleet's directory.
+fn assert_nothing_left(dir: &Path) {
+    let left: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "the agents left {left:?}");
+}
+
+/// The fleet id of a fleet's merged run, from its JSON output.
+fn fleet_id(output: &Output) -> String {
+    let value = json(output);
+    value["fleet"]["fleet"].as_str().expect("the fleet document in the JSON").to_string()
+}
+
+#[test]
+fn a_local_fleet_merges_its_agents_into_one_sweep_with_each_hosts_share() {
+    let schema = Schema::new("local");
+    let store = schema.url();
+    let dir = scratch("fleet", "local");
+    let dir_text = dir.to_str().unwrap();
+    let args = [
+        "fleet",
+        "--transport",
+        "local",
+        "--agents",
+        "3",
+        "ranread",
+        "--dir",
+        dir_text,
+        "--size",
+        "16m",
+        "--jobs",
+        "1,2,4",
+        "--duration",
+        "1s",
+        "--label",
+        "fleet-local",
+    ];
+    let output = envbench(&store, &args);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    assert!(text.contains("Random read sweep") && text.contains("each host's share"), "{text}");
+    for agent in ["local-1", "local-2", "local-3"] {
+        assert!(text.contains(agent), "{agent} in {text}");
+    }
+    assert!(text.contains("Start skew: at most"), "{text}");
+    assert_nothing_left(&dir);
+
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let jobs = json_args.iter().position(|a| *a == "1,2,4").unwrap();
+    json_args[jobs] = "4";
+    let output = envbench(&store, &json_args);
+    let fleet = fleet_id(&output);
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    assert_eq!(agents.len(), 3, "each agent stores its own run");
+    assert_eq!(merged["label"], "fleet-local");
+    for (name, run) in &agents {
+        assert_eq!(run["label"], format!("fleet-local/{name}"));
+        assert_eq!(run["status"], "complete");
+    }
+    // The merged IOPS are the agents' stored IOPS added up; the jobs 4 = 2 + 1 + 1.
+    let sum: f64 = agents.iter().map(|(_, run)| figure(run, "J=4", "iops")).sum();
+    let total = figure(&merged, "J=4", "iops");
+    assert!((total - sum).abs() <= 1e-6 * sum, "merged {total} against the agents' sum {sum}");
+    let document = &merged["attachments"]["fleet"];
+    let shares = document["steps"][0]["shares"].as_array().unwrap();
+    let jobs: Vec<u64> = shares.iter().map(|s| s["assignment"]["jobs"].as_u64().unwrap()).collect();
+    assert_eq!(jobs, [2, 1, 1]);
+    let percent: f64 = shares.iter().map(|s| s["share_percent"].as_f64().unwrap()).sum();
+    assert!((percent - 100.0).abs() < 1e-6, "{document}");
+    for share in shares {
+        assert!(share["skew_ms"].as_f64().unwrap().is_finite(), "{share}");
+        assert!(share["cpu_busy_percent"].as_f64().is_some(), "each host's sampler figures: {share}");
+    }
+    for host in document["hosts"].as_array().unwrap() {
+        assert!(host["run"].is_string() && host["error"].is_null(), "{host}");
+    }
+    // The merged latency percentiles come from every read: within the agents' own range.
+    let p99 = figure(&merged, "J=4", "latency_p99");
+    let lowest = agents.iter().map(|(_, r)| figure(r, "J=4", "latency_p99")).fold(f64::INFINITY, f64::min);
+    let highest = agents.iter().map(|(_, r)| figure(r, "J=4", "latency_p99")).fold(0.0, f64::max);
+    assert!(p99 >= lowest * 0.99 && p99 <= highest * 1.01, "{p99} within {lowest}..{highest}");
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn bad_fleet_options_are_refused_before_anything_starts() {
+    let dir = scratch("fleet", "usage");
+    let sqlite = dir.join("results.db");
+    let sqlite = sqlite.to_str().unwrap();
+    let dir_text = dir.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["fleet", "--host", "db1", "ranread", "--dir", dir_text], "needs a store every host reaches"),
+        (vec!["fleet", "--transport", "local", "ranread", "--dir", dir_text], "needs --agents N"),
+        (vec!["fleet", "ranread", "--dir", dir_text], "needs its hosts"),
+        (
+            vec![
+                "fleet",
+                "--transport",
+                "local",
+                "--agents",
+                "2",
+                "ranread",
+                "--dir",
+                dir_text,
+                "--db",
+                "postgres://x@y/z",
+            ],
+            "leave out --db",
+        ),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "cube"], "cube"),
+    ];
+    for (args, expected) in cases {
+        let output = envbench(sqlite, &args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+    assert!(!Path::new(sqlite).exists(), "no store is created for bad input");
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn an_unreachable_host_is_named_and_leaves_no_agent_or_file() {
+    let schema = Schema::new("unreachable");
+    let store = schema.url();
+    let dir = scratch("fleet", "unreachable");
+    let started = Instant::now();
+    let output = envbench(
+        &store,
+        &[
+            "fleet",
+            "--host",
+            "nobody@127.0.0.1",
+            "--ssh-option",
+            "Port=1",
+            "ranread",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--jobs",
+            "1",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("agent nobody@127.0.0.1") && message.contains("refused"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(60), "it gives up at once, not after a timeout");
+    let listed = json(&envbench(&store, &["results", "list", "--json"]));
+    let runs = listed.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "only the fleet's own run: {listed}");
+    assert_eq!(runs[0]["status"], "failed");
+    assert_nothing_left(&dir);
+}
+
+/// An sshd of the test's own on a loopback port, with a fresh host key and a client key it accepts; stopped on drop.
+struct Sshd {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path) -> Sshd {
+        let keygen = |path: &Path| {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(path)
+                .status()
+                .expect("ssh-keygen runs");
+            assert!(status.success());
+        };
+        keygen(&dir.join("host_key"));
+        keygen(&dir.join("client_key"));
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        std::fs::create_dir_all("/run/sshd").ok();
+        std::fs::write(
+            dir.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\n\
+                 PidFile {0}/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("ssh_config"),
+            format!(
+                "Host fleet-one fleet-two\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {}/client_key\n  \
+                 IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+                user.trim(),
+                dir.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sshd starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd listens on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Sshd { child, dir: dir.to_path_buf() }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.join("ssh_config")
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
+    let schema = Schema::new("ssh");
+    let store = schema.url();
+    let keys = scratch("fleet", "ssh-keys");
+    let sshd = Sshd::start(&keys);
+    let dir = scratch("fleet", "ssh");
+    let config = sshd.config();
+    let output = envbench(
+        &store,
+        &[
+            "fleet",
+            "--ssh-config",
+            config.to_str().unwrap(),
+            "--host",
+            "fleet-one",
+            "--host",
+            "fleet-two",
+            "--copy-binary",
+            "ranread",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--jobs",
+            "1,2",
+            "--duration",
+            "500ms",
+            "--json",
+        ],
+    );
+    let fleet = fleet_id(&output);
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["fleet-one", "fleet-two"]);
+    assert_eq!(merged["attachments"]["fleet"]["transport"], "ssh");
+    let sum: f64 = agents.iter().map(|(_, run)| figure(run, "J=2", "iops")).sum();
+    assert!((figure(&merged, "J=2", "iops") - sum).abs() <= 1e-6 * sum);
+    assert_nothing_left(&dir);
+    let copied: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("envbench-fleet-{}", &fleet[..8])))
+        .collect();
+    assert!(copied.is_empty(), "the copied binary is removed");
+}
