@@ -104,6 +104,9 @@ pub struct PgTestFsync {
     /// The lowest and highest round ratio.
     #[serde(default)]
     pub ratio_range: (f64, f64),
+    /// Every round's ratio, in the order the rounds ran (to pool several runs' rounds).
+    #[serde(default)]
+    pub round_ratios: Vec<f64>,
     /// How much pg_test_fsync disagreed with itself between rounds: (highest - lowest) / median, in percent. A
     /// difference between the tools smaller than this is the storage's noise, not the tools'.
     #[serde(default)]
@@ -370,11 +373,12 @@ impl CommitRun {
             runs.sort_by(|a, b| a.commits_per_s.total_cmp(&b.commits_per_s));
             let mut figures: Vec<f64> = theirs[index].iter().flatten().copied().collect();
             figures.sort_by(f64::total_cmp);
-            let mut ratios: Vec<f64> = ours[index]
+            let round_ratios: Vec<f64> = ours[index]
                 .iter()
                 .zip(&theirs[index])
                 .filter_map(|(ours, theirs)| Some(ours.as_ref()?.commits_per_s / theirs.filter(|t| *t > 0.0)?))
                 .collect();
+            let mut ratios = round_ratios.clone();
             ratios.sort_by(f64::total_cmp);
             let (Some(our_median), Some(their_median), Some(ratio)) =
                 (runs.get(runs.len() / 2), figures.get(figures.len() / 2), median_of_sorted(&ratios))
@@ -389,6 +393,7 @@ impl CommitRun {
                 rounds: ratios.len() as u32,
                 ratio,
                 ratio_range: (ratios[0], ratios[ratios.len() - 1]),
+                round_ratios,
                 theirs_spread_percent: (figures[figures.len() - 1] - figures[0]) / their_median.max(1e-9) * 100.0,
             });
             medians.push(our_median.clone());
