@@ -355,3 +355,61 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
         .collect();
     assert!(copied.is_empty(), "the copied binary is removed");
 }
+
+/// The processes whose command line holds `text`.
+fn processes_with(text: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+        .filter(|line| line.contains(text))
+        .collect()
+}
+
+#[test]
+fn ctrl_c_on_the_coordinator_stops_every_agent_and_removes_their_files() {
+    let schema = Schema::new("interrupt");
+    let store = schema.url();
+    let dir = scratch("fleet", "interrupt");
+    let child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["fleet", "--transport", "local", "--agents", "2", "ranread", "--dir", dir.to_str().unwrap()])
+        .args(["--size", "8m", "--jobs", "1,2", "--duration", "60s", "--label", "fleet-interrupted"])
+        .env("ENVBENCH_STORE", &store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both agents prepared their files, and the first step runs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let prepared = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("envbench-ranread.dat").exists())
+            .count()
+    };
+    while prepared(&dir) < 2 {
+        assert!(Instant::now() < deadline, "the agents prepare");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(started.elapsed() < Duration::from_secs(30), "it stops at once, not after the 60 s step");
+    let fleet = stderr(&output)
+        .lines()
+        .find_map(|l| l.strip_prefix("envbench fleet ").and_then(|rest| rest.split(':').next()).map(String::from))
+        .expect("the fleet's id is announced");
+    assert!(processes_with(&format!("--fleet {fleet}")).is_empty(), "no agent is left running");
+    assert_nothing_left(&dir);
+    let listed = json(&envbench(&store, &["results", "list", "--json", "--tag", &format!("fleet={fleet}")]));
+    let runs = listed.as_array().unwrap();
+    assert_eq!(runs.len(), 3, "the fleet's run and each agent's: {listed}");
+    for run in runs {
+        assert_eq!(run["status"], "interrupted", "{run}");
+    }
+}
