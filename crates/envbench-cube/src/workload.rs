@@ -148,9 +148,9 @@ impl Workload for CubeWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        CubeArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

@@ -69,9 +69,9 @@ impl Workload for ExecWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        ExecArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        ExecArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Time your own steps (scripts against a real Essbase, SQL against a database) like a built-in workload.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

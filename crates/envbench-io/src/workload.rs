@@ -131,10 +131,10 @@ impl Workload for DiskWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        DiskArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        DiskArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and \
              io_uring.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

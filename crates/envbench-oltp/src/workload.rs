@@ -150,10 +150,10 @@ impl Workload for OltpWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        OltpArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        OltpArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Transactions from virtual users (TPC-C-derived order entry or pgbench's TPC-B-like), on SQLite, \
              PostgreSQL or MariaDB/MySQL: NOPM, per-transaction latency and the knee.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

@@ -43,10 +43,10 @@ impl Workload for SysinfoWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        SysinfoArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        SysinfoArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a \
              path.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

@@ -181,9 +181,9 @@ impl Workload for RanreadWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        RanreadArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

@@ -113,10 +113,10 @@ impl Workload for TpchWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        TpchArgs::augment_args(clap::Command::new(WORKLOAD).about(
+        TpchArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion \
              over generated Parquet files, on PostgreSQL or on MySQL/MariaDB.",
-        ))
+        )
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {

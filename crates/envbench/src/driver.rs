@@ -57,7 +57,17 @@ impl CommonArgs {
 
 /// A workload's command with the options every workload shares.
 pub fn command(workload: &dyn Workload) -> clap::Command {
-    CommonArgs::augment_args(workload.command())
+    // The derive would put CommonArgs' own doc comment in place of the workload's about text.
+    let command = workload.command();
+    let (about, long_about) = (command.get_about().cloned(), command.get_long_about().cloned());
+    let mut command = CommonArgs::augment_args(command);
+    if let Some(about) = about {
+        command = command.about(about);
+    }
+    if let Some(long_about) = long_about {
+        command = command.long_about(long_about);
+    }
+    command
 }
 
 /// Refuse text that would print as something else (control characters) or swamp every table, in a label or tag.

@@ -10,6 +10,26 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 #[test]
+fn help_describes_each_command_by_its_own_words() {
+    let dir = scratch("help");
+    let output = envbench(&dir.join("results.db"), &["--help"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for (command, about) in [
+        ("ranread", "Database random-read scaling sweep"),
+        ("disk", "Storage suite"),
+        ("fleet", "Run a workload on many hosts at once"),
+        ("agent", "Take part in a fleet run"),
+    ] {
+        let line = text.lines().find(|l| l.trim_start().starts_with(command)).unwrap_or_default();
+        assert!(line.contains(about), "{command}: {line}\n{text}");
+    }
+    assert!(!text.contains("How a run is named"), "{text}");
+    let fleet = stdout(&envbench(&dir.join("results.db"), &["fleet", "--help"]));
+    assert!(fleet.contains("ranread") && fleet.contains("Database random-read"), "{fleet}");
+}
+
+#[test]
 fn sysinfo_prints_every_group() {
     let dir = scratch("sysinfo");
     let output = envbench(&dir.join("results.db"), &["sysinfo", "--path", dir.to_str().unwrap()]);

@@ -63,12 +63,13 @@ pub struct AgentArgs {
 /// The `fleet` command: its options, then one subcommand per workload that runs on a fleet, with that workload's
 /// own options.
 pub fn command() -> clap::Command {
-    let mut command = FleetArgs::augment_args(clap::Command::new("fleet").about(
-        "Run a workload on many hosts at once (started together, merged into one result) through a shared \
-         PostgreSQL store: envbench fleet --host db1 --host db2 --store postgres://... ranread --jobs 1,2,4",
-    ))
-    .subcommand_required(true)
-    .subcommand_value_name("WORKLOAD");
+    let mut command = FleetArgs::augment_args(clap::Command::new("fleet"))
+        .about(
+            "Run a workload on many hosts at once (started together, merged into one result) through a shared \
+             PostgreSQL store: envbench fleet --host db1 --host db2 --store postgres://... ranread --jobs 1,2,4",
+        )
+        .subcommand_required(true)
+        .subcommand_value_name("WORKLOAD");
     for workload in WORKLOADS.iter().filter(|w| w.fleet().is_some()) {
         command = command.subcommand(driver::command(workload));
     }
