@@ -19,6 +19,8 @@ use std::path::Path;
 pub struct FleetStep {
     pub name: String,
     pub assignments: Vec<Value>,
+    /// How long the storage rests before the step (the suite's pause between tests); zero for none.
+    pub pause: std::time::Duration,
 }
 
 /// What an agent measured in one step.

@@ -289,7 +289,7 @@ impl Driver<'_, '_> {
             let release = StepRelease {
                 index: rounds.len(),
                 name: step.name.clone(),
-                release_at_s: self.board.clock()? + RELEASE_LEAD_S,
+                release_at_s: self.board.clock()? + RELEASE_LEAD_S + step.pause.as_secs_f64(),
                 assignments,
             };
             self.board.post(kind::STEP, &release)?;

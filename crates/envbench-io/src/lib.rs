@@ -30,6 +30,7 @@ pub mod durability;
 pub mod engine;
 pub mod error;
 pub mod fio;
+mod fleet;
 pub mod latency;
 pub mod profile;
 pub mod records;

@@ -151,6 +151,7 @@ mod tests {
                 runs,
                 cross_check: None,
                 histogram: LatencyHistogram::new(),
+                run_histograms: Vec::new(),
             }],
             interrupted: false,
         }

@@ -164,14 +164,18 @@ pub struct TestOutcome {
     /// Latencies of all measured runs, merged; for further percentiles.
     #[serde(skip)]
     pub histogram: LatencyHistogram,
+    /// Each measured run's latencies (so the same run of several hosts merges exactly).
+    #[serde(skip)]
+    pub run_histograms: Vec<LatencyHistogram>,
 }
 
 impl TestOutcome {
     fn from_runs(test: &TestSpec, jobs: &[JobResult]) -> TestOutcome {
         let runs: Vec<RunSample> = jobs.iter().map(JobResult::sample).collect();
+        let run_histograms: Vec<LatencyHistogram> = jobs.iter().map(JobResult::latency).collect();
         let mut histogram = LatencyHistogram::new();
-        for job in jobs {
-            histogram.merge(&job.latency());
+        for run in &run_histograms {
+            histogram.merge(run);
         }
         let mean = |values: &mut dyn Iterator<Item = f64>| {
             let (sum, count) = values.fold((0.0, 0), |(sum, count), value| (sum + value, count + 1));
@@ -191,6 +195,7 @@ impl TestOutcome {
             runs,
             cross_check: None,
             histogram,
+            run_histograms,
         }
     }
 }
@@ -225,7 +230,7 @@ pub fn check_suite(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(), Ben
 }
 
 /// Check options and tests before anything is created.
-fn validate(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(), BenchError> {
+pub(crate) fn validate(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(), BenchError> {
     if tests.is_empty() {
         return Err(BenchError::InvalidSetup("no tests to run: give a profile or at least one test".into()));
     }
@@ -356,13 +361,13 @@ pub fn run_suite(
 }
 
 /// What every test of a suite shares.
-struct TestRunner<'a> {
-    options: &'a SuiteOptions,
-    file: &'a TestFile,
-    engine: EngineKind,
-    cache: CacheHonesty,
-    progress: &'a dyn Progress,
-    cancel: &'a AtomicBool,
+pub(crate) struct TestRunner<'a> {
+    pub(crate) options: &'a SuiteOptions,
+    pub(crate) file: &'a TestFile,
+    pub(crate) engine: EngineKind,
+    pub(crate) cache: CacheHonesty,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) cancel: &'a AtomicBool,
 }
 
 impl TestRunner<'_> {
@@ -387,7 +392,7 @@ impl TestRunner<'_> {
     }
 
     /// Warm-up, measured runs and cross-check of one test; `None` when interrupted.
-    fn run_test(&self, index: usize, test: &TestSpec) -> Result<Option<TestOutcome>, BenchError> {
+    pub(crate) fn run_test(&self, index: usize, test: &TestSpec) -> Result<Option<TestOutcome>, BenchError> {
         let options = self.options;
         let seed_of = |run: u32| options.seed ^ ((index as u64) << 32) ^ u64::from(run);
         if options.warmup {

@@ -161,6 +161,10 @@ impl Workload for DiskWorkload {
         Ok(Plan::Run(Box::new(disk)))
     }
 
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::DiskFleet)
+    }
+
     /// One chart per sustained write test: MB/s each second with the steady-state window and the cliff.
     fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
         run.attachments
@@ -314,7 +318,7 @@ fn usage(message: impl Into<String>) -> WorkloadError {
 }
 
 /// The suite options and tests the arguments ask for, or a usage error.
-fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError> {
+pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError> {
     let mut options = SuiteOptions::new(&args.dir);
     if args.quick {
         options.runs = 1;
@@ -518,8 +522,8 @@ fn report_progress(event: &ProgressEvent<'_>, progress: &dyn Progress) {
     }
 }
 
-struct DiskMeasured {
-    outcome: SuiteOutcome,
+pub(crate) struct DiskMeasured {
+    pub(crate) outcome: SuiteOutcome,
 }
 
 impl DiskMeasured {

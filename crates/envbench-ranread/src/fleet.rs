@@ -129,7 +129,7 @@ impl FleetCoordinator for RanreadCoordinator {
             .into_iter()
             .map(|n| if n == 0 { Value::Null } else { json!({ "jobs": n }) })
             .collect();
-        Some(FleetStep { name: crate::step_test_id(jobs), assignments })
+        Some(FleetStep { name: crate::step_test_id(jobs), assignments, pause: std::time::Duration::ZERO })
     }
 
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {

@@ -166,6 +166,71 @@ fn a_local_fleet_merges_its_agents_into_one_sweep_with_each_hosts_share() {
     let highest = agents.iter().map(|(_, r)| figure(r, "J=4", "latency_p99")).fold(0.0, f64::max);
     assert!(p99 >= lowest * 0.99 && p99 <= highest * 1.01, "{p99} within {lowest}..{highest}");
     assert_nothing_left(&dir);
+    // The report (and the viewer, which shows the same sections) breaks the fleet's run down by host.
+    let report = scratch("fleet", "local-report").join("report.html");
+    let uuid = merged["uuid"].as_str().unwrap();
+    let output = envbench(&store, &["report", "--output", report.to_str().unwrap(), uuid]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("3 hosts at once (local transport)") && html.contains("local-3"), "{html}");
+}
+
+#[test]
+fn a_local_fleet_runs_each_storage_test_on_every_agent_at_once() {
+    let schema = Schema::new("disk");
+    let store = schema.url();
+    let dir = scratch("fleet", "disk");
+    let output = envbench(
+        &store,
+        &[
+            "fleet",
+            "--transport",
+            "local",
+            "--agents",
+            "2",
+            "disk",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "16m",
+            "--test",
+            "rnd:4k:q8:t1:read",
+            "--test",
+            "seq:128k:q2:t1:write",
+            "--runs",
+            "2",
+            "--duration",
+            "300ms",
+            "--interval",
+            "0s",
+            "--no-warmup",
+            "--label",
+            "fleet-disk",
+            "--json",
+        ],
+    );
+    let fleet = fleet_id(&output);
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    assert_eq!(agents.len(), 2);
+    for (test, metric) in [("RND4K Q8T1 read", "iops"), ("SEQ128K Q2T1 write", "throughput")] {
+        let samples = |run: &Value| -> Vec<f64> {
+            let result = run["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["test_id"] == test && r["metric"] == metric)
+                .unwrap_or_else(|| panic!("{test} {metric} in {run}"));
+            result["samples"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+        };
+        let total = samples(&merged);
+        assert_eq!(total.len(), 2, "one sample per run");
+        for (run, value) in total.iter().enumerate() {
+            let sum: f64 = agents.iter().map(|(_, a)| samples(a)[run]).sum();
+            assert!((value - sum).abs() <= 1e-6 * sum, "{test} run {run}: {value} against {sum}");
+        }
+    }
+    assert_eq!(merged["attachments"]["fleet"]["steps"].as_array().unwrap().len(), 2, "one step per test");
+    assert_nothing_left(&dir);
 }
 
 #[test]
@@ -194,6 +259,10 @@ fn bad_fleet_options_are_refused_before_anything_starts() {
             "leave out --db",
         ),
         (vec!["fleet", "--transport", "local", "--agents", "2", "cube"], "cube"),
+        (
+            vec!["fleet", "--transport", "local", "--agents", "2", "disk", "--profile", "commit", "--dir", dir_text],
+            "does not run on a fleet",
+        ),
     ];
     for (args, expected) in cases {
         let output = envbench(sqlite, &args);
