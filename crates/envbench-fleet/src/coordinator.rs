@@ -103,7 +103,19 @@ impl Planned for CoordinatorRun {
         let mut board = Board::open(&store, &fleet, COORDINATOR)?;
         board.post(kind::FLEET, &spec)?;
         let clock_offset_s = board.clock_offset()?.0;
-        let copied = copy_binaries(&transport, &fleet)?;
+        let (copied, copy_failed) = copy_binaries(&transport, &fleet);
+        if !copy_failed.is_empty() && (!keep_going || copy_failed.len() == spec.agents.len()) {
+            remove_binaries(&transport, &fleet, &copied);
+            let failures: Vec<String> =
+                copy_failed.iter().map(|(host, error)| format!("agent {host}: {error}")).collect();
+            return Err(WorkloadError::failure(failures.join("; ")));
+        }
+        // Agents whose host did not take the binary are not started (--keep-going): named, with why.
+        let unreachable = |name: &str| -> Option<String> {
+            let Transport::Ssh(ssh) = &transport else { return None };
+            let host = ssh.hosts.get(spec.agents.iter().position(|a| a == name)?)?;
+            copy_failed.iter().find(|(h, _)| h == host).map(|(_, error)| error.clone())
+        };
         if let Transport::External { .. } = transport {
             context.progress.line(&format!(
                 "start the {} agents on their hosts, each with its own name, e.g. with Ansible or a job scheduler:",
@@ -117,10 +129,16 @@ impl Planned for CoordinatorRun {
                 ));
             }
         }
-        let processes = transport::start(&transport, &fleet, &spec.agents, &store_text)
+        let skipped: Vec<String> = spec.agents.iter().filter(|name| unreachable(name).is_some()).cloned().collect();
+        let processes = transport::start(&transport, &fleet, &spec.agents, &skipped, &store_text)
             .map_err(|(name, error)| WorkloadError::failure(format!("agent {name}: {error}")))?;
-        let mut members: Vec<Member> =
-            processes.into_iter().map(|process| Member { process, ready: None, error: None, finished: None }).collect();
+        let mut members: Vec<Member> = processes
+            .into_iter()
+            .map(|process| {
+                let error = unreachable(&process.name);
+                Member { process, ready: None, error, finished: None }
+            })
+            .collect();
         let mut driver =
             Driver { board: &mut board, members: &mut members, context, last_alive: Instant::now(), clock_offset_s };
         let driven = driver.await_ready(prepare_timeout, keep_going).and_then(|()| {
@@ -145,25 +163,25 @@ impl Planned for CoordinatorRun {
     }
 }
 
-/// With `--copy-binary`, this envbench copied to every ssh host; the hosts it went to.
-fn copy_binaries(transport: &Transport, fleet: &str) -> Result<Vec<String>, WorkloadError> {
-    let mut copied = Vec::new();
+/// With `--copy-binary`, this envbench copied to every ssh host: the hosts it went to, and the hosts it could not
+/// reach with why.
+fn copy_binaries(transport: &Transport, fleet: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut copied, mut failed) = (Vec::new(), Vec::new());
     if let Transport::Ssh(ssh) = transport
         && ssh.copy_binary
     {
         let path = transport::SshOptions::copied_binary(fleet);
         for host in &ssh.hosts {
-            if copied.contains(host) {
+            if copied.contains(host) || failed.iter().any(|(h, _)| h == host) {
                 continue;
             }
-            if let Err(error) = ssh.copy_binary(host, &path) {
-                remove_binaries(transport, fleet, &copied);
-                return Err(WorkloadError::failure(format!("agent {host}: {error}")));
+            match ssh.copy_binary(host, &path) {
+                Ok(()) => copied.push(host.clone()),
+                Err(error) => failed.push((host.clone(), error)),
             }
-            copied.push(host.clone());
         }
     }
-    Ok(copied)
+    (copied, failed)
 }
 
 fn remove_binaries(transport: &Transport, fleet: &str, hosts: &[String]) {

@@ -79,7 +79,7 @@ pub struct AgentProcess {
 const KEPT_LINES: usize = 20;
 
 impl AgentProcess {
-    /// An agent nobody here started (external transport).
+    /// An agent nobody here started (external transport, or a host left out).
     pub fn external(name: &str) -> AgentProcess {
         AgentProcess { name: name.to_string(), local: false, child: None, output: Arc::default(), exit: None }
     }
@@ -232,16 +232,19 @@ impl SshOptions {
     }
 }
 
-/// Start the agents of `fleet`, named `names`, whose store is `store` (a URL or path every agent reaches).
+/// Start the agents of `fleet`, named `names` but for `skip`, whose store is `store` (a URL or path every agent
+/// reaches).
 pub fn start(
     transport: &Transport,
     fleet: &str,
     names: &[String],
+    skip: &[String],
     store: &str,
 ) -> Result<Vec<AgentProcess>, (String, String)> {
     let mut started = Vec::new();
     for (index, name) in names.iter().enumerate() {
         let process = match transport {
+            _ if skip.contains(name) => Ok(AgentProcess::external(name)),
             Transport::External { .. } => Ok(AgentProcess::external(name)),
             Transport::Local { .. } => {
                 let exe = std::env::current_exe().map_err(|e| (name.clone(), format!("cannot find envbench ({e})")))?;

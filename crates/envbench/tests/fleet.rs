@@ -345,7 +345,8 @@ impl Sshd {
             dir.join("ssh_config"),
             format!(
                 "Host fleet-one fleet-two\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {}/client_key\n  \
-                 IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+                 IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n\
+                 Host fleet-dead\n  HostName 127.0.0.1\n  Port 1\n  BatchMode yes\n",
                 user.trim(),
                 dir.display()
             ),
@@ -423,6 +424,37 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("envbench-fleet-{}", &fleet[..8])))
         .collect();
     assert!(copied.is_empty(), "the copied binary is removed");
+
+    // With --keep-going, a host that cannot be reached is named and the fleet completes without it.
+    let output = envbench(
+        &store,
+        &[
+            "fleet",
+            "--ssh-config",
+            config.to_str().unwrap(),
+            "--host",
+            "fleet-one",
+            "--host",
+            "fleet-dead",
+            "--copy-binary",
+            "--keep-going",
+            "ranread",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--jobs",
+            "1,2",
+            "--duration",
+            "300ms",
+        ],
+    );
+    let (text, message) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "{text}\n{message}");
+    assert!(message.contains("agent fleet-dead") && message.contains("goes on without it"), "{message}");
+    assert!(text.contains("fleet-dead:") && text.contains("took no (further) part"), "{text}");
+    assert!(text.contains("2 jobs on 1 agent") || message.contains("2 jobs on 1 agent"), "{text}\n{message}");
+    assert_nothing_left(&dir);
 }
 
 /// The processes whose command line holds `text`.
