@@ -7,7 +7,7 @@ use crate::transport::{self, AgentProcess, Transport};
 use envbench_core::fleet::{AgentReport, FleetCoordinator, FleetDocument, FleetHost, FleetShare, FleetStepRecord};
 use envbench_core::sampler::{SamplerSeries, StepSummary};
 use envbench_core::workload::{Envelope, Measured, Planned, RunContext, WorkloadError};
-use envbench_store::StoreLocation;
+use envbench_store::{FleetEvent, StoreLocation};
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -192,6 +192,9 @@ fn remove_binaries(transport: &Transport, fleet: &str, hosts: &[String]) {
     }
 }
 
+/// What one look at the agents saw: whose process had ended, by member, and new messages by member.
+type Look = (Vec<bool>, Vec<(usize, FleetEvent)>);
+
 /// The coordinator's loop over the board and the agents.
 struct Driver<'a, 'c> {
     board: &'a mut Board,
@@ -214,6 +217,22 @@ impl Driver<'_, '_> {
         self.members.iter().position(|m| m.name() == name)
     }
 
+    /// One look at the agents: which processes had ended (read before the board: an agent posts its last message
+    /// before it exits), and the agents' new messages, their failures recorded already.
+    fn look(&mut self) -> Result<Look, WorkloadError> {
+        let exited: Vec<bool> = self.members.iter_mut().map(|m| m.process.exited().is_some()).collect();
+        let mut events = Vec::new();
+        for event in self.board.poll()? {
+            let Some(index) = self.member(&event.sender) else { continue };
+            if event.kind == kind::FAILED {
+                self.members[index].error = Some(board::body::<Failure>(&event)?.error);
+            } else {
+                events.push((index, event));
+            }
+        }
+        Ok((exited, events))
+    }
+
     /// Say the coordinator is still there, every few seconds.
     fn keep_alive(&mut self) -> Result<(), WorkloadError> {
         if self.last_alive.elapsed() >= ALIVE_EVERY {
@@ -230,18 +249,11 @@ impl Driver<'_, '_> {
             if self.context.interrupted() {
                 return Err(WorkloadError::interrupted());
             }
-            let exited: Vec<bool> = self.members.iter_mut().map(|m| m.process.exited().is_some()).collect();
-            for event in self.board.poll()? {
-                let Some(index) = self.member(&event.sender) else { continue };
-                match event.kind.as_str() {
-                    kind::READY => {
-                        let ready: Ready = board::body(&event)?;
-                        self.context.progress.line(&format!("{}: {}", event.sender, ready.prepared));
-                        self.members[index].ready = Some(ready);
-                    }
-                    kind::FAILED => self.members[index].error = Some(board::body::<Failure>(&event)?.error),
-                    _ => {}
-                }
+            let (exited, events) = self.look()?;
+            for (index, event) in events.iter().filter(|(_, e)| e.kind == kind::READY) {
+                let ready: Ready = board::body(event)?;
+                self.context.progress.line(&format!("{}: {}", event.sender, ready.prepared));
+                self.members[*index].ready = Some(ready);
             }
             let mut waiting = 0;
             for (member, exited) in self.members.iter_mut().zip(&exited) {
@@ -344,18 +356,11 @@ impl Driver<'_, '_> {
             if self.context.interrupted() {
                 return Err(WorkloadError::interrupted());
             }
-            let exited: Vec<bool> = self.members.iter_mut().map(|m| m.process.exited().is_some()).collect();
-            for event in self.board.poll()? {
-                let Some(index) = self.member(&event.sender) else { continue };
-                match event.kind.as_str() {
-                    kind::REPORT => {
-                        let report: StepDone = board::body(&event)?;
-                        if report.index == release.index {
-                            done.push((index, report));
-                        }
-                    }
-                    kind::FAILED => self.members[index].error = Some(board::body::<Failure>(&event)?.error),
-                    _ => {}
+            let (exited, events) = self.look()?;
+            for (index, event) in events.iter().filter(|(_, e)| e.kind == kind::REPORT) {
+                let report: StepDone = board::body(event)?;
+                if report.index == release.index {
+                    done.push((*index, report));
                 }
             }
             let mut waiting = 0;
@@ -383,15 +388,9 @@ impl Driver<'_, '_> {
         self.board.post(kind::STOP, &Stop { aborted: None })?;
         let deadline = Instant::now() + FINISH_TIMEOUT;
         loop {
-            // Exits first, then the board: an agent posts its last message before it exits.
-            let exited: Vec<bool> = self.members.iter_mut().map(|m| m.process.exited().is_some()).collect();
-            for event in self.board.poll()? {
-                let Some(index) = self.member(&event.sender) else { continue };
-                match event.kind.as_str() {
-                    kind::FINISHED => self.members[index].finished = Some(board::body(&event)?),
-                    kind::FAILED => self.members[index].error = Some(board::body::<Failure>(&event)?.error),
-                    _ => {}
-                }
+            let (exited, events) = self.look()?;
+            for (index, event) in events.iter().filter(|(_, e)| e.kind == kind::FINISHED) {
+                self.members[*index].finished = Some(board::body(event)?);
             }
             let mut pending = 0;
             for (member, exited) in self.members.iter_mut().zip(&exited) {

@@ -23,6 +23,47 @@ use std::time::Duration;
 /// disk's side of fleet runs.
 pub struct DiskFleet;
 
+/// An agent's own subdirectory of a fleet workload's directory: the agent creates it (it must not exist yet) and
+/// removes it at the end, once what it made inside is gone (a directory that still holds anything stays).
+pub struct AgentDirectory {
+    path: PathBuf,
+    created: bool,
+}
+
+impl AgentDirectory {
+    pub fn new(path: PathBuf) -> AgentDirectory {
+        AgentDirectory { path, created: false }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The workload's directory it is in: what the agent's fingerprint describes.
+    pub fn parent(&self) -> &Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+
+    pub fn create(&mut self) -> Result<(), WorkloadError> {
+        std::fs::create_dir(&self.path).map_err(|e| {
+            WorkloadError::failure(format!(
+                "{}: cannot create the agent's directory ({e}); it must not exist yet",
+                self.path.display()
+            ))
+        })?;
+        self.created = true;
+        Ok(())
+    }
+
+    /// Remove the directory if this agent created it (once).
+    pub fn remove(&mut self) -> Result<(), String> {
+        if std::mem::take(&mut self.created) {
+            std::fs::remove_dir(&self.path).map_err(|e| format!("{}: cannot remove it ({e})", self.path.display()))?;
+        }
+        Ok(())
+    }
+}
+
 /// The suite's arguments for a fleet: the storage suite's tests (not the commit, sustained or fio modes).
 fn fleet_plan(
     matches: &clap::ArgMatches,
@@ -62,17 +103,9 @@ impl FleetWorkload for DiskFleet {
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let (mut options, tests) = fleet_plan(matches, None)?;
         validate(&options, &tests)?;
-        let subdirectory = options.directory.join(&place.subdirectory);
-        options.directory = subdirectory.clone();
-        Ok(Box::new(DiskAgent {
-            options,
-            tests,
-            subdirectory,
-            created: false,
-            file: None,
-            setup: None,
-            done: Vec::new(),
-        }))
+        let directory = AgentDirectory::new(options.directory.join(&place.subdirectory));
+        options.directory = directory.path().to_path_buf();
+        Ok(Box::new(DiskAgent { options, tests, directory, file: None, setup: None, done: Vec::new() }))
     }
 }
 
@@ -239,8 +272,7 @@ fn merge_runs<'a>(runs: impl Iterator<Item = &'a RunSample>, latency: &LatencyHi
 struct DiskAgent {
     options: SuiteOptions,
     tests: Vec<TestSpec>,
-    subdirectory: PathBuf,
-    created: bool,
+    directory: AgentDirectory,
     file: Option<TestFile>,
     setup: Option<AgentSetup>,
     /// The tests this agent ran, for its own run.
@@ -253,11 +285,7 @@ impl DiskAgent {
         if let Some(file) = self.file.take() {
             file.remove().map_err(|e| e.to_string())?;
         }
-        if std::mem::take(&mut self.created) {
-            std::fs::remove_dir(&self.subdirectory)
-                .map_err(|e| format!("{}: cannot remove it ({e})", self.subdirectory.display()))?;
-        }
-        Ok(())
+        self.directory.remove()
     }
 }
 
@@ -269,17 +297,11 @@ impl Drop for DiskAgent {
 
 impl FleetAgent for DiskAgent {
     fn data_dir(&self) -> &Path {
-        self.subdirectory.parent().unwrap_or(&self.subdirectory)
+        self.directory.parent()
     }
 
     fn prepare(&mut self, context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        std::fs::create_dir(&self.subdirectory).map_err(|e| {
-            WorkloadError::failure(format!(
-                "{}: cannot create the agent's directory ({e}); it must not exist yet",
-                self.subdirectory.display()
-            ))
-        })?;
-        self.created = true;
+        self.directory.create()?;
         crate::suite::check_suite(&self.options, &self.tests)?;
         let selection = select_engine(self.options.engine)?;
         let cache = cache_honesty(self.options.direct, self.options.file_size_bytes);

@@ -49,6 +49,7 @@ mod testing;
 pub use cache::{CACHE_INFLATED_FLAG, CacheHonesty, cache_honesty, can_drop_page_cache, drop_page_cache};
 pub use engine::{Engine, EngineChoice, EngineKind, EngineSelection, open_engine, select_engine};
 pub use error::BenchError;
+pub use fleet::AgentDirectory;
 pub use latency::{HistogramDocument, LatencyHistogram, LatencySummary};
 pub use profile::Profile;
 pub use records::{FIO_CROSS_CHECK_FLAG, WORKLOAD, WORKLOAD_VERSION, result_records, test_parameters};

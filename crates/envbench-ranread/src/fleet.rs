@@ -13,7 +13,7 @@ use envbench_core::fleet::{
 use envbench_core::model::ResultRecord;
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::workload::{Envelope, Measured, RunContext, WorkloadError};
-use envbench_io::LatencyHistogram;
+use envbench_io::{AgentDirectory, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -42,16 +42,9 @@ impl FleetWorkload for RanreadFleet {
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         let mut run = fleet_plan(args)?;
-        let subdirectory = run.dir.join(&place.subdirectory);
-        run.dir = subdirectory.clone();
-        Ok(Box::new(RanreadAgent {
-            name: place.name.clone(),
-            run,
-            subdirectory,
-            created: false,
-            prepared: None,
-            steps: Vec::new(),
-        }))
+        let directory = AgentDirectory::new(run.dir.join(&place.subdirectory));
+        run.dir = directory.path().to_path_buf();
+        Ok(Box::new(RanreadAgent { name: place.name.clone(), run, directory, prepared: None, steps: Vec::new() }))
     }
 }
 
@@ -191,9 +184,7 @@ pub fn merge_steps(parts: &[StepFigures]) -> Result<StepFigures, String> {
 struct RanreadAgent {
     name: String,
     run: RanreadRun,
-    subdirectory: PathBuf,
-    /// True once the subdirectory is ours to remove.
-    created: bool,
+    directory: AgentDirectory,
     prepared: Option<Prepared>,
     /// The fleet's step names and this agent's figures in them.
     steps: Vec<(String, StepFigures)>,
@@ -210,11 +201,7 @@ impl RanreadAgent {
                 std::fs::remove_file(&path).map_err(|e| format!("{}: cannot remove it ({e})", path.display()))?;
             }
         }
-        if std::mem::take(&mut self.created) {
-            std::fs::remove_dir(&self.subdirectory)
-                .map_err(|e| format!("{}: cannot remove it ({e})", self.subdirectory.display()))?;
-        }
-        Ok(())
+        self.directory.remove()
     }
 }
 
@@ -226,17 +213,11 @@ impl Drop for RanreadAgent {
 
 impl FleetAgent for RanreadAgent {
     fn data_dir(&self) -> &Path {
-        self.subdirectory.parent().unwrap_or(&self.subdirectory)
+        self.directory.parent()
     }
 
     fn prepare(&mut self, context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        std::fs::create_dir(&self.subdirectory).map_err(|e| {
-            WorkloadError::failure(format!(
-                "{}: cannot create the agent's directory ({e}); it must not exist yet",
-                self.subdirectory.display()
-            ))
-        })?;
-        self.created = true;
+        self.directory.create()?;
         let prepared = self.run.prepare(context)?;
         let line = format!("{} ready: {}", self.name, prepared.runner.target());
         self.prepared = Some(prepared);

@@ -4,51 +4,15 @@
 
 mod common;
 
-use common::{scratch, stderr, stdout};
+use common::{Schema, scratch, stderr, stdout};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A PostgreSQL URL whose search_path is a fresh schema, dropped when the guard goes.
-struct Schema {
-    name: String,
-}
-
-impl Schema {
-    fn new(tag: &str) -> Schema {
-        let name = format!("envbench_fleet_{tag}_{}", std::process::id());
-        psql(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name};"));
-        Schema { name }
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3D{}", self.name)
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.name));
-    }
-}
-
-fn psql(sql: &str) -> String {
-    let output = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-Atqc", sql])
-        .output()
-        .expect("psql runs");
-    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
+/// The real binary with the store at `store` (a PostgreSQL URL).
 fn envbench(store: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(args)
-        .env("ENVBENCH_STORE", store)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
+    common::envbench(Path::new(store), args)
 }
 
 fn json(output: &Output) -> Value {

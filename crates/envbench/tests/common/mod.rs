@@ -46,3 +46,37 @@ pub fn show(store: &Path, run: &str) -> Value {
     assert!(output.status.success(), "{}", stderr(&output));
     serde_json::from_slice(&output.stdout).unwrap()
 }
+
+/// A PostgreSQL URL (the local server, database `test`) whose search_path is a fresh schema, dropped when the guard
+/// goes: a shared store of the test's own.
+pub struct Schema {
+    pub name: String,
+}
+
+impl Schema {
+    pub fn new(tag: &str) -> Schema {
+        let name = format!("envbench_{tag}_{}", std::process::id());
+        psql(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name};"));
+        Schema { name }
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3D{}", self.name)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.name));
+    }
+}
+
+/// Run SQL in the local server's `test` database with psql; its output, trimmed.
+pub fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-Atqc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
