@@ -97,6 +97,9 @@ pub trait FleetAgent {
     fn finish(self: Box<Self>) -> Result<Box<dyn Measured>, WorkloadError>;
 }
 
+/// The name of the [`FleetDocument`] kept with a fleet's merged run.
+pub const FLEET_ATTACHMENT: &str = "fleet";
+
 /// A fleet run's hosts and how the work was shared: kept with the merged run as its `fleet` document.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FleetDocument {
@@ -158,7 +161,37 @@ pub struct FleetShare {
     pub cpu_steal_percent: Option<f64>,
 }
 
+/// The per-host table's columns that hold text (step, host, share); the rest are numbers.
+pub const SHARE_TEXT_COLUMNS: usize = 3;
+
 impl FleetDocument {
+    /// The per-host table's headings and rows, one row per host and step, for the terminal and the report alike.
+    pub fn share_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let unit = self.throughput_unit.as_str();
+        let headers = ["STEP", "HOST", "SHARE", unit, "SHARE %", "SKEW ms", "DEVICE ops/s", "CPU %", "STEAL %"];
+        let headers: Vec<String> = headers.map(String::from).to_vec();
+        let optional = |value: Option<f64>, digits: usize| value.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+        let rows = self
+            .steps
+            .iter()
+            .flat_map(|step| step.shares.iter().map(move |share| (step, share)))
+            .map(|(step, share)| {
+                vec![
+                    step.name.clone(),
+                    share.host.clone(),
+                    assignment_text(&share.assignment),
+                    number(share.throughput),
+                    format!("{:.1}", share.share_percent),
+                    format!("{:+.1}", share.skew_ms),
+                    optional(share.device_ops_per_s, 0),
+                    optional(share.cpu_busy_percent, 1),
+                    optional(share.cpu_steal_percent, 1),
+                ]
+            })
+            .collect();
+        (headers, rows)
+    }
+
     /// The per-host table: each step's shares, skew and each host's own sampler figures.
     pub fn render(&self) -> String {
         let mut out = heading(&format!(
@@ -168,29 +201,20 @@ impl FleetDocument {
             self.transport
         ));
         out.push('\n');
-        let unit = &self.throughput_unit;
-        let headers =
-            ["STEP", "HOST", "SHARE", unit.as_str(), "SHARE %", "SKEW ms", "DEVICE ops/s", "CPU %", "STEAL %"];
+        let (headers, rows) = self.share_table();
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
         let mut aligns = vec![Align::Right; headers.len()];
-        aligns[0] = Align::Left;
-        aligns[1] = Align::Left;
-        aligns[2] = Align::Left;
+        aligns[..SHARE_TEXT_COLUMNS].fill(Align::Left);
         let mut table = Table::new(&headers, &aligns);
-        let optional = |value: Option<f64>, digits: usize| value.map_or("-".to_string(), |v| format!("{v:.digits$}"));
-        for step in &self.steps {
-            for (index, share) in step.shares.iter().enumerate() {
-                table.row(vec![
-                    if index == 0 { step.name.clone() } else { String::new() },
-                    share.host.clone(),
-                    assignment_text(&share.assignment),
-                    number(share.throughput),
-                    format!("{:.1}", share.share_percent),
-                    format!("{:+.1}", share.skew_ms),
-                    optional(share.device_ops_per_s, 0),
-                    optional(share.cpu_busy_percent, 1),
-                    optional(share.cpu_steal_percent, 1),
-                ]);
+        let mut previous_step = None;
+        for mut row in rows {
+            // A step is named on its first host's row only.
+            if previous_step.as_ref() == Some(&row[0]) {
+                row[0].clear();
+            } else {
+                previous_step = Some(row[0].clone());
             }
+            table.row(row);
         }
         out.push_str(&table.render());
         if let Some(worst) = self.steps.iter().flat_map(|s| &s.shares).map(|s| s.skew_ms.abs()).max_by(f64::total_cmp) {

@@ -105,10 +105,9 @@ fn take_part(
                     let ended = board::now_s();
                     let report = report?;
                     context.progress.line(&format!(
-                        "{}: {} {}",
+                        "{}: done, {}",
                         release.name,
-                        envbench_core::text::number(report.throughput),
-                        "done"
+                        envbench_core::text::number(report.throughput)
                     ));
                     board.post(
                         kind::REPORT,

@@ -4,7 +4,9 @@
 
 use crate::board::{self, Board, COORDINATOR, Failure, Finished, FleetSpec, Ready, StepDone, StepRelease, Stop, kind};
 use crate::transport::{self, AgentProcess, Transport};
-use envbench_core::fleet::{AgentReport, FleetCoordinator, FleetDocument, FleetHost, FleetShare, FleetStepRecord};
+use envbench_core::fleet::{
+    AgentReport, FLEET_ATTACHMENT, FleetCoordinator, FleetDocument, FleetHost, FleetShare, FleetStepRecord,
+};
 use envbench_core::sampler::{SamplerSeries, StepSummary};
 use envbench_core::workload::{Envelope, Measured, Planned, RunContext, WorkloadError};
 use envbench_store::{FleetEvent, StoreLocation};
@@ -526,9 +528,6 @@ pub struct FleetMeasured {
     pub inner: Box<dyn Measured>,
     pub document: FleetDocument,
 }
-
-/// The name of the fleet document kept with a fleet's merged run.
-pub const FLEET_ATTACHMENT: &str = "fleet";
 
 impl Measured for FleetMeasured {
     fn records(&self, series: &SamplerSeries) -> Vec<envbench_core::model::ResultRecord> {

@@ -16,5 +16,6 @@ pub mod transport;
 
 pub use agent::{AgentRun, COORDINATOR_SILENCE_S, join};
 pub use board::{Board, FleetSpec};
-pub use coordinator::{CoordinatorRun, FLEET_ATTACHMENT, FleetMeasured};
+pub use coordinator::{CoordinatorRun, FleetMeasured};
+pub use envbench_core::fleet::FLEET_ATTACHMENT;
 pub use transport::{SshOptions, Transport};

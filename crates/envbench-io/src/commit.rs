@@ -177,17 +177,13 @@ impl Log {
             }
             log.file.sync_all()?;
         }
-        let direct = spec.method == SyncMethod::OdirectOdsync;
-        let dsync = matches!(spec.method, SyncMethod::Odsync | SyncMethod::OdirectOdsync);
-        log.file = open_for_io(&log.path, direct, dsync)?;
+        log.file = open_with_method(&log.path, spec.method)?;
         Ok(log)
     }
 
     /// The file of a [`RewriteFile`], opened again with the method's flags (and left there when dropped).
     fn reopen(file: &RewriteFile, spec: &CommitSpec) -> std::io::Result<Log> {
-        let direct = spec.method == SyncMethod::OdirectOdsync;
-        let dsync = matches!(spec.method, SyncMethod::Odsync | SyncMethod::OdirectOdsync);
-        Ok(Log { path: file.log.path.clone(), file: open_for_io(&file.log.path, direct, dsync)?, owned: false })
+        Ok(Log { path: file.log.path.clone(), file: open_with_method(&file.log.path, spec.method)?, owned: false })
     }
 
     /// Write `bytes` at `offset` and make them durable by the method.
@@ -199,6 +195,13 @@ impl Log {
             SyncMethod::Odsync | SyncMethod::OdirectOdsync | SyncMethod::Buffered => Ok(()),
         }
     }
+}
+
+/// A log opened with the flags its sync method writes with (`O_DIRECT`, `O_DSYNC`).
+fn open_with_method(path: &Path, method: SyncMethod) -> std::io::Result<File> {
+    let direct = method == SyncMethod::OdirectOdsync;
+    let dsync = matches!(method, SyncMethod::Odsync | SyncMethod::OdirectOdsync);
+    open_for_io(path, direct, dsync)
 }
 
 /// Where the next write of `len` bytes goes, `position` bytes into the log.

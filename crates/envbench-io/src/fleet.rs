@@ -191,25 +191,33 @@ impl FleetCoordinator for DiskCoordinator {
 
     fn finish(self: Box<Self>, interrupted: bool) -> Result<Box<dyn Measured>, WorkloadError> {
         let setup = self.setup.ok_or_else(|| WorkloadError::failure("no agent reported a test"))?;
-        let options = &self.options;
-        let outcome = SuiteOutcome {
-            engine: setup.engine,
-            engine_fallback_reason: setup.engine_fallback_reason,
-            directory: options.directory.clone(),
-            file_system: setup.file_system,
-            file_size_bytes: options.file_size_bytes,
-            direct: options.direct,
-            cache: setup.cache,
-            runs: options.runs,
-            duration_ms: options.duration.as_millis() as u64,
-            interval_ms: options.interval.as_millis() as u64,
-            warmup: options.warmup,
-            warmup_duration_ms: options.warmup_duration.as_millis() as u64,
-            fill: setup.fill,
-            tests: self.merged,
-            interrupted,
-        };
-        Ok(Box::new(DiskMeasured { outcome }))
+        Ok(Box::new(DiskMeasured { outcome: suite_outcome(&self.options, setup, self.merged, interrupted) }))
+    }
+}
+
+/// A suite's outcome from its options, how its test file was made, and its tests.
+fn suite_outcome(
+    options: &SuiteOptions,
+    setup: AgentSetup,
+    tests: Vec<TestOutcome>,
+    interrupted: bool,
+) -> SuiteOutcome {
+    SuiteOutcome {
+        engine: setup.engine,
+        engine_fallback_reason: setup.engine_fallback_reason,
+        directory: options.directory.clone(),
+        file_system: setup.file_system,
+        file_size_bytes: options.file_size_bytes,
+        direct: options.direct,
+        cache: setup.cache,
+        runs: options.runs,
+        duration_ms: options.duration.as_millis() as u64,
+        interval_ms: options.interval.as_millis() as u64,
+        warmup: options.warmup,
+        warmup_duration_ms: options.warmup_duration.as_millis() as u64,
+        fill: setup.fill,
+        tests,
+        interrupted,
     }
 }
 
@@ -364,14 +372,8 @@ impl FleetAgent for DiskAgent {
     fn finish(mut self: Box<Self>) -> Result<Box<dyn Measured>, WorkloadError> {
         self.clean_up().map_err(WorkloadError::failure)?;
         let setup = self.setup.clone().ok_or_else(|| WorkloadError::failure("the agent never prepared"))?;
-        let coordinator = DiskCoordinator {
-            options: self.options.clone(),
-            tests: Vec::new(),
-            next: 0,
-            merged: std::mem::take(&mut self.done),
-            setup: Some(setup),
-        };
         // The agent's own run: a suite run of its own file, its tests as they ran beside the other hosts'.
-        Box::new(coordinator).finish(false)
+        let tests = std::mem::take(&mut self.done);
+        Ok(Box::new(DiskMeasured { outcome: suite_outcome(&self.options, setup, tests, false) }))
     }
 }

@@ -281,8 +281,13 @@ struct AgentMeasured {
 }
 
 impl AgentMeasured {
+    /// This agent's share of every step as a sweep.
     fn outcome(&self) -> SweepOutcome {
-        let steps: Vec<StepFigures> = self.steps.iter().map(|(_, f)| f.clone()).collect();
+        self.outcome_of(self.steps.iter().map(|(_, f)| f.clone()).collect())
+    }
+
+    /// Some of this agent's steps as a sweep without a knee (the fleet's run judges the sweep).
+    fn outcome_of(&self, steps: Vec<StepFigures>) -> SweepOutcome {
         SweepOutcome {
             verdict: crate::Verdict {
                 pass: true,
@@ -300,7 +305,7 @@ impl Measured for AgentMeasured {
     fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
         let mut records = Vec::new();
         for (name, figures) in &self.steps {
-            let outcome = SweepOutcome { steps: vec![figures.clone()], knee: None, ..self.outcome() };
+            let outcome = self.outcome_of(vec![figures.clone()]);
             let parameters = json!({ "fleet_agent": self.name, "fleet_step": name });
             let mut base = json!(self.parameters);
             if let (Some(map), Value::Object(add)) = (base.as_object_mut(), parameters) {

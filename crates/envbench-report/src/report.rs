@@ -825,42 +825,24 @@ fn fleet_hosts(sides: &[Side], workload: &str) -> String {
     let mut out = String::new();
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
-            let Some(value) = run.attachments.get("fleet") else { continue };
+            let Some(value) = run.attachments.get(envbench_core::fleet::FLEET_ATTACHMENT) else { continue };
             let Ok(fleet) = serde_json::from_value::<envbench_core::fleet::FleetDocument>(value.clone()) else {
                 continue;
             };
-            let name = series_name(side, run, |r| r.attachments.contains_key("fleet"));
-            let optional = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
-            let rows: Vec<String> = fleet
-                .steps
+            let name = series_name(side, run, |r| r.attachments.contains_key(envbench_core::fleet::FLEET_ATTACHMENT));
+            let (headings, rows) = fleet.share_table();
+            let text_columns = envbench_core::fleet::SHARE_TEXT_COLUMNS;
+            let rows: Vec<String> = rows
                 .iter()
-                .flat_map(|step| step.shares.iter().map(move |share| (step, share)))
-                .map(|(step, share)| {
-                    format!(
-                        "<tr>{}{}{}{}{}{}{}{}</tr>",
-                        cell(&step.name),
-                        cell(&share.host),
-                        cell(&envbench_core::fleet::assignment_text(&share.assignment)),
-                        num(&envbench_core::text::number(share.throughput)),
-                        num(&format!("{:.1}%", share.share_percent)),
-                        num(&format!("{:+.1}", share.skew_ms)),
-                        num(&optional(share.device_ops_per_s, 0)),
-                        num(&optional(share.cpu_busy_percent, 1)),
-                    )
+                .map(|row| {
+                    let cells: String = row
+                        .iter()
+                        .enumerate()
+                        .map(|(column, value)| if column < text_columns { cell(value) } else { num(value) })
+                        .collect();
+                    format!("<tr>{cells}</tr>")
                 })
                 .collect();
-            let headings: Vec<String> = [
-                "step",
-                "host",
-                "share",
-                fleet.throughput_unit.as_str(),
-                "share",
-                "start skew ms",
-                "device ops/s",
-                "CPU %",
-            ]
-            .map(String::from)
-            .to_vec();
             let _ = writeln!(
                 out,
                 "<details class=\"fleet\" open>\n<summary><h3>{}: {} hosts at once ({} transport), each host's share\

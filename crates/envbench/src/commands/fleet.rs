@@ -147,9 +147,9 @@ fn transport(args: &FleetArgs, store: &StoreLocation) -> anyhow::Result<Transpor
 }
 
 /// What agents are given as their store: a PostgreSQL URL as it is, a SQLite file by its absolute path.
-fn store_for_agents(store: &StoreLocation, given: Option<&String>) -> anyhow::Result<String> {
+fn store_for_agents(store: &StoreLocation) -> anyhow::Result<String> {
     Ok(match store {
-        StoreLocation::Postgres(_) => given.cloned().unwrap_or_default(),
+        StoreLocation::Postgres(url) => url.clone(),
         StoreLocation::Sqlite(path) => std::path::absolute(path)?.display().to_string(),
     })
 }
@@ -185,7 +185,7 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
         label: common.label.clone(),
         tags: request.tags.clone(),
     };
-    let store_text = store_for_agents(store, matches.get_one::<String>("store"))?;
+    let store_text = store_for_agents(store)?;
     let planned = CoordinatorRun {
         fleet,
         spec,
