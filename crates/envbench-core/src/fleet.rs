@@ -39,6 +39,16 @@ pub struct AgentReport<'a> {
     pub report: &'a StepReport,
 }
 
+impl AgentReport<'_> {
+    /// The workload's figures of the report, read back as the agent wrote them, or an error that names the agent and
+    /// the step.
+    pub fn figures<T: serde::de::DeserializeOwned>(&self, step: &FleetStep) -> Result<T, WorkloadError> {
+        serde_json::from_value(self.report.figures.clone()).map_err(|e| {
+            WorkloadError::failure(format!("{}: its report of {} cannot be read ({e})", self.agent, step.name))
+        })
+    }
+}
+
 /// Where an agent works: its name in the fleet and the subdirectory of its own that its files go in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentPlace {
@@ -66,6 +76,12 @@ pub trait FleetCoordinator {
 
     /// What the fleet will do, in one line.
     fn announce(&self, agents: usize) -> String;
+
+    /// Build what every agent shares, once, before any agent starts (a database server's tables). Returns what was
+    /// prepared, in a line; `None` when the workload shares nothing (each agent prepares its own).
+    fn prepare(&mut self, _context: &RunContext<'_>) -> Result<Option<String>, WorkloadError> {
+        Ok(None)
+    }
 
     /// The next step for `agents` agents, from the merged steps so far; `None` when the run is done.
     fn next_step(&mut self, agents: usize) -> Option<FleetStep>;
@@ -251,8 +267,21 @@ impl FleetDocument {
     }
 }
 
-/// An assignment for people: `jobs=2`, or `-` for none.
+/// `total` units of work (jobs, virtual users) spread over `agents` as evenly as they go: the first
+/// `total % agents` agents take one more.
+pub fn split_evenly(total: u32, agents: usize) -> Vec<u32> {
+    let agents = agents.max(1) as u32;
+    (0..agents).map(|i| total / agents + u32::from(i < total % agents)).collect()
+}
+
+/// The key of an assignment's text for people, when the workload gives one (else its keys and values are shown).
+pub const SHOWN_KEY: &str = "shown";
+
+/// An assignment for people: its `shown` text, `jobs=2`, or `-` for none.
 pub fn assignment_text(assignment: &Value) -> String {
+    if let Some(shown) = assignment.get(SHOWN_KEY).and_then(Value::as_str) {
+        return shown.to_string();
+    }
     match assignment {
         Value::Null => "-".into(),
         Value::Object(map) => map
@@ -276,6 +305,14 @@ fn short_id(id: &str) -> &str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn work_is_spread_as_evenly_as_it_goes() {
+        assert_eq!(split_evenly(1, 3), vec![1, 0, 0]);
+        assert_eq!(split_evenly(4, 3), vec![2, 1, 1]);
+        assert_eq!(split_evenly(6, 3), vec![2, 2, 2]);
+        assert_eq!(split_evenly(5, 1), vec![5]);
+    }
 
     #[test]
     fn the_host_table_shows_each_share_and_the_skew() {
@@ -323,5 +360,6 @@ mod tests {
         assert!(text.contains("at most 1.5 ms") && text.contains("within 0.2 ms"), "{text}");
         assert!(text.contains("local-2: died") && text.contains("local-1 feedface"), "{text}");
         assert!(text.contains("first done 1.000 s, last done 1.010 s"), "{text}");
+        assert_eq!(assignment_text(&json!({"users": 2, "first_user": 0, "shown": "2 users (#1-2)"})), "2 users (#1-2)");
     }
 }

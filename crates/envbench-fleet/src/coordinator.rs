@@ -14,6 +14,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The environment variable that gives an agent its store.
+pub const STORE_VARIABLE: &str = "ENVBENCH_STORE";
+
 /// How far ahead of the database clock's "now" a step is released: time for every agent to read the release
 /// (agents poll every 25 ms) and sleep to the instant.
 const RELEASE_LEAD_S: f64 = 1.0;
@@ -30,9 +33,11 @@ pub struct CoordinatorRun {
     pub fleet: String,
     pub spec: FleetSpec,
     pub transport: Transport,
-    /// The store every agent reaches, as the coordinator opens it and as agents are given it.
+    /// The store every agent reaches, as the coordinator opens it.
     pub store: StoreLocation,
-    pub store_text: String,
+    /// What every agent is given in its environment: its store (`ENVBENCH_STORE`) and the database passwords the
+    /// workload's URLs leave out (they are never on the board).
+    pub agent_environment: Vec<(String, String)>,
     /// Go on without agents that fail, instead of failing the fleet.
     pub keep_going: bool,
     /// How long agents may take to prepare.
@@ -96,12 +101,16 @@ impl Planned for CoordinatorRun {
             spec,
             transport,
             store,
-            store_text,
+            agent_environment,
             keep_going,
             prepare_timeout,
             throughput_unit,
             mut coordinator,
         } = *self;
+        // What the agents share is built once, here, before any agent starts and looks for it.
+        if let Some(prepared) = coordinator.prepare(context)? {
+            context.progress.line(&prepared);
+        }
         let mut board = Board::open(&store, &fleet, COORDINATOR)?;
         board.post(kind::FLEET, &spec)?;
         let clock_offset_s = board.clock_offset()?.0;
@@ -123,16 +132,21 @@ impl Planned for CoordinatorRun {
                 "start the {} agents on their hosts, each with its own name, e.g. with Ansible or a job scheduler:",
                 spec.agents.len()
             ));
+            // Passwords are not printed: the commands say where each goes.
+            let mut environment = vec![format!("ENVBENCH_STORE={}", transport::shell_words(&[store.display()]))];
+            environment.extend(
+                agent_environment.iter().filter(|(key, _)| key != STORE_VARIABLE).map(|(key, _)| format!("{key}=***")),
+            );
             for name in &spec.agents {
                 context.progress.line(&format!(
-                    "  ENVBENCH_STORE={} {}",
-                    transport::shell_words(&[store.display()]),
+                    "  {} {}",
+                    environment.join(" "),
                     transport::shell_words(&transport::agent_words("envbench", &fleet, name))
                 ));
             }
         }
         let skipped: Vec<String> = spec.agents.iter().filter(|name| unreachable(name).is_some()).cloned().collect();
-        let processes = transport::start(&transport, &fleet, &spec.agents, &skipped, &store_text)
+        let processes = transport::start(&transport, &fleet, &spec.agents, &skipped, &agent_environment)
             .map_err(|(name, error)| WorkloadError::failure(format!("agent {name}: {error}")))?;
         let mut members: Vec<Member> = processes
             .into_iter()

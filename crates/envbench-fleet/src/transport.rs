@@ -232,14 +232,14 @@ impl SshOptions {
     }
 }
 
-/// Start the agents of `fleet`, named `names` but for `skip`, whose store is `store` (a URL or path every agent
-/// reaches).
+/// Start the agents of `fleet`, named `names` but for `skip`, with `environment`: their store
+/// (`ENVBENCH_STORE`, a URL or path every agent reaches) and the database passwords the workload's URLs leave out.
 pub fn start(
     transport: &Transport,
     fleet: &str,
     names: &[String],
     skip: &[String],
-    store: &str,
+    environment: &[(String, String)],
 ) -> Result<Vec<AgentProcess>, (String, String)> {
     let mut started = Vec::new();
     for (index, name) in names.iter().enumerate() {
@@ -249,14 +249,15 @@ pub fn start(
             Transport::Local { .. } => {
                 let exe = std::env::current_exe().map_err(|e| (name.clone(), format!("cannot find envbench ({e})")))?;
                 let mut command = Command::new(exe);
-                command.args(&agent_words("envbench", fleet, name)[1..]).env("ENVBENCH_STORE", store);
+                command.args(&agent_words("envbench", fleet, name)[1..]).envs(environment.iter().cloned());
                 AgentProcess::spawn(name, command, true)
             }
             Transport::Ssh(ssh) => {
                 let host = &ssh.hosts[index];
                 let program =
                     if ssh.copy_binary { SshOptions::copied_binary(fleet) } else { ssh.remote_binary.clone() };
-                let mut words = vec!["env".to_string(), format!("ENVBENCH_STORE={store}")];
+                let mut words = vec!["env".to_string()];
+                words.extend(environment.iter().map(|(key, value)| format!("{key}={value}")));
                 words.extend(agent_words(&program, fleet, name));
                 let mut command = ssh.command(host);
                 command.arg(shell_words(&words));

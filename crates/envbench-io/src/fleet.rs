@@ -12,7 +12,7 @@ use crate::workload::{DiskArgs, DiskMeasured, plan};
 use crate::{CacheHonesty, EngineKind, TestSpec, cache_honesty};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
-    AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, StepReport,
+    AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
 };
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
 use serde::{Deserialize, Serialize};
@@ -157,7 +157,7 @@ impl FleetCoordinator for DiskCoordinator {
         let test = self.tests.get(self.next)?;
         let step = FleetStep {
             name: test.id(),
-            assignments: vec![json!({ "test": self.next }); agents],
+            assignments: vec![json!({ "test": self.next, SHOWN_KEY: "whole test" }); agents],
             pause: if self.next == 0 { Duration::ZERO } else { self.options.interval },
         };
         self.next += 1;
@@ -167,9 +167,7 @@ impl FleetCoordinator for DiskCoordinator {
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {
         let mut parts = Vec::new();
         for report in reports {
-            let part: AgentTest = serde_json::from_value(report.report.figures.clone()).map_err(|e| {
-                WorkloadError::failure(format!("{}: its report of {} cannot be read ({e})", report.agent, step.name))
-            })?;
+            let part: AgentTest = report.figures(step)?;
             if self.setup.is_none() {
                 self.setup = Some(part.setup.clone());
             }

@@ -15,6 +15,7 @@
 
 pub mod consistency;
 pub mod crosscheck;
+pub mod fleet;
 pub mod load;
 pub mod random;
 pub mod schema;

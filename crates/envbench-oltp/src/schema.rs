@@ -209,6 +209,20 @@ pub enum Existing {
     Complete { scale: i64, schema_version: i64 },
 }
 
+impl Existing {
+    /// What was found, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Existing::Nothing => "none of its tables".into(),
+            Existing::Foreign(tables) => format!("tables envbench did not make: {}", tables.join(", ")),
+            Existing::Unfinished => "an unfinished load".into(),
+            Existing::Complete { scale, schema_version } => {
+                format!("a complete load of scale {scale}, schema version {schema_version}")
+            }
+        }
+    }
+}
+
 /// The tables of the connection's database (or schema).
 pub fn table_names(connection: &mut dyn Connection) -> Result<Vec<String>, OltpError> {
     let sql = match connection.dialect() {

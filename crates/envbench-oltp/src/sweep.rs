@@ -70,6 +70,30 @@ impl StopReason {
     }
 }
 
+/// The user counts of a run, one step at a time: down the list, or doubling until the knee.
+pub struct Sweep {
+    plan: UsersPlan,
+    listed: std::vec::IntoIter<u32>,
+}
+
+impl Sweep {
+    pub fn new(plan: &UsersPlan) -> Sweep {
+        let listed = match plan {
+            UsersPlan::List(list) => list.clone(),
+            UsersPlan::Auto { .. } => Vec::new(),
+        };
+        Sweep { plan: plan.clone(), listed: listed.into_iter() }
+    }
+
+    /// The users of the next step after `steps`, or why the sweep ends.
+    pub fn next(&mut self, steps: &[StepFigures], profile: Profile, target_ms: f64) -> Result<u32, StopReason> {
+        match &self.plan {
+            UsersPlan::Auto { max_users } => next_auto(steps, profile, target_ms, *max_users),
+            UsersPlan::List(_) => self.listed.next().ok_or(StopReason::ListDone),
+        }
+    }
+}
+
 /// The next user count of an automatic sweep, or why it ends.
 pub fn next_auto(steps: &[StepFigures], profile: Profile, target_ms: f64, max_users: u32) -> Result<u32, StopReason> {
     let Some(last) = steps.last() else {

@@ -8,8 +8,8 @@ use crate::random::{NuRandConstants, Random};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
+use envbench_io::LatencyHistogram;
 use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind};
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 
 /// How many times a transaction that hit a deadlock or serialization failure runs again before it counts as failed.
 pub const MAX_RETRIES: u32 = 10;
-/// The longest latency a histogram holds (an hour, in microseconds).
-const HISTOGRAM_MAX_US: u64 = 3_600_000_000;
 
 /// What one step runs.
 #[derive(Clone, Debug)]
 pub struct StepSettings {
     pub profile: Profile,
     pub users: u32,
+    /// The number of the step's first user: 0, or on a fleet the users that other hosts run before this one's (a
+    /// user's number picks its home warehouse and its random stream).
+    pub first_user: u32,
     /// Warehouses (TPC-C) or pgbench's scale (TPC-B).
     pub scale: i64,
     pub ramp: Duration,
@@ -83,6 +84,34 @@ pub struct StepFigures {
     pub first_failure: Option<String>,
 }
 
+impl KindFigures {
+    /// The figures of `kind` from the latency of every measured transaction and its (rolled back, failed, retried)
+    /// counts.
+    pub fn of(kind: Kind, latency: &LatencyHistogram, [rolled_back, failures, retries]: [u64; 3]) -> KindFigures {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        KindFigures {
+            kind,
+            count: latency.count(),
+            rolled_back,
+            failures,
+            retries,
+            mean_ms: latency.mean_ns() / 1e6,
+            p50_ms: ms(latency.quantile_ns(0.50)),
+            p95_ms: ms(latency.quantile_ns(0.95)),
+            p99_ms: ms(latency.quantile_ns(0.99)),
+            p999_ms: ms(latency.quantile_ns(0.999)),
+            max_ms: ms(latency.max_ns()),
+        }
+    }
+}
+
+/// A step's figures with the latency of every measured transaction, by kind (what a fleet merges).
+#[derive(Clone, Debug)]
+pub struct MeasuredStep {
+    pub figures: StepFigures,
+    pub latency: BTreeMap<Kind, LatencyHistogram>,
+}
+
 impl StepFigures {
     pub fn kind(&self, kind: Kind) -> Option<&KindFigures> {
         self.kinds.iter().find(|k| k.kind == kind)
@@ -104,7 +133,7 @@ impl StepFigures {
 
 /// One user's tally.
 struct Tally {
-    histograms: BTreeMap<Kind, Histogram<u64>>,
+    histograms: BTreeMap<Kind, LatencyHistogram>,
     rolled_back: BTreeMap<Kind, u64>,
     failures: BTreeMap<Kind, u64>,
     retries: BTreeMap<Kind, u64>,
@@ -114,9 +143,8 @@ struct Tally {
 
 impl Tally {
     fn new(kinds: &[Kind], seconds: usize) -> Tally {
-        let histogram = || Histogram::new_with_bounds(1, HISTOGRAM_MAX_US, 3).expect("valid histogram bounds");
         Tally {
-            histograms: kinds.iter().map(|&k| (k, histogram())).collect(),
+            histograms: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
             rolled_back: BTreeMap::new(),
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
@@ -127,7 +155,7 @@ impl Tally {
 
     fn merge(&mut self, other: Tally) {
         for (kind, histogram) in other.histograms {
-            self.histograms.get_mut(&kind).expect("same kinds").add(histogram).expect("same bounds");
+            self.histograms.get_mut(&kind).expect("same kinds").merge(&histogram);
         }
         for (mine, theirs) in [
             (&mut self.rolled_back, other.rolled_back),
@@ -282,8 +310,8 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                     *slot += 1;
                 }
                 if measured {
-                    let micros = (ended - started).as_micros().clamp(1, u128::from(HISTOGRAM_MAX_US)) as u64;
-                    tally.histograms.get_mut(&kind).expect("a kind of the profile").saturating_record(micros);
+                    let nanos = u64::try_from((ended - started).as_nanos()).unwrap_or(u64::MAX);
+                    tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos);
                     if outcome == Outcome::RolledBack {
                         *tally.rolled_back.entry(kind).or_insert(0) += 1;
                     }
@@ -320,7 +348,7 @@ pub fn run_step(
     observer: &dyn envbench_core::sampler::StepObserver,
     interrupt: &AtomicBool,
     on_tick: &(dyn Fn(&str) + Sync),
-) -> Result<Option<StepFigures>, OltpError> {
+) -> Result<Option<MeasuredStep>, OltpError> {
     let mut monitor = url.connect("envbench-oltp monitor")?;
     let seconds = (settings.ramp + settings.duration).as_secs() as usize + 2;
     let shared = Shared {
@@ -339,7 +367,7 @@ pub fn run_step(
         let handles: Vec<_> = (0..settings.users)
             .map(|index| {
                 let (shared, sender) = (&shared, sender.clone());
-                scope.spawn(move || user(shared, index, sender))
+                scope.spawn(move || user(shared, settings.first_user + index, sender))
             })
             .collect();
         drop(sender);
@@ -449,30 +477,21 @@ fn coordinate<'scope>(
     }))
 }
 
-fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> StepFigures {
+fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> MeasuredStep {
     let minutes = measurement.seconds / 60.0;
-    let ms = |us: u64| us as f64 / 1000.0;
+    let count = |map: &BTreeMap<Kind, u64>, kind: Kind| map.get(&kind).copied().unwrap_or(0);
     let kinds: Vec<KindFigures> = tally
         .histograms
         .iter()
-        .map(|(&kind, h)| KindFigures {
-            kind,
-            count: h.len(),
-            rolled_back: tally.rolled_back.get(&kind).copied().unwrap_or(0),
-            failures: tally.failures.get(&kind).copied().unwrap_or(0),
-            retries: tally.retries.get(&kind).copied().unwrap_or(0),
-            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1000.0 },
-            p50_ms: ms(h.value_at_quantile(0.50)),
-            p95_ms: ms(h.value_at_quantile(0.95)),
-            p99_ms: ms(h.value_at_quantile(0.99)),
-            p999_ms: ms(h.value_at_quantile(0.999)),
-            max_ms: ms(h.max()),
+        .map(|(&kind, h)| {
+            let counts = [&tally.rolled_back, &tally.failures, &tally.retries].map(|map| count(map, kind));
+            KindFigures::of(kind, h, counts)
         })
         .collect();
     let transactions: u64 = kinds.iter().map(|k| k.count).sum();
     let ramp_seconds = settings.ramp.as_secs_f64();
     let last_second = (ramp_seconds + settings.duration.as_secs_f64()).ceil() as usize;
-    StepFigures {
+    let figures = StepFigures {
         users: settings.users,
         measured_seconds: measurement.seconds,
         nopm: measurement.new_orders.map(|n| n / minutes),
@@ -493,5 +512,6 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> S
         server: measurement.server,
         wait_events: measurement.wait_events,
         first_failure: tally.first_failure,
-    }
+    };
+    MeasuredStep { figures, latency: tally.histograms }
 }

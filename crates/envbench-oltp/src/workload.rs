@@ -7,7 +7,7 @@ use crate::crosscheck::{self, PgbenchFigures};
 use crate::load::{self, LoadInfo};
 use crate::random::NuRandConstants;
 use crate::schema::{self, Existing};
-use crate::sweep::{self, StopReason, UsersPlan};
+use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepFigures, StepSettings};
 use crate::{OltpError, Profile, WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
@@ -115,20 +115,21 @@ fn usage(message: impl Into<String>) -> WorkloadError {
 }
 
 /// Everything the arguments say, checked, with the database reached.
-struct OltpRun {
-    url: DatabaseUrl,
-    profile: Profile,
-    scale: i64,
-    users: UsersPlan,
+pub(crate) struct OltpRun {
+    pub(crate) url: DatabaseUrl,
+    pub(crate) profile: Profile,
+    pub(crate) scale: i64,
+    pub(crate) users: UsersPlan,
     ramp: Duration,
     duration: Duration,
-    target_ms: f64,
+    pub(crate) target_ms: f64,
     keying_thinking: bool,
     fresh: bool,
     pgbench: Option<PathBuf>,
     loaders: usize,
-    watched: PathBuf,
-    server_version: String,
+    /// The directory whose storage the run describes: the server's data directory when it is on this host.
+    pub(crate) watched: PathBuf,
+    pub(crate) server_version: String,
 }
 
 impl Workload for OltpWorkload {
@@ -200,6 +201,10 @@ impl Workload for OltpWorkload {
         }]
     }
 
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::OltpFleet)
+    }
+
     fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
         let document = OltpDocument::of(run)?.ok()?;
         if document.steps.is_empty() {
@@ -235,7 +240,7 @@ fn parse_time(option: &str, text: &str, allow_zero: bool) -> Result<Duration, Wo
     Ok(duration)
 }
 
-fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
+pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
     let profile = Profile::parse(&args.profile)
         .ok_or_else(|| usage(format!("--profile '{}': give tpcc or tpcb", args.profile)))?;
     let scale: i64 = match args.warehouses.trim().parse() {
@@ -425,7 +430,63 @@ impl Planned for OltpRun {
     }
 
     fn announce(&self) -> Option<String> {
-        Some(format!(
+        Some(self.describe())
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let progress = context.progress;
+        let load = self.load_tables(context)?;
+        let mut steps: Vec<StepFigures> = Vec::new();
+        let mut sweep = Sweep::new(&self.users);
+        let stop_reason = loop {
+            if context.interrupted() {
+                break StopReason::Interrupted;
+            }
+            let users = match sweep.next(&steps, self.profile, self.target_ms) {
+                Ok(users) => users,
+                Err(reason) => break reason,
+            };
+            let settings = self.step_settings(users, 0, users);
+            let name = step_test_id(users);
+            let on_tick = |text: &str| progress.update(text);
+            match users::run_step(&self.url, &settings, &name, context.steps, context.interrupt, &on_tick)? {
+                Some(step) => {
+                    progress.line(&step_line(self.profile, &step.figures));
+                    steps.push(step.figures);
+                }
+                None => break StopReason::Interrupted,
+            }
+        };
+        // The checks run even after an interrupt: every transaction is atomic, so the database must still hold.
+        progress.update("checking consistency");
+        let consistency = self.check_consistency()?;
+        let mut pgbench = Vec::new();
+        if let Some(program) = &self.pgbench
+            && stop_reason != StopReason::Interrupted
+        {
+            for step in &steps {
+                progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
+                context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = crosscheck::run_pgbench(program, &self.url, step.users, self.duration);
+                context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = figures?;
+                progress.line(&format!(
+                    "  pgbench {:>4} clients: {:>9.0} TPS, {:.2} ms p95",
+                    figures.clients, figures.tps, figures.p95_ms
+                ));
+                pgbench.push(figures);
+            }
+        }
+        let mut document = self.document(load, steps, stop_reason, consistency);
+        document.pgbench = pgbench;
+        Ok(Box::new(OltpMeasured::new(document)))
+    }
+}
+
+impl OltpRun {
+    /// What the run will do, in a line.
+    pub(crate) fn describe(&self) -> String {
+        format!(
             "oltp {} on {} ({}): {} {}, {}, ramp {} then {} measured per step",
             self.profile.name(),
             self.url.shown(),
@@ -435,10 +496,11 @@ impl Planned for OltpRun {
             self.users.describe(),
             format_duration(self.ramp),
             format_duration(self.duration)
-        ))
+        )
     }
 
-    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+    /// Load the profile's tables, or reuse a complete load of the same scale, with progress in rows.
+    pub(crate) fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
         let progress = context.progress;
         let started = std::time::Instant::now();
         let on_rows = |rows: u64, expected: u64| {
@@ -485,94 +547,61 @@ impl Planned for OltpRun {
                  figures show how this storage syncs commits, not how a server scales)",
             );
         }
-        let mut steps: Vec<StepFigures> = Vec::new();
-        let mut listed = match &self.users {
-            UsersPlan::List(list) => list.clone().into_iter(),
-            UsersPlan::Auto { .. } => Vec::new().into_iter(),
-        };
-        let stop_reason = loop {
-            if context.interrupted() {
-                break StopReason::Interrupted;
-            }
-            let users = match &self.users {
-                UsersPlan::Auto { max_users } => {
-                    match sweep::next_auto(&steps, self.profile, self.target_ms, *max_users) {
-                        Ok(users) => users,
-                        Err(reason) => break reason,
-                    }
-                }
-                UsersPlan::List(_) => match listed.next() {
-                    Some(users) => users,
-                    None => break StopReason::ListDone,
-                },
-            };
-            let settings = StepSettings {
-                profile: self.profile,
-                users,
-                scale: self.scale,
-                ramp: self.ramp,
-                duration: self.duration,
-                keying_thinking: self.keying_thinking,
-                load_constants: NuRandConstants::load(load::LOAD_SEED),
-                seed: 0x5eed_0000 + u64::from(users),
-            };
-            let name = step_test_id(users);
-            let on_tick = |text: &str| progress.update(text);
-            match users::run_step(&self.url, &settings, &name, context.steps, context.interrupt, &on_tick)? {
-                Some(step) => {
-                    progress.line(&step_line(self.profile, &step));
-                    steps.push(step);
-                }
-                None => break StopReason::Interrupted,
-            }
-        };
-        let knee = sweep::knee(&steps, self.profile, self.target_ms);
-        // The checks run even after an interrupt: every transaction is atomic, so the database must still hold.
-        progress.update("checking consistency");
-        let consistency = {
-            let mut connection = self.url.connect("envbench-oltp check").map_err(OltpError::from)?;
-            consistency::run(connection.as_mut(), self.profile)?
-        };
-        let mut pgbench = Vec::new();
-        if let Some(program) = &self.pgbench
-            && stop_reason != StopReason::Interrupted
-        {
-            for step in &steps {
-                progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
-                context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
-                let figures = crosscheck::run_pgbench(program, &self.url, step.users, self.duration);
-                context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
-                let figures = figures?;
-                progress.line(&format!(
-                    "  pgbench {:>4} clients: {:>9.0} TPS, {:.2} ms p95",
-                    figures.clients, figures.tps, figures.p95_ms
-                ));
-                pgbench.push(figures);
-            }
+        Ok(load)
+    }
+
+    /// A step's settings: `users` users numbered from `first_user`, of a step of `total` users in all (on a fleet,
+    /// every host's users draw from the step's one seed, each user with its own stream and home warehouse).
+    pub(crate) fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
+        StepSettings {
+            profile: self.profile,
+            users,
+            first_user,
+            scale: self.scale,
+            ramp: self.ramp,
+            duration: self.duration,
+            keying_thinking: self.keying_thinking,
+            load_constants: NuRandConstants::load(load::LOAD_SEED),
+            seed: 0x5eed_0000 + u64::from(total),
         }
-        Ok(Box::new(OltpMeasured {
-            document: OltpDocument {
-                profile: self.profile,
-                target: self.url.shown(),
-                dialect: self.url.dialect().name().to_string(),
-                server_version: self.server_version.clone(),
-                scale: self.scale,
-                ramp_seconds: self.ramp.as_secs_f64(),
-                duration_seconds: self.duration.as_secs_f64(),
-                keying_thinking: self.keying_thinking,
-                target_latency_ms: self.target_ms,
-                load,
-                steps,
-                knee,
-                stop_reason,
-                consistency,
-                pgbench,
-            },
-        }))
+    }
+
+    /// The profile's consistency conditions, checked on the database as it is now.
+    pub(crate) fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
+        let mut connection = self.url.connect("envbench-oltp check").map_err(OltpError::from)?;
+        Ok(consistency::run(connection.as_mut(), self.profile)?)
+    }
+
+    /// The run's document from its steps (the knee found here).
+    pub(crate) fn document(
+        &self,
+        load: LoadInfo,
+        steps: Vec<StepFigures>,
+        stop_reason: StopReason,
+        consistency: Vec<Check>,
+    ) -> OltpDocument {
+        OltpDocument {
+            profile: self.profile,
+            target: self.url.shown(),
+            dialect: self.url.dialect().name().to_string(),
+            server_version: self.server_version.clone(),
+            scale: self.scale,
+            ramp_seconds: self.ramp.as_secs_f64(),
+            duration_seconds: self.duration.as_secs_f64(),
+            keying_thinking: self.keying_thinking,
+            target_latency_ms: self.target_ms,
+            load,
+            knee: sweep::knee(&steps, self.profile, self.target_ms),
+            steps,
+            stop_reason,
+            consistency,
+            pgbench: Vec::new(),
+        }
     }
 }
 
-fn step_line(profile: Profile, step: &StepFigures) -> String {
+/// A step's line of progress.
+pub(crate) fn step_line(profile: Profile, step: &StepFigures) -> String {
     let judged = step.kind(profile.judged_kind());
     let headline = match profile {
         Profile::Tpcc => format!("{:>9} NOPM, ", number(step.nopm.unwrap_or(0.0))),
@@ -589,8 +618,21 @@ fn step_line(profile: Profile, step: &StepFigures) -> String {
     )
 }
 
-struct OltpMeasured {
+pub(crate) struct OltpMeasured {
     document: OltpDocument,
+    /// On a fleet's agent: its name and the fleet's name of each step, the test ids of this host's share.
+    fleet_agent: Option<(String, Vec<String>)>,
+}
+
+impl OltpMeasured {
+    pub(crate) fn new(document: OltpDocument) -> OltpMeasured {
+        OltpMeasured { document, fleet_agent: None }
+    }
+
+    /// One fleet agent's run: its share of each of the fleet's steps, named as the fleet named them.
+    pub(crate) fn fleet_agent(document: OltpDocument, agent: String, steps: Vec<String>) -> OltpMeasured {
+        OltpMeasured { document, fleet_agent: Some((agent, steps)) }
+    }
 }
 
 fn record(
@@ -632,49 +674,65 @@ impl OltpMeasured {
     }
 }
 
+/// The records of one step, under test id `test` (its transactions' tests are `test` and the transaction's name).
+fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<ResultRecord> {
+    use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+    let mut records = Vec::new();
+    if let Some(nopm) = step.nopm {
+        records.push(record(test, parameters, "nopm", "NOPM", Higher, vec![nopm]));
+    }
+    // Every measured second is a sample, so comparisons see the spread, not one number.
+    let first = step.ramp_seconds.ceil() as usize;
+    let per_minute: Vec<f64> = step.per_second.iter().skip(first).map(|n| n * 60.0).collect();
+    let tpm = if per_minute.is_empty() { vec![step.tpm] } else { per_minute };
+    records.push(record(test, parameters, "tpm", "TPM", Higher, tpm));
+    if let Some(db_tpm) = step.db_tpm {
+        records.push(record(test, parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
+    }
+    records.push(record(
+        test,
+        parameters,
+        "client_cpu_per_transaction",
+        "us",
+        Lower,
+        vec![step.client_cpu_us_per_transaction],
+    ));
+    for kind in &step.kinds {
+        let test = format!("{test} {}", kind.kind.name());
+        for (metric, value) in [
+            ("latency_mean", kind.mean_ms),
+            ("latency_p50", kind.p50_ms),
+            (P95_METRIC, kind.p95_ms),
+            ("latency_p99", kind.p99_ms),
+            ("latency_p99_9", kind.p999_ms),
+            ("latency_max", kind.max_ms),
+        ] {
+            records.push(record(&test, parameters, metric, "ms", Lower, vec![value]));
+        }
+        records.push(record(&test, parameters, "transactions", "count", Higher, vec![kind.count as f64]));
+        records.push(record(&test, parameters, "retries", "count", Lower, vec![kind.retries as f64]));
+        records.push(record(&test, parameters, "failures", "count", Lower, vec![kind.failures as f64]));
+    }
+    records
+}
+
 impl Measured for OltpMeasured {
     fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
         use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
         let d = &self.document;
         let mut records = Vec::new();
-        for step in &d.steps {
-            let test = step_test_id(step.users);
-            let parameters = self.parameters(Some(step.users));
-            if let Some(nopm) = step.nopm {
-                records.push(record(&test, &parameters, "nopm", "NOPM", Higher, vec![nopm]));
-            }
-            // Every measured second is a sample, so comparisons see the spread, not one number.
-            let first = step.ramp_seconds.ceil() as usize;
-            let per_minute: Vec<f64> = step.per_second.iter().skip(first).map(|n| n * 60.0).collect();
-            let tpm = if per_minute.is_empty() { vec![step.tpm] } else { per_minute };
-            records.push(record(&test, &parameters, "tpm", "TPM", Higher, tpm));
-            if let Some(db_tpm) = step.db_tpm {
-                records.push(record(&test, &parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
-            }
-            records.push(record(
-                &test,
-                &parameters,
-                "client_cpu_per_transaction",
-                "us",
-                Lower,
-                vec![step.client_cpu_us_per_transaction],
-            ));
-            for kind in &step.kinds {
-                let test = format!("{test} {}", kind.kind.name());
-                for (metric, value) in [
-                    ("latency_mean", kind.mean_ms),
-                    ("latency_p50", kind.p50_ms),
-                    (P95_METRIC, kind.p95_ms),
-                    ("latency_p99", kind.p99_ms),
-                    ("latency_p99_9", kind.p999_ms),
-                    ("latency_max", kind.max_ms),
-                ] {
-                    records.push(record(&test, &parameters, metric, "ms", Lower, vec![value]));
+        for (index, step) in d.steps.iter().enumerate() {
+            let mut parameters = self.parameters(Some(step.users));
+            let test = match &self.fleet_agent {
+                Some((agent, names)) => {
+                    let name = names.get(index).cloned().unwrap_or_else(|| step_test_id(step.users));
+                    parameters["fleet_agent"] = json!(agent);
+                    parameters["fleet_step"] = json!(name);
+                    name
                 }
-                records.push(record(&test, &parameters, "transactions", "count", Higher, vec![kind.count as f64]));
-                records.push(record(&test, &parameters, "retries", "count", Lower, vec![kind.retries as f64]));
-                records.push(record(&test, &parameters, "failures", "count", Lower, vec![kind.failures as f64]));
-            }
+                None => step_test_id(step.users),
+            };
+            records.extend(step_records(step, &test, &parameters));
         }
         if let Some(knee) = d.knee_step() {
             let parameters = self.parameters(None);

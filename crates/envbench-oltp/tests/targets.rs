@@ -137,6 +137,7 @@ fn exercise(url: &DatabaseUrl) {
     let settings = StepSettings {
         profile: Profile::Tpcc,
         users: 2,
+        first_user: 0,
         scale: 1,
         ramp: Duration::from_millis(500),
         duration: Duration::from_secs(3),
@@ -145,6 +146,7 @@ fn exercise(url: &DatabaseUrl) {
         seed: 1,
     };
     let step = users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
+    let step = step.figures;
     assert!(step.transactions > 20, "{step:?}");
     assert!(step.nopm.unwrap() > 0.0);
     assert_eq!(step.failures, 0, "{:?}", step.first_failure);
@@ -192,6 +194,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
     let settings = StepSettings {
         profile: Profile::Tpcb,
         users: 2,
+        first_user: 0,
         scale: 1,
         ramp: Duration::ZERO,
         duration: Duration::from_secs(2),
@@ -200,6 +203,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         seed: 2,
     };
     let step = users::run_step(&url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
+    let step = step.figures;
     assert!(step.transactions > 10 && step.db_tpm.unwrap() > 0.0, "{step:?}");
     assert!(step.server.contains_key("WAL bytes"), "{:?}", step.server);
     all_pass(c.as_mut(), Profile::Tpcb);

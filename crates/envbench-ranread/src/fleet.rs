@@ -5,10 +5,12 @@
 //! (the agents' HDR histograms merged, not their percentiles averaged).
 
 use crate::workload::{Comparable, Prepared, RanreadArgs, RanreadDocument, RanreadMeasured, RanreadRun, plan, render};
-use crate::{JobsPlan, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step, results};
+use crate::{
+    DatabaseCounters, JobsPlan, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step, results,
+};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
-    AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, StepReport,
+    AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, StepReport, split_evenly,
 };
 use envbench_core::model::ResultRecord;
 use envbench_core::sampler::SamplerSeries;
@@ -42,6 +44,9 @@ impl FleetWorkload for RanreadFleet {
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         let mut run = fleet_plan(args)?;
+        // With --db the coordinator built the table: an agent only reads it (and never rebuilds it).
+        run.build_table = false;
+        run.fresh = false;
         let directory = AgentDirectory::new(run.dir.join(&place.subdirectory));
         run.dir = directory.path().to_path_buf();
         Ok(Box::new(RanreadAgent { name: place.name.clone(), run, directory, prepared: None, steps: Vec::new() }))
@@ -50,12 +55,6 @@ impl FleetWorkload for RanreadFleet {
 
 /// The arguments of a fleet's ranread, checked as the single-host command checks them.
 fn fleet_plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
-    if args.db.is_some() {
-        return Err(WorkloadError::usage(
-            "a fleet's ranread reads each host's own database file: leave out --db (for many clients of one \
-             PostgreSQL server, run ranread --db from each host)",
-        ));
-    }
     plan(args)
 }
 
@@ -78,12 +77,6 @@ struct RanreadCoordinator {
     first: Option<(Comparable, Vec<String>)>,
 }
 
-/// `jobs` spread over `agents` as evenly as they go: the first `jobs % agents` agents take one more.
-pub fn split_jobs(jobs: u32, agents: usize) -> Vec<u32> {
-    let agents = agents.max(1) as u32;
-    (0..agents).map(|i| jobs / agents + u32::from(i < jobs % agents)).collect()
-}
-
 impl FleetCoordinator for RanreadCoordinator {
     fn data_dir(&self) -> &Path {
         &self.run.dir
@@ -91,15 +84,26 @@ impl FleetCoordinator for RanreadCoordinator {
 
     fn announce(&self, agents: usize) -> String {
         format!(
-            "ranread on {agents} agents: {}, the jobs of each step spread over the agents, each reading its own file \
-             in {}",
+            "ranread on {agents} agents: {}, the jobs of each step spread over the agents, {}",
             match &self.run.jobs {
                 JobsPlan::Auto { max_jobs } => format!("total jobs 1, 2, 4, ... up to {max_jobs}"),
                 JobsPlan::List(list) =>
                     format!("total jobs {}", list.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")),
             },
-            self.run.dir.display()
+            match &self.run.db {
+                Some(url) => format!("all reading one table in {}", envbench_core::model::redact_secrets(url)),
+                None => format!("each reading its own file in {}", self.run.dir.display()),
+            }
         )
+    }
+
+    /// With --db, the table every agent reads is built here, once, before any agent starts.
+    fn prepare(&mut self, context: &RunContext<'_>) -> Result<Option<String>, WorkloadError> {
+        if self.run.db.is_none() {
+            return Ok(None);
+        }
+        let prepared = self.run.prepare(context)?;
+        Ok(Some(format!("the agents share this table: {}", prepared.runner.target())))
     }
 
     fn next_step(&mut self, agents: usize) -> Option<FleetStep> {
@@ -118,7 +122,7 @@ impl FleetCoordinator for RanreadCoordinator {
                 return None;
             }
         };
-        let assignments = split_jobs(jobs, agents)
+        let assignments = split_evenly(jobs, agents)
             .into_iter()
             .map(|n| if n == 0 { Value::Null } else { json!({ "jobs": n }) })
             .collect();
@@ -128,9 +132,7 @@ impl FleetCoordinator for RanreadCoordinator {
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {
         let mut parts = Vec::new();
         for report in reports {
-            let part: AgentStep = serde_json::from_value(report.report.figures.clone()).map_err(|e| {
-                WorkloadError::failure(format!("{}: its report of {} cannot be read ({e})", report.agent, step.name))
-            })?;
+            let part: AgentStep = report.figures(step)?;
             if self.first.is_none() {
                 self.first = Some((part.parameters.clone(), part.flags.clone()));
             }
@@ -157,7 +159,10 @@ impl FleetCoordinator for RanreadCoordinator {
         let verdict = judge(&self.steps, knee, &self.run.targets);
         let outcome = SweepOutcome { steps: self.steps, stop_reason, targets: self.run.targets, knee, verdict };
         let (parameters, flags) = self.first.ok_or_else(|| WorkloadError::failure("no agent reported a step"))?;
-        let target = format!("each agent's database file in {}", self.run.dir.display());
+        let target = match &self.run.db {
+            Some(url) => format!("one table in {} read from every agent", envbench_core::model::redact_secrets(url)),
+            None => format!("each agent's database file in {}", self.run.dir.display()),
+        };
         Ok(Box::new(RanreadMeasured { document: RanreadDocument { target, parameters, outcome }, flags }))
     }
 }
@@ -174,10 +179,36 @@ pub fn merge_steps(parts: &[StepFigures]) -> Result<StepFigures, String> {
     let elapsed_s = parts.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
     let job_iops = parts.iter().flat_map(|p| p.job_iops.iter().copied()).collect();
     let started_at = parts.iter().map(|p| p.started_at.clone()).min().unwrap_or_else(|| first.started_at.clone());
-    let mut merged =
-        StepFigures::measured(parts.iter().map(|p| p.jobs).sum(), &histogram, elapsed_s, job_iops, started_at, None);
+    let mut merged = StepFigures::measured(
+        parts.iter().map(|p| p.jobs).sum(),
+        &histogram,
+        elapsed_s,
+        job_iops,
+        started_at,
+        database_counters(parts),
+    );
     merged.iops = parts.iter().map(|p| p.iops).sum();
     Ok(merged)
+}
+
+/// The table's block counters over a step (with --db): every agent reads them for the whole table around the same
+/// window, so the fleet takes each counter's median over the agents rather than adding them up.
+fn database_counters(parts: &[StepFigures]) -> Option<DatabaseCounters> {
+    let counters: Vec<&DatabaseCounters> = parts.iter().filter_map(|p| p.database.as_ref()).collect();
+    if counters.is_empty() {
+        return None;
+    }
+    let median = |field: fn(&DatabaseCounters) -> i64| {
+        let mut values: Vec<i64> = counters.iter().map(|c| field(c)).collect();
+        values.sort_unstable();
+        values[values.len() / 2]
+    };
+    Some(DatabaseCounters {
+        heap_blocks_read: median(|c| c.heap_blocks_read),
+        heap_blocks_hit: median(|c| c.heap_blocks_hit),
+        index_blocks_read: median(|c| c.index_blocks_read),
+        index_blocks_hit: median(|c| c.index_blocks_hit),
+    })
 }
 
 /// One host's side: its own database file in its own subdirectory, its share of each step.
@@ -217,9 +248,11 @@ impl FleetAgent for RanreadAgent {
     }
 
     fn prepare(&mut self, context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        self.directory.create()?;
+        if self.run.db.is_none() {
+            self.directory.create()?;
+        }
         let prepared = self.run.prepare(context)?;
-        let line = format!("{} ready: {}", self.name, prepared.runner.target());
+        let line = format!("ready: {}", prepared.runner.target());
         self.prepared = Some(prepared);
         Ok(line)
     }
@@ -348,14 +381,6 @@ mod tests {
         }
         let rates = vec![latencies_us.len() as f64 / elapsed_s / f64::from(jobs); jobs as usize];
         StepFigures::measured(jobs, &histogram, elapsed_s, rates, "2026-11-23T10:00:00.000Z".into(), None)
-    }
-
-    #[test]
-    fn jobs_are_spread_as_evenly_as_they_go() {
-        assert_eq!(split_jobs(1, 3), vec![1, 0, 0]);
-        assert_eq!(split_jobs(4, 3), vec![2, 1, 1]);
-        assert_eq!(split_jobs(6, 3), vec![2, 2, 2]);
-        assert_eq!(split_jobs(5, 1), vec![5]);
     }
 
     #[test]

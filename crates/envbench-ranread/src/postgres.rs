@@ -32,6 +32,9 @@ pub struct PostgresOptions {
     pub size_bytes: Option<u64>,
     /// Rebuild even when a table of the right size exists.
     pub fresh: bool,
+    /// Build the table when none of the right size exists; false: refuse (a fleet's agents, whose coordinator built
+    /// it before they started).
+    pub build: bool,
 }
 
 /// What the build did, for the user.
@@ -93,6 +96,7 @@ impl PostgresRanRead {
             .map_err(|e| RanReadError::BadDatabaseUrl { url: url_for_people.clone(), reason: format!("{e}") })?;
         config.application_name(APPLICATION_NAME);
         config.connect_timeout(Duration::from_secs(10));
+        envbench_sql::postgres_password_from_environment(&mut config);
         let explain_here = |e| explain(&url_for_people, e);
         let mut monitor = config.connect(NoTls).map_err(explain_here)?;
         let server_version: String = monitor.query_one("SHOW server_version", &[]).map_err(explain_here)?.get(0);
@@ -123,6 +127,16 @@ impl PostgresRanRead {
             }
             Existing::Ours { rows: have } => have == rows && !options.fresh,
         };
+        if !reused && !options.build {
+            return Err(RanReadError::Database {
+                url: url_for_people,
+                message: format!(
+                    "this host finds no {TABLE} table of {rows} pages there; the fleet's coordinator builds it before \
+                     the agents start, so this host reaches another server than the coordinator did (a loopback or \
+                     private address means something else on each host)"
+                ),
+            });
+        }
         if !reused {
             build_table(&mut monitor, rows, interrupt, progress).map_err(explain_here)?;
             if interrupt.load(Ordering::SeqCst) {

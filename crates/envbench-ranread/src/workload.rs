@@ -156,10 +156,12 @@ pub(crate) struct RanreadRun {
     pub(crate) targets: Targets,
     block_bytes: u64,
     size_bytes: Option<u64>,
-    fresh: bool,
+    pub(crate) fresh: bool,
     no_keep: bool,
     direct: bool,
     engine: EngineChoice,
+    /// With --db: build the table when it is missing (false on a fleet's agents: their coordinator built it).
+    pub(crate) build_table: bool,
 }
 
 impl Workload for RanreadWorkload {
@@ -355,6 +357,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         no_keep: args.no_keep,
         direct: !args.buffered,
         engine,
+        build_table: true,
     })
 }
 
@@ -373,7 +376,12 @@ impl RanreadRun {
         let progress = context.progress;
         match &self.db {
             Some(url) => {
-                let options = PostgresOptions { url: url.clone(), size_bytes: self.size_bytes, fresh: self.fresh };
+                let options = PostgresOptions {
+                    url: url.clone(),
+                    size_bytes: self.size_bytes,
+                    fresh: self.fresh,
+                    build: self.build_table,
+                };
                 let mut on_rows = |done: i64, total: i64| {
                     progress.update(&format!("building the table: {:>3}% of {total} pages", done * 100 / total.max(1)));
                 };

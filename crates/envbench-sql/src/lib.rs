@@ -353,6 +353,24 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The environment variables a server's password comes from when its URL holds none, as psql, pgbench (libpq) and
+/// the mysql client read them: a password kept out of the URL stays off command lines and out of stored arguments.
+pub const PASSWORD_VARIABLES: [&str; 2] = ["PGPASSWORD", "MYSQL_PWD"];
+
+/// The password of `variable` in the environment, when it is set and not empty.
+fn password_from(variable: &str) -> Option<String> {
+    std::env::var(variable).ok().filter(|p| !p.is_empty())
+}
+
+/// A PostgreSQL configuration given the password in `PGPASSWORD` when its URL holds none (libpq's rule).
+pub fn postgres_password_from_environment(config: &mut postgres::Config) {
+    if config.get_password().is_none()
+        && let Some(password) = password_from("PGPASSWORD")
+    {
+        config.password(password);
+    }
+}
+
 /// The version of the SQLite library envbench embeds.
 pub fn sqlite_version() -> &'static str {
     rusqlite::version()

@@ -13,7 +13,10 @@ impl MySqlConnection {
     pub(crate) fn open(url: &str, shown: &str) -> Result<MySqlConnection, DbError> {
         let opts = mysql::Opts::from_url(url)
             .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a MySQL URL ({e})")))?;
+        // The mysql client's rule: MYSQL_PWD when the URL holds no password.
+        let password = opts.get_pass().map(String::from).or_else(|| crate::password_from("MYSQL_PWD"));
         let opts = mysql::OptsBuilder::from_opts(opts)
+            .pass(password)
             .stmt_cache_size(Some(256))
             .tcp_connect_timeout(Some(Duration::from_secs(10)));
         let connection = mysql::Conn::new(opts).map_err(|e| classify(shown, e))?;

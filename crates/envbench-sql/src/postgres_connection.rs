@@ -20,6 +20,7 @@ impl PostgresConnection {
             .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a PostgreSQL URL ({e})")))?;
         config.application_name(application);
         config.connect_timeout(Duration::from_secs(10));
+        crate::postgres_password_from_environment(&mut config);
         let client = config.connect(NoTls).map_err(|e| classify(shown, &e))?;
         Ok(PostgresConnection { client, statements: HashMap::new(), shown: shown.to_string() })
     }

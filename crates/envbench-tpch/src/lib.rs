@@ -15,6 +15,7 @@
 //! results.
 
 pub mod data;
+pub mod fleet;
 pub mod params;
 pub mod queries;
 pub mod reference;

@@ -84,6 +84,24 @@ pub fn run(
     observer: &dyn StepObserver,
     on_event: &(dyn Fn(&QueryEvent) + Sync),
 ) -> Result<TpchOutcome, TpchError> {
+    let users = check_options(options)?;
+    let refresh = target.refresh_support().is_ok();
+    let mut streams = Vec::new();
+    if options.power {
+        streams.push(power_test(target, options, refresh, interrupt, observer, on_event));
+    }
+    let mut throughput_seconds = None;
+    if options.throughput && !interrupt.load(Ordering::SeqCst) {
+        let (outcomes, seconds) =
+            throughput_test(target, options, users, 1..=users, refresh, interrupt, observer, on_event);
+        throughput_seconds = Some(seconds);
+        streams.extend(outcomes);
+    }
+    Ok(outcome(target, load, options, users, streams, throughput_seconds, interrupt.load(Ordering::SeqCst)))
+}
+
+/// Check what a run needs of its options; the throughput test's streams.
+pub fn check_options(options: &RunOptions) -> Result<usize, TpchError> {
     crate::check_scale_factor(options.scale_factor)?;
     if options.sets == 0 {
         return Err(TpchError::BadOptions("--sets must be at least 1".into()));
@@ -92,52 +110,84 @@ pub fn run(
     if users == 0 && options.throughput {
         return Err(TpchError::BadOptions("--users must be at least 1".into()));
     }
-    let refresh_skipped = target.refresh_support().err();
-    let mut streams = Vec::new();
+    Ok(users)
+}
 
-    if options.power {
-        observer.step_started(Phase::Power.step());
-        let refresh = refresh_skipped.is_none();
-        let stream = run_stream(target, options, Phase::Power, 0, 1, 0, refresh, interrupt, on_event);
-        observer.step_finished(Phase::Power.step());
-        streams.push(stream);
-    }
-    let mut throughput_seconds = None;
-    if options.throughput && !interrupt.load(Ordering::SeqCst) {
-        observer.step_started(Phase::Throughput.step());
-        let started = Instant::now();
-        let mut outcomes: Vec<StreamOutcome> = std::thread::scope(|scope| {
-            let mut handles: Vec<_> = (1..=users)
-                .map(|stream| {
-                    scope.spawn(move || {
-                        run_stream(
-                            target,
-                            options,
-                            Phase::Throughput,
-                            stream,
-                            options.sets,
-                            users,
-                            false,
-                            interrupt,
-                            on_event,
-                        )
-                    })
+/// The power test: one stream of the 22 queries, between RF1 and RF2 when `refresh`, as step `power`.
+pub fn power_test(
+    target: &dyn Target,
+    options: &RunOptions,
+    refresh: bool,
+    interrupt: &AtomicBool,
+    observer: &dyn StepObserver,
+    on_event: &(dyn Fn(&QueryEvent) + Sync),
+) -> StreamOutcome {
+    observer.step_started(Phase::Power.step());
+    let stream = run_stream(target, options, Phase::Power, 0, 1, 0, refresh, interrupt, on_event);
+    observer.step_finished(Phase::Power.step());
+    stream
+}
+
+/// The throughput test's `streams` (numbered 1..=`users` in the whole test) run at once, with the refresh stream
+/// beside them when `refresh`, as step `throughput`. On a fleet each host runs some of the streams and one runs the
+/// refresh stream. Returns the streams, in order, and the seconds from the start to the last one's end.
+#[allow(clippy::too_many_arguments)]
+pub fn throughput_test(
+    target: &dyn Target,
+    options: &RunOptions,
+    users: usize,
+    streams: impl IntoIterator<Item = usize>,
+    refresh: bool,
+    interrupt: &AtomicBool,
+    observer: &dyn StepObserver,
+    on_event: &(dyn Fn(&QueryEvent) + Sync),
+) -> (Vec<StreamOutcome>, f64) {
+    observer.step_started(Phase::Throughput.step());
+    let started = Instant::now();
+    let mut outcomes: Vec<StreamOutcome> = std::thread::scope(|scope| {
+        let mut handles: Vec<_> = streams
+            .into_iter()
+            .map(|stream| {
+                scope.spawn(move || {
+                    run_stream(
+                        target,
+                        options,
+                        Phase::Throughput,
+                        stream,
+                        options.sets,
+                        users,
+                        false,
+                        interrupt,
+                        on_event,
+                    )
                 })
-                .collect();
-            if refresh_skipped.is_none() {
-                handles.push(scope.spawn(move || refresh_stream(target, options, users, interrupt, on_event)));
-            }
-            handles.into_iter().map(|h| h.join().expect("a stream thread does not panic")).collect()
-        });
-        throughput_seconds = Some(started.elapsed().as_secs_f64());
-        observer.step_finished(Phase::Throughput.step());
-        outcomes.sort_by_key(|s| s.stream);
-        streams.extend(outcomes);
-    }
+            })
+            .collect();
+        if refresh {
+            handles.push(scope.spawn(move || refresh_stream(target, options, users, interrupt, on_event)));
+        }
+        handles.into_iter().map(|h| h.join().expect("a stream thread does not panic")).collect()
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    observer.step_finished(Phase::Throughput.step());
+    outcomes.sort_by_key(|s| s.stream);
+    (outcomes, seconds)
+}
 
+/// A run's outcome from its streams: the failures gathered, the metrics computed.
+pub fn outcome(
+    target: &dyn Target,
+    load: LoadInfo,
+    options: &RunOptions,
+    users: usize,
+    streams: Vec<StreamOutcome>,
+    throughput_seconds: Option<f64>,
+    interrupted: bool,
+) -> TpchOutcome {
+    let refresh_skipped = target.refresh_support().err();
     let failures = collect_failures(&streams);
     let metrics = metrics(options, users, &streams, throughput_seconds, refresh_skipped.as_deref());
-    Ok(TpchOutcome {
+    TpchOutcome {
         scale_factor: options.scale_factor,
         target: target.kind(),
         users,
@@ -151,8 +201,8 @@ pub fn run(
         failures,
         metrics,
         refresh_skipped,
-        interrupted: interrupt.load(Ordering::SeqCst),
-    })
+        interrupted,
+    }
 }
 
 /// The parameters and order of one query set.

@@ -145,6 +145,10 @@ impl Workload for TpchWorkload {
     fn tests_word(&self) -> &'static str {
         "per query"
     }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::TpchFleet)
+    }
 }
 
 /// A usage error (exit status 2).
@@ -152,7 +156,7 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
-fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
+pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     crate::check_scale_factor(args.sf).map_err(|e| usage(format!("--sf {}: {e}", args.sf)))?;
     if args.sets == 0 {
         return Err(usage("--sets must be at least 1"));
@@ -220,12 +224,14 @@ fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     Ok(TpchRun { target, options, fresh: args.fresh, cold: args.cold, watched })
 }
 
-struct TpchRun {
-    target: Box<dyn Target>,
-    options: RunOptions,
-    fresh: bool,
+/// Everything the arguments say, checked, with the target opened (a server reached).
+pub(crate) struct TpchRun {
+    pub(crate) target: Box<dyn Target>,
+    pub(crate) options: RunOptions,
+    pub(crate) fresh: bool,
     cold: bool,
-    watched: PathBuf,
+    /// The directory whose storage the run describes.
+    pub(crate) watched: PathBuf,
 }
 
 impl Planned for TpchRun {
@@ -276,7 +282,7 @@ impl Planned for TpchRun {
 }
 
 /// Generate or load the data, with progress in rows/s.
-fn prepare(
+pub(crate) fn prepare(
     target: &mut dyn Target,
     options: &RunOptions,
     fresh: bool,
@@ -408,13 +414,18 @@ impl StepObserver for ColdSteps<'_> {
     }
 }
 
-struct TpchMeasured {
+pub(crate) struct TpchMeasured {
     outcome: TpchOutcome,
     cache: &'static str,
     generation: Option<crate::data::GenerationInfo>,
 }
 
 impl TpchMeasured {
+    /// A run on a server's tables with warm caches (a fleet's: its agents do not drop the server's caches).
+    pub(crate) fn warm(outcome: TpchOutcome) -> TpchMeasured {
+        TpchMeasured { outcome, cache: "warm", generation: None }
+    }
+
     fn document(&self) -> Value {
         json!({ "outcome": &self.outcome, "cache": self.cache, "generation": self.generation })
     }

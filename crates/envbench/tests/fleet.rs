@@ -197,6 +197,176 @@ fn a_local_fleet_runs_each_storage_test_on_every_agent_at_once() {
     assert_nothing_left(&dir);
 }
 
+/// The id of the one fleet a store holds, and what the coordinator printed (the report, then its progress).
+fn the_fleet(store: &str, output: &Output) -> (String, String) {
+    let text = format!("{}\n{}", stdout(output), stderr(output));
+    assert!(output.status.success(), "{text}");
+    let listed = json(&envbench(store, &["results", "list", "--json"]));
+    let fleet = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|run| run["tags"]["fleet_agent"].is_null())
+        .and_then(|run| run["tags"]["fleet"].as_str())
+        .unwrap_or_else(|| panic!("a fleet's run in {listed}"));
+    (fleet.to_string(), text)
+}
+
+/// A workload document's steps.
+fn steps_of<'a>(run: &'a Value, workload: &str) -> &'a Vec<Value> {
+    run["attachments"][workload]["steps"].as_array().unwrap_or_else(|| panic!("{workload} steps in {run}"))
+}
+
+#[test]
+fn a_local_fleet_spreads_oltp_users_over_its_agents_against_one_server_loaded_once() {
+    let store = Schema::new("oltp_store");
+    let target = Schema::new("oltp_target");
+    let (store, target_url) = (store.url(), target.url());
+    let args = [
+        "fleet",
+        "--transport",
+        "local",
+        "--agents",
+        "3",
+        "oltp",
+        "--target",
+        &target_url,
+        "--users",
+        "4",
+        "--ramp",
+        "1s",
+        "--duration",
+        "3s",
+        "--target-latency",
+        "10s",
+        "--label",
+        "fleet-oltp",
+    ];
+    let (fleet, text) = the_fleet(&store, &envbench(&store, &args));
+    // Loaded once, by the coordinator, before any agent started; each agent found that load.
+    assert_eq!(text.matches("loaded ").count(), 1, "{text}");
+    for agent in ["local-1", "local-2", "local-3"] {
+        assert!(text.contains(&format!("{agent}: ready")), "{agent} in {text}");
+    }
+    assert!(text.contains("2 users (#1-2)") && text.contains("1 user (#4)"), "{text}");
+    assert!(text.contains("PASS 4") && text.contains("each host's share"), "{text}");
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    assert_eq!(agents.len(), 3);
+    let step = &steps_of(&merged, "oltp")[0];
+    assert_eq!(step["users"], 4);
+    // What the clients counted adds up over the hosts; the users were shared 2 + 1 + 1.
+    let agent_steps: Vec<&Value> = agents.iter().map(|(_, run)| &steps_of(run, "oltp")[0]).collect();
+    let users: Vec<u64> = agent_steps.iter().map(|s| s["users"].as_u64().unwrap()).collect();
+    assert_eq!(users, [2, 1, 1]);
+    let transactions: u64 = agent_steps.iter().map(|s| s["transactions"].as_u64().unwrap()).sum();
+    assert_eq!(step["transactions"].as_u64().unwrap(), transactions);
+    let tpm: f64 = agent_steps.iter().map(|s| s["tpm"].as_f64().unwrap()).sum();
+    assert!((step["tpm"].as_f64().unwrap() - tpm).abs() <= 1e-6 * tpm, "{step}");
+    // NOPM is the database's count over the window, close to the New-Orders the hosts' users committed.
+    let nopm = figure(&merged, "U=4", "nopm");
+    let committed: f64 = agents.iter().map(|(_, run)| figure(run, "U=4", "nopm")).sum();
+    assert!(nopm > 0.0 && (nopm - committed).abs() <= 0.25 * committed, "database {nopm}, clients {committed}");
+    for (name, run) in &agents {
+        assert_eq!(run["label"], format!("fleet-oltp/{name}"));
+        assert_eq!(run["attachments"]["oltp"]["load"]["reused"], true, "{name} built nothing");
+    }
+    // The consistency conditions hold after every host's users, checked once.
+    let checks = merged["attachments"]["oltp"]["consistency"].as_array().unwrap();
+    assert!(!checks.is_empty() && checks.iter().all(|c| c["passed"] == true), "{checks:?}");
+    let shares = merged["attachments"]["fleet"]["steps"][0]["shares"].as_array().unwrap();
+    assert_eq!(shares.len(), 3);
+    assert_eq!(merged["attachments"]["fleet"]["throughput_unit"], "TPM");
+}
+
+#[test]
+fn a_local_fleet_reads_one_postgresql_table_built_once() {
+    let store = Schema::new("ranread_db_store");
+    let target = Schema::new("ranread_db_target");
+    let (store, target_url) = (store.url(), target.url());
+    let dir = scratch("fleet", "ranread-db");
+    let args = [
+        "fleet",
+        "--transport",
+        "local",
+        "--agents",
+        "2",
+        "ranread",
+        "--db",
+        &target_url,
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "8m",
+        "--jobs",
+        "2",
+        "--duration",
+        "1s",
+    ];
+    let (fleet, text) = the_fleet(&store, &envbench(&store, &args));
+    assert_eq!(text.matches("built table").count(), 1, "{text}");
+    assert!(text.contains("the agents share this table") && text.matches(": ready: ").count() == 2, "{text}");
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    let sum: f64 = agents.iter().map(|(_, run)| figure(run, "J=2", "iops")).sum();
+    let total = figure(&merged, "J=2", "iops");
+    assert!((total - sum).abs() <= 1e-6 * sum, "merged {total} against the agents' sum {sum}");
+    // Each agent reads the table's block counters around the same window: the fleet keeps one count, not two.
+    let database = &merged["attachments"]["ranread"]["outcome"]["steps"][0]["database"];
+    assert!(database["heap_blocks_hit"].as_i64().is_some(), "{database}");
+    assert_nothing_left(&dir);
+}
+
+#[test]
+fn a_local_fleet_runs_tpch_streams_on_its_agents_against_one_server() {
+    let store = Schema::new("tpch_store");
+    let target = Schema::new("tpch_target");
+    let store = store.url();
+    let args = [
+        "fleet",
+        "--transport",
+        "local",
+        "--agents",
+        "2",
+        "tpch",
+        "--target",
+        "postgres://postgres@127.0.0.1:5432/test",
+        "--schema",
+        &target.name,
+        "--sf",
+        "0.01",
+        "--users",
+        "3",
+    ];
+    let (fleet, text) = the_fleet(&store, &envbench(&store, &args));
+    assert!(text.contains("loaded SF 0.01") && text.matches("ready: reusing").count() == 2, "{text}");
+    assert!(text.contains("streams 1-2 + refresh stream") && text.contains("stream 3"), "{text}");
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    let outcome = &merged["attachments"]["tpch"]["outcome"];
+    let streams = outcome["streams"].as_array().unwrap();
+    // The power stream, the three users' streams and the refresh stream, from two hosts.
+    let numbers: Vec<(String, u64)> =
+        streams.iter().map(|s| (s["phase"].as_str().unwrap().to_string(), s["stream"].as_u64().unwrap())).collect();
+    assert_eq!(numbers.len(), 5, "{numbers:?}");
+    assert_eq!(outcome["users"], 3);
+    assert!(outcome["failures"].as_array().unwrap().is_empty(), "{}", outcome["failures"]);
+    assert!(outcome["metrics"]["qphh_at_size"].as_f64().is_some_and(|q| q > 0.0), "{}", outcome["metrics"]);
+    // The power test ran on the first agent; the throughput test's streams were shared 2 + 1.
+    let (first, second) =
+        (&agents[0].1["attachments"]["tpch"]["outcome"], &agents[1].1["attachments"]["tpch"]["outcome"]);
+    let phases = |o: &Value| -> Vec<String> {
+        o["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| format!("{}{}", s["phase"].as_str().unwrap(), s["stream"]))
+            .collect()
+    };
+    assert_eq!(phases(first), ["power0", "throughput1", "throughput2", "throughput4"], "{first}");
+    assert_eq!(phases(second), ["throughput3"]);
+    let fleet_steps = merged["attachments"]["fleet"]["steps"].as_array().unwrap();
+    let names: Vec<&str> = fleet_steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["power", "throughput"]);
+}
+
 #[test]
 fn bad_fleet_options_are_refused_before_anything_starts() {
     let dir = scratch("fleet", "usage");
@@ -218,20 +388,36 @@ fn bad_fleet_options_are_refused_before_anything_starts() {
                 "--dir",
                 dir_text,
                 "--db",
-                "postgres://x@y/z",
+                "mysql://x@y/z",
             ],
-            "leave out --db",
+            "postgres://",
         ),
         (vec!["fleet", "--transport", "local", "--agents", "2", "cube"], "cube"),
         (
             vec!["fleet", "--transport", "local", "--agents", "2", "disk", "--profile", "commit", "--dir", dir_text],
             "does not run on a fleet",
         ),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "oltp", "--dir", dir_text], "one database server"),
+        (
+            vec![
+                "fleet",
+                "--transport",
+                "local",
+                "--agents",
+                "2",
+                "oltp",
+                "--target",
+                "postgres://postgres:hunter2@127.0.0.1:5432/test",
+            ],
+            "set PGPASSWORD",
+        ),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "tpch", "--dir", dir_text], "one database server"),
     ];
     for (args, expected) in cases {
         let output = envbench(sqlite, &args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
         assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("hunter2"), "no password is repeated: {}", stderr(&output));
     }
     assert!(!Path::new(sqlite).exists(), "no store is created for bad input");
     assert_nothing_left(&dir);

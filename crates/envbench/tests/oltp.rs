@@ -279,6 +279,19 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         assert!(err.contains(needle), "{args:?}: '{needle}' missing from {err}");
         assert!(!err.contains("secret"), "{args:?}: the password is shown: {err}");
     }
+    // A password left out of the URL comes from MYSQL_PWD, as the mysql client takes it: the same user then gets as
+    // far as its missing privilege, and without the variable it is refused at the door.
+    for (password, needle) in [(Some("pw"), "GRANT"), (None, "check the user and password")] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_envbench"));
+        command.args(["oltp", "--target", "mysql://envbench_nopriv@127.0.0.1:3306/test", "--dir", d]);
+        command.env("ENVBENCH_STORE", &store).env("NO_COLOR", "1").env_remove("MYSQL_PWD");
+        if let Some(password) = password {
+            command.env("MYSQL_PWD", password);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert!(stderr(&output).contains(needle), "MYSQL_PWD {password:?}: {}", stderr(&output));
+    }
     assert!(!store.exists() || runs(&store).is_empty(), "bad input stores nothing");
     assert!(!dir.join("envbench-oltp.sqlite").exists(), "bad input creates no database");
     let tables: i64 = rusqlite::Connection::open(&theirs)

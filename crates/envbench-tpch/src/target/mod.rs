@@ -121,6 +121,12 @@ pub trait Target: Send + Sync {
         progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<LoadInfo, TpchError>;
 
+    /// The complete load of `scale_factor` already in place, found without loading anything (what a fleet's agents
+    /// check: their coordinator loaded it). `None` when there is none; targets that read generated files have none.
+    fn loaded(&self, _scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
+        Ok(None)
+    }
+
     /// A new session for one stream.
     fn session(&self) -> Result<Box<dyn Session>, TpchError>;
 

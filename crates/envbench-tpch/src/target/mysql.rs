@@ -291,6 +291,20 @@ impl MySqlTarget {
         )
     }
 
+    /// The load to reuse when `existing` is a complete load of `scale_factor` by this generator.
+    fn matching_load(&self, existing: ExistingLoad, scale_factor: f64) -> Option<LoadInfo> {
+        match existing {
+            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
+                if (loaded - scale_factor).abs() <= 1e-12 * scale_factor && generator == GENERATOR =>
+            {
+                let summary = self.summary(scale_factor, &rows, None);
+                let details = self.server_version.clone();
+                Some(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None })
+            }
+            _ => None,
+        }
+    }
+
     /// What the marker says about the tables in the database.
     fn existing_load(&self, connection: &mut dyn Connection) -> Result<ExistingLoad, TpchError> {
         let names: Vec<String> =
@@ -684,11 +698,10 @@ impl Target for MySqlTarget {
         let details = self.server_version.clone();
         match self.existing_load(connection.as_mut())? {
             ExistingLoad::Foreign(tables) => return Err(self.foreign(&tables)),
-            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
-                if !fresh && (loaded - scale_factor).abs() <= 1e-12 * scale_factor && generator == GENERATOR =>
-            {
-                let summary = self.summary(scale_factor, &rows, None);
-                return Ok(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None });
+            existing if !fresh => {
+                if let Some(load) = self.matching_load(existing, scale_factor) {
+                    return Ok(load);
+                }
             }
             _ => {}
         }
@@ -698,6 +711,11 @@ impl Target for MySqlTarget {
         let load_seconds = started.elapsed().as_secs_f64();
         let summary = self.summary(scale_factor, &rows, Some(load_seconds));
         Ok(LoadInfo { reused: false, rows, load_seconds, details, summary, generation: None })
+    }
+
+    fn loaded(&self, scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
+        let existing = self.existing_load(self.connection()?.as_mut())?;
+        Ok(self.matching_load(existing, scale_factor))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

@@ -125,6 +125,7 @@ impl PostgresTarget {
             .map_err(|e| TpchError::BadDatabaseUrl { url: url_for_people.clone(), reason: format!("{e}") })?;
         config.application_name(APPLICATION_NAME);
         config.connect_timeout(Duration::from_secs(10));
+        envbench_sql::postgres_password_from_environment(&mut config);
         let database_error = |e: postgres::Error| TpchError::Database {
             url: url_for_people.clone(),
             message: explain(&url_for_people, &e),
@@ -175,6 +176,20 @@ impl PostgresTarget {
 
     fn error(&self, error: &postgres::Error) -> TpchError {
         TpchError::Database { url: self.url_for_people.clone(), message: explain(&self.url_for_people, error) }
+    }
+
+    /// The load to reuse when `existing` is a complete load of `scale_factor` by this generator.
+    fn matching_load(&self, existing: ExistingLoad, scale_factor: f64) -> Option<LoadInfo> {
+        match existing {
+            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
+                if loaded == scale_factor && generator == GENERATOR =>
+            {
+                let summary = self.summary(scale_factor, &rows, None);
+                let details = format!("PostgreSQL {}", self.server_version);
+                Some(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None })
+            }
+            _ => None,
+        }
     }
 
     /// What the marker says about the current load.
@@ -298,6 +313,7 @@ impl PostgresTarget {
     }
 }
 
+#[derive(PartialEq)]
 enum ExistingLoad {
     None,
     Foreign,
@@ -331,28 +347,28 @@ impl Target for PostgresTarget {
         crate::check_scale_factor(scale_factor)?;
         let mut client = self.client()?;
         let details = format!("PostgreSQL {}", self.server_version);
-        match self.existing_load(&mut client)? {
-            ExistingLoad::Foreign => {
-                return Err(TpchError::Database {
-                    url: self.url_for_people.clone(),
-                    message: "TPC-H tables exist that envbench did not load (no envbench_tpch_load marker); envbench \
-                              will not touch them. Use another database or schema"
-                        .to_string(),
-                });
-            }
-            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
-                if !fresh && loaded == scale_factor && generator == GENERATOR =>
-            {
-                let summary = self.summary(scale_factor, &rows, None);
-                return Ok(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None });
-            }
-            _ => {}
+        let existing = self.existing_load(&mut client)?;
+        if existing == ExistingLoad::Foreign {
+            return Err(TpchError::Database {
+                url: self.url_for_people.clone(),
+                message: "TPC-H tables exist that envbench did not load (no envbench_tpch_load marker); envbench will \
+                          not touch them. Use another database or schema"
+                    .to_string(),
+            });
+        }
+        if !fresh && let Some(load) = self.matching_load(existing, scale_factor) {
+            return Ok(load);
         }
         let started = Instant::now();
         let rows = self.load(scale_factor, interrupt, observer, progress)?;
         let load_seconds = started.elapsed().as_secs_f64();
         let summary = self.summary(scale_factor, &rows, Some(load_seconds));
         Ok(LoadInfo { reused: false, rows, load_seconds, details, summary, generation: None })
+    }
+
+    fn loaded(&self, scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
+        let existing = self.existing_load(&mut self.client()?)?;
+        Ok(self.matching_load(existing, scale_factor))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

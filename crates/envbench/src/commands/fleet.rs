@@ -5,8 +5,10 @@ use crate::driver::{self, CommonArgs};
 use crate::registry::WORKLOADS;
 use clap::{Args, FromArgMatches};
 use envbench_core::fleet::AgentPlace;
+use envbench_core::model::redact_secrets;
 use envbench_core::workload::{Workload, WorkloadError};
 use envbench_fleet::board::{Failure, Finished, kind};
+use envbench_fleet::coordinator::STORE_VARIABLE;
 use envbench_fleet::{AgentRun, Board, CoordinatorRun, FleetSpec, SshOptions, Transport};
 use envbench_store::StoreLocation;
 use std::path::PathBuf;
@@ -177,6 +179,15 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
     let fleet = uuid::Uuid::new_v4().to_string();
     request.tags.insert("fleet".into(), fleet.clone());
     let arguments = workload_arguments(name);
+    // The agents read the workload's options from the board: a password there would be stored in the shared store.
+    if let Some(secret) = arguments.iter().find(|a| redact_secrets(a) != **a) {
+        return Err(crate::usage(format!(
+            "{}: a fleet keeps its workload's options in the shared store for its agents to read, so no password may \
+             be among them. Leave the password out of the URL and set PGPASSWORD (MySQL: MYSQL_PWD) where you run \
+             envbench fleet; the agents are given it as they are given the store",
+            redact_secrets(secret)
+        )));
+    }
     let spec = FleetSpec {
         workload: workload.name().to_string(),
         arguments,
@@ -185,13 +196,18 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
         label: common.label.clone(),
         tags: request.tags.clone(),
     };
-    let store_text = store_for_agents(store)?;
+    let mut agent_environment = vec![(STORE_VARIABLE.to_string(), store_for_agents(store)?)];
+    agent_environment.extend(
+        envbench_sql::PASSWORD_VARIABLES
+            .iter()
+            .filter_map(|key| std::env::var(key).ok().filter(|v| !v.is_empty()).map(|v| (key.to_string(), v))),
+    );
     let planned = CoordinatorRun {
         fleet,
         spec,
         transport,
         store: store.clone(),
-        store_text,
+        agent_environment,
         keep_going: args.keep_going,
         prepare_timeout,
         throughput_unit: side.throughput_unit().to_string(),
