@@ -218,10 +218,45 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
 
 /// The words after the workload's name on this command line: what every agent parses as the workload's options.
 fn workload_arguments(workload: &str) -> Vec<String> {
-    let words: Vec<String> = std::env::args().collect();
-    let fleet = words.iter().position(|w| w == "fleet").unwrap_or(0);
-    let at = words.iter().skip(fleet + 1).position(|w| w == workload).map_or(words.len(), |i| i + fleet + 2);
-    words[at.min(words.len())..].to_vec()
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let mut command = crate::cli::command();
+    command.build();
+    words_after_subcommands(&command, &words, &["fleet", workload]).unwrap_or_default()
+}
+
+/// The words after the subcommands `path` (`fleet`, then the workload) of a command line (without the program's
+/// name), found as clap reads it: an option that takes a value takes the next word (unless written `--name=value`),
+/// so a value that happens to be a workload's name (`--host disk`) is not taken for the workload.
+fn words_after_subcommands(root: &clap::Command, words: &[String], path: &[&str]) -> Option<Vec<String>> {
+    let mut commands = vec![root];
+    let mut index = 0;
+    for name in path {
+        loop {
+            let word = words.get(index)?;
+            index += 1;
+            let takes_value = |arg: &clap::Arg| arg.get_action().takes_values() && !arg.is_positional();
+            // Some(option) for an option word (None when unknown, or when its value is joined to it), None otherwise.
+            let option = if let Some(long) = word.strip_prefix("--") {
+                let joined = long.contains('=');
+                Some(commands.iter().flat_map(|c| c.get_arguments()).find(|a| !joined && a.get_long() == Some(long)))
+            } else if let Some(short) = word.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+                let short = short.chars().next();
+                Some(commands.iter().flat_map(|c| c.get_arguments()).find(|a| a.get_short() == short))
+            } else if word.starts_with('-') {
+                Some(None)
+            } else {
+                None
+            };
+            match option {
+                Some(Some(arg)) if takes_value(arg) => index += 1,
+                Some(_) => {}
+                None if word == name => break,
+                None => return None,
+            }
+        }
+        commands.push(commands.last()?.find_subcommand(name)?);
+    }
+    Some(words[index..].to_vec())
 }
 
 /// `envbench agent --fleet ID --name NAME`.
@@ -281,4 +316,26 @@ fn take_part(
     request.tags.insert("fleet_agent".into(), args.name.clone());
     let planned = AgentRun { name: args.name.clone(), board, work };
     driver::run_planned(workload.name(), Box::new(planned), &common, request, store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after(line: &str) -> Option<Vec<String>> {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let mut command = crate::cli::command();
+        command.build();
+        words_after_subcommands(&command, &words, &["fleet", "disk"])
+    }
+
+    #[test]
+    fn the_workloads_options_are_found_as_clap_reads_the_line() {
+        let expected = Some(vec!["--size".to_string(), "1g".to_string()]);
+        assert_eq!(after("fleet --transport local --agents 2 disk --size 1g"), expected);
+        // A fleet option's value that is a workload's name is the option's, not the workload.
+        assert_eq!(after("--store /tmp/s.db fleet --host disk --host db2 disk --size 1g"), expected);
+        assert_eq!(after("fleet --host=disk --copy-binary disk --size 1g"), expected);
+        assert_eq!(after("fleet --transport local --agents 2 ranread"), None);
+    }
 }
