@@ -380,6 +380,20 @@ pub trait Workload: Sync {
     }
 }
 
+/// The counts of an option that takes a count or a list of them (`--calc-threads 1,2,4`), each from 1 to `max`; an
+/// option left out gives none.
+pub fn count_list(option: &str, text: Option<&str>, max: usize) -> Result<Vec<usize>, WorkloadError> {
+    let Some(text) = text else { return Ok(Vec::new()) };
+    text.split(',')
+        .map(|part| match part.trim().parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(WorkloadError::usage(format!(
+                "--{option} '{text}': give whole numbers from 1 to {max}, e.g. --{option} 1,2,4"
+            ))),
+        })
+        .collect()
+}
+
 /// True when `args` hold `option` (as `--option value` or `--option=value`).
 pub fn has_option(args: &[String], option: &str) -> bool {
     args.iter().any(|a| a == option || a.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))

@@ -214,15 +214,7 @@ impl Workload for CubeWorkload {
 
 /// Parse `--calc-threads 1,2,4` style lists.
 fn thread_list(name: &str, text: &Option<String>) -> Result<Vec<usize>, WorkloadError> {
-    let Some(text) = text else { return Ok(Vec::new()) };
-    text.split(',')
-        .map(|part| match part.trim().parse::<usize>() {
-            Ok(n) if (1..=1024).contains(&n) => Ok(n),
-            _ => Err(WorkloadError::usage(format!(
-                "--{name} '{text}': give whole numbers from 1 to 1024, e.g. --{name} 1,2,4"
-            ))),
-        })
-        .collect()
+    envbench_core::workload::count_list(name, text.as_deref(), 1024)
 }
 
 /// The retrieval benchmark the arguments ask for, if any.

@@ -1,7 +1,10 @@
 //! Driver for bench/tpch.sh: generation speed, the DataFusion power test, and the query texts for other engines.
 //!
 //! tpch_bench generate <data dir> <sf>         fresh generation; prints seconds, rows and rows/s as JSON
-//! tpch_bench power <data dir> <sf>            DataFusion power test with validation parameters; JSON per query
+//! tpch_bench power <data dir> <sf> [threads] [key=value ...]
+//!                                             DataFusion power test with validation parameters (after one warm-up
+//!                                             run) on `threads` threads (default: every CPU), with DataFusion
+//!                                             settings on top of envbench's; JSON per query
 //! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters
 
 use envbench_core::sampler::NoSteps;
@@ -33,16 +36,21 @@ fn main() {
                 data.total_bytes()
             );
         }
-        ["power", dir, sf] => {
+        ["power", dir, sf, rest @ ..] => {
             let sf: f64 = sf.parse().expect("a number");
+            let threads: Option<usize> = rest.first().filter(|t| !t.contains('=')).map(|t| t.parse().expect("threads"));
+            let settings: Vec<(String, String)> =
+                rest.iter().filter_map(|s| s.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
             let options =
                 GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
             let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
-            let mut target = DataFusionTarget::new(data, None).expect("a runtime");
+            let mut target = DataFusionTarget::new(data, threads).expect("a runtime").with_settings(settings);
             let load = target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
             let mut run_options = RunOptions::new(sf);
             run_options.validate = true;
             run_options.throughput = false;
+            // One warm-up run, as the other engine gets: the page cache and the file metadata are warm for both.
+            run(&target, load.clone(), &run_options, &interrupt, &NoSteps, &|_| {}).expect("the warm-up works");
             let outcome = run(&target, load, &run_options, &interrupt, &NoSteps, &|_| {}).expect("the run works");
             let power = &outcome.streams[0];
             let mut times: Vec<(u8, f64)> = power.queries.iter().map(|q| (q.query, q.elapsed_seconds)).collect();

@@ -9,8 +9,9 @@ use serde_json::json;
 
 /// The workload name in results.
 pub const WORKLOAD: &str = "tpch";
-/// Bumped when results stop being comparable with earlier ones.
-pub const WORKLOAD_VERSION: u32 = 1;
+/// Bumped when results stop being comparable with earlier ones (2: the Parquet files are cut into row groups for
+/// parallel scans, and the DataFusion target is tuned).
+pub const WORKLOAD_VERSION: u32 = 2;
 /// The test and metric of the stream geometric means, and of QphH@Size: what the scorecard reads.
 pub const GEOMEAN_TEST: &str = "geomean";
 pub const GEOMEAN_METRIC: &str = "elapsed_geomean";
@@ -119,6 +120,34 @@ pub struct Metrics {
     pub qphh_at_size: Option<f64>,
     /// Labels and caveats, always including [`DERIVED_NOTE`].
     pub notes: Vec<String>,
+}
+
+/// The key of a thread sweep's points in a run's document.
+pub const THREADS_KEY: &str = "threads";
+
+/// One thread count of a `--threads 1,2,4` sweep: the power test run at it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadPoint {
+    pub threads: usize,
+    pub outcome: TpchOutcome,
+}
+
+impl ThreadPoint {
+    /// The power test's query geomean, in seconds.
+    pub fn geomean(&self) -> Option<f64> {
+        self.outcome.streams.iter().find(|s| s.phase == Phase::Power).and_then(|s| s.geomean_seconds)
+    }
+
+    /// How many times faster than `base` the queries ran (its geomean over this one's).
+    pub fn speedup_over(&self, base: &ThreadPoint) -> Option<f64> {
+        Some(base.geomean()? / self.geomean()?)
+    }
+
+    /// Parallel efficiency over `base`, in percent: the speedup over the ratio of threads (100%: twice the threads
+    /// ran the queries twice as fast).
+    pub fn efficiency_over(&self, base: &ThreadPoint) -> Option<f64> {
+        Some(self.speedup_over(base)? * base.threads as f64 / self.threads as f64 * 100.0)
+    }
 }
 
 /// Everything one `tpch` run produced.

@@ -2,7 +2,10 @@
 //! progress, and the per-query table, the stream geomeans, the metrics and the storage view.
 
 use crate::queries::QUERY_COUNT;
-use crate::results::{ExecutionStatus, GEOMEAN_METRIC, GEOMEAN_TEST, Phase, QPHH_METRIC, QPHH_TEST, StreamOutcome};
+use crate::results::{
+    ExecutionStatus, GEOMEAN_METRIC, GEOMEAN_TEST, Phase, QPHH_METRIC, QPHH_TEST, StreamOutcome, THREADS_KEY,
+    ThreadPoint,
+};
 use crate::target::{LoadInfo, LoadProgress, OpenOptions, TargetSpec};
 use crate::{QueryEvent, RunOptions, Target, TpchError, TpchOutcome, WORKLOAD, WORKLOAD_VERSION, format_scale_factor};
 use clap::{Args, FromArgMatches};
@@ -11,7 +14,8 @@ use envbench_core::sampler::{DiskFigures, SamplerSeries, StepObserver};
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, count, heading, number, plural};
 use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError, has_option,
+    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
+    has_option,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -70,9 +74,10 @@ pub struct TpchArgs {
     /// Drop the OS page cache before each power-test query and before the throughput test (needs root).
     #[arg(long)]
     pub cold: bool,
-    /// Threads for generation, DataFusion partitions and server load jobs (default: every CPU).
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Threads for generation, DataFusion partitions and server load jobs (default: every CPU); a list such as
+    /// 1,2,4,8 runs DataFusion's power test at each count, for the speedup curve and parallel efficiency.
+    #[arg(long, value_name = "N[,N...]")]
+    pub threads: Option<String>,
 }
 
 /// The TPC-H-derived analytic workload.
@@ -133,6 +138,17 @@ impl Workload for TpchWorkload {
     fn headline(&self, run: &StoredRun) -> String {
         let sf = run.results.first().and_then(|r| r.record.parameters.get("sf")).cloned().unwrap_or_default();
         let mut parts = vec![format!("SF {sf}")];
+        let speedups: Vec<String> = run
+            .results
+            .iter()
+            .filter(|r| r.record.metric == SPEEDUP_METRIC)
+            .filter_map(|r| {
+                Some(format!("{:.2}x at {} threads", r.record.samples.first()?, r.record.parameters.get("threads")?))
+            })
+            .collect();
+        if !speedups.is_empty() {
+            parts.push(format!("speedup {}", speedups.join(", ")));
+        }
         if let Some(geomean) = run.median(GEOMEAN_TEST, GEOMEAN_METRIC) {
             parts.push(format!("query geomean {geomean:.3} s"));
         }
@@ -148,6 +164,29 @@ impl Workload for TpchWorkload {
 
     fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
         Some(&crate::fleet::TpchFleet)
+    }
+
+    /// A thread sweep's curve: the queries' rate (3600 over the geomean) and geomean at each thread count.
+    fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
+        let points: Vec<ThreadPoint> =
+            serde_json::from_value(run.attachments.get(WORKLOAD)?.get(THREADS_KEY)?.clone()).ok()?;
+        let points: Vec<ScalingPoint> = points
+            .iter()
+            .filter_map(|p| {
+                let geomean = p.geomean()?;
+                Some(ScalingPoint { concurrency: p.threads as f64, throughput: 3600.0 / geomean, latency: geomean })
+            })
+            .collect();
+        (points.len() > 1).then(|| ScalingCurve {
+            concurrency_label: "threads".into(),
+            concurrency_symbol: "T".into(),
+            throughput_label: "queries/h at the geomean".into(),
+            latency_label: "query geomean".into(),
+            latency_unit: "s".into(),
+            points,
+            knee: None,
+            latency_target: None,
+        })
     }
 }
 
@@ -177,12 +216,12 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
         }
         _ => {}
     }
-    match args.threads {
-        Some(0) => return Err(usage("--threads must be at least 1")),
-        Some(threads) if threads > MAX_USERS => {
-            return Err(usage(format!("--threads {threads}: give at most {MAX_USERS} threads")));
-        }
-        _ => {}
+    let thread_counts = envbench_core::workload::count_list("threads", args.threads.as_deref(), MAX_USERS)?;
+    let sweep = if thread_counts.len() > 1 { thread_counts.clone() } else { Vec::new() };
+    if !sweep.is_empty() && args.throughput_only {
+        return Err(usage(
+            "--threads with several counts runs the power test at each count: leave out --throughput-only",
+        ));
     }
     let query_timeout = match &args.query_timeout {
         Some(text) => {
@@ -202,11 +241,17 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     }
     let data_parent = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // A server is reached here, before anything is stored: a wrong URL or a stopped server is the user's to fix.
-    let target = crate::target::open(
+    // A sweep generates with every CPU, then runs at each count.
+    let threads = if sweep.is_empty() { thread_counts.first().copied() } else { None };
+    let mut target = crate::target::open(
         &spec,
-        &OpenOptions { data_dir: data_parent.join(DATA_DIR), schema: args.schema.clone(), threads: args.threads },
+        &OpenOptions { data_dir: data_parent.join(DATA_DIR), schema: args.schema.clone(), threads },
     )?;
     target.check(args.sf)?;
+    if let Some(first) = sweep.first() {
+        // A server refuses a thread sweep here, before anything is stored.
+        target.set_threads(*first)?;
+    }
     // The directory whose storage the fingerprint describes and the sampler watches.
     let watched = match (&args.dir, target.data_directory()) {
         (Some(dir), _) => dir.clone(),
@@ -220,8 +265,8 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     options.seed = args.seed;
     options.query_timeout = query_timeout;
     options.power = !args.throughput_only;
-    options.throughput = !args.power_only;
-    Ok(TpchRun { target, options, fresh: args.fresh, cold: args.cold, watched })
+    options.throughput = !args.power_only && sweep.is_empty();
+    Ok(TpchRun { target, options, fresh: args.fresh, cold: args.cold, watched, sweep })
 }
 
 /// Everything the arguments say, checked, with the target opened (a server reached).
@@ -232,6 +277,8 @@ pub(crate) struct TpchRun {
     cold: bool,
     /// The directory whose storage the run describes.
     pub(crate) watched: PathBuf,
+    /// With `--threads 1,2,4`: the power test at each thread count (empty: one run).
+    sweep: Vec<usize>,
 }
 
 impl Planned for TpchRun {
@@ -246,6 +293,10 @@ impl Planned for TpchRun {
         let options = &self.options;
         let users = options.users.unwrap_or_else(|| crate::default_users(options.scale_factor));
         let tests = match (options.power, options.throughput) {
+            _ if !self.sweep.is_empty() => format!(
+                "the power test at {} threads",
+                self.sweep.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
             (true, true) => format!("power test, then throughput test with {users} virtual users"),
             (true, false) => "power test".to_string(),
             _ => format!("throughput test with {users} virtual users"),
@@ -274,10 +325,179 @@ impl Planned for TpchRun {
             if event.status.is_ok() { progress.update(&line) } else { progress.line(&line) }
         };
         let generation = load.generation.clone();
+        if !self.sweep.is_empty() {
+            let sweep = self.run_sweep(load, &observer, &on_event, context)?;
+            let outcome = sweep.last().map(|p| p.outcome.clone()).expect("a sweep has a point");
+            return Ok(Box::new(TpchMeasured { outcome, cache: cache.state(), generation, sweep }));
+        }
         let outcome = crate::run(self.target.as_ref(), load, options, context.interrupt, &observer, &on_event);
         drop(self.target);
         progress.line("");
-        Ok(Box::new(TpchMeasured { outcome: outcome?, cache: cache.state(), generation }))
+        Ok(Box::new(TpchMeasured { outcome: outcome?, cache: cache.state(), generation, sweep: Vec::new() }))
+    }
+}
+
+impl TpchRun {
+    /// The power test at each thread count of the sweep, on the same data; each count's steps are named for it
+    /// (`T=2 power`).
+    fn run_sweep(
+        &mut self,
+        load: LoadInfo,
+        observer: &dyn StepObserver,
+        on_event: &(dyn Fn(&QueryEvent) + Sync),
+        context: &RunContext<'_>,
+    ) -> Result<Vec<ThreadPoint>, WorkloadError> {
+        let mut points: Vec<ThreadPoint> = Vec::new();
+        for &threads in &self.sweep {
+            if context.interrupted() {
+                break;
+            }
+            self.target.set_threads(threads)?;
+            let steps = NamedSteps { inner: observer, prefix: thread_test_id(threads) };
+            let outcome =
+                crate::run(self.target.as_ref(), load.clone(), &self.options, context.interrupt, &steps, on_event)?;
+            let point = ThreadPoint { threads, outcome };
+            context.progress.line(&sweep_line(&point, points.first()));
+            points.push(point);
+        }
+        if points.is_empty() {
+            return Err(WorkloadError::interrupted());
+        }
+        Ok(points)
+    }
+}
+
+/// The test id, and the sampler's step prefix, of a thread count of a sweep.
+pub fn thread_test_id(threads: usize) -> String {
+    format!("T={threads}")
+}
+
+/// The metrics of a thread sweep's points beside their queries': speedup and efficiency over the first count.
+pub const SPEEDUP_METRIC: &str = "speedup";
+pub const EFFICIENCY_METRIC: &str = "efficiency";
+
+/// A sweep's records: each count's queries and geomean under `T=N` (with `threads` among the parameters), and each
+/// count's speedup and parallel efficiency over the first.
+fn sweep_records(points: &[ThreadPoint]) -> Vec<ResultRecord> {
+    let Some(first) = points.first() else { return Vec::new() };
+    let mut records = Vec::new();
+    for point in points {
+        let prefix = thread_test_id(point.threads);
+        let mut own = point.outcome.records();
+        for record in &mut own {
+            record.test_id = format!("{prefix} {}", record.test_id);
+            record.parameters["threads"] = json!(point.threads);
+        }
+        if let Some(template) = own.first().cloned() {
+            let figures = [
+                (SPEEDUP_METRIC, "x", point.speedup_over(first)),
+                (EFFICIENCY_METRIC, "%", point.efficiency_over(first)),
+            ];
+            for (metric, unit, value) in figures {
+                let Some(value) = value else { continue };
+                own.push(ResultRecord {
+                    test_id: prefix.clone(),
+                    metric: metric.into(),
+                    unit: unit.into(),
+                    direction: envbench_core::model::Direction::HigherIsBetter,
+                    samples: vec![value],
+                    flags: Vec::new(),
+                    ..template.clone()
+                });
+            }
+        }
+        records.extend(own);
+    }
+    records
+}
+
+/// A thread sweep for people: each query's time at each count, then the speedup curve and parallel efficiency.
+fn render_sweep(points: &[ThreadPoint], series: &SamplerSeries, cache: &str) -> String {
+    use Align::{Left, Right};
+    let (Some(first), Some(last)) = (points.first(), points.last()) else { return String::new() };
+    let mut out = heading(&format!(
+        "TPC-H-derived power test at {} threads, SF {} on {}",
+        points.iter().map(|p| p.threads.to_string()).collect::<Vec<_>>().join(", "),
+        format_scale_factor(first.outcome.scale_factor),
+        first.outcome.target.as_str()
+    ));
+    out.push('\n');
+    let mut headers: Vec<String> = vec!["QUERY".into()];
+    headers.extend(points.iter().map(|p| format!("{} s", thread_test_id(p.threads))));
+    headers.push(format!("SPEEDUP {}->{}", first.threads, last.threads));
+    let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut aligns = vec![Right; headers.len()];
+    aligns[0] = Left;
+    let mut table = Table::new(&header_refs, &aligns);
+    let seconds = |point: &ThreadPoint, query: u8| {
+        let power = point.outcome.streams.iter().find(|s| s.phase == Phase::Power)?;
+        power.queries.iter().find(|q| q.query == query && q.status.is_ok()).map(|q| q.elapsed_seconds)
+    };
+    for query in 1..=QUERY_COUNT {
+        let mut row = vec![format!("Q{query}")];
+        row.extend(points.iter().map(|p| seconds(p, query).map_or("-".into(), |s| format!("{s:.3}"))));
+        row.push(match (seconds(first, query), seconds(last, query)) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".into(),
+        });
+        table.row(row);
+    }
+    out.push_str(&table.render());
+    out.push('\n');
+    let mut curve = Table::new(
+        &["THREADS", "GEOMEAN s", "SPEEDUP", "EFFICIENCY", "POWER@SIZE"],
+        &[Right, Right, Right, Right, Right],
+    );
+    for point in points {
+        curve.row(vec![
+            point.threads.to_string(),
+            point.geomean().map_or("-".into(), |g| format!("{g:.3}")),
+            point.speedup_over(first).map_or("-".into(), |s| format!("{s:.2}x")),
+            point.efficiency_over(first).map_or("-".into(), |e| format!("{e:.0}%")),
+            point.outcome.metrics.power_at_size.map_or("-".into(), number),
+        ]);
+    }
+    out.push_str(&curve.render());
+    out.push_str(&format!(
+        "Speedup: the {}-thread query geomean over each count's; efficiency: the speedup over the ratio of threads \
+         (100%: twice the threads ran the queries twice as fast). Where efficiency falls, more cores help this \
+         analytic workload little on this machine and storage.\n",
+        first.threads
+    ));
+    let failures: usize = points.iter().map(|p| p.outcome.failures.len()).sum();
+    if failures > 0 {
+        out.push_str(&format!("{failures} queries failed or gave a wrong answer over the sweep.\n"));
+    }
+    out.push('\n');
+    out.push_str(&storage_view(series, cache));
+    out
+}
+
+/// A sweep point's line of progress: its geomean and its speedup over the first count.
+fn sweep_line(point: &ThreadPoint, first: Option<&ThreadPoint>) -> String {
+    let geomean = point.geomean();
+    let speedup = first.and_then(|f| point.speedup_over(f));
+    format!(
+        "  {:>4} threads: query geomean {}{}",
+        point.threads,
+        geomean.map_or("-".into(), |g| format!("{g:.3} s")),
+        speedup.map_or(String::new(), |s| format!(", speedup {s:.2}x"))
+    )
+}
+
+/// Passes steps on to the sampler under a prefix (`T=2 power`), so each thread count of a sweep has its own.
+struct NamedSteps<'a> {
+    inner: &'a dyn StepObserver,
+    prefix: String,
+}
+
+impl StepObserver for NamedSteps<'_> {
+    fn step_started(&self, step: &str) {
+        self.inner.step_started(&format!("{} {step}", self.prefix));
+    }
+
+    fn step_finished(&self, step: &str) {
+        self.inner.step_finished(&format!("{} {step}", self.prefix));
     }
 }
 
@@ -415,25 +635,32 @@ impl StepObserver for ColdSteps<'_> {
 }
 
 pub(crate) struct TpchMeasured {
+    /// The run's outcome (with a thread sweep: the last count's).
     outcome: TpchOutcome,
     cache: &'static str,
     generation: Option<crate::data::GenerationInfo>,
+    /// With `--threads 1,2,4`: the power test at each count.
+    sweep: Vec<ThreadPoint>,
 }
 
 impl TpchMeasured {
     /// A run on a server's tables with warm caches (a fleet's: its agents do not drop the server's caches).
     pub(crate) fn warm(outcome: TpchOutcome) -> TpchMeasured {
-        TpchMeasured { outcome, cache: "warm", generation: None }
+        TpchMeasured { outcome, cache: "warm", generation: None, sweep: Vec::new() }
     }
 
     fn document(&self) -> Value {
-        json!({ "outcome": &self.outcome, "cache": self.cache, "generation": self.generation })
+        let mut document = json!({ "outcome": &self.outcome, "cache": self.cache, "generation": self.generation });
+        if !self.sweep.is_empty() {
+            document[THREADS_KEY] = json!(&self.sweep);
+        }
+        document
     }
 }
 
 impl Measured for TpchMeasured {
     fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
-        let mut records = self.outcome.records();
+        let mut records = if self.sweep.is_empty() { self.outcome.records() } else { sweep_records(&self.sweep) };
         for record in &mut records {
             if let Some(parameters) = record.parameters.as_object_mut() {
                 parameters.insert("cache".into(), json!(self.cache));
@@ -451,7 +678,11 @@ impl Measured for TpchMeasured {
     }
 
     fn render(&self, series: &SamplerSeries) -> String {
-        render(&self.outcome, series, self.cache)
+        if self.sweep.is_empty() {
+            render(&self.outcome, series, self.cache)
+        } else {
+            render_sweep(&self.sweep, series, self.cache)
+        }
     }
 
     fn ending(&self) -> envbench_core::workload::Ending {

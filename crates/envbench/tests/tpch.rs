@@ -86,6 +86,45 @@ fn datafusion_generates_once_runs_both_tests_and_stores_every_query_time() {
 }
 
 #[test]
+fn a_thread_sweep_runs_the_power_test_at_each_count_and_draws_the_speedup() {
+    let dir = scratch("threads");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let output = envbench(&store, &["tpch", "--sf", "0.01", "--dir", d, "--threads", "1,2", "--validate"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in ["power test at 1, 2 threads", "T=1 s", "T=2 s", "SPEEDUP 1->2", "EFFICIENCY", "Speedup: the"] {
+        assert!(text.contains(needle), "{needle} missing from\n{text}");
+    }
+    let listed = runs(&store);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    // Each count's queries under its own test id, with its thread count among the parameters.
+    for threads in [1, 2] {
+        let q1 = result(&run, &format!("T={threads} Q1"));
+        assert_eq!(q1["parameters"]["threads"], threads);
+        assert!(q1["flags"].as_array().unwrap().is_empty(), "validated answers: {q1}");
+    }
+    let speedup = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["test_id"] == "T=2" && r["metric"] == "speedup")
+        .expect("the speedup over the first count is stored");
+    assert!(speedup["samples"][0].as_f64().unwrap() > 0.0);
+    assert_eq!(run["attachments"]["tpch"]["threads"].as_array().unwrap().len(), 2);
+    let steps: Vec<&str> =
+        run["series"]["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert!(steps.contains(&"T=1 power") && steps.contains(&"T=2 power"), "{steps:?}");
+    // The report draws the curve.
+    let report = dir.join("report.html");
+    let output =
+        envbench(&store, &["report", "--output", report.to_str().unwrap(), listed[0]["uuid"].as_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("query geomean") && html.contains("threads"), "the scaling chart is drawn");
+}
+
+#[test]
 fn timed_out_queries_are_counted_shown_and_stored_and_the_run_goes_on() {
     let dir = scratch("timeouts");
     let store = dir.join("results.db");
@@ -164,6 +203,9 @@ fn bad_input_is_refused_before_anything_is_stored() {
         (&["--target", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db"], "createdb"),
         (&["--target", "mysql://root@127.0.0.1:1/test"], "is the server running"),
         (&["--target", "mysql://root@127.0.0.1:3306/envbench_no_such_db"], "create the database"),
+        (&["--threads", "0"], "--threads '0'"),
+        (&["--threads", "1,2", "--throughput-only"], "leave out --throughput-only"),
+        (&["--threads", "1,2", "--target", POSTGRES], "max_parallel_workers_per_gather"),
     ];
     for (extra, expected) in cases {
         let mut args = vec!["tpch"];

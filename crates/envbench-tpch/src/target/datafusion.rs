@@ -27,6 +27,8 @@ pub struct DataFusionTarget {
     runtime: Arc<tokio::runtime::Runtime>,
     context: Option<SessionContext>,
     threads: usize,
+    /// DataFusion settings beyond envbench's own (`datafusion.execution.batch_size` = `16384`), for experiments.
+    settings: Vec<(String, String)>,
 }
 
 impl DataFusionTarget {
@@ -41,17 +43,41 @@ impl DataFusionTarget {
     /// A target that generates (or reuses) the data of the scale factor it is prepared for under `data_dir`.
     pub fn generating(data_dir: std::path::PathBuf, threads: Option<usize>) -> Result<DataFusionTarget, TpchError> {
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .thread_name("envbench-datafusion")
-            .enable_time()
-            .build()
-            .map_err(|e| TpchError::Io {
-                path: data_dir.clone(),
-                action: "starting the DataFusion runtime",
-                source: e,
-            })?;
-        Ok(DataFusionTarget { data: None, data_dir, runtime: Arc::new(runtime), context: None, threads })
+        let runtime = Arc::new(runtime(threads, &data_dir)?);
+        Ok(DataFusionTarget { data: None, data_dir, runtime, context: None, threads, settings: Vec::new() })
+    }
+
+    /// Set DataFusion settings by name on top of envbench's own, as `SET` would (for experiments such as
+    /// bench/tpch.sh's); a name DataFusion does not know is refused when the tables are registered.
+    pub fn with_settings(mut self, settings: Vec<(String, String)>) -> DataFusionTarget {
+        self.settings = settings;
+        self
+    }
+
+    /// The session's configuration: partitions sized to the target's threads, then any settings given.
+    fn config(&self) -> Result<SessionConfig, datafusion::error::DataFusionError> {
+        let mut config = SessionConfig::new().with_target_partitions(self.threads).with_information_schema(false);
+        for (key, value) in &self.settings {
+            config.options_mut().set(key, value)?;
+        }
+        Ok(config)
+    }
+
+    /// A session context with every table of `data` registered, its partitions sized to the target's threads.
+    fn register(&self, data: &DataSet) -> Result<SessionContext, TpchError> {
+        let data_error = |e: datafusion::error::DataFusionError| TpchError::DataFusion {
+            dir: data.dir.clone(),
+            reason: e.to_string(),
+        };
+        let context = SessionContext::new_with_config(self.config().map_err(data_error)?);
+        for table in TableName::ALL {
+            let dir = data.table_dir(table);
+            let path = format!("{}/", dir.display());
+            self.runtime
+                .block_on(context.register_parquet(table.as_str(), &path, ParquetReadOptions::default()))
+                .map_err(data_error)?;
+        }
+        Ok(context)
     }
 
     /// Generate the data of a scale factor, or reuse a complete generation.
@@ -111,24 +137,16 @@ impl Target for DataFusionTarget {
         }
         observer.step_started("load");
         let started = Instant::now();
-        let config = SessionConfig::new().with_target_partitions(self.threads).with_information_schema(false);
-        let context = SessionContext::new_with_config(config);
-        let data_error = |e: datafusion::error::DataFusionError| TpchError::DataFusion {
-            dir: data.dir.clone(),
-            reason: e.to_string(),
-        };
-        for table in TableName::ALL {
-            let dir = data.table_dir(table);
-            let path = format!("{}/", dir.display());
-            self.runtime
-                .block_on(context.register_parquet(table.as_str(), &path, ParquetReadOptions::default()))
-                .map_err(data_error)?;
-        }
+        let context = self.register(data);
         observer.step_finished("load");
+        let context = context?;
         let rows = data.manifest.tables.iter().map(|(t, files)| (t.as_str().to_string(), files.rows)).collect();
         let generation = GenerationInfo::of(data);
+        let replaced = data.replaced_format.map_or(String::new(), |format| {
+            format!(" (replacing files of an older layout, manifest format {format}, whose row groups were too few to scan in parallel)")
+        });
         let summary = format!(
-            "{} SF {}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
+            "{} SF {}{replaced}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
             if data.reused { "reusing" } else { "generated" },
             crate::format_scale_factor(scale_factor),
             count(generation.rows as f64),
@@ -155,6 +173,16 @@ impl Target for DataFusionTarget {
         Ok(info)
     }
 
+    /// A new runtime of `threads` workers and the tables registered again, partitioned for them.
+    fn set_threads(&mut self, threads: usize) -> Result<(), TpchError> {
+        self.runtime = Arc::new(runtime(threads, &self.data_dir)?);
+        self.threads = threads;
+        if let Some(data) = &self.data {
+            self.context = Some(self.register(data)?);
+        }
+        Ok(())
+    }
+
     fn check(&self, scale_factor: f64) -> Result<(), TpchError> {
         crate::data::check_only_ours(&self.data_dir, &scale_factor_dir(&self.data_dir, scale_factor))
     }
@@ -169,6 +197,20 @@ impl Target for DataFusionTarget {
     fn refresh_support(&self) -> Result<(), String> {
         Err(REFRESH_SKIPPED.to_string())
     }
+}
+
+/// The runtime the queries run on: `threads` workers.
+fn runtime(threads: usize, data_dir: &std::path::Path) -> Result<tokio::runtime::Runtime, TpchError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("envbench-datafusion")
+        .enable_time()
+        .build()
+        .map_err(|e| TpchError::Io {
+            path: data_dir.to_path_buf(),
+            action: "starting the DataFusion runtime",
+            source: e,
+        })
 }
 
 struct DataFusionSession {
