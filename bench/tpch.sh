@@ -2,9 +2,9 @@
 # Benchmark of envbench-tpch (not a test). For each scale factor of $SFS (default "1 10"):
 #   1. data generation time and rows/s (at the first scale factor, next to tpchgen-cli of the same tpchgen version
 #      writing the same Parquet, unless COMPARE_GENERATION=0);
-#   2. the power test (validation parameters, one stream, after one warm-up run) on envbench's DataFusion target and
-#      on DuckDB, on the same Parquet files and the same 22 query texts, at each thread count of $THREADS (default
-#      "1 2 <every CPU>");
+#   2. the power test (validation parameters, one stream, one warm-up run then $RUNS measured, each query's median)
+#      on envbench's DataFusion target and on DuckDB, on the same Parquet files and the same 22 query texts, at each
+#      thread count of $THREADS (default "1 2 <every CPU>");
 #   3. the ratio table envbench/DuckDB by geometric mean, the 1-to-2-thread speedup of both, and at every CPU the
 #      per-query times with the upstream DataFusion issues behind the slowest ratios.
 # Both sides are release builds: the envbench side is the crate's example (the same code `envbench tpch` runs).
@@ -15,6 +15,7 @@ SFS=${SFS:-"1 10"}
 CPUS=$(nproc)
 THREADS=${THREADS:-"1 2 $CPUS"}
 COMPARE_GENERATION=${COMPARE_GENERATION:-1}
+export RUNS=${RUNS:-3}
 TPCHGEN_CLI_VERSION=3.0.0
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
 WORK=${WORK:-/tmp/envbench-tpch-bench}
@@ -73,16 +74,18 @@ con = duckdb.connect()
 con.execute(f"SET threads = {threads}")
 for table in ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]:
     con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data_dir}/{table}/*.parquet')")
-# The power test's order (stream 0 of the specification's permutation table), once to warm up, once measured.
+# The power test's order (stream 0 of the specification's permutation table): once to warm up, then RUNS times,
+# each query's time the median of its runs, as the envbench side does.
 order = [14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12]
 sql = {q: open(f"{sql_dir}/Q{q}.sql").read() for q in order}
-duck = {}
-for measured in (False, True):
+runs = {q: [] for q in order}
+for measured in [False] + [True] * power["runs"]:
     for q in order:
         start = time.perf_counter()
         con.execute(sql[q]).fetchall()
         if measured:
-            duck[q] = time.perf_counter() - start
+            runs[q].append(time.perf_counter() - start)
+duck = {q: sorted(t)[len(t) // 2] for q, t in runs.items()}
 geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
 envbench = {q: power["queries"][f"Q{q}"] for q in order}
 line = {"sf": sf, "threads": int(threads), "envbench": power["geomean"], "duckdb": geo(list(duck.values())),

@@ -51,15 +51,31 @@ fn main() {
             run_options.throughput = false;
             // One warm-up run, as the other engine gets: the page cache and the file metadata are warm for both.
             run(&target, load.clone(), &run_options, &interrupt, &NoSteps, &|_| {}).expect("the warm-up works");
-            let outcome = run(&target, load, &run_options, &interrupt, &NoSteps, &|_| {}).expect("the run works");
-            let power = &outcome.streams[0];
-            let mut times: Vec<(u8, f64)> = power.queries.iter().map(|q| (q.query, q.elapsed_seconds)).collect();
-            times.sort_by_key(|t| t.0);
-            let per_query: Vec<String> = times.iter().map(|(q, s)| format!("\"Q{q}\": {s:.4}")).collect();
+            // Then RUNS measured runs (default 3); each query's time is its median, on a machine whose noise is
+            // larger than most differences between settings.
+            let runs: usize = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
+            let mut times: Vec<Vec<f64>> = vec![Vec::new(); 22];
+            let mut failures = 0;
+            for _ in 0..runs {
+                let outcome =
+                    run(&target, load.clone(), &run_options, &interrupt, &NoSteps, &|_| {}).expect("the run works");
+                failures += outcome.failures.len();
+                for query in &outcome.streams[0].queries {
+                    times[usize::from(query.query) - 1].push(query.elapsed_seconds);
+                }
+            }
+            let medians: Vec<f64> = times
+                .iter_mut()
+                .map(|t| {
+                    t.sort_by(f64::total_cmp);
+                    t[t.len() / 2]
+                })
+                .collect();
+            let per_query: Vec<String> =
+                medians.iter().enumerate().map(|(i, s)| format!("\"Q{}\": {s:.4}", i + 1)).collect();
             println!(
-                "{{\"geomean\": {:.4}, \"failures\": {}, \"queries\": {{{}}}}}",
-                power.geomean_seconds.unwrap_or(f64::NAN),
-                outcome.failures.len(),
+                "{{\"geomean\": {:.4}, \"failures\": {failures}, \"runs\": {runs}, \"queries\": {{{}}}}}",
+                envbench_core::stats::geometric_mean(&medians).unwrap_or(f64::NAN),
                 per_query.join(", ")
             );
         }
