@@ -6,6 +6,8 @@
 //!                                             run) on `threads` threads (default: every CPU), with DataFusion
 //!                                             settings on top of envbench's; JSON per query
 //! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters
+//! tpch_bench explain <data dir> <sf> <query>  DataFusion's physical plan of a query (validation parameters),
+//!                                             with each operator's rows and time (EXPLAIN ANALYZE)
 
 use envbench_core::sampler::NoSteps;
 use envbench_tpch::data::{GenerationOptions, ensure_data};
@@ -78,6 +80,24 @@ fn main() {
                 envbench_core::stats::geometric_mean(&medians).unwrap_or(f64::NAN),
                 per_query.join(", ")
             );
+        }
+        ["explain", dir, sf, query] => {
+            let sf: f64 = sf.parse().expect("a number");
+            let query: u8 = query.trim_start_matches('Q').parse().expect("a query number");
+            let options =
+                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
+            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
+            let mut target = DataFusionTarget::new(data, None).expect("a runtime");
+            target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let sql = render(&QueryParameters::validation(query, sf));
+            let answer = target
+                .session()
+                .expect("a session")
+                .query(&format!("EXPLAIN ANALYZE {sql}"), None, &interrupt)
+                .expect("the plan");
+            for row in answer.rows {
+                println!("{}", row.join("\n"));
+            }
         }
         ["sql", sf, out] => {
             let sf: f64 = sf.parse().expect("a number");
