@@ -104,14 +104,8 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 cpus = int(sys.argv[2])
 # Known DataFusion limitations behind slow queries (open upstream issues), shown beside the queries they slow.
 decorrelation = "apache/datafusion#5492 (open): no general decorrelation; the correlated subquery becomes a join over an aggregate of the whole inner table"
-upstream = {
-    2: decorrelation,
-    17: decorrelation,
-    20: decorrelation,
-    4: "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars",
-    7: "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars",
-    9: "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars",
-}
+q4_q7_q9 = "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars"
+upstream = {2: decorrelation, 17: decorrelation, 20: decorrelation, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9}
 print()
 print(f"{'SF, threads':>12} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>6}")
 for r in rows:

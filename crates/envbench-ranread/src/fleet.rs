@@ -32,7 +32,7 @@ impl FleetWorkload for RanreadFleet {
         let mut args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         // The directory is on the agents' hosts: each agent checks it there.
         let dir = std::mem::replace(&mut args.dir, PathBuf::from("."));
-        let mut run = fleet_plan(args)?;
+        let mut run = plan(args)?;
         run.dir = dir;
         let listed = match &run.jobs {
             JobsPlan::List(list) => list.clone(),
@@ -43,7 +43,7 @@ impl FleetWorkload for RanreadFleet {
 
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        let mut run = fleet_plan(args)?;
+        let mut run = plan(args)?;
         // With --db the coordinator built the table: an agent only reads it (and never rebuilds it).
         run.build_table = false;
         run.fresh = false;
@@ -51,11 +51,6 @@ impl FleetWorkload for RanreadFleet {
         run.dir = directory.path().to_path_buf();
         Ok(Box::new(RanreadAgent { name: place.name.clone(), run, directory, prepared: None, steps: Vec::new() }))
     }
-}
-
-/// The arguments of a fleet's ranread, checked as the single-host command checks them.
-fn fleet_plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
-    plan(args)
 }
 
 /// What an agent reports of a step: its figures (with every read's latency) and what it read.

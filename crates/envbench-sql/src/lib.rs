@@ -358,7 +358,7 @@ fn percent_decoded(text: &str) -> String {
 pub const PASSWORD_VARIABLES: [&str; 2] = ["PGPASSWORD", "MYSQL_PWD"];
 
 /// The password of `variable` in the environment, when it is set and not empty.
-fn password_from(variable: &str) -> Option<String> {
+pub fn password_from(variable: &str) -> Option<String> {
     std::env::var(variable).ok().filter(|p| !p.is_empty())
 }
 

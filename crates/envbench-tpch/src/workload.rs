@@ -243,14 +243,14 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     // A server is reached here, before anything is stored: a wrong URL or a stopped server is the user's to fix.
     // A sweep generates with every CPU, then runs at each count.
     let threads = if sweep.is_empty() { thread_counts.first().copied() } else { None };
-    let mut target = crate::target::open(
+    let target = crate::target::open(
         &spec,
         &OpenOptions { data_dir: data_parent.join(DATA_DIR), schema: args.schema.clone(), threads },
     )?;
     target.check(args.sf)?;
-    if let Some(first) = sweep.first() {
+    if !sweep.is_empty() {
         // A server refuses a thread sweep here, before anything is stored.
-        target.set_threads(*first)?;
+        target.thread_sweep_support().map_err(usage)?;
     }
     // The directory whose storage the fingerprint describes and the sampler watches.
     let watched = match (&args.dir, target.data_directory()) {
@@ -314,7 +314,8 @@ impl Planned for TpchRun {
         ));
         let observer = ColdSteps { inner: context.steps, cache: &cache };
         let done = AtomicUsize::new(0);
-        let total = planned_executions(options, users, self.target.refresh_support().is_ok());
+        // A thread sweep runs the power test once per count.
+        let total = planned_executions(options, users, self.target.refresh_support().is_ok()) * self.sweep.len().max(1);
         let on_event = |event: &QueryEvent| {
             if event.phase == Phase::Power {
                 cache.drop_now();

@@ -180,6 +180,10 @@ impl Target for DataFusionTarget {
         Ok(info)
     }
 
+    fn thread_sweep_support(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// A new runtime of `threads` workers and the tables registered again, partitioned for them.
     fn set_threads(&mut self, threads: usize) -> Result<(), TpchError> {
         self.runtime = Arc::new(runtime(threads, &self.data_dir)?);

@@ -130,14 +130,20 @@ pub trait Target: Send + Sync {
     /// A new session for one stream.
     fn session(&self) -> Result<Box<dyn Session>, TpchError>;
 
-    /// Run the queries on `threads` threads from now on (the embedded engine's workers and partitions), for a thread
-    /// sweep; a server's parallelism is its own setting, so servers refuse.
-    fn set_threads(&mut self, _threads: usize) -> Result<(), TpchError> {
-        Err(TpchError::BadOptions(format!(
+    /// Whether a thread sweep (`--threads 1,2,4`) can run here; `Err` says why not. A server's parallelism is its
+    /// own setting, so servers refuse.
+    fn thread_sweep_support(&self) -> Result<(), String> {
+        Err(format!(
             "--threads with several counts sweeps the embedded engine's threads; {}'s parallelism is the server's own \
              setting (PostgreSQL's max_parallel_workers_per_gather), so give one count",
             self.kind().as_str()
-        )))
+        ))
+    }
+
+    /// Run the queries on `threads` threads from now on (the embedded engine's workers and partitions), for a thread
+    /// sweep, where [`Target::thread_sweep_support`] allows one.
+    fn set_threads(&mut self, _threads: usize) -> Result<(), TpchError> {
+        Err(TpchError::BadOptions(self.thread_sweep_support().err().unwrap_or_default()))
     }
 
     /// Whether RF1/RF2 can run here; `Err` says why not (shown to the user).

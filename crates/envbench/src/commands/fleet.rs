@@ -200,7 +200,7 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
     agent_environment.extend(
         envbench_sql::PASSWORD_VARIABLES
             .iter()
-            .filter_map(|key| std::env::var(key).ok().filter(|v| !v.is_empty()).map(|v| (key.to_string(), v))),
+            .filter_map(|key| envbench_sql::password_from(key).map(|v| (key.to_string(), v))),
     );
     let planned = CoordinatorRun {
         fleet,
