@@ -54,16 +54,15 @@ impl DataFusionTarget {
         self
     }
 
-    /// The session's configuration: partitions sized to the target's threads, file scans split from 1 MiB, then any
+    /// The session's configuration: partitions sized to the target's threads, DataFusion's defaults otherwise, then any
     /// settings given.
     fn config(&self) -> Result<SessionConfig, datafusion::error::DataFusionError> {
         let mut config = SessionConfig::new().with_target_partitions(self.threads).with_information_schema(false);
-        // DataFusion splits a file scan over the partitions only past 10 MiB by default, which leaves the scans of
-        // SF 1's part, customer and supplier files on one core. From 1 MiB they are spread too: bench/tpch.sh measured
-        // the power test's geomean at 2 threads 20% shorter, and at 1 thread no worse. Filter pushdown into the
-        // Parquet scan, other batch sizes, more partitions than threads and switching off the page index or dynamic
-        // filters measured no better (or worse), and stay at DataFusion's defaults.
-        config.options_mut().optimizer.repartition_file_min_size = 1 << 20;
+        // bench/tpch.sh measured the settings one might tune (Parquet filter pushdown and reordering, batch size, more
+        // partitions than threads, the page index, dynamic filters, single-partition hash joins up to 32 MiB, row-count
+        // estimates for partitioning, the statistics registry) and a declared sort order of the generated files; none
+        // beat DataFusion 55's defaults beyond the machine's noise, and several lost. DataFusion already splits file
+        // scans over partitions from 1 MiB, which spreads SF 1's smallest tables over every core.
         for (key, value) in &self.settings {
             config.options_mut().set(key, value)?;
         }
