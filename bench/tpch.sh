@@ -6,8 +6,9 @@
 #      on envbench's DataFusion target and on DuckDB, on the same Parquet files and the same 22 query texts, at each
 #      thread count of $THREADS (default "1 2 <every CPU>");
 #   3. the ratio table envbench/DuckDB by geometric mean, the 1-to-2-thread speedup of both, and at every CPU the
-#      per-query times with the upstream DataFusion issues behind the slowest ratios, and what geometric-mean ratio the
-#      other queries would need for the whole to reach 1.2 with those as they are.
+#      per-query times with the upstream DataFusion issues behind the slowest ratios, what geometric-mean ratio the
+#      other queries would need for the whole to reach 1.2 with those as they are, and for each query over 1.2 the
+#      operators of its plan that cost the most CPU (EXPLAIN ANALYZE), the evidence for what limits it.
 # Both sides are release builds: the envbench side is the crate's example (the same code `envbench tpch` runs).
 # Set CARGO_TARGET_DIR to share a release build cache (default: the one the README's build uses).
 set -euo pipefail
@@ -99,18 +100,22 @@ PY
     done
 done
 
-python3 - "$RESULTS" "$CPUS" <<'PY'
-import json, math, sys
+python3 - "$RESULTS" "$CPUS" "$BENCH" "$WORK/envbench" <<'PY'
+import json, math, re, subprocess, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-cpus = int(sys.argv[2])
-# Known DataFusion limitations behind slow queries (open upstream issues, each seen in the query's plan with
-# `tpch_bench explain DIR SF Q`), shown beside the queries they slow.
-decorrelation = "apache/datafusion#5492 (open): no general decorrelation; the correlated subquery becomes a join over an aggregate of the whole inner table"
+cpus, bench, data = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# What is left between DataFusion and DuckDB once the query texts no longer decide the plan (see the doc of
+# envbench_tpch::queries): known DataFusion limitations, each seen in the query's plan, shown beside the queries they
+# slow. The operators that cost the most in each slow query's plan are printed below the table as the evidence.
+late = ("apache/datafusion#3463 (open): filters and join filters run after every column of every row is decoded "
+        "(row-level pushdown, which would skip them, is slower still)")
+decimal = ("Decimal128 arithmetic and sums on every row (DuckDB computes DECIMAL(15,2) in 64-bit integers); "
+           "apache/datafusion#17501 (open): Decimal32/64 support")
 q4_q7_q9 = "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars"
-join_order = "apache/datafusion#3843 (open): joins run in the FROM clause's order (only build and probe sides are swapped), so the selective filter or semi-join is applied after the big join"
-cte = "apache/datafusion#8777 (open): a common table expression referenced twice is computed twice"
-upstream = {2: decorrelation, 17: decorrelation, 20: decorrelation, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9,
-            5: join_order, 18: join_order, 15: cte}
+estimates = ("apache/datafusion#3813 (open): join sizes estimated from min/max only, so a join can build its hash "
+             "table on the larger side")
+upstream = {1: decimal, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9, 6: late, 12: late, 14: late, 17: late, 19: late,
+            8: estimates, 21: estimates}
 print()
 print(f"{'SF, threads':>12} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>6}")
 for r in rows:
@@ -122,23 +127,46 @@ for sf in dict.fromkeys(r["sf"] for r in rows):
     if one and two:
         print(f"SF {sf}: 1-to-2-thread speedup envbench {one['envbench'] / two['envbench']:.2f}, "
               f"DuckDB {one['duckdb'] / two['duckdb']:.2f}")
+
+def costliest(sf, query, count=3):
+    """The operators with the most CPU time in the query's EXPLAIN ANALYZE on every CPU, as (ms, rows, operator)."""
+    plan = subprocess.run([bench, "explain", data, sf, str(query)], capture_output=True, text=True).stdout
+    units = {"ns": 1e-6, "µs": 1e-3, "ms": 1.0, "s": 1e3}
+    operators = []
+    for line in plan.splitlines():
+        name = re.match(r"\s*(\w+Exec)", line)
+        # A scan's decoding is its processing time; its elapsed_compute leaves that out.
+        metric = "time_elapsed_processing" if name and name.group(1) == "DataSourceExec" else "elapsed_compute"
+        time = re.search(metric + r"=([\d.]+)(ns|µs|ms|s)\b", line)
+        if name and time:
+            rows_out = re.search(r"output_rows=([^,\]]+)", line)
+            detail = re.search(r"(join_type=\w+|mode=\w+)", line)
+            what = name.group(1) + (f" {detail.group(1)}" if detail else "")
+            operators.append((float(time.group(1)) * units[time.group(2)], rows_out.group(1) if rows_out else "?", what))
+    return sorted(operators, reverse=True)[:count]
+
 for r in rows:
     if r["threads"] != max(x["threads"] for x in rows if x["sf"] == r["sf"]):
         continue
     print(f"\nSF {r['sf']}, {r['threads']} threads, per query:")
     print(f"{'query':>6} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>7}")
+    ratio = {q: r["envbench_q"][str(q)] / r["duckdb_q"][str(q)] for q in range(1, 23)}
     for q in range(1, 23):
         e, d = r["envbench_q"][str(q)], r["duckdb_q"][str(q)]
-        note = f"  {upstream[q]}" if q in upstream and e / d > 1.2 else ""
-        print(f"{'Q' + str(q):>6} {e:11.3f} {d:9.3f} {e / d:7.2f}{note}")
+        note = f"  {upstream[q]}" if q in upstream and ratio[q] > 1.2 else ""
+        print(f"{'Q' + str(q):>6} {e:11.3f} {d:9.3f} {ratio[q]:7.2f}{note}")
     # How far the rest can take the whole: with the upstream-limited queries as they are, the geometric mean
     # ratio the other queries would need for the 22 to reach 1.2.
-    ratio = {q: r["envbench_q"][str(q)] / r["duckdb_q"][str(q)] for q in range(1, 23)}
     limited, rest = [ratio[q] for q in upstream], [ratio[q] for q in ratio if q not in upstream]
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     needed = math.exp((22 * math.log(1.2) - sum(math.log(x) for x in limited)) / len(rest))
     print(f"  the {len(limited)} queries with an upstream limitation: geomean ratio {geo(limited):.2f}; "
           f"the other {len(rest)}: {geo(rest):.2f}")
     print(f"  for 1.2 overall with the limited ones as they are, the other {len(rest)} would need {needed:.2f}")
+    print(f"  where the time goes in each query over 1.2 (EXPLAIN ANALYZE on every CPU: CPU ms summed over the threads,"
+          f" output rows; a scan's time is its decoding):")
+    for q in (q for q in range(1, 23) if ratio[q] > 1.2):
+        top = "; ".join(f"{what} {ms:.0f} ms, {out} rows" for ms, out, what in costliest(r["sf"], q))
+        print(f"  {'Q' + str(q):>4}: {top}")
 print(f"\nenvbench failures: {sum(r['failures'] for r in rows)}; DuckDB {rows[0]['duckdb_version'] if rows else '-'}")
 PY

@@ -550,6 +550,9 @@ struct PartWritten {
 
 /// How a table's files are written: Snappy, row groups of the table's size ([`TableName::row_group_rows`]), and
 /// statistics per page, so the page index (column and offset indexes) lets a reader skip pages as well as row groups.
+/// Uncompressed, LZ4 and zstd files, plain instead of dictionary encoding for the near-unique columns, and Arrow
+/// dictionary types for the short strings were measured too (bench/tpch.sh at SF 1): each sped up or slowed down
+/// DataFusion and DuckDB alike, or DataFusion not beyond the noise, so the files stay the usual Snappy Parquet.
 fn writer_properties(table: TableName, scale_factor: f64) -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)

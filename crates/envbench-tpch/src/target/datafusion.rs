@@ -60,9 +60,11 @@ impl DataFusionTarget {
         let mut config = SessionConfig::new().with_target_partitions(self.threads).with_information_schema(false);
         // bench/tpch.sh measured the settings one might tune (Parquet filter pushdown and reordering, batch size, more
         // partitions than threads, the page index, dynamic filters, single-partition hash joins up to 32 MiB, row-count
-        // estimates for partitioning, the statistics registry) and a declared sort order of the generated files; none
-        // beat DataFusion 55's defaults beyond the machine's noise, and several lost. DataFusion already splits file
-        // scans over partitions from 1 MiB, which spreads SF 1's smallest tables over every core.
+        // estimates for partitioning, the statistics registry, hash joins without repartitioning, perfect-hash joins
+        // on sparser keys, strings read as Utf8 instead of Utf8View) and a declared sort order of the generated files;
+        // none beat DataFusion 55's defaults beyond the machine's noise, and several lost (filter pushdown: Q6 and Q12
+        // 1.5x slower). DataFusion already splits file scans over partitions from 1 MiB, which spreads SF 1's smallest
+        // tables over every core. What did pay is in the query texts (see crate::queries).
         for (key, value) in &self.settings {
             config.options_mut().set(key, value)?;
         }
