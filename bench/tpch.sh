@@ -2,9 +2,10 @@
 # Benchmark of envbench-tpch (not a test). For each scale factor of $SFS (default "1 10"):
 #   1. data generation time and rows/s (at the first scale factor, next to tpchgen-cli of the same tpchgen version
 #      writing the same Parquet, unless COMPARE_GENERATION=0);
-#   2. the power test (validation parameters, one stream, one warm-up run then $RUNS measured, each query's median)
-#      on envbench's DataFusion target and on DuckDB, on the same Parquet files and the same 22 query texts, at each
-#      thread count of $THREADS (default "1 2 <every CPU>");
+#   2. the power test (validation parameters, one stream, one warm-up run then $RUNS measured) on envbench's DataFusion
+#      target and on DuckDB, on the same Parquet files and the same 22 query texts, at each thread count of $THREADS
+#      (default "1 2 <every CPU>"), in $ROUNDS (default 2) alternating rounds per engine; each query's time is its
+#      median over every measured run;
 #   3. the ratio table envbench/DuckDB by geometric mean, the 1-to-2-thread speedup of both, and at every CPU the
 #      per-query times with the upstream DataFusion issues behind the slowest ratios, what geometric-mean ratio the
 #      other queries would need for the whole to reach 1.2 with those as they are, and for each query over 1.2 the
@@ -18,6 +19,7 @@ CPUS=$(nproc)
 THREADS=${THREADS:-"1 2 $CPUS"}
 COMPARE_GENERATION=${COMPARE_GENERATION:-1}
 export RUNS=${RUNS:-3}
+ROUNDS=${ROUNDS:-2}
 TPCHGEN_CLI_VERSION=3.0.0
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
 WORK=${WORK:-/tmp/envbench-tpch-bench}
@@ -30,6 +32,32 @@ THREADS=$(printf '%s\n' $THREADS | awk '!seen[$0]++' | tr '\n' ' ')
 cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
 BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
 python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
+
+# DuckDB's power test on the same files and texts: the power test's order (stream 0 of the specification's permutation
+# table), once to warm up, then RUNS times, as the envbench side does; prints every measured time of every query.
+duckdb_power() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, os, sys, time
+import duckdb
+
+data_dir, sql_dir, threads = sys.argv[1:4]
+runs = int(os.environ["RUNS"])
+con = duckdb.connect()
+con.execute(f"SET threads = {threads}")
+for table in ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]:
+    con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data_dir}/{table}/*.parquet')")
+order = [14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12]
+sql = {q: open(f"{sql_dir}/Q{q}.sql").read() for q in order}
+times = {f"Q{q}": [] for q in order}
+for measured in [False] + [True] * runs:
+    for q in order:
+        start = time.perf_counter()
+        con.execute(sql[q]).fetchall()
+        if measured:
+            times[f"Q{q}"].append(time.perf_counter() - start)
+print(json.dumps({"times": times, "failures": 0, "version": duckdb.__version__}))
+PY
+}
 
 RESULTS="$WORK/results.jsonl"
 : > "$RESULTS"
@@ -64,38 +92,43 @@ PY
     FIRST=0
     "$BENCH" sql "$SF" "$WORK/sql-$SF"
     for T in $THREADS; do
-        echo "== SF $SF, $T threads: envbench (DataFusion), then DuckDB"
-        POWER=$("$BENCH" power "$DATA" "$SF" "$T")
-        python3 - "$DATA/sf$SF" "$WORK/sql-$SF" "$POWER" "$SF" "$T" "$RESULTS" <<'PY'
-import json, math, sys, time
-import duckdb
-
-data_dir, sql_dir, power, sf, threads, results = sys.argv[1:7]
-power = json.loads(power)
-con = duckdb.connect()
-con.execute(f"SET threads = {threads}")
-for table in ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]:
-    con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data_dir}/{table}/*.parquet')")
-# The power test's order (stream 0 of the specification's permutation table): once to warm up, then RUNS times,
-# each query's time the median of its runs, as the envbench side does.
-order = [14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12]
-sql = {q: open(f"{sql_dir}/Q{q}.sql").read() for q in order}
-runs = {q: [] for q in order}
-for measured in [False] + [True] * power["runs"]:
-    for q in order:
-        start = time.perf_counter()
-        con.execute(sql[q]).fetchall()
-        if measured:
-            runs[q].append(time.perf_counter() - start)
-duck = {q: sorted(t)[len(t) // 2] for q, t in runs.items()}
+        # Rounds in ABBA order (DataFusion then DuckDB, then DuckDB then DataFusion, ...), so a machine that drifts
+        # faster or slower during the bench moves both engines alike; each query's time is its median over every
+        # measured run of every round.
+        echo "== SF $SF, $T threads: $ROUNDS rounds of envbench (DataFusion) and DuckDB, in ABBA order"
+        ENGINE_RUNS="$WORK/runs-$SF-$T.jsonl"
+        : > "$ENGINE_RUNS"
+        for ROUND in $(seq 1 "$ROUNDS"); do
+            if [ $((ROUND % 2)) = 1 ]; then ORDER="datafusion duckdb"; else ORDER="duckdb datafusion"; fi
+            for ENGINE in $ORDER; do
+                if [ "$ENGINE" = datafusion ]; then
+                    echo "{\"engine\": \"datafusion\", \"power\": $("$BENCH" power "$DATA" "$SF" "$T")}" >> "$ENGINE_RUNS"
+                else
+                    echo "{\"engine\": \"duckdb\", \"power\": $(duckdb_power "$DATA/sf$SF" "$WORK/sql-$SF" "$T")}" >> "$ENGINE_RUNS"
+                fi
+            done
+        done
+        python3 - "$ENGINE_RUNS" "$SF" "$T" "$RESULTS" <<'PY'
+import json, math, sys
+engine_runs, sf, threads, results = sys.argv[1:5]
+rounds = [json.loads(line) for line in open(engine_runs)]
 geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
-envbench = {q: power["queries"][f"Q{q}"] for q in order}
-line = {"sf": sf, "threads": int(threads), "envbench": power["geomean"], "duckdb": geo(list(duck.values())),
-        "failures": power["failures"], "envbench_q": envbench, "duckdb_q": duck, "duckdb_version": duckdb.__version__}
+def medians(engine):
+    times = {}
+    for r in rounds:
+        if r["engine"] == engine:
+            for q, ts in r["power"]["times"].items():
+                times.setdefault(int(q.lstrip("Q")), []).extend(ts)
+    return {q: sorted(ts)[len(ts) // 2] for q, ts in sorted(times.items())}
+envbench, duck = medians("datafusion"), medians("duckdb")
+failures = sum(r["power"]["failures"] for r in rounds if r["engine"] == "datafusion")
+duckdb_version = next(r["power"]["version"] for r in rounds if r["engine"] == "duckdb")
+line = {"sf": sf, "threads": int(threads), "envbench": geo(list(envbench.values())), "duckdb": geo(list(duck.values())),
+        "failures": failures, "envbench_q": envbench, "duckdb_q": duck, "duckdb_version": duckdb_version}
 with open(results, "a") as f:
     f.write(json.dumps(line) + "\n")
-print(f"  envbench {power['geomean']:.3f} s, DuckDB {line['duckdb']:.3f} s, ratio {power['geomean'] / line['duckdb']:.2f}"
-      f" ({power['failures']} envbench failures)")
+print(f"  envbench {line['envbench']:.3f} s, DuckDB {line['duckdb']:.3f} s, ratio {line['envbench'] / line['duckdb']:.2f}"
+      f" ({failures} envbench failures)")
 PY
     done
 done

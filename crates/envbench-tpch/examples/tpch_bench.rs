@@ -4,7 +4,8 @@
 //! tpch_bench power <data dir> <sf> [threads] [key=value ...]
 //!                                             DataFusion power test with validation parameters (after one warm-up
 //!                                             run) on `threads` threads (default: every CPU), with DataFusion
-//!                                             settings on top of envbench's; JSON per query
+//!                                             settings on top of envbench's; JSON per query (median and
+//!                                             every measured run)
 //! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters
 //! tpch_bench explain <data dir> <sf> <query>  DataFusion's physical plan of a query (validation parameters),
 //!                                             with each operator's rows and time (EXPLAIN ANALYZE)
@@ -75,10 +76,19 @@ fn main() {
                 .collect();
             let per_query: Vec<String> =
                 medians.iter().enumerate().map(|(i, s)| format!("\"Q{}\": {s:.4}", i + 1)).collect();
+            let every_run: Vec<String> = times
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let runs: Vec<String> = t.iter().map(|s| format!("{s:.5}")).collect();
+                    format!("\"Q{}\": [{}]", i + 1, runs.join(", "))
+                })
+                .collect();
             println!(
-                "{{\"geomean\": {:.4}, \"failures\": {failures}, \"runs\": {runs}, \"queries\": {{{}}}}}",
+                "{{\"geomean\": {:.4}, \"failures\": {failures}, \"runs\": {runs}, \"queries\": {{{}}}, \"times\": {{{}}}}}",
                 envbench_core::stats::geometric_mean(&medians).unwrap_or(f64::NAN),
-                per_query.join(", ")
+                per_query.join(", "),
+                every_run.join(", ")
             );
         }
         ["explain", dir, sf, query] => {
