@@ -8,6 +8,7 @@ use crate::data::{
 use crate::refresh::UpdateSet;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::common::runtime::SpawnedTask;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use envbench_core::sampler::StepObserver;
 use envbench_core::text::count;
@@ -240,15 +241,15 @@ impl Session for DataFusionSession {
         let context = self.context.clone();
         let sql = sql.to_string();
         let deadline = timeout.map(|t| Instant::now() + t);
-        // The query runs on the runtime's workers, not on this thread: `block_on` would run the plan's top operators
-        // here, one thread more than the count the user asked for (a 1-thread run would use two cores).
-        let mut task = AbortOnDrop(self.runtime.spawn(async move {
-            let frame = context.sql(&sql).await?;
-            frame.collect().await
-        }));
         self.runtime.block_on(async move {
-            // Aborting the task (dropping `task` on an early return) cancels the query, so waiting in slices is enough
-            // to honor both limits.
+            // The query runs as a task on the runtime's workers, not in this thread's `block_on`, which would run the
+            // plan's top operators here: one thread more than the count the user asked for. Dropping the task (on an
+            // early return) aborts the query, so waiting in slices is enough to honor both limits.
+            let task = SpawnedTask::spawn(async move {
+                let frame = context.sql(&sql).await?;
+                frame.collect().await
+            });
+            let mut done = std::pin::pin!(task.join());
             loop {
                 if interrupt.load(Ordering::SeqCst) {
                     return Err(QueryFailure::Cancelled);
@@ -263,8 +264,8 @@ impl Session for DataFusionSession {
                     }
                     None => INTERRUPT_POLL,
                 };
-                if let Ok(done) = tokio::time::timeout(slice, &mut task.0).await {
-                    let result = done.map_err(|e| QueryFailure::Error(format!("the query stopped: {e}")))?;
+                if let Ok(joined) = tokio::time::timeout(slice, &mut done).await {
+                    let result = joined.map_err(|e| QueryFailure::Error(format!("the query stopped: {e}")))?;
                     return result
                         .map_err(|e| QueryFailure::Error(e.to_string()))
                         .and_then(|batches| to_answer(&batches));
@@ -279,15 +280,6 @@ impl Session for DataFusionSession {
 
     fn refresh_delete(&mut self, _update_set: &UpdateSet) -> Result<(), QueryFailure> {
         Err(QueryFailure::Error(REFRESH_SKIPPED.to_string()))
-    }
-}
-
-/// A query running on the runtime, cancelled when its waiter gives up on it.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
