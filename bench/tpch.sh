@@ -33,8 +33,9 @@ cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
 BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
 python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
 
-# DuckDB's power test on the same files and texts: the power test's order (stream 0 of the specification's permutation
-# table), once to warm up, then RUNS times, as the envbench side does; prints every measured time of every query.
+# DuckDB's power test on the same files and texts, in the power test's order (stream 0 of the specification's
+# permutation table, which `tpch_bench sql` writes beside the texts), once to warm up, then RUNS times, as the envbench
+# side does; prints every measured time of every query.
 duckdb_power() {
     python3 - "$1" "$2" "$3" <<'PY'
 import json, os, sys, time
@@ -46,7 +47,7 @@ con = duckdb.connect()
 con.execute(f"SET threads = {threads}")
 for table in ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]:
     con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{data_dir}/{table}/*.parquet')")
-order = [14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12]
+order = [int(q) for q in open(f"{sql_dir}/order.txt").read().split()]
 sql = {q: open(f"{sql_dir}/Q{q}.sql").read() for q in order}
 times = {f"Q{q}": [] for q in order}
 for measured in [False] + [True] * runs:
@@ -109,7 +110,7 @@ PY
             done
         done
         python3 - "$ENGINE_RUNS" "$SF" "$T" "$RESULTS" <<'PY'
-import json, math, sys
+import json, math, statistics, sys
 engine_runs, sf, threads, results = sys.argv[1:5]
 rounds = [json.loads(line) for line in open(engine_runs)]
 geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
@@ -119,7 +120,7 @@ def medians(engine):
         if r["engine"] == engine:
             for q, ts in r["power"]["times"].items():
                 times.setdefault(int(q.lstrip("Q")), []).extend(ts)
-    return {q: sorted(ts)[len(ts) // 2] for q, ts in sorted(times.items())}
+    return {q: statistics.median(ts) for q, ts in sorted(times.items())}
 envbench, duck = medians("datafusion"), medians("duckdb")
 failures = sum(r["power"]["failures"] for r in rounds if r["engine"] == "datafusion")
 duckdb_version = next(r["power"]["version"] for r in rounds if r["engine"] == "duckdb")

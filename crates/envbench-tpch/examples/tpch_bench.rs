@@ -6,13 +6,15 @@
 //!                                             run) on `threads` threads (default: every CPU), with DataFusion
 //!                                             settings on top of envbench's; JSON per query (median and
 //!                                             every measured run)
-//! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters
+//! tpch_bench sql <sf> <out dir>               writes Q1.sql..Q22.sql with the validation parameters, and
+//!                                             order.txt, the power test's query order
 //! tpch_bench explain <data dir> <sf> <query>  DataFusion's physical plan of a query (validation parameters),
 //!                                             with each operator's rows and time (EXPLAIN ANALYZE)
 
 use envbench_core::sampler::NoSteps;
+use envbench_core::stats::Summary;
 use envbench_tpch::data::{GenerationOptions, ensure_data};
-use envbench_tpch::params::QueryParameters;
+use envbench_tpch::params::{PERMUTATIONS, QueryParameters};
 use envbench_tpch::queries::render;
 use envbench_tpch::target::DataFusionTarget;
 use envbench_tpch::{RunOptions, Target, run};
@@ -67,13 +69,8 @@ fn main() {
                     times[usize::from(query.query) - 1].push(query.elapsed_seconds);
                 }
             }
-            let medians: Vec<f64> = times
-                .iter_mut()
-                .map(|t| {
-                    t.sort_by(f64::total_cmp);
-                    t[t.len() / 2]
-                })
-                .collect();
+            let medians: Vec<f64> =
+                times.iter().map(|t| Summary::of(t).map_or(f64::NAN, |summary| summary.median)).collect();
             let per_query: Vec<String> =
                 medians.iter().enumerate().map(|(i, s)| format!("\"Q{}\": {s:.4}", i + 1)).collect();
             let every_run: Vec<String> = times
@@ -116,6 +113,9 @@ fn main() {
                 let sql = render(&QueryParameters::validation(query, sf));
                 std::fs::write(PathBuf::from(out).join(format!("Q{query}.sql")), sql).expect("writable");
             }
+            // The power test's order, for another engine to run the texts in the order envbench does.
+            let order: Vec<String> = PERMUTATIONS[0].iter().map(u8::to_string).collect();
+            std::fs::write(PathBuf::from(out).join("order.txt"), order.join(" ") + "\n").expect("writable");
         }
         _ => {
             eprintln!("{usage}");
