@@ -79,7 +79,7 @@ PY
         fi
         rm -rf "$WORK/cli" && mkdir -p "$WORK/cli"
         CLI_START=$(date +%s.%N)
-        "$CLI_ROOT/bin/tpchgen-cli" parquet --scale-factor "$SF" --compression SNAPPY --no-progress \
+        "$CLI_ROOT/bin/tpchgen-cli" parquet --scale-factor "$SF" --compression LZ4_RAW --no-progress \
             --output-dir "$WORK/cli" >/dev/null
         CLI_END=$(date +%s.%N)
         rm -rf "$WORK/cli"

@@ -152,7 +152,9 @@ impl Target for DataFusionTarget {
         let rows = data.manifest.tables.iter().map(|(t, files)| (t.as_str().to_string(), files.rows)).collect();
         let generation = GenerationInfo::of(data);
         let replaced = data.replaced_format.map_or(String::new(), |format| {
-            format!(" (replacing files of an older layout, manifest format {format}, whose row groups were too few to scan in parallel)")
+            let why =
+                if format < 2 { "whose row groups were too few to scan in parallel" } else { "Snappy-compressed" };
+            format!(" (replacing files of an older layout, manifest format {format}, {why})")
         });
         let summary = format!(
             "{} SF {}{replaced}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
