@@ -148,8 +148,10 @@ decimal = ("Decimal128 arithmetic and sums on every row (DuckDB computes DECIMAL
 q4_q7_q9 = "apache/datafusion#17259 (open): TPC-H q4, q7 and q9 run slower than in DuckDB and Polars"
 estimates = ("apache/datafusion#3813 (open): join sizes estimated from min/max only, so a join can build its hash "
              "table on the larger side")
+groups = ("apache/datafusion#11679 (open): high-cardinality aggregation (Q18 groups lineitem by its 1.5 M x SF "
+          "orders, in a partial and a final hash aggregate)")
 upstream = {1: decimal, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9, 6: late, 12: late, 14: late, 17: late, 19: late,
-            8: estimates, 21: estimates}
+            8: estimates, 21: estimates, 18: groups}
 print()
 print(f"{'SF, threads':>12} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>6}")
 for r in rows:

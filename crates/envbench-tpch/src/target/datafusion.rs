@@ -28,7 +28,7 @@ pub struct DataFusionTarget {
     runtime: Arc<tokio::runtime::Runtime>,
     context: Option<SessionContext>,
     threads: usize,
-    /// DataFusion settings beyond envbench's own (`datafusion.execution.batch_size` = `16384`), for experiments.
+    /// DataFusion settings on top of its defaults, for experiments (`datafusion.execution.batch_size` = `16384`).
     settings: Vec<(String, String)>,
 }
 
@@ -65,7 +65,10 @@ impl DataFusionTarget {
         // on sparser keys, strings read as Utf8 instead of Utf8View) and a declared sort order of the generated files;
         // none beat DataFusion 55's defaults beyond the machine's noise, and several lost (filter pushdown: Q6 and Q12
         // 1.5x slower). DataFusion already splits file scans over partitions from 1 MiB, which spreads SF 1's smallest
-        // tables over every core. What did pay is in the query texts (see crate::queries).
+        // tables over every core. mimalloc as the global allocator (datafusion-cli's) was 1.07x slower over the 22
+        // queries (Q9 1.4x), so the system allocator stays; skipping partial aggregation from a 0.1 group/row ratio
+        // made SF 10's Q18 1.2x faster and the 22 no faster. What did pay is in the query texts (see crate::queries),
+        // LZ4_RAW files (see crate::data) and the release profile's fat LTO.
         for (key, value) in &self.settings {
             config.options_mut().set(key, value)?;
         }
