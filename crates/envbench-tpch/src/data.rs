@@ -30,6 +30,8 @@ pub const GENERATOR: &str = "tpchgen 3.0";
 /// Bumped when the file layout or manifest changes (3: LZ4_RAW instead of Snappy; 2: row groups of at most 128 Ki
 /// rows, at least 64 per scaled table, with page statistics; 1 wrote one row group per file).
 pub const MANIFEST_FORMAT: u32 = 3;
+/// How every file is compressed (see [`writer_properties`]); the manifest records its name.
+const COMPRESSION: Compression = Compression::LZ4_RAW;
 /// The most rows in a row group (DuckDB's own row groups are 122,880 rows; 128 Ki keeps scans long).
 pub const ROW_GROUP_ROWS: u64 = 128 * 1024;
 /// The fewest row groups a scaled table is written in: a parallel scan splits a table by row groups, so this is 4 row
@@ -531,7 +533,7 @@ fn generate(
         format: MANIFEST_FORMAT,
         scale_factor: sf,
         generator: GENERATOR.to_string(),
-        compression: "lz4_raw".to_string(),
+        compression: COMPRESSION.to_string().to_lowercase(),
         tables,
         generation_ms: started.elapsed().as_millis() as u64,
     };
@@ -558,7 +560,7 @@ struct PartWritten {
 /// types for the short strings (no gain) were measured too, and left out.
 fn writer_properties(table: TableName, scale_factor: f64) -> WriterProperties {
     WriterProperties::builder()
-        .set_compression(Compression::LZ4_RAW)
+        .set_compression(COMPRESSION)
         .set_max_row_group_row_count(Some(table.row_group_rows(scale_factor) as usize))
         .set_statistics_enabled(EnabledStatistics::Page)
         .build()
