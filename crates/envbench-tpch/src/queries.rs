@@ -10,8 +10,11 @@
 //! (DataFusion joins tables in the FROM list's order and evaluates a conjunction left to right) does the same work as
 //! one which reorders it, and engines are compared on execution rather than on planning:
 //! - FROM lists start at the most selective filtered table and add each table joined by a key to those before it
-//!   (Q2's subquery, Q5, Q7, Q10, Q21); Q12 tests its one-year date range before the other predicates.
-//! - Q15's view is evaluated once: the maximum revenue is a window over it instead of a second scan of lineitem.
+//!   (Q2, Q5, Q7, Q10, Q21); Q12 tests its one-year date range before the other predicates.
+//! - Q2's correlated minimum and Q15's view are evaluated once, as windows over the rows the outer query keeps, instead
+//!   of a second scan of partsupp (aggregated over every part) and of lineitem. For a part that passes Q2's filters,
+//!   the subquery's offers (its suppliers in the region) are exactly the outer query's rows of that part, so their
+//!   minimum is the subquery's.
 //! - Q17 and Q20's correlated subqueries are the joins to an aggregate that decorrelation produces, with the
 //!   aggregate restricted to the parts the outer query can match (a "magic set"), as DuckDB plans them.
 //! - Q18's `IN` subquery is a join to the (unique) large orders, so it filters orders before they meet lineitem.
@@ -60,13 +63,14 @@ order by l_returnflag, l_linestatus"
             let region = quoted(region);
             format!(
                 "select s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
-from part, supplier, partsupp, nation, region
-where p_partkey = ps_partkey and s_suppkey = ps_suppkey and p_size = {size} and p_type like {type_pattern}
-    and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = {region}
-    and ps_supplycost = (
-        select min(ps_supplycost) from region, nation, supplier, partsupp
-        where p_partkey = ps_partkey and s_suppkey = ps_suppkey and s_nationkey = n_nationkey
-            and n_regionkey = r_regionkey and r_name = {region})
+from (
+    select s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment, ps_supplycost,
+        min(ps_supplycost) over (partition by p_partkey) as min_supplycost
+    from part, partsupp, supplier, nation, region
+    where p_partkey = ps_partkey and s_suppkey = ps_suppkey and p_size = {size} and p_type like {type_pattern}
+        and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = {region}
+) as offers
+where ps_supplycost = min_supplycost
 order by s_acctbal desc, n_name, s_name, p_partkey
 limit 100"
             )
