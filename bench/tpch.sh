@@ -150,8 +150,13 @@ estimates = ("apache/datafusion#3813 (open): join sizes estimated from min/max o
              "table on the larger side")
 groups = ("apache/datafusion#11679 (open): high-cardinality aggregation (Q18 groups lineitem by its 1.5 M x SF "
           "orders, in a partial and a final hash aggregate)")
-upstream = {1: decimal, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9, 6: late, 12: late, 14: late, 17: late, 19: late,
-            8: estimates, 21: estimates, 18: groups}
+join_filters = ("apache/datafusion#7955 (open): DuckDB filters a join's probe-side scan by the build side's keys (its "
+                "plan: 'l_orderkey IN PRF(o_orderkey)') and decodes the other columns only of rows that pass; "
+                "DataFusion's join filter reaches rows only with Parquet filter pushdown, which is slower still "
+                "(#3463), so its join probes every row (hit rate below)")
+upstream = {1: decimal, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9, 6: late, 12: late, 14: late, 15: late, 17: late,
+            19: late, 8: estimates, 21: estimates, 18: groups, 2: join_filters, 3: join_filters, 5: join_filters,
+            10: join_filters}
 print()
 print(f"{'SF, threads':>12} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>6}")
 for r in rows:
@@ -177,7 +182,10 @@ def costliest(sf, query, count=3):
         if name and time:
             rows_out = re.search(r"output_rows=([^,\]]+)", line)
             detail = re.search(r"(join_type=\w+|mode=\w+)", line)
+            # A join's probe hit rate shows the rows a join filter in the scan would have spared it.
+            hits = re.search(r"probe_hit_rate=([\d.]+%)", line)
             what = name.group(1) + (f" {detail.group(1)}" if detail else "")
+            what += f" (probe hit rate {hits.group(1)})" if hits else ""
             operators.append((float(time.group(1)) * units[time.group(2)], rows_out.group(1) if rows_out else "?", what))
     return sorted(operators, reverse=True)[:count]
 

@@ -10,6 +10,10 @@
 //!                                             order.txt, the power test's query order
 //! tpch_bench explain <data dir> <sf> <query>  DataFusion's physical plan of a query (validation parameters),
 //!                                             with each operator's rows and time (EXPLAIN ANALYZE)
+//! tpch_bench time <data dir> <sf> <threads> <file.sql ...> [key=value ...]
+//!                                             each file's SQL (a query text to try, or EXPLAIN ANALYZE of one) run
+//!                                             once to warm up, then RUNS times (default 3); prints the median and
+//!                                             every time per file, and the last answer's rows with SHOW=1
 
 use envbench_core::sampler::NoSteps;
 use envbench_core::stats::Summary;
@@ -24,7 +28,8 @@ use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: tpch_bench generate|power <data dir> <sf> | tpch_bench sql <sf> <out dir>";
+    let usage =
+        "usage: tpch_bench generate|power|explain|time|sql ... (see the doc at the top of examples/tpch_bench.rs)";
     let interrupt = AtomicBool::new(false);
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["generate", dir, sf] => {
@@ -104,6 +109,44 @@ fn main() {
                 .expect("the plan");
             for row in answer.rows {
                 println!("{}", row.join("\n"));
+            }
+        }
+        ["time", dir, sf, threads, rest @ ..] => {
+            let sf: f64 = sf.parse().expect("a number");
+            let threads: usize = threads.parse().expect("threads");
+            let (settings, files): (Vec<&str>, Vec<&str>) = rest.iter().copied().partition(|s| s.contains('='));
+            let settings = settings
+                .iter()
+                .filter_map(|s| s.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let options =
+                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
+            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
+            let mut target = DataFusionTarget::new(data, Some(threads)).expect("a runtime").with_settings(settings);
+            target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let mut session = target.session().expect("a session");
+            let runs: usize = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
+            for file in files {
+                let sql = std::fs::read_to_string(file).expect("a readable SQL file");
+                let mut times = Vec::new();
+                let mut answer = None;
+                for run in 0..=runs {
+                    let started = Instant::now();
+                    let result = session.query(&sql, None, &interrupt).expect("the query runs");
+                    if run > 0 {
+                        times.push(started.elapsed().as_secs_f64());
+                    }
+                    answer = Some(result);
+                }
+                let median = Summary::of(&times).map_or(f64::NAN, |summary| summary.median);
+                let every: Vec<String> = times.iter().map(|t| format!("{t:.4}")).collect();
+                println!("{file}: median {median:.4} s ({})", every.join(" "));
+                if std::env::var_os("SHOW").is_some() {
+                    for row in answer.expect("at least one run").rows {
+                        println!("{}", row.join(" | "));
+                    }
+                }
             }
         }
         ["sql", sf, out] => {
