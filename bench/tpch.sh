@@ -156,7 +156,7 @@ join_filters = ("apache/datafusion#7955 (open): DuckDB filters a join's probe-si
                 "(#3463), so its join probes every row (hit rate below)")
 upstream = {1: decimal, 4: q4_q7_q9, 7: q4_q7_q9, 9: q4_q7_q9, 6: late, 12: late, 14: late, 15: late, 17: late,
             19: late, 8: estimates, 21: estimates, 18: groups, 2: join_filters, 3: join_filters, 5: join_filters,
-            10: join_filters}
+            10: join_filters, 11: join_filters, 20: join_filters}
 print()
 print(f"{'SF, threads':>12} {'envbench s':>11} {'DuckDB s':>9} {'ratio':>6}")
 for r in rows:
