@@ -20,7 +20,7 @@ use envbench_core::stats::Summary;
 use envbench_tpch::data::{GenerationOptions, ensure_data};
 use envbench_tpch::params::{PERMUTATIONS, QueryParameters};
 use envbench_tpch::queries::render;
-use envbench_tpch::target::DataFusionTarget;
+use envbench_tpch::target::{DataFusionTarget, LoadInfo};
 use envbench_tpch::{RunOptions, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -49,13 +49,7 @@ fn main() {
         ["power", dir, sf, rest @ ..] => {
             let sf: f64 = sf.parse().expect("a number");
             let threads: Option<usize> = rest.first().filter(|t| !t.contains('=')).map(|t| t.parse().expect("threads"));
-            let settings: Vec<(String, String)> =
-                rest.iter().filter_map(|s| s.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
-            let options =
-                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
-            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
-            let mut target = DataFusionTarget::new(data, threads).expect("a runtime").with_settings(settings);
-            let load = target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let (target, load) = prepared(dir, sf, threads, settings(rest), &interrupt);
             let mut run_options = RunOptions::new(sf);
             run_options.validate = true;
             run_options.throughput = false;
@@ -96,11 +90,7 @@ fn main() {
         ["explain", dir, sf, query] => {
             let sf: f64 = sf.parse().expect("a number");
             let query: u8 = query.trim_start_matches('Q').parse().expect("a query number");
-            let options =
-                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
-            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
-            let mut target = DataFusionTarget::new(data, None).expect("a runtime");
-            target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let (target, _) = prepared(dir, sf, None, Vec::new(), &interrupt);
             let sql = render(&QueryParameters::validation(query, sf));
             let answer = target
                 .session()
@@ -114,17 +104,8 @@ fn main() {
         ["time", dir, sf, threads, rest @ ..] => {
             let sf: f64 = sf.parse().expect("a number");
             let threads: usize = threads.parse().expect("threads");
-            let (settings, files): (Vec<&str>, Vec<&str>) = rest.iter().copied().partition(|s| s.contains('='));
-            let settings = settings
-                .iter()
-                .filter_map(|s| s.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let options =
-                GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
-            let data = ensure_data(&options, &interrupt, &|_| {}).expect("generation works");
-            let mut target = DataFusionTarget::new(data, Some(threads)).expect("a runtime").with_settings(settings);
-            target.prepare(sf, false, &interrupt, &NoSteps, &|_| {}).expect("tables register");
+            let (target, _) = prepared(dir, sf, Some(threads), settings(rest), &interrupt);
+            let files = rest.iter().filter(|arg| !arg.contains('='));
             let mut session = target.session().expect("a session");
             let runs: usize = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
             for file in files {
@@ -165,4 +146,24 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// DataFusion settings given as `key=value` arguments.
+fn settings(args: &[&str]) -> Vec<(String, String)> {
+    args.iter().filter_map(|arg| arg.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// A DataFusion target over the generated data of `dir` (generated first when missing), its tables registered.
+fn prepared(
+    dir: &str,
+    sf: f64,
+    threads: Option<usize>,
+    settings: Vec<(String, String)>,
+    interrupt: &AtomicBool,
+) -> (DataFusionTarget, LoadInfo) {
+    let options = GenerationOptions { data_dir: PathBuf::from(dir), scale_factor: sf, fresh: false, threads: None };
+    let data = ensure_data(&options, interrupt, &|_| {}).expect("generation works");
+    let mut target = DataFusionTarget::new(data, threads).expect("a runtime").with_settings(settings);
+    let load = target.prepare(sf, false, interrupt, &NoSteps, &|_| {}).expect("tables register");
+    (target, load)
 }
