@@ -69,9 +69,9 @@ impl DataFusionTarget {
         // queries (Q9 1.4x), so the system allocator stays; skipping partial aggregation from a 0.1 group/row ratio
         // made SF 10's Q18 1.2x faster and the 22 no faster. At SF 10 on 2 threads, filter pushdown (which lets the
         // hash joins' dynamic filters drop lineitem rows in the scan, as DuckDB's do) made Q3 1.24x and Q5 1.37x
-        // slower, probe-side buffering of hash joins and collect-left joins up to 256 MiB gained nothing, and a declared
-        // l_orderkey/o_orderkey order made Q18 1.6x slower. What did pay is in the query texts (see crate::queries),
-        // LZ4_RAW files (see crate::data) and the release profile's fat LTO.
+        // slower, probe-side buffering of hash joins Q5 1.10x slower, collect-left joins up to 256 MiB Q9 1.22x slower,
+        // and a declared l_orderkey/o_orderkey order Q18 1.6x slower. What did pay is in the query texts (see
+        // crate::queries), LZ4_RAW files (see crate::data) and the release profile's fat LTO.
         for (key, value) in &self.settings {
             config.options_mut().set(key, value)?;
         }
