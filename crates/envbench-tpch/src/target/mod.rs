@@ -4,6 +4,7 @@
 //! run.
 
 pub mod datafusion;
+mod local_files;
 pub mod mysql;
 pub mod postgres;
 
