@@ -182,13 +182,14 @@ mod tests {
     fn a_range_past_the_end_or_a_missing_file_is_an_error_that_names_it() {
         let (dir, store, location) = store_and_file("range-errors", b"0123456789");
         let runtime = tokio_test_runtime();
-        let past = runtime.block_on(store.get_ranges(&location, &[5..20])).unwrap_err().to_string();
+        let past =
+            runtime.block_on(store.get_ranges(&location, std::slice::from_ref(&(5..20)))).unwrap_err().to_string();
         assert!(
             past.contains("bytes 5..20") && past.contains("data.bin") && past.contains("ends after 5 bytes"),
             "{past}"
         );
-        let missing = Path::from_filesystem_path(&dir.0).unwrap().child("missing.parquet");
-        let error = runtime.block_on(store.get_ranges(&missing, &[0..1])).unwrap_err();
+        let missing = Path::from_absolute_path(dir.0.join("missing.parquet")).unwrap();
+        let error = runtime.block_on(store.get_ranges(&missing, std::slice::from_ref(&(0..1)))).unwrap_err();
         assert!(matches!(error, StoreError::NotFound { .. }), "{error}");
         assert!(error.to_string().contains("missing.parquet"), "{error}");
     }
