@@ -4,8 +4,8 @@
 #      writing the same Parquet, unless COMPARE_GENERATION=0);
 #   2. the power test (validation parameters, one stream, one warm-up run then $RUNS measured) on envbench's DataFusion
 #      target and on DuckDB, on the same Parquet files and the same 22 query texts, at each thread count of $THREADS
-#      (default "1 2 <every CPU>"), in $ROUNDS (default 2) alternating rounds per engine; each query's time is its
-#      median over every measured run;
+#      (default "1 2 <every CPU>"), in $ROUNDS (default 2) rounds, each of every thread count and both engines in
+#      alternating order; each query's time is its median over every measured run;
 #   3. the ratio table envbench/DuckDB by geometric mean, the 1-to-2-thread speedup of both, and at every CPU the
 #      per-query times with the upstream DataFusion issues behind the slowest ratios, what geometric-mean ratio the
 #      other queries would need for the whole to reach 1.2 with those as they are, and for each query over 1.2 the
@@ -92,50 +92,58 @@ PY
     fi
     FIRST=0
     "$BENCH" sql "$SF" "$WORK/sql-$SF"
-    for T in $THREADS; do
-        # Rounds in ABBA order (DataFusion then DuckDB, then DuckDB then DataFusion, ...), so a machine that drifts
-        # faster or slower during the bench moves both engines alike; each query's time is its median over every
-        # measured run of every round.
-        echo "== SF $SF, $T threads: $ROUNDS rounds of envbench (DataFusion) and DuckDB, in ABBA order"
-        ENGINE_RUNS="$WORK/runs-$SF-$T.jsonl"
-        : > "$ENGINE_RUNS"
-        for ROUND in $(seq 1 "$ROUNDS"); do
-            if [ $((ROUND % 2)) = 1 ]; then ORDER="datafusion duckdb"; else ORDER="duckdb datafusion"; fi
+    # Rounds in ABBA order (DataFusion then DuckDB, then DuckDB then DataFusion, ...), every thread count in each round,
+    # so a machine that drifts faster or slower during the bench moves both engines and every thread count alike (a
+    # speedup taken from thread counts measured minutes apart measures the drift too); each query's time is its median
+    # over every measured run of every round.
+    echo "== SF $SF: $ROUNDS rounds of envbench (DataFusion) and DuckDB in ABBA order, each at $(echo $THREADS) threads"
+    for T in $THREADS; do : > "$WORK/runs-$SF-$T.jsonl"; done
+    for ROUND in $(seq 1 "$ROUNDS"); do
+        if [ $((ROUND % 2)) = 1 ]; then ORDER="datafusion duckdb"; else ORDER="duckdb datafusion"; fi
+        for T in $THREADS; do
             for ENGINE in $ORDER; do
                 if [ "$ENGINE" = datafusion ]; then
-                    echo "{\"engine\": \"datafusion\", \"power\": $("$BENCH" power "$DATA" "$SF" "$T")}" >> "$ENGINE_RUNS"
+                    POWER=$("$BENCH" power "$DATA" "$SF" "$T")
                 else
-                    echo "{\"engine\": \"duckdb\", \"power\": $(duckdb_power "$DATA/sf$SF" "$WORK/sql-$SF" "$T")}" >> "$ENGINE_RUNS"
+                    POWER=$(duckdb_power "$DATA/sf$SF" "$WORK/sql-$SF" "$T")
                 fi
+                echo "{\"engine\": \"$ENGINE\", \"round\": $ROUND, \"power\": $POWER}" >> "$WORK/runs-$SF-$T.jsonl"
             done
         done
-        python3 - "$ENGINE_RUNS" "$SF" "$T" "$RESULTS" <<'PY'
+        echo "  round $ROUND of $ROUNDS done"
+    done
+    for T in $THREADS; do
+        python3 - "$WORK/runs-$SF-$T.jsonl" "$SF" "$T" "$RESULTS" <<'PY'
 import json, math, statistics, sys
 engine_runs, sf, threads, results = sys.argv[1:5]
 rounds = [json.loads(line) for line in open(engine_runs)]
 geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
-def medians(engine):
+def medians(engine, round=None):
     times = {}
     for r in rounds:
-        if r["engine"] == engine:
+        if r["engine"] == engine and round in (None, r["round"]):
             for q, ts in r["power"]["times"].items():
                 times.setdefault(int(q.lstrip("Q")), []).extend(ts)
     return {q: statistics.median(ts) for q, ts in sorted(times.items())}
 envbench, duck = medians("datafusion"), medians("duckdb")
+# Each round's own geometric means too, for a speedup paired round by round.
+per_round = {engine: {r["round"]: geo(list(medians(engine, r["round"]).values())) for r in rounds if r["engine"] == engine}
+             for engine in ("datafusion", "duckdb")}
 failures = sum(r["power"]["failures"] for r in rounds if r["engine"] == "datafusion")
 duckdb_version = next(r["power"]["version"] for r in rounds if r["engine"] == "duckdb")
 line = {"sf": sf, "threads": int(threads), "envbench": geo(list(envbench.values())), "duckdb": geo(list(duck.values())),
-        "failures": failures, "envbench_q": envbench, "duckdb_q": duck, "duckdb_version": duckdb_version}
+        "failures": failures, "envbench_q": envbench, "duckdb_q": duck, "duckdb_version": duckdb_version,
+        "envbench_rounds": per_round["datafusion"], "duckdb_rounds": per_round["duckdb"]}
 with open(results, "a") as f:
     f.write(json.dumps(line) + "\n")
-print(f"  envbench {line['envbench']:.3f} s, DuckDB {line['duckdb']:.3f} s, ratio {line['envbench'] / line['duckdb']:.2f}"
-      f" ({failures} envbench failures)")
+print(f"  SF {sf}, {threads} threads: envbench {line['envbench']:.3f} s, DuckDB {line['duckdb']:.3f} s, "
+      f"ratio {line['envbench'] / line['duckdb']:.2f} ({failures} envbench failures)")
 PY
     done
 done
 
 python3 - "$RESULTS" "$CPUS" "$BENCH" "$WORK/envbench" <<'PY'
-import json, math, re, subprocess, sys
+import json, math, re, statistics, subprocess, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cpus, bench, data = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 # What is left between DataFusion and DuckDB once the query texts no longer decide the plan (see the doc of
@@ -167,7 +175,13 @@ for sf in dict.fromkeys(r["sf"] for r in rows):
     two = next((r for r in rows if r["sf"] == sf and r["threads"] == 2), None)
     if one and two:
         print(f"SF {sf}: 1-to-2-thread speedup envbench {one['envbench'] / two['envbench']:.2f}, "
-              f"DuckDB {one['duckdb'] / two['duckdb']:.2f}")
+              f"DuckDB {one['duckdb'] / two['duckdb']:.2f} (from each query's median over every round)")
+        # The same speedup round by round (1 and 2 threads measured minutes apart at most): its spread is the
+        # machine's, and its median the figure least moved by one slow round.
+        for engine, key in (("envbench", "envbench_rounds"), ("DuckDB", "duckdb_rounds")):
+            paired = [one[key][r] / two[key][r] for r in sorted(one[key], key=int)]
+            print(f"  {engine} round by round: {', '.join(f'{s:.2f}' for s in paired)}; "
+                  f"median {statistics.median(paired):.2f}, {sum(s >= 1.7 for s in paired)} of {len(paired)} at 1.7 or more")
 
 def costliest(sf, query, count=3):
     """The operators with the most CPU time in the query's EXPLAIN ANALYZE on every CPU, as (ms, rows, operator)."""
