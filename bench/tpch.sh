@@ -118,10 +118,10 @@ import json, math, statistics, sys
 engine_runs, sf, threads, results = sys.argv[1:5]
 rounds = [json.loads(line) for line in open(engine_runs)]
 geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
-def medians(engine, round=None):
+def medians(engine, only_round=None):
     times = {}
     for r in rounds:
-        if r["engine"] == engine and round in (None, r["round"]):
+        if r["engine"] == engine and only_round in (None, r["round"]):
             for q, ts in r["power"]["times"].items():
                 times.setdefault(int(q.lstrip("Q")), []).extend(ts)
     return {q: statistics.median(ts) for q, ts in sorted(times.items())}
@@ -180,8 +180,7 @@ for sf in dict.fromkeys(r["sf"] for r in rows):
         # machine's, and its median the figure least moved by one slow round.
         for engine, key in (("envbench", "envbench_rounds"), ("DuckDB", "duckdb_rounds")):
             paired = [one[key][r] / two[key][r] for r in sorted(one[key], key=int)]
-            print(f"  {engine} round by round: {', '.join(f'{s:.2f}' for s in paired)}; "
-                  f"median {statistics.median(paired):.2f}, {sum(s >= 1.7 for s in paired)} of {len(paired)} at 1.7 or more")
+            print(f"  {engine} round by round: {', '.join(f'{s:.2f}' for s in paired)}; median {statistics.median(paired):.2f}")
 
 def costliest(sf, query, count=3):
     """The operators with the most CPU time in the query's EXPLAIN ANALYZE on every CPU, as (ms, rows, operator)."""
