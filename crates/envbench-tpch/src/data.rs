@@ -34,10 +34,15 @@ pub const MANIFEST_FORMAT: u32 = 3;
 const COMPRESSION: Compression = Compression::LZ4_RAW;
 /// The most rows in a row group (DuckDB's own row groups are 122,880 rows; 128 Ki keeps scans long).
 pub const ROW_GROUP_ROWS: u64 = 128 * 1024;
-/// The fewest row groups a scaled table is written in: a parallel scan splits a table by row groups, so this is 4 row
-/// groups per core on a 16-core host at any scale factor (lineitem and orders have many more from SF 10 up). A table
-/// too small for that gets row groups of [`SMALLEST_ROW_GROUP`] rows (supplier at SF 1: 40).
+/// The fewest row groups a scaled table is written in on any machine: 4 per core of a 16-core host, so every machine of
+/// up to 16 cores writes the same files and their results compare (lineitem and orders have many more from SF 10 up).
+/// A table too small for its floor gets row groups of [`SMALLEST_ROW_GROUP`] rows (supplier at SF 1: 40).
 pub const MIN_ROW_GROUPS: u64 = 64;
+/// A parallel scan splits a table by row groups, so a machine with more cores than [`MIN_ROW_GROUPS`] / 4 gets this many
+/// row groups per core in every table (see [`min_row_groups`]), ...
+pub const ROW_GROUPS_PER_CORE: u64 = 4;
+/// ... up to this many cores.
+pub const MAX_LAYOUT_CORES: usize = 256;
 /// The smallest row group, so the small tables of tiny scale factors are not cut into crumbs.
 pub const SMALLEST_ROW_GROUP: u64 = 256;
 const MANIFEST_FILE: &str = "manifest.json";
@@ -108,14 +113,15 @@ impl TableName {
         self.expected_rows(scale_factor).unwrap_or((6_000_000.0 * scale_factor) as u64)
     }
 
-    /// The rows of each of the table's row groups: at most [`ROW_GROUP_ROWS`], and small enough for
-    /// [`MIN_ROW_GROUPS`] row groups; nation and region (25 and 5 rows at every scale) are one row group.
-    pub fn row_group_rows(self, scale_factor: f64) -> u64 {
+    /// The rows of each of the table's row groups: at most [`ROW_GROUP_ROWS`], and small enough for `min_row_groups`
+    /// row groups (see [`min_row_groups`]); nation and region (25 and 5 rows at every scale) are one row group.
+    pub fn row_group_rows(self, scale_factor: f64, min_row_groups: u64) -> u64 {
         match self {
             TableName::Region | TableName::Nation => ROW_GROUP_ROWS,
-            table => {
-                table.approximate_rows(scale_factor).div_ceil(MIN_ROW_GROUPS).clamp(SMALLEST_ROW_GROUP, ROW_GROUP_ROWS)
-            }
+            table => table
+                .approximate_rows(scale_factor)
+                .div_ceil(min_row_groups.max(1))
+                .clamp(SMALLEST_ROW_GROUP, ROW_GROUP_ROWS),
         }
     }
 
@@ -253,6 +259,10 @@ pub struct Manifest {
     pub scale_factor: f64,
     pub generator: String,
     pub compression: String,
+    /// The fewest row groups each scaled table was cut into (see [`min_row_groups`]); manifests written before it was
+    /// recorded used [`MIN_ROW_GROUPS`].
+    #[serde(default = "min_row_groups_before_recorded")]
+    pub min_row_groups: u64,
     pub tables: BTreeMap<TableName, TableFiles>,
     pub generation_ms: u64,
 }
@@ -267,6 +277,9 @@ pub struct DataSet {
     pub reused: bool,
     /// The manifest format of complete data this call replaced because its layout is older (it is regenerated once).
     pub replaced_format: Option<u32>,
+    /// The cores of this machine when this call replaced complete data whose tables had too few row groups to scan
+    /// on all of them (data generated on a machine with fewer cores).
+    pub replaced_for_cores: Option<usize>,
 }
 
 /// How a data set was made, kept with the run.
@@ -397,10 +410,32 @@ pub fn check_only_ours(data_dir: &Path, sf_dir: &Path) -> Result<(), TpchError> 
     Ok(())
 }
 
+/// The fewest row groups every scaled table needs for a parallel scan on a machine of `cores` cores:
+/// [`ROW_GROUPS_PER_CORE`] per core up to [`MAX_LAYOUT_CORES`] cores, and never fewer than [`MIN_ROW_GROUPS`].
+pub fn min_row_groups(cores: usize) -> u64 {
+    (ROW_GROUPS_PER_CORE * cores.clamp(1, MAX_LAYOUT_CORES) as u64).max(MIN_ROW_GROUPS)
+}
+
+fn min_row_groups_before_recorded() -> u64 {
+    MIN_ROW_GROUPS
+}
+
 /// Make sure complete data for the scale factor exists, generating it (in parallel) unless a complete generation by
-/// the same generator is already there. `progress` is called from the generation threads as rows are written.
+/// the same generator, with row groups enough for this machine's cores, is already there. `progress` is called from
+/// the generation threads as rows are written.
 pub fn ensure_data(
     options: &GenerationOptions,
+    interrupt: &AtomicBool,
+    progress: &(dyn Fn(GenerationProgress) + Sync),
+) -> Result<DataSet, TpchError> {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    ensure_data_for_cores(options, cores, interrupt, progress)
+}
+
+/// [`ensure_data`] on a machine of `cores` cores.
+fn ensure_data_for_cores(
+    options: &GenerationOptions,
+    cores: usize,
     interrupt: &AtomicBool,
     progress: &(dyn Fn(GenerationProgress) + Sync),
 ) -> Result<DataSet, TpchError> {
@@ -408,17 +443,28 @@ pub fn ensure_data(
     let dir = scale_factor_dir(&options.data_dir, options.scale_factor);
     check_only_ours(&options.data_dir, &dir)?;
     let existing = read_manifest(&dir)?;
+    let needed = min_row_groups(cores);
+    let current = existing.as_ref().filter(|manifest| {
+        manifest.format == MANIFEST_FORMAT
+            && manifest.generator == GENERATOR
+            && manifest.scale_factor == options.scale_factor
+    });
     if !options.fresh
-        && let Some(manifest) = &existing
-        && manifest.format == MANIFEST_FORMAT
-        && manifest.generator == GENERATOR
-        && manifest.scale_factor == options.scale_factor
+        && let Some(manifest) = current
+        && manifest.min_row_groups >= needed
     {
-        return Ok(DataSet { dir, manifest: manifest.clone(), reused: true, replaced_format: None });
+        return Ok(DataSet {
+            dir,
+            manifest: manifest.clone(),
+            reused: true,
+            replaced_format: None,
+            replaced_for_cores: None,
+        });
     }
-    let replaced_format = existing.map(|m| m.format).filter(|format| *format < MANIFEST_FORMAT);
-    let manifest = generate(&dir, options, interrupt, progress)?;
-    Ok(DataSet { dir, manifest, reused: false, replaced_format })
+    let replaced_format = existing.as_ref().map(|m| m.format).filter(|format| *format < MANIFEST_FORMAT);
+    let replaced_for_cores = current.filter(|m| !options.fresh && m.min_row_groups < needed).map(|_| cores);
+    let manifest = generate(&dir, options, needed, interrupt, progress)?;
+    Ok(DataSet { dir, manifest, reused: false, replaced_format, replaced_for_cores })
 }
 
 fn remove_ours(dir: &Path) -> Result<(), TpchError> {
@@ -440,11 +486,13 @@ struct Job {
     table: TableName,
     part: i32,
     parts: i32,
+    row_group_rows: u64,
 }
 
 fn generate(
     dir: &Path,
     options: &GenerationOptions,
+    min_row_groups: u64,
     interrupt: &AtomicBool,
     progress: &(dyn Fn(GenerationProgress) + Sync),
 ) -> Result<Manifest, TpchError> {
@@ -460,7 +508,8 @@ fn generate(
         .iter()
         .flat_map(|&table| {
             let parts = table.parts(sf);
-            (1..=parts).map(move |part| Job { table, part, parts })
+            let row_group_rows = table.row_group_rows(sf, min_row_groups);
+            (1..=parts).map(move |part| Job { table, part, parts, row_group_rows })
         })
         .collect();
     jobs.sort_by_key(|job| std::cmp::Reverse(job.table.approximate_rows(sf) / job.parts as u64));
@@ -521,7 +570,7 @@ fn generate(
             rows: 0,
             bytes: 0,
             row_groups: 0,
-            row_group_rows: table.row_group_rows(sf),
+            row_group_rows: table.row_group_rows(sf, min_row_groups),
             files: Vec::new(),
         });
         entry.rows += part.rows;
@@ -534,6 +583,7 @@ fn generate(
         scale_factor: sf,
         generator: GENERATOR.to_string(),
         compression: COMPRESSION.to_string().to_lowercase(),
+        min_row_groups,
         tables,
         generation_ms: started.elapsed().as_millis() as u64,
     };
@@ -550,7 +600,7 @@ struct PartWritten {
     row_groups: u64,
 }
 
-/// How a table's files are written: LZ4_RAW, row groups of the table's size ([`TableName::row_group_rows`]), and
+/// How a table's files are written: LZ4_RAW, row groups of at most `row_group_rows` ([`TableName::row_group_rows`]), and
 /// statistics per page, so the page index (column and offset indexes) lets a reader skip pages as well as row groups.
 /// LZ4_RAW files are as small as Snappy ones (365 against 356 MiB at SF 1), and decompressing Snappy was a fifth of
 /// DataFusion's CPU time in the power test: on the same machine in one run, the power test's geometric mean was 1.22x
@@ -558,10 +608,10 @@ struct PartWritten {
 /// so more I/O on a network store; zstd decompresses slower than Snappy. Plain instead of dictionary encoding for the
 /// near-unique columns (1.05x for DataFusion, 1.08x for DuckDB, inside the run-to-run spread) and Arrow dictionary
 /// types for the short strings (no gain) were measured too, and left out.
-fn writer_properties(table: TableName, scale_factor: f64) -> WriterProperties {
+fn writer_properties(row_group_rows: u64) -> WriterProperties {
     WriterProperties::builder()
         .set_compression(COMPRESSION)
-        .set_max_row_group_row_count(Some(table.row_group_rows(scale_factor) as usize))
+        .set_max_row_group_row_count(Some(row_group_rows as usize))
         .set_statistics_enabled(EnabledStatistics::Page)
         .build()
 }
@@ -580,7 +630,7 @@ fn write_part(
     let parquet_error = |e: &dyn std::fmt::Display| TpchError::Parquet { path: path.clone(), reason: e.to_string() };
     let file = std::fs::File::create(&partial).map_err(io_error(&partial, "creating"))?;
     let batches = job.table.arrow_batches(scale_factor, job.part, job.parts);
-    let properties = writer_properties(job.table, scale_factor);
+    let properties = writer_properties(job.row_group_rows);
     let mut writer =
         ArrowWriter::try_new(file, batches.schema().clone(), Some(properties)).map_err(|e| parquet_error(&e))?;
     let mut rows = 0u64;
@@ -645,22 +695,67 @@ mod tests {
 
     #[test]
     fn every_scaled_table_is_cut_into_row_groups_for_parallel_scans() {
-        for sf in [1.0, 10.0, 100.0] {
-            for table in TableName::ALL {
-                let rows = table.row_group_rows(sf);
-                assert!(rows <= ROW_GROUP_ROWS, "{table} at SF {sf}");
-                let groups = table.approximate_rows(sf).div_ceil(rows);
-                match table {
-                    TableName::Region | TableName::Nation => assert_eq!(groups, 1),
-                    _ => {
-                        let floor = MIN_ROW_GROUPS.min(table.approximate_rows(sf).div_ceil(SMALLEST_ROW_GROUP));
-                        assert!(groups >= floor && groups >= 16, "{table} at SF {sf}: {groups} row groups");
+        // Every machine of up to 16 cores writes the same files; above that, 4 row groups per core up to 256 cores.
+        assert_eq!(min_row_groups(1), MIN_ROW_GROUPS);
+        assert_eq!(min_row_groups(16), MIN_ROW_GROUPS);
+        assert_eq!(min_row_groups(48), 192);
+        assert_eq!(min_row_groups(256), 1024);
+        assert_eq!(min_row_groups(1000), 1024);
+        for cores in [2, 16, 48, 256, 1000] {
+            for sf in [1.0, 10.0, 100.0] {
+                for table in TableName::ALL {
+                    let rows = table.row_group_rows(sf, min_row_groups(cores));
+                    assert!(rows <= ROW_GROUP_ROWS, "{table} at SF {sf}");
+                    let groups = table.approximate_rows(sf).div_ceil(rows);
+                    match table {
+                        TableName::Region | TableName::Nation => assert_eq!(groups, 1),
+                        _ => {
+                            // 4 per core where the table has rows enough for row groups of SMALLEST_ROW_GROUP.
+                            let wanted = 4 * cores.min(256) as u64;
+                            let floor =
+                                wanted.max(MIN_ROW_GROUPS).min(table.approximate_rows(sf).div_ceil(SMALLEST_ROW_GROUP));
+                            assert!(
+                                groups >= floor && groups >= 16,
+                                "{table} at SF {sf} for {cores} cores: {groups} row groups"
+                            );
+                        }
                     }
                 }
             }
         }
-        assert_eq!(TableName::LineItem.row_group_rows(10.0), ROW_GROUP_ROWS);
-        assert_eq!(TableName::Orders.row_group_rows(1.0), 23_438);
+        assert_eq!(TableName::LineItem.row_group_rows(10.0, MIN_ROW_GROUPS), ROW_GROUP_ROWS);
+        assert_eq!(TableName::Orders.row_group_rows(1.0, MIN_ROW_GROUPS), 23_438);
+        assert_eq!(TableName::Orders.row_group_rows(1.0, min_row_groups(256)), 1_465);
+    }
+
+    #[test]
+    fn data_laid_out_for_fewer_cores_is_regenerated_once_on_a_machine_with_more() {
+        let root = std::env::temp_dir().join(format!("envbench-tpch-cores-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let options = GenerationOptions { data_dir: root.clone(), scale_factor: 0.01, fresh: false, threads: None };
+        let none = &AtomicBool::new(false);
+        let small = ensure_data_for_cores(&options, 2, none, &|_| {}).unwrap();
+        assert_eq!(small.manifest.min_row_groups, MIN_ROW_GROUPS);
+        // A 16-core machine finds enough row groups; a 32-core one needs 128 and regenerates, saying why, once.
+        let same = ensure_data_for_cores(&options, 16, none, &|_| {}).unwrap();
+        assert!(same.reused && same.replaced_for_cores.is_none(), "{same:?}");
+        let big = ensure_data_for_cores(&options, 32, none, &|_| {}).unwrap();
+        assert!(!big.reused && big.replaced_for_cores == Some(32), "{big:?}");
+        let lineitem = &big.manifest.tables[&TableName::LineItem];
+        assert!(big.manifest.min_row_groups == 128 && lineitem.row_groups >= 128, "{:?}", big.manifest);
+        let again = ensure_data_for_cores(&options, 32, none, &|_| {}).unwrap();
+        assert!(again.reused && again.replaced_for_cores.is_none());
+        // Data laid out for more cores serves a machine with fewer as it is.
+        let fewer = ensure_data_for_cores(&options, 2, none, &|_| {}).unwrap();
+        assert!(fewer.reused && fewer.manifest.min_row_groups == 128);
+        // A manifest from before the floor was recorded was written with 64 row groups.
+        let manifest_path = big.dir.join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&manifest_path).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        value.as_object_mut().unwrap().remove("min_row_groups");
+        std::fs::write(&manifest_path, value.to_string()).unwrap();
+        assert_eq!(read_manifest(&big.dir).unwrap().unwrap().min_row_groups, MIN_ROW_GROUPS);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -163,11 +163,19 @@ impl Target for DataFusionTarget {
         let context = context?;
         let rows = data.manifest.tables.iter().map(|(t, files)| (t.as_str().to_string(), files.rows)).collect();
         let generation = GenerationInfo::of(data);
-        let replaced = data.replaced_format.map_or(String::new(), |format| {
-            let why =
-                if format < 2 { "whose row groups were too few to scan in parallel" } else { "Snappy-compressed" };
-            format!(" (replacing files of an older layout, manifest format {format}, {why})")
-        });
+        let replaced = match (data.replaced_format, data.replaced_for_cores) {
+            (Some(format), _) => {
+                let why =
+                    if format < 2 { "whose row groups were too few to scan in parallel" } else { "Snappy-compressed" };
+                format!(" (replacing files of an older layout, manifest format {format}, {why})")
+            }
+            (None, Some(cores)) => format!(
+                " (replacing files laid out for fewer cores: each table now has at least {} row groups for this \
+                 machine's {cores})",
+                data.manifest.min_row_groups
+            ),
+            (None, None) => String::new(),
+        };
         let summary = format!(
             "{} SF {}{replaced}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
             if data.reused { "reusing" } else { "generated" },
