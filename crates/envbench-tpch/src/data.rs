@@ -27,9 +27,10 @@ use tpchgen_arrow::{
 
 /// The generator that makes the data; recorded in the manifest so data from another generator is not reused.
 pub const GENERATOR: &str = "tpchgen 3.0";
-/// Bumped when the file layout or manifest changes (3: LZ4_RAW instead of Snappy; 2: row groups of at most 128 Ki
-/// rows, at least 64 per scaled table, with page statistics; 1 wrote one row group per file).
-pub const MANIFEST_FORMAT: u32 = 3;
+/// Bumped when the file layout or manifest changes (4: nation and region in a row group per row; 3: LZ4_RAW instead of
+/// Snappy; 2: row groups of at most 128 Ki rows, at least 64 per scaled table, with page statistics; 1 wrote one row
+/// group per file).
+pub const MANIFEST_FORMAT: u32 = 4;
 /// How every file is compressed (see [`writer_properties`]); the manifest records its name.
 const COMPRESSION: Compression = Compression::LZ4_RAW;
 /// The most rows in a row group (DuckDB's own row groups are 122,880 rows; 128 Ki keeps scans long).
@@ -114,10 +115,12 @@ impl TableName {
     }
 
     /// The rows of each of the table's row groups: at most [`ROW_GROUP_ROWS`], and small enough for `min_row_groups`
-    /// row groups (see [`min_row_groups`]); nation and region (25 and 5 rows at every scale) are one row group.
+    /// row groups (see [`min_row_groups`]). Nation and region (25 and 5 rows at every scale) can never have that many,
+    /// so each of their rows is a row group: as many as they can offer (nation more than 16, region 5), at the cost
+    /// of a footer of a few KiB.
     pub fn row_group_rows(self, scale_factor: f64, min_row_groups: u64) -> u64 {
         match self {
-            TableName::Region | TableName::Nation => ROW_GROUP_ROWS,
+            TableName::Region | TableName::Nation => 1,
             table => table
                 .approximate_rows(scale_factor)
                 .div_ceil(min_row_groups.max(1))
@@ -681,6 +684,9 @@ mod tests {
         assert_eq!(first.manifest.tables[&TableName::Supplier].rows, 100);
         assert_eq!(first.manifest.tables[&TableName::Nation].rows, 25);
         assert_eq!(first.manifest.tables[&TableName::Region].rows, 5);
+        // Written as a row group per row: nation's scan can be split 25 ways, region's 5.
+        assert_eq!(first.manifest.tables[&TableName::Nation].row_groups, 25);
+        assert_eq!(first.manifest.tables[&TableName::Region].row_groups, 5);
 
         let second = ensure_data(&options, &AtomicBool::new(false), &|_| {}).unwrap();
         assert!(second.reused);
@@ -708,7 +714,9 @@ mod tests {
                     assert!(rows <= ROW_GROUP_ROWS, "{table} at SF {sf}");
                     let groups = table.approximate_rows(sf).div_ceil(rows);
                     match table {
-                        TableName::Region | TableName::Nation => assert_eq!(groups, 1),
+                        // A row group per row: nation's 25 are more than 16; region has only 5 rows.
+                        TableName::Region => assert_eq!(groups, 5),
+                        TableName::Nation => assert_eq!(groups, 25),
                         _ => {
                             // 4 per core where the table has rows enough for row groups of SMALLEST_ROW_GROUP.
                             let wanted = 4 * cores.min(256) as u64;

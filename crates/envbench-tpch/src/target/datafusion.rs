@@ -165,8 +165,11 @@ impl Target for DataFusionTarget {
         let generation = GenerationInfo::of(data);
         let replaced = match (data.replaced_format, data.replaced_for_cores) {
             (Some(format), _) => {
-                let why =
-                    if format < 2 { "whose row groups were too few to scan in parallel" } else { "Snappy-compressed" };
+                let why = match format {
+                    ..2 => "whose row groups were too few to scan in parallel",
+                    2 => "Snappy-compressed",
+                    _ => "with nation and region in one row group",
+                };
                 format!(" (replacing files of an older layout, manifest format {format}, {why})")
             }
             (None, Some(cores)) => format!(
