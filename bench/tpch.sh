@@ -11,7 +11,8 @@
 #      other queries would need for the whole to reach 1.2 with those as they are, and for each query over 1.2 the
 #      operators of its plan that cost the most CPU (EXPLAIN ANALYZE), the evidence for what limits it.
 # Both sides are release builds: the envbench side is the crate's example (the same code `envbench tpch` runs).
-# Set CARGO_TARGET_DIR to share a release build cache (default: the one the README's build uses).
+# Set CARGO_TARGET_DIR to share a release build cache (default: the one the README's build uses), or BENCH to the path of
+# a tpch_bench built elsewhere (a host without a Rust toolchain: nothing is built, and DuckDB must be importable).
 set -euo pipefail
 
 SFS=${SFS:-"1 10"}
@@ -28,10 +29,13 @@ cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 THREADS=$(printf '%s\n' $THREADS | awk '!seen[$0]++' | tr '\n' ' ')
 
-# -p envbench too: the same package selection as the README's build, so the same features and no second DataFusion build.
-cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
-BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
-python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
+if [ -z "${BENCH:-}" ]; then
+    # -p envbench too: the same package selection as the README's build, so the same features and no second DataFusion
+    # build.
+    cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
+    BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
+    python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
+fi
 
 # DuckDB's power test on the same files and texts, in the power test's order (stream 0 of the specification's
 # permutation table, which `tpch_bench sql` writes beside the texts), once to warm up, then RUNS times, as the envbench
@@ -71,6 +75,13 @@ for SF in $SFS; do
 import json, sys
 g = json.loads(sys.argv[1])
 print(f"envbench-tpch  {g['seconds']:8.2f} s  {g['rows'] / g['seconds'] / 1e6:6.2f} M rows/s  ({g['rows']} rows, {g['bytes'] / 2**20:.0f} MiB)")
+PY
+    # The layout both engines scan: row groups per table, from the manifest.
+    python3 - "$DATA/sf$SF/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print("row groups: " + ", ".join(f"{t} {v['row_groups']}" for t, v in m["tables"].items())
+      + f" (laid out for at least {m['min_row_groups']} per scaled table)")
 PY
     if [ "$FIRST" = 1 ] && [ "$COMPARE_GENERATION" = 1 ]; then
         if [ ! -x "$CLI_ROOT/bin/tpchgen-cli" ]; then
