@@ -12,7 +12,7 @@
 #      operators of its plan that cost the most CPU (EXPLAIN ANALYZE), the evidence for what limits it.
 # Both sides are release builds: the envbench side is the crate's example (the same code `envbench tpch` runs).
 # Set CARGO_TARGET_DIR to share a release build cache (default: the one the README's build uses), or BENCH to the path of
-# a tpch_bench built elsewhere (a host without a Rust toolchain: nothing is built, and DuckDB must be importable).
+# a tpch_bench built elsewhere (a host without a Rust toolchain: nothing is built).
 set -euo pipefail
 
 SFS=${SFS:-"1 10"}
@@ -34,8 +34,8 @@ if [ -z "${BENCH:-}" ]; then
     # build.
     cargo build --quiet --release -p envbench -p envbench-tpch --example tpch_bench
     BENCH="$CARGO_TARGET_DIR/release/examples/tpch_bench"
-    python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
 fi
+python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb
 
 # DuckDB's power test on the same files and texts, in the power test's order (stream 0 of the specification's
 # permutation table, which `tpch_bench sql` writes beside the texts), once to warm up, then RUNS times, as the envbench
