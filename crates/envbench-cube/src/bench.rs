@@ -302,14 +302,15 @@ fn prepare(config: &CubeConfig, observer: &dyn StepObserver, cancel: &AtomicBool
     data
 }
 
-/// Take the cube for this run: claim both directories (refusing foreign files), hold the writer's lock, and check
-/// the free space the scale needs. Then `work`; after a full disk, remove the run's partial files.
+/// Take the cube for this run: check the free space the scale needs (before anything is created, so a refusal
+/// leaves no directory behind), claim both directories (refusing foreign files) and hold the writer's lock. Then
+/// `work`; after a full disk, remove the run's partial files.
 fn with_cube<T>(config: &CubeConfig, work: impl FnOnce() -> Result<T, CubeError>) -> Result<T, CubeError> {
+    let data_reused = crate::generate::reusable(&config.data_dir, config.seed, config.scale)?.is_some();
+    places::check_space(&config.cube_dir, places::space_needed(config.scale, data_reused))?;
     places::claim(&config.cube_dir, Place::Cube)?;
     let _lock = CubeLock::exclusive(&config.cube_dir)?;
     places::claim(&config.data_dir, Place::Data)?;
-    let data_reused = crate::generate::reusable(&config.data_dir, config.seed, config.scale)?.is_some();
-    places::check_space(&config.cube_dir, places::space_needed(config.scale, data_reused))?;
     let outcome = work();
     if let Err(CubeError::DiskFull { .. }) = &outcome {
         places::remove_partial_files(&config.cube_dir, Place::Cube);

@@ -54,11 +54,13 @@ pub enum CubeError {
     )]
     ForeignFiles { dir: PathBuf, files: String, why: String },
 
-    #[error("{dir}: another envbench cube run{} is using this cube; wait for it to end, or choose another --dir", .pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
-    Busy { dir: PathBuf, pid: Option<u32> },
+    #[error(
+        "{dir}: {holder} is using this cube (another envbench cube run); wait for it to end, or choose another --dir"
+    )]
+    Busy { dir: PathBuf, holder: String },
 
-    #[error("{dir}: a cube run{} is writing this cube now; query it when the run has ended", .pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
-    BeingWritten { dir: PathBuf, pid: Option<u32> },
+    #[error("{dir}: {holder} is writing this cube now (a cube run); query it when the run has ended")]
+    BeingWritten { dir: PathBuf, holder: String },
 
     #[error(
         "{dir}: this cube was left mid-step by a run that ended without finishing it ({step}); its blocks cannot be \

@@ -11,10 +11,8 @@
 //! shared one and never write. The lock file records the writer's pid, so the refusal can name it.
 
 use crate::error::{CubeError, IoContext};
+use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 /// The marker in every directory envbench cube created.
@@ -143,56 +141,35 @@ fn foreign_files(dir: &Path, names: &[String], marked: bool) -> CubeError {
     }
 }
 
-/// A lock on the cube directory, held while it lives.
+/// A lock on the cube directory ([`envbench_io::lock`]), held while it lives.
 pub struct CubeLock {
-    _file: File,
-}
-
-/// Take `flock` without waiting.
-fn try_lock(file: &File, exclusive: bool) -> std::io::Result<bool> {
-    let operation = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH } | libc::LOCK_NB;
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
-        return Ok(true);
-    }
-    let error = std::io::Error::last_os_error();
-    if error.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(false) } else { Err(error) }
-}
-
-fn holder(file: &mut File) -> Option<u32> {
-    let mut text = String::new();
-    file.rewind().ok()?;
-    file.read_to_string(&mut text).ok()?;
-    text.trim().parse().ok()
+    _lock: FileLock,
 }
 
 impl CubeLock {
     /// The writer's lock: refused while another run or a reader holds the cube.
     pub fn exclusive(cube_dir: &Path) -> Result<CubeLock, CubeError> {
         let path = cube_dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).at(&path)?;
-        if !try_lock(&file, true).at(&path)? {
-            return Err(CubeError::Busy { dir: cube_dir.to_path_buf(), pid: holder(&mut file) });
+        match FileLock::take(&path, LockMode::Exclusive, &command_line()) {
+            Ok(lock) => Ok(CubeLock { _lock: lock }),
+            Err(LockRefused::Io { path, source }) => Err(CubeError::Io { path, source }),
+            Err(busy) => Err(CubeError::Busy { dir: cube_dir.to_path_buf(), holder: busy.holder_text() }),
         }
-        file.set_len(0).at(&path)?;
-        file.rewind().at(&path)?;
-        write!(file, "{}", std::process::id()).at(&path)?;
-        Ok(CubeLock { _file: file })
     }
 
     /// A reader's lock: refused while a run writes the cube. `None` when no run ever locked this cube.
     pub fn shared(cube_dir: &Path) -> Result<Option<CubeLock>, CubeError> {
-        let path = cube_dir.join(LOCK_FILE);
-        let mut file = match File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(CubeError::Io { path, source: e }),
-        };
-        if !try_lock(&file, false).at(&path)? {
-            return Err(CubeError::BeingWritten { dir: cube_dir.to_path_buf(), pid: holder(&mut file) });
+        match FileLock::share_existing(&cube_dir.join(LOCK_FILE)) {
+            Ok(lock) => Ok(lock.map(|lock| CubeLock { _lock: lock })),
+            Err(LockRefused::Io { path, source }) => Err(CubeError::Io { path, source }),
+            Err(busy) => Err(CubeError::BeingWritten { dir: cube_dir.to_path_buf(), holder: busy.holder_text() }),
         }
-        Ok(Some(CubeLock { _file: file }))
     }
+}
+
+/// This process's command line, for the lock's record of who holds it.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// Bytes a run at `scale` needs free: the generated input (unless it is reused) and twice the cube, whose dense
@@ -207,9 +184,10 @@ pub fn space_needed(scale: f64, data_reused: bool) -> u64 {
     (input + 2.0 * (CUBE_BYTES_AT_SCALE_ONE * scale + CUBE_BYTES_AT_ANY_SCALE)) as u64
 }
 
-/// Refuse a run whose files cannot fit in `dir`.
+/// Refuse a run whose files cannot fit in `dir` (measured on its nearest existing directory: `dir` may not exist yet).
 pub fn check_space(dir: &Path, needed_bytes: u64) -> Result<(), CubeError> {
-    match envbench_io_free_bytes(dir) {
+    let existing = dir.ancestors().find(|d| d.is_dir()).unwrap_or(Path::new("."));
+    match envbench_io::testfile::available_bytes(existing).ok().flatten() {
         Some(available) if needed_bytes > available => Err(CubeError::NotEnoughSpace {
             dir: dir.to_path_buf(),
             needed: envbench_core::ByteSize(needed_bytes),
@@ -217,18 +195,6 @@ pub fn check_space(dir: &Path, needed_bytes: u64) -> Result<(), CubeError> {
         }),
         _ => Ok(()),
     }
-}
-
-/// Bytes an unprivileged user may still write under `dir` (statvfs); `None` when the file system does not say.
-fn envbench_io_free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes only into the struct we pass; the path is NUL-terminated.
-    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } != 0 || stats.f_blocks == 0 {
-        return None;
-    }
-    Some((stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64))
 }
 
 /// Remove what envbench cube wrote into `dir` (never the marker, the lock, or anything else): after a full disk,
@@ -289,7 +255,7 @@ mod tests {
         assert!(CubeLock::shared(&dir).unwrap().is_none(), "no run ever locked it");
         let writer = CubeLock::exclusive(&dir).unwrap();
         let busy = CubeLock::exclusive(&dir).err().unwrap();
-        assert!(matches!(busy, CubeError::Busy { pid: Some(pid), .. } if pid == std::process::id()), "{busy}");
+        assert!(busy.to_string().contains(&format!("pid {}", std::process::id())), "{busy}");
         assert!(matches!(CubeLock::shared(&dir), Err(CubeError::BeingWritten { .. })));
         drop(writer);
         let reader = CubeLock::shared(&dir).unwrap();

@@ -7,8 +7,9 @@
 //! fresh, filled with incompressible data, removed on every exit path), the storage profiles and the ad-hoc test
 //! syntax, the suite method (warm-up, measured runs, pauses), the cache-honesty policy for buffered runs, the fio
 //! cross-check, the conversion of results into the core model, and the `disk` workload the driver registers
-//! ([`DISK`]: its command line, the rule that flags cache-served reads, its table). It does not print, store results,
-//! probe the environment or sample the OS: the driver, `envbench-store` and `envbench-probe` do.
+//! ([`DISK`]: its command line, the rule that flags cache-served reads, its table). It also owns the file lock every
+//! workload that owns files holds on them ([`lock`]). It does not print, store results, probe the environment or
+//! sample the OS: the driver, `envbench-store` and `envbench-probe` do.
 //!
 //! ```no_run
 //! use envbench_io::{NoProgress, Profile, SuiteOptions, result_records, run_suite};
@@ -32,6 +33,7 @@ pub mod error;
 pub mod fio;
 mod fleet;
 pub mod latency;
+pub mod lock;
 pub mod profile;
 pub mod records;
 pub mod rng;
