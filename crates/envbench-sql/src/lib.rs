@@ -4,12 +4,20 @@
 //! workload must treat them ([`ErrorKind`]: retry a deadlock, report a server that cannot be reached, tell the user
 //! what to fix). Every message is free of passwords.
 //!
-//! It runs no workload and knows no schema: the workload crates (transactions, analytic queries) write their SQL and
-//! use this crate to send it.
+//! It also owns what keeps a workload's hands off everything else on a server: the one [`Namespace`] (schema) a
+//! run's names are qualified with, and the [`ServerLock`] a run holds on its data there.
+//!
+//! It runs no workload and knows no workload's tables: the workload crates (transactions, analytic queries) write
+//! their SQL and use this crate to send it.
 
+pub mod lock;
 mod mysql_connection;
+pub mod namespace;
 mod postgres_connection;
 mod sqlite_connection;
+
+pub use lock::{ServerLock, ServerLockError, ServerLockMode};
+pub use namespace::{Namespace, Relation, RelationKind, quote_identifier, quote_literal};
 
 use envbench_core::model::redact_secrets;
 use std::path::PathBuf;
