@@ -4,21 +4,23 @@
 //! store keeps), units and their parsing (`1GiB`, `8k`, `5s`, `8ms`), the statistics rules of the specification
 //! (mean, median, spread, coefficient of variation, the noisy flag, geometric mean), the environment fingerprint's
 //! data types, the OS sampler's data types, the [`workload::Workload`] trait every workload implements for the one
-//! driver, and text for people (tables, headings, numbers, redaction of connection secrets). It does no I/O and knows
-//! nothing about how a fingerprint is probed, how a particular workload runs or how results are stored.
+//! driver, text for people (tables, headings, numbers, the rules for names users give, and what is safe to show on a
+//! terminal) and the redaction of secrets ([`secrets`]). It does no I/O and knows nothing about how a fingerprint is
+//! probed, how a particular workload runs or how results are stored.
 
 pub mod fingerprint;
 pub mod fleet;
 pub mod model;
 pub mod programs;
 pub mod sampler;
+pub mod secrets;
 pub mod stats;
 pub mod text;
 pub mod units;
 pub mod workload;
 
 pub use model::{Direction, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
-pub use units::{ByteSize, parse_byte_size, parse_duration};
+pub use units::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
 
 /// The version of envbench itself, recorded with every run.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -39,6 +39,85 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// The longest name a user gives envbench: a label, a tag key or value, an exec or step name, a suite's name.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// True for characters that change how the text around them is shown without being seen themselves: bidirectional
+/// overrides and isolates (U+202A-U+202E, U+2066-U+2069, which can make `evil` read as `live`), line and paragraph
+/// separators (U+2028, U+2029, which break a line where no line break shows), and other format characters.
+fn is_deceptive(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}'
+        | '\u{061c}')
+}
+
+/// True for characters that print as nothing: zero-width spaces and joiners, the byte-order mark, soft hyphens,
+/// and the like. A name made only of these looks empty.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}' | '\u{034f}'
+            | '\u{180e}' | '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
+        || is_deceptive(c)
+}
+
+/// Check a name a user gives (a label, a tag, an exec or step name): printable (no control characters), no
+/// bidirectional overrides or line separators, not only invisible characters, and at most [`MAX_NAME_CHARS`]
+/// characters. The error names `option` and says what to do.
+pub fn check_name(option: &str, text: &str) -> Result<(), String> {
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(format!("{option} holds a control character ({}); use printable text", printable(&c.to_string())));
+    }
+    if let Some(c) = text.chars().find(|&c| is_deceptive(c)) {
+        return Err(format!(
+            "{option} holds U+{:04X}, a character that reorders or breaks the text around it; use plain text",
+            u32::from(c)
+        ));
+    }
+    if text.chars().all(is_invisible) {
+        return Err(format!("{option} is empty or only invisible characters; give a name such as physical-p3605"));
+    }
+    let length = text.chars().count();
+    if length > MAX_NAME_CHARS {
+        return Err(format!("{option} is {length} characters long; keep it to {MAX_NAME_CHARS}"));
+    }
+    Ok(())
+}
+
+/// The styling sequences envbench itself writes (bold headings): the only escape sequences [`terminal_text`] lets
+/// through. They change no more than the weight of the text.
+const OWN_STYLES: [&str; 2] = ["\x1b[1m", "\x1b[0m"];
+
+/// Text made safe for a terminal, applied once at the output boundary to everything envbench writes to standard
+/// output and standard error: line breaks and tabs stay, envbench's own bold stays, and every other control character
+/// (C0 as `\x1b`, `\r`; DEL and C1 controls such as U+009B as `\u009b`) and every character that reorders or breaks
+/// the text around it (bidi overrides, line separators, as `\u202e`) is shown escaped, so nothing a user, a store
+/// or a child process wrote can move the cursor, clear the screen, set the terminal's title or disguise text. The
+/// `\uXXXX` form is also a valid JSON escape of the same character, so JSON output stays valid and means the same.
+pub fn terminal_text(text: &str) -> String {
+    let needs_escape = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_deceptive(c);
+    if !text.chars().any(needs_escape) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(style) = OWN_STYLES.iter().find(|style| rest.starts_with(**style)) {
+            out.push_str(style);
+            rest = &rest[style.len()..];
+            continue;
+        }
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && u32::from(c) < 0x20 && c != '\n' && c != '\t' => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)))
+            }
+            c if needs_escape(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// At most `limit` characters of `text`, the last being `…` when it was cut.
 pub fn truncate(text: &str, limit: usize) -> String {
     if text.chars().count() <= limit {
@@ -205,6 +284,42 @@ mod tests {
         assert!(text.contains(r"evil\x1b[2J\rbell\x07\nnext"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= MAX_CELL_CHARS), "a long cell is cut");
         assert!(text.contains('…'));
+    }
+
+    /// The battery's finding D10: whatever reaches the terminal cannot drive it.
+    #[test]
+    fn the_output_boundary_escapes_what_could_drive_the_terminal() {
+        let text = "heading\x1b[1mbold\x1b[0m\n\tcell \x1b[2J\x1b]0;title\x07 csi\u{9b}2J del\u{7f} \u{202e}evil\r";
+        let safe = terminal_text(text);
+        assert_eq!(
+            safe,
+            "heading\x1b[1mbold\x1b[0m\n\tcell \\x1b[2J\\x1b]0;title\\x07 csi\\u009b2J del\\u007f \\u202eevil\\r"
+        );
+        let json = serde_json::json!({"label": "a\u{9b}b\u{202e}c\x1b"}).to_string();
+        let shown = terminal_text(&json);
+        assert!(!shown.contains('\u{9b}') && !shown.contains('\u{202e}'), "{shown}");
+        let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(back["label"], "a\u{9b}b\u{202e}c\x1b", "and it means the same");
+        assert_eq!(terminal_text("plain text\n"), "plain text\n");
+    }
+
+    #[test]
+    fn names_must_show_as_what_they_are() {
+        assert!(check_name("--label", "physical-p3605").is_ok());
+        assert!(check_name("--label", "vm \u{e9}t\u{e9} 2").is_ok());
+        for (bad, expected) in [
+            ("evil\x1b[2J", "control character (\\x1b)"),
+            ("a\u{9b}b", "control character (\\x9b)"),
+            ("\u{202e}lave", "U+202E"),
+            ("one\u{2028}two", "U+2028"),
+            ("\u{200b}\u{200b}", "only invisible"),
+            ("   ", "only invisible"),
+            ("", "only invisible"),
+        ] {
+            let message = check_name("--label", bad).unwrap_err();
+            assert!(message.contains(expected) && message.starts_with("--label"), "{bad:?}: {message}");
+        }
+        assert!(check_name("--name", &"x".repeat(5000)).unwrap_err().contains("5000 characters long"));
     }
 
     #[test]

@@ -105,6 +105,44 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// A duration given for `option`, parsed and held within `min..=max`, so nonsense such as `--duration 1ns` or
+/// `--interval 100000h` is refused before a run starts. The error names the option, the bounds and what to give.
+pub fn parse_duration_within(option: &str, text: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let duration = parse_duration(text).map_err(|e| format!("{option}: {e}"))?;
+    if duration < min || duration > max {
+        return Err(format!(
+            "{option} {}: give from {} to {}",
+            text.trim(),
+            format_duration_words(min),
+            format_duration_words(max)
+        ));
+    }
+    Ok(duration)
+}
+
+/// A bound as people write it: `1s`, `10m`, `24h`, `500ms`.
+fn format_duration_words(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    match ms {
+        ms if ms % 3_600_000 == 0 && ms > 0 => format!("{}h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 && ms > 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+/// Refuse a list of settings (`--users 1,2,4`, `--threads`, `--jobs`) with more than `max` entries or an entry given
+/// twice: a sweep measures each setting once.
+pub fn check_settings<T: PartialEq + std::fmt::Display>(option: &str, values: &[T], max: usize) -> Result<(), String> {
+    if values.len() > max {
+        return Err(format!("{option}: {} settings are more than {max}; give at most {max}", values.len()));
+    }
+    if let Some((_, value)) = values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)) {
+        return Err(format!("{option}: {value} is given twice; give each setting once"));
+    }
+    Ok(())
+}
+
 /// Format a duration for people: `850 µs`, `8.20 ms`, `5.00 s`, `4m 10s`.
 pub fn format_duration(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
@@ -122,6 +160,23 @@ pub fn format_duration(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_and_settings_are_bounded() {
+        let (second, day) = (Duration::from_secs(1), Duration::from_secs(86_400));
+        assert_eq!(parse_duration_within("--duration", "5m", second, day).unwrap(), Duration::from_secs(300));
+        let short = parse_duration_within("--duration", "1ns", second, day).unwrap_err();
+        assert_eq!(short, "--duration 1ns: give from 1s to 24h");
+        assert!(parse_duration_within("--interval", "100000h", second, day).unwrap_err().contains("to 24h"));
+        assert!(parse_duration_within("--interval", "soon", second, day).unwrap_err().starts_with("--interval:"));
+        assert!(check_settings("--users", &[1, 2, 4], 64).is_ok());
+        assert_eq!(
+            check_settings("--users", &[2, 2], 64).unwrap_err(),
+            "--users: 2 is given twice; give each setting once"
+        );
+        let many: Vec<u32> = (1..=5000).collect();
+        assert!(check_settings("--jobs", &many, 64).unwrap_err().contains("5000 settings are more than 64"));
+    }
 
     #[test]
     fn sizes_parse_as_binary_multiples() {

@@ -58,7 +58,7 @@ impl WorkloadError {
 
     /// The user stopped the run.
     pub fn interrupted() -> WorkloadError {
-        WorkloadError::new(ErrorKind::Interrupted, "interrupted by the user (SIGINT/SIGTERM)")
+        WorkloadError::new(ErrorKind::Interrupted, "interrupted by a signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT)")
     }
 
     pub fn kind(&self) -> ErrorKind {
@@ -380,18 +380,26 @@ pub trait Workload: Sync {
     }
 }
 
-/// The counts of an option that takes a count or a list of them (`--calc-threads 1,2,4`), each from 1 to `max`; an
-/// option left out gives none.
+/// The most settings one list option sweeps (`--calc-threads 1,2,4`, `--users 1,2,4,8`): every setting is a step
+/// of its own, so more than this is a mistake, not a benchmark.
+pub const MAX_LIST_SETTINGS: usize = 64;
+
+/// The counts of an option that takes a count or a list of them (`--calc-threads 1,2,4`), each from 1 to `max`, at
+/// most [`MAX_LIST_SETTINGS`] of them and none twice; an option left out gives none.
 pub fn count_list(option: &str, text: Option<&str>, max: usize) -> Result<Vec<usize>, WorkloadError> {
     let Some(text) = text else { return Ok(Vec::new()) };
-    text.split(',')
+    let counts = text
+        .split(',')
         .map(|part| match part.trim().parse::<usize>() {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
             _ => Err(WorkloadError::usage(format!(
-                "--{option} '{text}': give whole numbers from 1 to {max}, e.g. --{option} 1,2,4"
+                "--{option} '{}': give whole numbers from 1 to {max}, e.g. --{option} 1,2,4",
+                crate::text::truncate(text, 80)
             ))),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::units::check_settings(&format!("--{option}"), &counts, MAX_LIST_SETTINGS).map_err(WorkloadError::usage)?;
+    Ok(counts)
 }
 
 /// True when `args` hold `option` (as `--option value` or `--option=value`).

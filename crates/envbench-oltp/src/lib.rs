@@ -132,7 +132,7 @@ impl std::fmt::Display for OltpError {
                 f.write_str(m)
             }
             OltpError::Database(e) => f.write_str(&e.message),
-            OltpError::Interrupted => f.write_str("interrupted by the user (SIGINT/SIGTERM)"),
+            OltpError::Interrupted => f.write_str("interrupted by a signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT)"),
         }
     }
 }

@@ -18,8 +18,6 @@ use std::time::Duration;
 
 /// The most tags one run carries.
 pub const MAX_TAGS: usize = 64;
-/// The longest label, tag key or tag value.
-pub const MAX_LABEL_CHARS: usize = 200;
 
 /// How a run is named in the user's methodology, and how it reports: accepted by every workload command.
 #[derive(Args, Debug, Clone, Default)]
@@ -70,21 +68,9 @@ pub fn command(workload: &dyn Workload) -> clap::Command {
     command
 }
 
-/// Refuse text that would print as something else (control characters) or swamp every table, in a label or tag.
+/// Refuse a label or tag that would print as something else or swamp every table ([`envbench_core::text::check_name`]).
 pub fn check_name(option: &str, text: &str) -> Result<(), WorkloadError> {
-    if let Some(c) = text.chars().find(|c| c.is_control()) {
-        return Err(WorkloadError::usage(format!(
-            "{option} holds a control character ({}); use printable text",
-            envbench_core::text::printable(&c.to_string())
-        )));
-    }
-    if text.chars().count() > MAX_LABEL_CHARS {
-        return Err(WorkloadError::usage(format!(
-            "{option} is {} characters long; keep it to {MAX_LABEL_CHARS}",
-            text.chars().count()
-        )));
-    }
-    Ok(())
+    envbench_core::text::check_name(option, text).map_err(WorkloadError::usage)
 }
 
 /// Parse `--tag key=value` arguments, refusing duplicates, control characters and too many.
@@ -106,9 +92,6 @@ pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>, WorkloadE
 /// The run request: the workload, its labels, and how it was invoked (without secrets).
 pub fn run_request(workload: &str, common: &CommonArgs) -> Result<RunRequest, WorkloadError> {
     if let Some(label) = &common.label {
-        if label.trim().is_empty() {
-            return Err(WorkloadError::usage("--label is empty; give a name such as physical-p3605"));
-        }
         check_name("--label", label)?;
     }
     Ok(RunRequest {
@@ -241,7 +224,10 @@ pub fn run_planned(
             session.attach(&name, &document)?;
         }
         let (status, reason) = match (&ending, interrupted) {
-            (_, true) => (RunStatus::Interrupted, Some("interrupted by the user (SIGINT/SIGTERM)".to_string())),
+            (_, true) => (
+                RunStatus::Interrupted,
+                Some("interrupted by a signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT)".to_string()),
+            ),
             (Ending::Failed(reason), false) => (RunStatus::Failed, Some(reason.clone())),
             (Ending::CompleteWithFailures(reason), false) => (RunStatus::Complete, Some(reason.clone())),
             (Ending::Complete, false) => (RunStatus::Complete, None),
