@@ -117,9 +117,7 @@ impl Planned for CoordinatorRun {
         let (copied, copy_failed) = copy_binaries(&transport, &fleet);
         if !copy_failed.is_empty() && (!keep_going || copy_failed.len() == spec.agents.len()) {
             remove_binaries(&transport, &fleet, &copied);
-            let failures: Vec<String> =
-                copy_failed.iter().map(|(host, error)| format!("agent {host}: {error}")).collect();
-            return Err(WorkloadError::failure(failures.join("; ")));
+            return Err(WorkloadError::failure(summarize_failures(&copy_failed)));
         }
         // Agents whose host did not take the binary are not started (--keep-going): named, with why.
         let unreachable = |name: &str| -> Option<String> {
@@ -177,6 +175,41 @@ impl Planned for CoordinatorRun {
         let measured = coordinator.finish(false)?;
         Ok(Box::new(FleetMeasured { inner: measured, document }))
     }
+}
+
+/// The most distinct failures a message shows, and the longest each may be.
+const SHOWN_FAILURES: usize = 5;
+const SHOWN_FAILURE_CHARS: usize = 400;
+
+/// Agents' failures for one message of bounded length, whatever the fleet's size: agents that failed the same way
+/// are named together (`agent db1, db2, db3 and 997 more: ...`, the commonest first), at most [`SHOWN_FAILURES`] different failures are shown,
+/// each cut at [`SHOWN_FAILURE_CHARS`].
+pub fn summarize_failures(failed: &[(String, String)]) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (agent, error) in failed {
+        match groups.iter_mut().find(|(e, _)| e == error) {
+            Some((_, agents)) => agents.push(agent),
+            None => groups.push((error.clone(), vec![agent])),
+        }
+    }
+    // The commonest failure first: it is most likely the cause.
+    groups.sort_by_key(|(_, agents)| std::cmp::Reverse(agents.len()));
+    let mut parts: Vec<String> = groups
+        .iter()
+        .take(SHOWN_FAILURES)
+        .map(|(error, agents)| {
+            let mut names = agents.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+            if agents.len() > 3 {
+                names.push_str(&format!(" and {} more", agents.len() - 3));
+            }
+            format!("agent {names}: {}", envbench_core::text::truncate(error, SHOWN_FAILURE_CHARS))
+        })
+        .collect();
+    if groups.len() > SHOWN_FAILURES {
+        let rest: usize = groups[SHOWN_FAILURES..].iter().map(|(_, agents)| agents.len()).sum();
+        parts.push(format!("{rest} more agents failed in {} other ways", groups.len() - SHOWN_FAILURES));
+    }
+    parts.join("; ")
 }
 
 /// With `--copy-binary`, this envbench copied to every ssh host: the hosts it went to, and the hosts it could not
@@ -295,21 +328,23 @@ impl Driver<'_, '_> {
 
     /// Fail the fleet when an agent failed (all of them, or any without `keep_going`); otherwise warn and go on.
     fn judge_failures(&mut self, keep_going: bool, during: &str) -> Result<(), WorkloadError> {
-        let failed: Vec<String> =
-            self.members.iter().filter_map(|m| m.error.as_ref().map(|e| format!("agent {}: {e}", m.name()))).collect();
+        let failed: Vec<(String, String)> =
+            self.members.iter().filter_map(|m| m.error.as_ref().map(|e| (m.name().to_string(), e.clone()))).collect();
         if failed.is_empty() {
             return Ok(());
         }
         if !keep_going || self.active().is_empty() {
             return Err(WorkloadError::failure(format!(
                 "the fleet failed while {during}: {}{}",
-                failed.join("; "),
+                summarize_failures(&failed),
                 if keep_going { "" } else { " (--keep-going goes on without failed agents)" }
             )));
         }
-        for line in failed {
-            self.context.progress.warn(&format!("{line}; the fleet goes on without it (--keep-going)"));
-        }
+        self.context.progress.warn(&format!(
+            "{}; the fleet goes on without {} (--keep-going)",
+            summarize_failures(&failed),
+            if failed.len() == 1 { "it" } else { "them" }
+        ));
         Ok(())
     }
 
@@ -586,5 +621,29 @@ impl Measured for FleetMeasured {
 
     fn epilogue(&self) -> Vec<String> {
         self.inner.epilogue()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The battery's finding: a failed 1000-agent fleet printed one 94 KB error line.
+    #[test]
+    fn a_thousand_failures_read_as_one_short_line() {
+        let mut failed: Vec<(String, String)> = (1..=1000)
+            .map(|i| {
+                (
+                    format!("host{i}"),
+                    format!("ssh: connect to host host{i} port 22: Connection refused {}", "x".repeat(80)),
+                )
+            })
+            .collect();
+        failed.extend((1..=997).map(|i| (format!("db{i}"), "not ready after 60 s".to_string())));
+        let line = summarize_failures(&failed);
+        assert!(line.len() < 4000, "{} bytes: {line}", line.len());
+        assert!(line.contains("agent db1, db2, db3 and 994 more: not ready after 60 s"), "{line}");
+        assert!(line.contains("more agents failed in"), "{line}");
+        assert_eq!(summarize_failures(&[("a".into(), "boom".into())]), "agent a: boom");
     }
 }

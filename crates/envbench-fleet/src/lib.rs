@@ -18,4 +18,4 @@ pub use agent::{AgentRun, COORDINATOR_SILENCE_S, join};
 pub use board::{Board, FleetSpec};
 pub use coordinator::{CoordinatorRun, FleetMeasured};
 pub use envbench_core::fleet::FLEET_ATTACHMENT;
-pub use transport::{SshOptions, Transport};
+pub use transport::{MAX_SSH_AGENTS, SshOptions, Transport};

@@ -84,11 +84,22 @@ impl AgentProcess {
         AgentProcess { name: name.to_string(), local: false, child: None, output: Arc::default(), exit: None }
     }
 
-    fn spawn(name: &str, mut command: Command, local: bool) -> Result<AgentProcess, String> {
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    /// Start `command`; `input`, when given, is written to its standard input, which is then closed.
+    fn spawn(name: &str, mut command: Command, local: bool, input: Option<&str>) -> Result<AgentProcess, String> {
+        let stdin = if input.is_some() { Stdio::piped() } else { Stdio::null() };
+        command.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
         // Its own process group: Ctrl-C reaches the coordinator, which stops every agent in order.
         command.process_group(0);
         let mut child = command.spawn().map_err(|e| format!("cannot start {:?} ({e})", command.get_program()))?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // A few lines: far less than a pipe holds, so this never waits on the remote side.
+            use std::io::Write;
+            if let Err(error) = stdin.write_all(input.as_bytes()) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("cannot hand the agent its environment ({error})"));
+            }
+        }
         let output: Arc<Mutex<Vec<String>>> = Arc::default();
         for stream in [
             child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
@@ -184,6 +195,28 @@ pub fn agent_words(program: &str, fleet: &str, name: &str) -> Vec<String> {
     [program, "agent", "--fleet", fleet, "--name", name].map(String::from).to_vec()
 }
 
+/// The most agents a fleet over ssh starts: each is one ssh session that stays open for the whole run. More hosts
+/// than this are for `--transport external` (a job scheduler or Ansible starts the agents).
+pub const MAX_SSH_AGENTS: usize = 256;
+
+/// How many ssh sessions are opened at once; the next ones wait [`SSH_WAVE_PAUSE`], so a large fleet does not open
+/// hundreds of connections (and processes) in the same instant.
+pub const SSH_SESSIONS_AT_ONCE: usize = 32;
+const SSH_WAVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// What ssh runs on a host: a POSIX shell that reads the agent's environment (its store, database passwords) from
+/// standard input, one value a line, exports it and becomes the agent. Secrets so never appear in the remote command
+/// line, where `ps` on either host would show them. Values are checked to hold no line break.
+pub fn remote_agent_command(variables: &[&str], agent: &[String]) -> String {
+    let mut script = String::new();
+    for variable in variables {
+        script.push_str(&format!("IFS= read -r {variable} || exit 97; export {variable}; "));
+    }
+    script.push_str("exec ");
+    script.push_str(&shell_words(agent));
+    shell_words(&["exec".to_string(), "sh".to_string(), "-c".to_string(), script])
+}
+
 impl SshOptions {
     /// `ssh` with the user's configuration and options, never asking for a password (a fleet has no terminal to
     /// ask on), to `host`.
@@ -241,8 +274,14 @@ pub fn start(
     skip: &[String],
     environment: &[(String, String)],
 ) -> Result<Vec<AgentProcess>, (String, String)> {
+    if let Some((key, _)) = environment.iter().find(|(_, value)| value.contains(['\n', '\r', '\0'])) {
+        return Err((String::new(), format!("{key} holds a line break; an agent's environment cannot carry it")));
+    }
     let mut started = Vec::new();
     for (index, name) in names.iter().enumerate() {
+        if index > 0 && index % SSH_SESSIONS_AT_ONCE == 0 && matches!(transport, Transport::Ssh(_)) {
+            std::thread::sleep(SSH_WAVE_PAUSE);
+        }
         let process = match transport {
             _ if skip.contains(name) => Ok(AgentProcess::external(name)),
             Transport::External { .. } => Ok(AgentProcess::external(name)),
@@ -250,18 +289,17 @@ pub fn start(
                 let exe = std::env::current_exe().map_err(|e| (name.clone(), format!("cannot find envbench ({e})")))?;
                 let mut command = Command::new(exe);
                 command.args(&agent_words("envbench", fleet, name)[1..]).envs(environment.iter().cloned());
-                AgentProcess::spawn(name, command, true)
+                AgentProcess::spawn(name, command, true, None)
             }
             Transport::Ssh(ssh) => {
                 let host = &ssh.hosts[index];
                 let program =
                     if ssh.copy_binary { SshOptions::copied_binary(fleet) } else { ssh.remote_binary.clone() };
-                let mut words = vec!["env".to_string()];
-                words.extend(environment.iter().map(|(key, value)| format!("{key}={value}")));
-                words.extend(agent_words(&program, fleet, name));
+                let variables: Vec<&str> = environment.iter().map(|(key, _)| key.as_str()).collect();
+                let input: String = environment.iter().map(|(_, value)| format!("{value}\n")).collect();
                 let mut command = ssh.command(host);
-                command.arg(shell_words(&words));
-                AgentProcess::spawn(name, command, false)
+                command.arg(remote_agent_command(&variables, &agent_words(&program, fleet, name)));
+                AgentProcess::spawn(name, command, false, Some(&input))
             }
         };
         match process {
@@ -285,6 +323,22 @@ mod tests {
     fn remote_words_are_quoted_for_the_shell() {
         let words = ["env", "ENVBENCH_STORE=postgres://u@h/db", "it's here", ""].map(String::from);
         assert_eq!(shell_words(&words), r"env ENVBENCH_STORE=postgres://u@h/db 'it'\''s here' ''");
+    }
+
+    /// The battery's finding D8: the store URL and database passwords never reach ssh's command line; a shell on
+    /// the host reads them from standard input.
+    #[test]
+    fn secrets_travel_over_standard_input_not_the_command_line() {
+        let agent = agent_words("envbench", "f1", "db1");
+        let command = remote_agent_command(&["ENVBENCH_STORE", "PGPASSWORD"], &agent);
+        assert!(!command.contains("postgres://") && !command.contains("secret"), "{command}");
+        let script = format!(
+            "printf 'postgres://u:pw@h/db\\nsec ret\\n' | {}",
+            command.replace("exec envbench agent --fleet f1 --name db1", "env")
+        );
+        let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+        let env = String::from_utf8_lossy(&output.stdout);
+        assert!(env.contains("ENVBENCH_STORE=postgres://u:pw@h/db") && env.contains("PGPASSWORD=sec ret"), "{env}");
     }
 
     #[test]
