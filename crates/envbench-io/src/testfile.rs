@@ -197,7 +197,28 @@ pub fn check_directory(dir: &Path) -> Result<(), BenchError> {
     if let Some(fs_type) = pseudo_file_system(dir) {
         return Err(BenchError::PseudoFileSystem { path: dir.to_path_buf(), fs_type: fs_type.to_string() });
     }
+    // devtmpfs shares tmpfs's magic number: only the mount table tells it (a 1 GiB file in /dev fills RAM).
+    if mount_type(dir).as_deref() == Some("devtmpfs") {
+        return Err(BenchError::PseudoFileSystem { path: dir.to_path_buf(), fs_type: "devtmpfs".to_string() });
+    }
     Ok(())
+}
+
+/// The file system type the mount table gives for the mount `path` is on, e.g. `ext4`, `devtmpfs`.
+pub fn mount_type(path: &Path) -> Option<String> {
+    let path = fs::canonicalize(path).ok()?;
+    let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, String)> = None;
+    for line in table.lines() {
+        // id parent major:minor root mount-point options [optional fields] - type source super-options
+        let mut fields = line.split(' ');
+        let mount_point = fields.nth(4)?.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\");
+        let fs_type = line.split(" - ").nth(1)?.split(' ').next()?.to_string();
+        if path.starts_with(&mount_point) && best.as_ref().is_none_or(|(len, _)| mount_point.len() >= *len) {
+            best = Some((mount_point.len(), fs_type));
+        }
+    }
+    best.map(|(_, fs_type)| fs_type)
 }
 
 /// The name of the pseudo file system `path` is on (proc, sysfs, ...), by its statfs magic number.

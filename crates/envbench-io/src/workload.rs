@@ -209,17 +209,42 @@ impl Workload for DiskWorkload {
     }
 }
 
+/// The shortest and longest time one measured run (or commit test) may take: shorter measures nothing but the timer,
+/// longer is a mistyped unit (`--duration 100000h`); a long soak is `--sustained`.
+const RUN_DURATION: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(3600));
+/// The longest pause between runs.
+const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+/// The longest sustained write test (SNIA's steady state is usually reached within hours).
+const MAX_SUSTAINED: Duration = Duration::from_secs(72 * 3600);
+/// The most tests one run takes (`--test`, repeatable).
+pub const MAX_TESTS: usize = 64;
+
+/// `--duration`: longer than zero, and within [`RUN_DURATION`].
+fn run_duration(text: &str) -> Result<Duration, WorkloadError> {
+    if parse_duration(text).is_ok_and(|d| d.is_zero()) {
+        return Err(usage("--duration must be longer than zero, e.g. 5s"));
+    }
+    envbench_core::parse_duration_within("--duration", text, RUN_DURATION.0, RUN_DURATION.1).map_err(usage)
+}
+
 /// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
 fn plan_commit(args: &DiskArgs, cross_check: Option<&str>) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
     crate::testfile::check_directory(&args.dir)?;
+    if args.profile == "commit" {
+        // The db profile's suite part takes these; the commit tests alone would silently ignore them.
+        for (option, given) in [("--runs", args.runs.is_some()), ("--interval", args.interval.is_some())] {
+            if given {
+                return Err(usage(format!(
+                    "{option} does not apply to --profile commit: each commit test runs once for --duration"
+                )));
+            }
+        }
+    }
     let duration = match &args.duration {
-        Some(text) => parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?,
+        Some(text) => run_duration(text)?,
         None if args.quick => Duration::from_secs(1),
         None => Duration::from_secs(5),
     };
-    if duration.is_zero() {
-        return Err(usage("--duration must be longer than zero, e.g. 5s"));
-    }
     let pg_test_fsync = match cross_check {
         None => None,
         Some("pg_test_fsync") => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
@@ -268,6 +293,14 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
             MIN_DURATION.as_secs()
         )));
     }
+    if duration > MAX_SUSTAINED {
+        return Err(usage(format!(
+            "--sustained {}: give at most {}h; a longer soak is several runs",
+            format_duration(duration),
+            MAX_SUSTAINED.as_secs() / 3600
+        )));
+    }
+    check_test_count(&args.tests)?;
     let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
     let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
         crate::sustained::default_tests()
@@ -317,6 +350,17 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
+/// At most [`MAX_TESTS`] `--test`s.
+fn check_test_count(tests: &[String]) -> Result<(), WorkloadError> {
+    if tests.len() > MAX_TESTS {
+        return Err(usage(format!(
+            "{} --test options are more than {MAX_TESTS}; split the tests into several runs",
+            tests.len()
+        )));
+    }
+    Ok(())
+}
+
 /// The suite options and tests the arguments ask for, or a usage error.
 pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError> {
     let mut options = SuiteOptions::new(&args.dir);
@@ -340,16 +384,14 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         options.runs = runs;
     }
     if let Some(duration) = &args.duration {
-        options.duration = parse_duration(duration).map_err(|e| usage(format!("--duration: {e}")))?;
-        if options.duration.is_zero() {
-            return Err(usage("--duration must be longer than zero, e.g. 5s"));
-        }
+        options.duration = run_duration(duration)?;
         if !args.quick {
             options.warmup_duration = options.duration;
         }
     }
     if let Some(interval) = &args.interval {
-        options.interval = parse_duration(interval).map_err(|e| usage(format!("--interval: {e}")))?;
+        options.interval = envbench_core::parse_duration_within("--interval", interval, Duration::ZERO, MAX_INTERVAL)
+            .map_err(usage)?;
     }
     options.warmup = !args.no_warmup;
     options.direct = !args.buffered;
@@ -366,6 +408,7 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         }
     };
     let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    check_test_count(&args.tests)?;
     let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
         Profile::parse(&args.profile)?.tests()
     } else {
