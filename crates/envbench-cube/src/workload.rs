@@ -235,15 +235,7 @@ fn plan_retrievals(
     }
     let users = match &args.retrieval_users {
         None => vec![1, 4],
-        Some(text) => text
-            .split(',')
-            .map(|part| match part.trim().parse::<usize>() {
-                Ok(n) if (1..=256).contains(&n) => Ok(n),
-                _ => Err(usage(format!(
-                    "--retrieval-users '{text}': give whole numbers from 1 to 256, e.g. --retrieval-users 1,4,8"
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()?,
+        Some(text) => envbench_core::workload::count_list("retrieval-users", Some(text), 256)?,
     };
     let duration = match &args.retrieval_duration {
         None => std::time::Duration::from_secs(10),
@@ -267,9 +259,17 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
+/// The smallest scale that still makes a cube (below it the generated input has no cells for most blocks).
+const MIN_SCALE: f64 = 0.001;
+/// The smallest data cache: room for a few dozen expanded blocks (93,856 bytes each).
+const MIN_DATA_CACHE_BYTES: u64 = 4 << 20;
+
 fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
-    if !(args.scale > 0.0 && args.scale <= 100.0) {
-        return Err(usage(format!("--scale {}: give a positive number up to 100, e.g. 0.1 or 1.0", args.scale)));
+    if !(args.scale >= MIN_SCALE && args.scale <= 100.0) {
+        return Err(usage(format!(
+            "--scale {}: give a number from {MIN_SCALE} (a few hundred blocks) up to 100, e.g. 0.1 or 1.0",
+            args.scale
+        )));
     }
     if args.repeat == 0 {
         return Err(usage("--repeat must be at least 1"));
@@ -285,6 +285,13 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
         args.compression.parse::<Compression>().map_err(|e| usage(format!("--compression: {e}")))?;
     config.options.data_cache =
         envbench_core::parse_byte_size(&args.data_cache).map_err(|e| usage(format!("--data-cache: {e}")))?;
+    if config.options.data_cache.bytes() < MIN_DATA_CACHE_BYTES {
+        return Err(usage(format!(
+            "--data-cache {}: give at least {} (the cache holds expanded blocks of 92 KiB each), e.g. 256m",
+            args.data_cache,
+            envbench_core::ByteSize(MIN_DATA_CACHE_BYTES)
+        )));
+    }
     config.options.direct_io = args.direct;
     let sweep = ThreadSweep {
         load_threads: thread_list("load-threads", &args.load_threads)?,
