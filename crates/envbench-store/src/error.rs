@@ -37,6 +37,11 @@ pub enum StoreError {
          (e.g. ./results.db) or a PostgreSQL URL (postgres://user@host:5432/database or postgresql://...)"
     )]
     UnsupportedScheme { given: String, scheme: String },
+    #[error(
+        "'{given}' looks like a database URL without the // after '{scheme}:'; write {scheme}://user@host:5432/database \
+         (or ./{given} for a file of that name)"
+    )]
+    MalformedUrl { given: String, scheme: String },
     #[error("no run matches '{0}'; `envbench results list` shows the runs")]
     NoSuchRun(String),
     #[error("'{prefix}' matches {count} runs; give more characters of the run id")]

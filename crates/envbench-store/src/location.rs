@@ -24,6 +24,15 @@ impl StoreLocation {
                 scheme: scheme.to_string(),
             });
         }
+        // `postgres:/host/db` or `postgres:host/db`: a URL mistyped, which must not become a file of that name.
+        if let Some((scheme, _)) = text.split_once(':')
+            && DATABASE_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
+        {
+            return Err(StoreError::MalformedUrl {
+                given: envbench_core::model::redact_secrets(text),
+                scheme: scheme.to_string(),
+            });
+        }
         Ok(StoreLocation::Sqlite(PathBuf::from(text)))
     }
 
@@ -35,6 +44,9 @@ impl StoreLocation {
         }
     }
 }
+
+/// Schemes of database URLs: a path starting with one and a colon is a mistyped URL, not a file name.
+const DATABASE_SCHEMES: [&str; 6] = ["postgres", "postgresql", "mysql", "mariadb", "sqlite", "file"];
 
 /// `$XDG_DATA_HOME/envbench/results.db`, falling back to `~/.local/share/envbench/results.db`.
 pub fn default_store_path() -> PathBuf {
@@ -58,6 +70,15 @@ mod tests {
         assert_eq!(StoreLocation::parse("postgres://bob:secret@h/db").unwrap().display(), "postgres://bob:***@h/db");
         assert_eq!(StoreLocation::parse("postgres://h/db").unwrap().display(), "postgres://h/db");
         assert_eq!(StoreLocation::parse("results:2026.db").unwrap(), StoreLocation::Sqlite("results:2026.db".into()));
+    }
+
+    #[test]
+    fn urls_missing_their_slashes_are_refused_not_made_into_files() {
+        for text in ["postgres:/host/db", "postgresql:host/db", "sqlite:results.db", "MySQL:/x"] {
+            let error = StoreLocation::parse(text).unwrap_err();
+            assert!(matches!(error, StoreError::MalformedUrl { .. }), "{text}");
+            assert!(error.to_string().contains("://user@host"), "{error}");
+        }
     }
 
     #[test]

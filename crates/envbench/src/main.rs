@@ -4,6 +4,14 @@
 //! commands that read results back. Measurement and each workload's methodology live in the workload crates, listed
 //! once in [`registry`]; probing in `envbench-probe`, storage in `envbench-store`, presentation in `envbench-report`.
 
+/// Standard error through the output boundary: every `eprintln!` in this crate is [`output::eprintln`], which makes the
+/// text safe for the terminal and never panics when standard error is gone.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::output::eprintln(&format!($($arg)*))
+    };
+}
+
 mod cli;
 mod commands;
 mod driver;
@@ -38,7 +46,10 @@ fn exit_status(error: &anyhow::Error) -> u8 {
         2
     } else if let Some(workload) = error.downcast_ref::<WorkloadError>() {
         workload.exit_status()
-    } else if let Some(StoreError::NotAFile { .. } | StoreError::UnsupportedScheme { .. }) = error.downcast_ref() {
+    } else if let Some(
+        StoreError::NotAFile { .. } | StoreError::UnsupportedScheme { .. } | StoreError::MalformedUrl { .. },
+    ) = error.downcast_ref()
+    {
         2
     } else {
         1

@@ -1,6 +1,9 @@
-//! Terminal output: standard output that ends quietly when the reader goes away (`envbench results list | head -1`),
-//! progress on standard error (a redrawn line on a terminal, finished lines in logs), and errors for people with
-//! every connection secret redacted.
+//! Terminal output: the one boundary every byte envbench writes to standard output or standard error passes. All of it
+//! goes through [`envbench_core::text::terminal_text`], so no label, tag, stored text, exec name or a child's output
+//! can drive the terminal. Standard output ends quietly when the reader goes away (`envbench results list | head
+//! -1`); standard error never panics when it is gone (a dropped ssh session: the run still cleans up and stores its
+//! end). Progress goes to standard error (a redrawn line on a terminal, finished lines in logs), and errors for people
+//! with every connection secret redacted.
 
 use envbench_core::workload::Progress;
 use std::io::{IsTerminal, Write};
@@ -15,6 +18,7 @@ pub fn print(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
+    let text = envbench_core::text::terminal_text(text);
     let mut stdout = std::io::stdout().lock();
     if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
         && error.kind() == std::io::ErrorKind::BrokenPipe
@@ -26,6 +30,24 @@ pub fn print(text: &str) {
 /// [`print`] with a line break.
 pub fn println(text: &str) {
     print(&format!("{text}\n"));
+}
+
+/// Write to standard error, made safe for the terminal. Errors are ignored: standard error may be gone (a closed
+/// terminal after SIGHUP), and a run must still clean up and store its end.
+pub fn eprint(text: &str) {
+    let text = envbench_core::text::terminal_text(text);
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes()).and_then(|()| stderr.flush());
+}
+
+/// [`eprint`] with a line break.
+pub fn eprintln(text: &str) {
+    eprint(&format!("{text}\n"));
+}
+
+/// Clear the progress line on a terminal (envbench's own control sequence, written as it is).
+fn clear_progress_line() {
+    let _ = std::io::stderr().write_all(b"\r\x1b[2K");
 }
 
 /// True when standard error is a terminal, where progress may redraw one line.
@@ -41,7 +63,8 @@ pub struct TerminalProgress {
 impl Progress for TerminalProgress {
     fn update(&self, text: &str) {
         if !self.quiet && live_progress() {
-            eprint!("\r\x1b[2K{}", envbench_core::text::printable(text));
+            clear_progress_line();
+            eprint(&envbench_core::text::printable(text));
         }
     }
 
@@ -50,18 +73,18 @@ impl Progress for TerminalProgress {
             return;
         }
         if live_progress() {
-            eprint!("\r\x1b[2K");
+            clear_progress_line();
         }
         if !text.is_empty() || !live_progress() {
-            eprintln!("{text}");
+            eprintln(text);
         }
     }
 
     fn warn(&self, text: &str) {
         if live_progress() && !self.quiet {
-            eprint!("\r\x1b[2K");
+            clear_progress_line();
         }
-        eprintln!("warning: {text}");
+        eprintln(&format!("warning: {text}"));
     }
 }
 

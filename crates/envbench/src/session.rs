@@ -1,5 +1,5 @@
 //! A stored run in progress: the recorder (the store, with its fallback to the local store) and the OS sampler, and
-//! the process-wide interrupt flag that Ctrl-C and SIGTERM set.
+//! the process-wide interrupt flag that Ctrl-C, SIGTERM, SIGHUP and SIGQUIT set.
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
@@ -10,12 +10,21 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// The process-wide interrupt flag, set by the first SIGINT or SIGTERM. A second SIGINT ends the process at once.
+/// The signals that stop a run cleanly: Ctrl-C, a polite kill, a closed terminal or dropped ssh session (SIGHUP), and
+/// Ctrl-\ (SIGQUIT, which would otherwise end the process without its cleanup and leave a 1 GiB test file behind).
+pub const STOP_SIGNALS: [i32; 4] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+];
+
+/// The process-wide interrupt flag, set by the first of [`STOP_SIGNALS`]. A second one ends the process at once.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        for signal in STOP_SIGNALS {
             // Order matters: the conditional shutdown sees the flag before this signal sets it.
             let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag));
             let _ = signal_hook::flag::register(signal, Arc::clone(&flag));
