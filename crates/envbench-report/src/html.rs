@@ -69,10 +69,20 @@ ul.sides li, li { overflow-wrap: anywhere; }
 @media print { body { max-width: none; margin: 0; } nav, form, .no-print { display: none; } h2 { break-after: avoid; } }
 "#;
 
+/// The tag that marks a page as envbench's, so a later `report -o` knows it may replace the file.
+const GENERATOR: &str = "<meta name=\"generator\" content=\"envbench\">";
+
+/// True when `head`, the start of a file, is a page envbench wrote: one with its generator tag, or one written before
+/// the tag existed (its style sheet is envbench's).
+pub fn is_envbench_page(head: &str) -> bool {
+    head.starts_with("<!DOCTYPE html>")
+        && (head.contains(GENERATOR) || STYLE.lines().filter(|l| l.len() > 40).take(3).all(|l| head.contains(l)))
+}
+
 /// A complete page around `body` (already HTML).
 pub fn page(title: &str, body: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" \
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{GENERATOR}\n<meta name=\"viewport\" \
          content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          {body}\n</body>\n</html>\n",
         escape(title)

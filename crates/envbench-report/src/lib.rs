@@ -12,7 +12,7 @@ mod compare;
 mod environment;
 mod error;
 mod history;
-mod html;
+pub mod html;
 mod render;
 mod report;
 mod side;
@@ -29,7 +29,7 @@ pub use error::ReportError;
 pub use history::{
     EnvironmentSummary, History, Rank, SuiteSummary, environment_summaries, histories, ranks, suite_summaries,
 };
-pub use html::escape as html_escape;
+pub use html::{escape as html_escape, is_envbench_page};
 pub use render::{Format, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
 pub use side::{Side, SideSpec, resolve_side, resolve_sides, run_name, unique_names};

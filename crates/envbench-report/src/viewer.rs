@@ -63,11 +63,15 @@ pub fn router(location: StoreLocation, workloads: Registry, listening: SocketAdd
         .with_state(Arc::new(Viewer { location, workloads }))
 }
 
-/// Refuse requests not addressed to the viewer (DNS rebinding), and mark every response as not to be scripted,
-/// framed or sniffed.
+/// Refuse requests not addressed to the viewer (DNS rebinding) or with more than one `Host` (RFC 9112 3.2: a 400),
+/// and mark every response as not to be scripted, framed or sniffed.
 async fn guard(State(listening): State<SocketAddr>, request: Request, next: Next) -> Response {
+    let hosts = request.headers().get_all(header::HOST).iter().count();
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    let mut response = if host_allowed(host, &listening) {
+    let mut response = if hosts > 1 {
+        let body = "<h1>Bad request</h1>\n<p>The request has more than one Host header.</p>";
+        (StatusCode::BAD_REQUEST, html(page("envbench: bad request", body))).into_response()
+    } else if host_allowed(host, &listening) {
         next.run(request).await
     } else {
         let body = format!(

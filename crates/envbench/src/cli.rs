@@ -149,9 +149,12 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// Runs to export (ids or unique prefixes); all runs when none are given.
     pub runs: Vec<String>,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (a new file, or an export envbench wrote before).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace the -o file even when envbench did not write it.
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -173,9 +176,12 @@ pub struct ReportArgs {
     /// Sides to report on (as for compare); none means the most recent run.
     #[arg(value_name = "SIDE")]
     pub sides: Vec<String>,
-    /// The HTML file to write.
+    /// The HTML file to write: a new file, or a report envbench wrote before.
     #[arg(short, long, default_value = "envbench-report.html")]
     pub output: PathBuf,
+    /// Replace the -o file even when envbench did not write it.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -207,9 +213,12 @@ pub struct RunArgs {
     /// Continue the most recent interrupted run of the same suite: completed runs are kept, the rest run.
     #[arg(long)]
     pub resume: bool,
-    /// Where to write the HTML report of the suite.
+    /// Where to write the HTML report of the suite: a new file, or a report envbench wrote before.
     #[arg(long, default_value = "envbench-report.html")]
     pub report: PathBuf,
+    /// Replace the --report file even when envbench did not write it.
+    #[arg(long)]
+    pub force: bool,
     /// Check the suite and print the runs it expands into, without running anything.
     #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,

@@ -15,6 +15,7 @@ macro_rules! eprintln {
 mod cli;
 mod commands;
 mod driver;
+mod files;
 mod output;
 mod registry;
 mod session;

@@ -2,6 +2,7 @@
 
 use crate::cli::{CompareArgs, PushArgs, ReportArgs, ServeArgs};
 use crate::commands::{location, store};
+use crate::files::OutputFile;
 use crate::output::print;
 use crate::registry::WORKLOADS;
 use crate::usage;
@@ -31,11 +32,25 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     } else {
         Format::Text
     };
-    print(&envbench_report::render(&envbench_report::compare(&sides, &WORKLOADS), format));
+    let comparison = envbench_report::compare(&sides, &WORKLOADS);
+    print(&envbench_report::render(&comparison, format));
+    // Runs with results but none the other side has: nothing was compared, which must not read as "no change".
+    if comparison.rows.is_empty() && !comparison.unmatched.is_empty() {
+        let workloads: std::collections::BTreeSet<&str> =
+            comparison.unmatched.iter().map(|u| u.workload.as_str()).collect();
+        anyhow::bail!(
+            "the sides have no result in common ({} result{} of {} on one side only); compare runs of the same \
+             workload, test and parameters",
+            comparison.unmatched.len(),
+            if comparison.unmatched.len() == 1 { "" } else { "s" },
+            workloads.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let output = OutputFile::check(&args.output, "-o", args.force, location)?;
     let store = store(location, false)?;
     let texts = if args.sides.is_empty() {
         let latest = store.list_runs(&RunFilter { limit: Some(1), ..Default::default() })?;
@@ -48,8 +63,7 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
     };
     let sides = envbench_report::resolve_sides(store.as_ref(), &texts).map_err(classify)?;
     let html = envbench_report::render_report(&sides, &WORKLOADS);
-    std::fs::write(&args.output, html)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write the report ({e}); choose another -o", args.output.display()))?;
+    output.write(&html)?;
     eprintln!("wrote {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::commands::store;
+use crate::files::OutputFile;
 use crate::output::print;
 use crate::registry::WORKLOADS;
 use envbench_core::fingerprint::Fingerprint;
@@ -32,7 +33,8 @@ struct ExportRow<'a> {
     value: f64,
 }
 
-const EXPORT_COLUMNS: &[&str] = &[
+/// The columns of the CSV and TSV exports, in order (their header line).
+pub const EXPORT_COLUMNS: &[&str] = &[
     "run",
     "label",
     "tags",
@@ -54,6 +56,7 @@ const EXPORT_COLUMNS: &[&str] = &[
 ];
 
 pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let output = args.output.as_deref().map(|path| OutputFile::check(path, "-o", args.force, location)).transpose()?;
     let store = store(location, false)?;
     let uuids: Vec<String> = if args.runs.is_empty() {
         store.list_runs(&RunFilter::default())?.into_iter().rev().map(|r| r.uuid).collect()
@@ -64,7 +67,7 @@ pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<Exit
     if args.format == ExportFormat::Tsv
         && let Some(text) = native_tsv(&runs)?
     {
-        return write_export(&args, &text, text.lines().count().saturating_sub(1));
+        return write_export(output.as_ref(), &text, text.lines().count().saturating_sub(1));
     }
     let mut rows = Vec::new();
     for run in &runs {
@@ -101,15 +104,14 @@ pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<Exit
         ExportFormat::Csv => delimited(&rows, ',', csv_field),
         ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
     };
-    write_export(&args, &text, rows.len())
+    write_export(output.as_ref(), &text, rows.len())
 }
 
-fn write_export(args: &ExportArgs, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, text)
-                .map_err(|e| anyhow::anyhow!("{}: cannot write the export ({e})", path.display()))?;
-            eprintln!("wrote {row_count} rows to {}", path.display());
+fn write_export(output: Option<&OutputFile>, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {
+    match output {
+        Some(file) => {
+            file.write(text)?;
+            eprintln!("wrote {row_count} rows to {}", file.path().display());
         }
         None => print(text),
     }
@@ -133,7 +135,7 @@ fn native_tsv(runs: &[StoredRun]) -> anyhow::Result<Option<String>> {
             text.push('\n');
         }
         for row in table.rows {
-            text.push_str(&row.join("\t"));
+            text.push_str(&row.iter().map(|cell| tsv_field(cell)).collect::<Vec<_>>().join("\t"));
             text.push('\n');
         }
     }
@@ -158,14 +160,23 @@ fn delimited(rows: &[ExportRow], separator: char, field: fn(&str) -> String) -> 
     out
 }
 
-/// RFC 4180 quoting.
+/// RFC 4180 quoting, after [`spreadsheet_safe`].
 fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
+    let text = spreadsheet_safe(text);
+    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.into_owned() }
 }
 
-/// Tabs and line breaks cannot appear inside a TSV field: they become spaces.
+/// Tabs and line breaks cannot appear inside a TSV field: they become spaces; then [`spreadsheet_safe`].
 fn tsv_field(text: &str) -> String {
-    text.replace(['\t', '\n', '\r'], " ")
+    spreadsheet_safe(&text.replace(['\t', '\n', '\r'], " ")).into_owned()
+}
+
+/// A cell a spreadsheet will not run as a formula: text beginning with `=`, `+`, `-`, `@`, a tab or a carriage return
+/// (a label such as `=HYPERLINK(...)`) gets a leading `'`, as OWASP advises for CSV exports. Numbers, negative ones
+/// included, are left as they are.
+fn spreadsheet_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let formula = text.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula && text.parse::<f64>().is_err() { format!("'{text}").into() } else { text.into() }
 }
 
 /// A one-line description of an environment, for exports.
@@ -205,5 +216,17 @@ mod tests {
         assert_eq!(csv_field("plain"), "plain");
         assert_eq!(csv_field(r#"{"a":1,"b":2}"#), r#""{""a"":1,""b"":2}""#);
         assert_eq!(tsv_field("a\tb\nc"), "a b c");
+    }
+
+    /// The battery's finding D12: a label beginning with `=` reached a spreadsheet as a formula.
+    #[test]
+    fn exported_text_never_runs_as_a_formula() {
+        assert_eq!(csv_field("=HYPERLINK(\"http://x\",\"y\")"), "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+        for formula in ["+1+2", "-cmd", "@SUM(A1)", "=1"] {
+            assert_eq!(csv_field(formula), format!("'{formula}"));
+            assert_eq!(tsv_field(formula), format!("'{formula}"));
+        }
+        assert_eq!(csv_field("-1.5"), "-1.5");
+        assert_eq!(csv_field("1e-3"), "1e-3");
     }
 }

@@ -83,12 +83,14 @@ fn fleet_workloads() -> String {
     WORKLOADS.iter().filter(|w| w.fleet().is_some()).map(|w| w.name()).collect::<Vec<_>>().join(", ")
 }
 
+/// The largest host list read: a thousand hosts of a long name each.
+const MAX_HOSTS_FILE_BYTES: u64 = 1 << 20;
+
 /// The hosts of `--host` and `--hosts FILE`.
 fn hosts(args: &FleetArgs) -> anyhow::Result<Vec<String>> {
     let mut hosts = args.hosts.clone();
     if let Some(path) = &args.hosts_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| crate::usage(format!("--hosts {}: cannot read it ({e})", path.display())))?;
+        let text = crate::files::read_small_file(path, "--hosts", MAX_HOSTS_FILE_BYTES)?;
         hosts.extend(
             text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from),
         );
@@ -125,6 +127,15 @@ fn transport(args: &FleetArgs, store: &StoreLocation) -> anyhow::Result<Transpor
                 return Err(crate::usage(
                     "--agents is for --transport local or external; over ssh, each --host is an agent",
                 ));
+            }
+            if hosts.len() > envbench_fleet::MAX_SSH_AGENTS {
+                return Err(crate::usage(format!(
+                    "{} hosts are more than a fleet over ssh starts ({}, one ssh session each for the whole run); \
+                     start the agents with your own tools (--transport external --agents N prints their command), \
+                     or split the hosts into several fleets",
+                    hosts.len(),
+                    envbench_fleet::MAX_SSH_AGENTS
+                )));
             }
             Transport::Ssh(SshOptions {
                 hosts,

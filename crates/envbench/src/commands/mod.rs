@@ -2,6 +2,8 @@
 
 mod compare;
 mod export;
+
+pub use export::EXPORT_COLUMNS;
 pub mod fleet;
 mod results;
 mod run;

@@ -93,6 +93,15 @@ fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<Exi
 }
 
 fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
+    if let Some(workload) = &args.workload
+        && crate::registry::WORKLOADS.find(workload).is_none()
+    {
+        return Err(crate::usage(format!(
+            "--workload {}: no such workload; give one of {}",
+            envbench_core::text::printable(workload),
+            crate::registry::WORKLOADS.names().join(", ")
+        )));
+    }
     let filter = RunFilter {
         workload: args.workload,
         label: args.label,

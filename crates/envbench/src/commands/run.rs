@@ -5,6 +5,7 @@
 use crate::cli::RunArgs;
 use crate::commands::store;
 use crate::driver::{parse_tags, quote_words};
+use crate::files::OutputFile;
 use crate::output::{print, println};
 use crate::registry::WORKLOADS;
 use crate::session::interrupt_flag;
@@ -35,6 +36,8 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         crate::driver::check_name("--label", label)?;
     }
     let plan = suite.plan_hash();
+    let report =
+        if args.dry_run { None } else { Some(OutputFile::check(&args.report, "--report", args.force, location)?) };
 
     // Every run is parsed by the real command-line definitions before anything runs.
     let commands: Vec<Vec<String>> = suite.items.iter().map(|item| item_command(item, &args, &user_tags)).collect();
@@ -130,10 +133,11 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
             args.suite
         ));
     }
-    if !stored.is_empty() {
+    if !stored.is_empty()
+        && let Some(report) = &report
+    {
         let sides = envbench_report::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
-        std::fs::write(&args.report, envbench_report::render_report(&sides, &WORKLOADS))
-            .map_err(|e| anyhow::anyhow!("{}: cannot write the report ({e})", args.report.display()))?;
+        report.write(&envbench_report::render_report(&sides, &WORKLOADS))?;
         println(&format!(
             "Report: {}   Compare with another environment: envbench compare {SUITE_TAG}={suite_id} <other side>",
             args.report.display()
@@ -148,6 +152,9 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     })
 }
 
+/// The largest suite file read (the largest example is a few KiB).
+const MAX_SUITE_FILE_BYTES: u64 = 1 << 20;
+
 /// The suite the arguments name, and how to name it in errors.
 fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
     let name = if args.smoke { "smoke" } else { args.suite.as_str() };
@@ -156,9 +163,13 @@ fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
         return Ok((parse_suite(text, name, &known).map_err(|e| usage(e.to_string()))?, name.to_string()));
     }
     let path = Path::new(&args.suite);
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        usage(format!("--suite {}: not a built-in suite (quick, standard) and not a readable file ({e})", args.suite))
-    })?;
+    if !path.exists() {
+        return Err(usage(format!(
+            "--suite {}: not a built-in suite (quick, standard) and not a file",
+            envbench_core::text::printable(&args.suite)
+        )));
+    }
+    let text = crate::files::read_small_file(path, "--suite", MAX_SUITE_FILE_BYTES)?;
     let file = path.display().to_string();
     Ok((parse_suite(&text, &file, &known).map_err(|e| usage(e.to_string()))?, file))
 }
