@@ -27,10 +27,23 @@ pub fn redact_secrets(text: &str) -> String {
 
 const HIDDEN: &str = "***";
 
-/// Characters that end a URL's authority (`user:password@host:port`): the path, the query, the fragment, or the end
-/// of the word.
-fn ends_authority(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '/' | '?' | '#')
+/// True when the `"` at byte `i` closes a JSON string (`"...",` `"...}` `"...]` `"...":`, or at the end): a secret
+/// inside a JSON text ends there, and the JSON stays whole. A `"` inside a value is escaped (`\"`) or followed by
+/// more of the value.
+fn closes_json_string(text: &str, i: usize) -> bool {
+    let bytes = text.as_bytes();
+    bytes[i] == b'"'
+        && (i == 0 || bytes[i - 1] != b'\\')
+        && bytes.get(i + 1).is_none_or(|next| matches!(next, b',' | b'}' | b']' | b':') || next.is_ascii_whitespace())
+}
+
+/// Where a URL's authority (`user:password@host:port`) that starts `after` ends: at the path, the query, the
+/// fragment, the end of the word, or the end of the JSON string around it.
+fn authority_len(after: &str) -> usize {
+    after
+        .char_indices()
+        .find(|&(i, c)| c.is_whitespace() || matches!(c, '/' | '?' | '#') || closes_json_string(after, i))
+        .map_or(after.len(), |(i, _)| i)
 }
 
 fn redact_url_credentials(text: &str) -> String {
@@ -40,7 +53,7 @@ fn redact_url_credentials(text: &str) -> String {
         let authority_start = scheme_end + 3;
         out.push_str(&rest[..authority_start]);
         let after = &rest[authority_start..];
-        let authority_len = after.find(ends_authority).unwrap_or(after.len());
+        let authority_len = authority_len(after);
         let authority = &after[..authority_len];
         match authority.rfind('@').map(|at| (&authority[..at], &authority[at..])) {
             Some((credentials, host)) if credentials.contains(':') => {
@@ -63,7 +76,6 @@ fn redact_url_credentials(text: &str) -> String {
 fn is_secret_key(key: &str) -> bool {
     let key = key.trim_start_matches('-').to_ascii_lowercase();
     ["password", "passwd", "pwd", "secret", "token"].iter().any(|secret| key.ends_with(secret))
-        || matches!(key.as_str(), "pass" | "pw")
 }
 
 fn is_key_char(c: char) -> bool {
@@ -94,9 +106,12 @@ fn value_end(chars: &[char], start: usize, in_url_query: bool) -> usize {
     }
     while i < chars.len() {
         let c = chars[i];
+        let closes_json = c == '"'
+            && chars.get(i.wrapping_sub(1)) != Some(&'\\')
+            && chars.get(i + 1).is_none_or(|n| matches!(n, ',' | '}' | ']' | ':') || n.is_whitespace());
         let ends = c.is_whitespace()
             || c == '&'
-            || (in_url_query && c == '#')
+            || (in_url_query && (c == '#' || closes_json))
             || (!in_url_query && matches!(c, ';' | '\'' | '"' | '}' | ')' | ']' | ','));
         if ends {
             break;
@@ -136,7 +151,9 @@ fn redact_key_values(text: &str) -> String {
                     value_start += 1;
                 }
                 let end = value_end(&chars, value_start, in_url_query);
-                if end > value_start {
+                // A JSON key's value is a secret only as a string: numbers, booleans and null stay (and stay JSON).
+                let json_non_string = quoted_key && !matches!(chars.get(value_start), Some('"'));
+                if end > value_start && !json_non_string {
                     out.extend(&chars[i..value_start]);
                     let quote = chars[value_start];
                     if matches!(quote, '"' | '\'') && end - value_start >= 2 && chars[end - 1] == quote {
@@ -163,12 +180,15 @@ struct Word {
     end: usize,
 }
 
-/// The whitespace-separated words of `text`, with byte positions.
+/// The words of `text`, with byte positions: separated by white space, and by the commas of a compact JSON array
+/// (`"mysql","-pX"`).
 fn words(text: &str) -> Vec<Word> {
+    let bytes = text.as_bytes();
+    let json_comma = |i: usize| bytes[i] == b',' && i > 0 && bytes[i - 1] == b'"' && bytes.get(i + 1) == Some(&b'"');
     let mut words = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices() {
-        match (c.is_whitespace(), start) {
+        match (c.is_whitespace() || json_comma(i), start) {
             (true, Some(s)) => {
                 words.push(Word { start: s, end: i });
                 start = None;
@@ -183,9 +203,22 @@ fn words(text: &str) -> Vec<Word> {
     words
 }
 
-/// A word without the quotes and shell punctuation around it.
+/// True for the quotes and punctuation that may wrap a word of a command line, a script or a JSON array.
+fn wraps(c: char) -> bool {
+    matches!(c, '\'' | '"' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | '`' | '|' | '&')
+}
+
+/// A word without the quotes and punctuation around it.
 fn bare(word: &str) -> &str {
-    word.trim_matches(|c: char| matches!(c, '\'' | '"' | '(' | ')' | ';' | '`' | '|' | '&'))
+    word.trim_matches(wraps)
+}
+
+/// The byte range of `words[k]` without its wrapping quotes and punctuation.
+fn inner_span(text: &str, word: &Word) -> (usize, usize) {
+    let raw = &text[word.start..word.end];
+    let lead = raw.len() - raw.trim_start_matches(wraps).len();
+    let start = word.start + lead;
+    (start, start + bare(raw).len())
 }
 
 /// The client family a word starts, by its program name (a path's last part).
@@ -198,7 +231,9 @@ enum Client {
 }
 
 fn client(word: &str) -> Option<Client> {
-    let name = bare(word).rsplit('/').next().unwrap_or_default().to_ascii_lowercase();
+    // The program's name: a path's last part, or the end of a JSON text (`"command":"mysql`).
+    let name = bare(word).rsplit(['/', '"', '\'', ':', '=', ',', '(', '[', '{']).next().unwrap_or_default();
+    let name = name.to_ascii_lowercase();
     let name = name.strip_suffix(".exe").unwrap_or(&name);
     match name {
         "mysql" | "mariadb" | "mysqldump" | "mariadb-dump" | "mysqladmin" | "mariadb-admin" | "mysqlimport"
@@ -218,81 +253,77 @@ fn ends_command(word: &str) -> bool {
     matches!(word, "|" | "||" | "&&" | ";" | "&") || word.ends_with(';')
 }
 
-/// The range of an Oracle `user/password@db` word to hide: the password between `/` and `@` (or the end).
-fn oracle_password(word: &str) -> Option<(usize, usize)> {
-    let inner_start = word.len() - word.trim_start_matches(['\'', '"']).len();
-    let inner = bare(word);
-    let inner_start = inner_start.min(word.len());
+/// The range, within a bare word, of an Oracle `user/password@db` password: between `/` and `@` (or the end).
+fn oracle_password(inner: &str) -> Option<(usize, usize)> {
     let slash = inner.find('/')?;
     let user = &inner[..slash];
-    if user.is_empty() || user.starts_with(['@', '.', '~', '-']) || user.contains('=') && !user.contains("userid=") {
+    let user = user.strip_prefix("userid=").or_else(|| user.strip_prefix("USERID=")).unwrap_or(user);
+    let identifier = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '#' | '"');
+    if user.is_empty()
+        || !user.starts_with(|c: char| c.is_ascii_alphabetic() || c == '"')
+        || !user.chars().all(identifier)
+    {
         return None;
     }
     let password_end = inner[slash + 1..].find('@').map_or(inner.len(), |at| slash + 1 + at);
-    (password_end > slash + 1).then_some((inner_start + slash + 1, inner_start + password_end))
+    (password_end > slash + 1).then_some((slash + 1, password_end))
 }
 
 fn redact_command_words(text: &str) -> String {
     let words = words(text);
     let word_at = |k: usize| words.get(k).map(|w| &text[w.start..w.end]).unwrap_or_default();
-    let whole = |k: usize| (words[k].start, words[k].end);
+    let span = |k: usize| inner_span(text, &words[k]);
     // Byte ranges of text to replace with `***`.
     let mut hidden: Vec<(usize, usize)> = Vec::new();
     let mut current: Option<Client> = None;
-    let mut i = 0;
-    while i < words.len() {
-        let word = word_at(i);
-        let lower = bare(word).to_ascii_lowercase();
+    for i in 0..words.len() {
+        let raw = word_at(i);
+        let (inner_start, inner_end) = span(i);
+        let inner = &text[inner_start..inner_end];
+        let lower = inner.to_ascii_lowercase();
         let has_next = i + 1 < words.len();
-        if let Some(started) = client(word) {
+        // A new JSON key (`"command":`) ends whatever command came before it.
+        if raw.contains("\":") {
+            current = None;
+        }
+        if let Some(started) = client(raw) {
             current = Some(started);
         }
         match current {
-            Some(Client::MySql) if word.starts_with("-p") && word.len() > 2 && !word.starts_with("--") => {
-                hidden.push((words[i].start + 2, words[i].end));
+            Some(Client::MySql) if inner.starts_with("-p") && inner.len() > 2 && !inner.starts_with("--") => {
+                hidden.push((inner_start + 2, inner_end));
             }
-            Some(Client::SqlServer) if word == "-P" && has_next => {
-                hidden.push(whole(i + 1));
-                i += 1;
+            Some(Client::SqlServer) if inner == "-P" && has_next => hidden.push(span(i + 1)),
+            Some(Client::SqlServer) if inner.starts_with("-P") && inner.len() > 2 => {
+                hidden.push((inner_start + 2, inner_end));
             }
-            Some(Client::SqlServer) if word.starts_with("-P") && word.len() > 2 => {
-                hidden.push((words[i].start + 2, words[i].end));
-            }
-            Some(Client::Essbase) if word == "-l" && i + 2 < words.len() => {
-                hidden.push(whole(i + 2));
-                i += 2;
-            }
-            Some(Client::Oracle) if client(word) != Some(Client::Oracle) => {
-                if let Some((start, end)) = oracle_password(word) {
-                    hidden.push((words[i].start + start, words[i].start + end));
+            Some(Client::Essbase) if inner == "-l" && i + 2 < words.len() => hidden.push(span(i + 2)),
+            Some(Client::Oracle) if client(raw) != Some(Client::Oracle) => {
+                if let Some((start, end)) = oracle_password(inner) {
+                    hidden.push((inner_start + start, inner_start + end));
                 }
             }
             _ => {}
         }
         // Forms that need no client: `--password x`, `IDENTIFIED BY x`, MaxL's `login user pw on host`.
         match lower.as_str() {
-            "--password" | "-password" | "--passwd" | "--pass" if has_next => {
-                hidden.push(whole(i + 1));
-                i += 1;
-            }
+            "--password" | "-password" | "--passwd" | "--pass" if has_next => hidden.push(span(i + 1)),
             "identified" if i + 2 < words.len() && bare(word_at(i + 1)).eq_ignore_ascii_case("by") => {
-                hidden.push(whole(i + 2));
-                i += 2;
+                hidden.push(span(i + 2))
             }
             "login" if i + 3 < words.len() && bare(word_at(i + 3)).eq_ignore_ascii_case("on") => {
-                hidden.push(whole(i + 2));
-                i += 3;
+                hidden.push(span(i + 2))
             }
             _ => {}
         }
-        if ends_command(word_at(i)) {
+        if ends_command(raw) {
             current = None;
         }
-        i += 1;
     }
     if hidden.is_empty() {
         return text.to_string();
     }
+    hidden.sort_unstable();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (start, end) in hidden {
@@ -300,13 +331,13 @@ fn redact_command_words(text: &str) -> String {
             continue;
         }
         out.push_str(&text[at..start]);
-        // A quoted word keeps its quotes, a statement its semicolon.
+        // A secret inside a JSON string ends with it: the rest of the text stays JSON.
+        let end = (start + 1..end).find(|&i| closes_json_string(text, i)).unwrap_or(end);
+        // A quoted password keeps its opening quote (`-p'***'`); the closing one is outside the range.
         let secret = &text[start..end];
-        let kept_start = secret.len() - secret.trim_start_matches(['\'', '"']).len();
-        let kept_end = secret.trim_end_matches(['\'', '"', ';']).len().max(kept_start);
-        out.push_str(&secret[..kept_start]);
+        let kept = secret.len() - secret.trim_start_matches(['\'', '"']).len();
+        out.push_str(&secret[..kept]);
         out.push_str(HIDDEN);
-        out.push_str(&secret[kept_end..]);
         at = end;
     }
     out.push_str(&text[at..]);
@@ -390,10 +421,32 @@ mod tests {
             ("  db_password: 'hunter2'", "  db_password: '***'"),
             ("mongosh --password hunter2 --host db", "mongosh --password *** --host db"),
             ("client_secret=hunter2", "client_secret=***"),
+            ("[\"mysql\", \"-uroot\", \"-phunter2\", \"db\"]", "[\"mysql\", \"-uroot\", \"-p***\", \"db\"]"),
+            ("(sqlcmd -P hunter2)", "(sqlcmd -P ***)"),
         ];
         for (text, redacted) in cases {
             assert_eq!(redact_secrets(text), redacted, "{text}");
             assert!(!redact_secrets(text).contains("hunter2") && !redact_secrets(text).contains("ter2"), "{text}");
+        }
+    }
+
+    /// `results show --json` redacts its whole text: it must stay JSON.
+    #[test]
+    fn redacted_json_is_still_json() {
+        let document = serde_json::json!({
+            "command": "mysql -uroot -phunter2 test; sqlplus scott/hunter2@orcl",
+            "argv": ["sqlcmd", "-P", "hunter2", "--password", "hunter2"],
+            "password": "hunter2",
+            "pass": 2,
+            "access_token": null,
+            "url": "postgres://u:Co,mma'4@h/db?password=x;y",
+        });
+        for text in [document.to_string(), serde_json::to_string_pretty(&document).unwrap()] {
+            assert!(text.contains("hunter2"));
+            let redacted = redact_secrets(&text);
+            let back: serde_json::Value = serde_json::from_str(&redacted).unwrap_or_else(|e| panic!("{e}: {redacted}"));
+            assert!(!redacted.contains("hunter2") && !redacted.contains("mma'4"), "{redacted}");
+            assert_eq!(back["pass"], 2);
         }
     }
 
@@ -406,6 +459,7 @@ mod tests {
             "Login failed for user 'sa'.",
             "FATAL: password authentication failed for user \"bob\"",
             "sqlplus /nolog @script.sql",
+            "{\"pass\": 2, \"password_rounds\": 3, \"db_password\": null, \"token\": 17}",
             "cp -P a b",
             "tar -C /data/x -xf a.tar",
             "user:name@host",
