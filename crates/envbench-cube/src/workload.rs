@@ -323,6 +323,10 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
         }
         _ => {}
     }
+    // The storage under test: a pseudo file system (/proc) or devtmpfs (/dev) holds no cube.
+    if let Some(existing) = args.dir.ancestors().find(|d| d.is_dir()) {
+        envbench_io::check_directory(existing).map_err(|e| usage(format!("--dir: {e}")))?;
+    }
     // Directories holding files envbench did not make are refused now, before a run exists.
     crate::places::check(&config.cube_dir, crate::places::Place::Cube)?;
     crate::places::check(&config.data_dir, crate::places::Place::Data)?;

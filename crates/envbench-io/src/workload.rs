@@ -296,7 +296,7 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
     if duration > MAX_SUSTAINED {
         return Err(usage(format!(
             "--sustained {}: give at most {}h; a longer soak is several runs",
-            format_duration(duration),
+            args.sustained.as_deref().unwrap_or_default().trim(),
             MAX_SUSTAINED.as_secs() / 3600
         )));
     }

@@ -51,6 +51,17 @@ impl Workload for SysinfoWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = SysinfoArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        // The storage of a directory or a file (a database's own file); a FIFO or a device has none to describe.
+        if let Ok(metadata) = std::fs::metadata(&args.path)
+            && !metadata.is_dir()
+            && !metadata.is_file()
+        {
+            return Err(WorkloadError::usage(format!(
+                "--path {}: a FIFO, socket or device, not a data directory; give the directory your database's \
+                 files are in",
+                envbench_core::text::printable(&args.path.display().to_string())
+            )));
+        }
         Ok(Plan::Run(Box::new(SysinfoRun { path: args.path, save: args.save })))
     }
 

@@ -12,6 +12,10 @@ impl StoreLocation {
     /// Interpret a `--store` (or `push --to`) value: `postgres://` and `postgresql://` URLs name a server, a path names
     /// a file, and anything else of the form `scheme://...` is refused, so a mistyped URL never becomes a file.
     pub fn parse(text: &str) -> Result<StoreLocation, StoreError> {
+        if text.trim().is_empty() {
+            // SQLite would open an empty name as a temporary database that vanishes with the process.
+            return Err(StoreError::NotAFile { location: "''".into(), what: "an empty name" });
+        }
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             return Ok(StoreLocation::Postgres(text.to_string()));
         }
@@ -70,6 +74,13 @@ mod tests {
         assert_eq!(StoreLocation::parse("postgres://bob:secret@h/db").unwrap().display(), "postgres://bob:***@h/db");
         assert_eq!(StoreLocation::parse("postgres://h/db").unwrap().display(), "postgres://h/db");
         assert_eq!(StoreLocation::parse("results:2026.db").unwrap(), StoreLocation::Sqlite("results:2026.db".into()));
+    }
+
+    #[test]
+    fn an_empty_name_is_no_store() {
+        // SQLite would open it as a temporary database: `push --to ''` once "pushed" runs into nothing.
+        assert!(matches!(StoreLocation::parse(""), Err(StoreError::NotAFile { .. })));
+        assert!(matches!(StoreLocation::parse("  "), Err(StoreError::NotAFile { .. })));
     }
 
     #[test]

@@ -118,9 +118,9 @@ pub struct ListArgs {
     /// Only runs on this host name.
     #[arg(long)]
     pub host: Option<String>,
-    /// At most this many runs.
-    #[arg(long)]
-    pub limit: Option<usize>,
+    /// At most this many runs (1 or more).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

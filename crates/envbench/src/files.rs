@@ -108,6 +108,10 @@ impl OutputFile {
                         envbench_core::text::printable(&parent.display().to_string())
                     )));
                 }
+                // `/dev/sda` where there is no such disk would become a regular file among the devices.
+                if let Err(error) = envbench_io::check_directory(parent) {
+                    return Err(usage(format!("{option} {shown}: {error}; choose another {option}")));
+                }
                 return Ok(OutputFile { path: path.to_path_buf(), stream: false });
             }
             Err(e) => return Err(usage(format!("{option} {shown}: {e}; choose another {option}"))),

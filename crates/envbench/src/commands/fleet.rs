@@ -272,6 +272,14 @@ fn words_after_subcommands(root: &clap::Command, words: &[String], path: &[&str]
 
 /// `envbench agent --fleet ID --name NAME`.
 pub fn agent(store: &StoreLocation, args: AgentArgs) -> anyhow::Result<ExitCode> {
+    // A fleet's id is the UUID its coordinator printed: anything else cannot be one, so no waiting for it to appear.
+    if uuid::Uuid::parse_str(&args.fleet).is_err() {
+        return Err(crate::usage(format!(
+            "--fleet '{}' is not a fleet id; give the id `envbench fleet` printed (a UUID)",
+            envbench_core::text::printable(&args.fleet)
+        )));
+    }
+    envbench_core::text::check_name("--name", &args.name).map_err(crate::usage)?;
     let mut board = Board::open(store, &args.fleet, &args.name)?;
     let spec = envbench_fleet::join(&mut board)?;
     if !spec.agents.contains(&args.name) {

@@ -107,7 +107,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
         label: args.label,
         tags: parse_tags(&args.tags)?,
         host: args.host,
-        limit: args.limit,
+        limit: args.limit.map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
     };
     let store = store(location, false)?;
     let runs = store.list_runs(&filter)?;
