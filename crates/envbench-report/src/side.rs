@@ -101,6 +101,17 @@ pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportE
 /// Resolve several sides, renaming repeats so every side's name is unique.
 pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, ReportError> {
     let mut sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
+    // Two sides of the very same runs compare nothing with anything: a verdict of "unchanged" would be empty.
+    let run_set =
+        |side: &Side| side.runs.iter().map(|r| r.summary.uuid.clone()).collect::<std::collections::BTreeSet<_>>();
+    for (later, side) in sides.iter().enumerate().skip(1) {
+        if let Some(earlier) = sides[..later].iter().find(|earlier| run_set(earlier) == run_set(side)) {
+            return Err(ReportError::BadSide(format!(
+                "'{}' and '{}' are the same runs; compare runs of different environments or settings",
+                earlier.name, side.name
+            )));
+        }
+    }
     unique_names(&mut sides);
     Ok(sides)
 }

@@ -82,6 +82,7 @@ pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>, WorkloadE
     for tag in tags {
         check_name("--tag", tag)?;
         let (key, value) = parse_tag(&redact_secrets(tag)).map_err(WorkloadError::usage)?;
+        check_name("--tag's key", &key)?;
         if parsed.insert(key.clone(), value).is_some() {
             return Err(WorkloadError::usage(format!("--tag {key} is given twice; give each tag once")));
         }

@@ -537,9 +537,22 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
     let sshd = Sshd::start(&keys);
     let dir = scratch("fleet", "ssh");
     let config = sshd.config();
-    let output = envbench(
-        &store,
-        &[
+    // Secrets the agents need (the store's password, a database password) must never be on ssh's command line,
+    // where `ps` on either host shows them: a wrapper logs every argv ssh is given, then runs the real ssh.
+    let wrapper_dir = scratch("fleet", "ssh-wrapper");
+    let argv_log = wrapper_dir.join("argv.log");
+    let wrapper = wrapper_dir.join("ssh");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec /usr/bin/ssh \"$@\"\n", argv_log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", wrapper_dir.display(), std::env::var("PATH").unwrap_or_default());
+    // Trust authentication accepts any password: the store URL can carry one.
+    let secret_store = store.replacen("postgres@", "postgres:store-secret@", 1);
+    let output = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args([
             "fleet",
             "--ssh-config",
             config.to_str().unwrap(),
@@ -558,8 +571,18 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
             "--duration",
             "500ms",
             "--json",
-        ],
-    );
+        ])
+        .env("ENVBENCH_STORE", &secret_store)
+        .env("PGPASSWORD", "pg-env-secret")
+        .env("PATH", &path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let argv = std::fs::read_to_string(&argv_log).expect("ssh was run through the wrapper");
+    assert!(argv.contains("agent --fleet"), "{argv}");
+    for secret in ["store-secret", "pg-env-secret", "postgres://"] {
+        assert!(!argv.contains(secret), "{secret} is on ssh's command line:\n{argv}");
+    }
     let fleet = fleet_id(&output);
     let (merged, agents) = fleet_runs(&store, &fleet);
     let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();

@@ -59,18 +59,56 @@ fn user_directory(root: &Path) -> PathBuf {
 }
 
 fn run_in(cwd: &Path, store: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_envbench"))
+    run_bounded(cwd, store, args, Duration::from_secs(600)).expect("the binary ends")
+}
+
+/// Run the binary in `cwd`, killed after `limit`: `None` when it hung.
+fn run_bounded(cwd: &Path, store: &Path, args: &[&str], limit: Duration) -> Option<std::process::Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
         .args(args)
         .current_dir(cwd)
         .env("ENVBENCH_STORE", store)
         .env("NO_COLOR", "1")
         .env("XDG_DATA_HOME", cwd.join("xdg"))
-        .output()
-        .expect("the binary runs")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Read both pipes while waiting, so a chatty child never blocks on a full pipe.
+    let mut out_pipe = child.stdout.take().unwrap();
+    let mut err_pipe = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out_pipe, &mut bytes);
+        bytes
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err_pipe, &mut bytes);
+        bytes
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    status.map(|status| std::process::Output { status, stdout, stderr })
 }
 
+/// The most a bad input may take before it counts as a hang: every refusal comes before any work.
+const REFUSAL_LIMIT: Duration = Duration::from_secs(60);
+
 #[test]
-fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
+fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
     let root = scratch("safety", "battery");
     let store = root.join("results.db");
     let user = user_directory(&root);
@@ -82,6 +120,7 @@ fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
     std::fs::create_dir_all(&work).unwrap();
     let w = work.to_str().unwrap();
     let store_dir = root.to_str().unwrap();
+    let store_file = store.to_str().unwrap();
     let huge_matrix = root.join("huge.toml");
     let values: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
     std::fs::write(
@@ -94,12 +133,33 @@ fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
     .unwrap();
     let bad_suite = root.join("bad.toml");
     std::fs::write(&bad_suite, "[disk]\nquick = true\n\n[diks]\nsize = \"1g\"\n").unwrap();
+    // A suite file far larger than any suite (D14: such files were read whole).
+    let big_suite = root.join("big.toml");
+    std::fs::write(&big_suite, format!("# {}\n", "x".repeat(2 << 20))).unwrap();
+    // A FIFO no one writes to (D14: reading it blocked forever).
+    let fifo = root.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    // 1100 hosts (D15: each became an ssh process at once).
+    let many_hosts = root.join("hosts.txt");
+    std::fs::write(&many_hosts, (1..=1100).map(|i| format!("host{i}\n")).collect::<String>()).unwrap();
+    let many_hosts = many_hosts.to_str().unwrap();
     let long_label = "x".repeat(300);
     let many_threads: String = (1..=20).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
-    let (huge, bad) = (huge_matrix.to_str().unwrap(), bad_suite.to_str().unwrap());
+    let seventy: String = (1..=70).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let thousand: String = (1..=1000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let (huge, bad, big) = (huge_matrix.to_str().unwrap(), bad_suite.to_str().unwrap(), big_suite.to_str().unwrap());
+    let mut seventy_tests = vec!["disk", "--dir", w];
+    seventy_tests.extend(std::iter::repeat_n(["--test", "rnd:4k:q1:t1:read"], 70).flatten());
+    let mut two_thousand_tests = vec!["disk", "--dir", w];
+    two_thousand_tests.extend(std::iter::repeat_n(["--test", "seq:1m:q1:t1:read"], 2000).flatten());
 
-    // One stored run to show, compare and push.
-    assert!(envbench(&store, &["sysinfo", "--save", "--path", w]).status.success());
+    // Stored runs to show, compare and push: a fingerprint, and timed steps whose results match nothing of it.
+    assert!(envbench(&store, &["sysinfo", "--save", "--path", w, "--label", "fp"]).status.success());
+    let steps =
+        envbench(&store, &["exec", "--dir", w, "--name", "t", "--repeat", "1", "--step", "a=true", "--label", "ex"]);
+    assert!(steps.status.success(), "{}", stderr(&steps));
     let before = checksums(&user);
 
     #[rustfmt::skip]
@@ -123,7 +183,7 @@ fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
         (vec!["frobnicate"], 2, "unrecognized subcommand"),
         (vec!["compare", "onlyone"], 2, "SIDE"),
         (vec!["compare", "nosuchlabel", "other"], 2, "nosuchlabel"),
-        (vec!["report", "-o", "/no/such/dir/report.html"], 1, "cannot write the report"),
+        (vec!["report", "-o", "/no/such/dir/report.html"], 2, "cannot write the file there"),
         (vec!["serve", "--listen", "nonsense"], 2, "nonsense"),
         (vec!["serve", "--listen", "127.0.0.1:99999"], 2, "127.0.0.1:99999"),
         // sysinfo.
@@ -229,12 +289,158 @@ fn a_hundred_bad_inputs_end_in_clear_errors_and_change_nothing() {
         (vec!["run", "--dir", "/no/such"], 2, "not a directory"),
         (vec!["run", "--suite", "quick", "--resume", "--dir", w], 2, "nothing to resume"),
         (vec!["run", "--dir", w, "--label", "bell\x07"], 2, "control character"),
+        // D3: files envbench writes only where it may.
+        (vec!["report", "-o", file], 2, "add --force to replace it"),
+        (vec!["report", "-o", store_file], 2, "is the results store being read"),
+        (vec!["report", "-o", store_file, "--force"], 2, "even with --force"),
+        (vec!["report", "-o", w], 2, "is a directory"),
+        (vec!["report", "-o", "/dev/envbench-no-such-disk"], 2, "devtmpfs"),
+        (vec!["report", "-o", "/proc/envbench.html"], 2, "pseudo file system"),
+        (vec!["report", "-o", fifo, "label:fp", "label:nosuch"], 2, "label:nosuch"),
+        (vec!["results", "export", "--format", "csv", "-o", file], 2, "add --force to replace it"),
+        (vec!["results", "export", "--format", "json", "-o", store_file], 2, "is the results store being read"),
+        (vec!["results", "export", "--format", "tsv", "-o", store_file, "--force"], 2, "even with --force"),
+        (vec!["results", "export", "--format", "json", "-o", w], 2, "is a directory"),
+        (vec!["results", "export", "--format", "json", "-o", "/dev/sdz9"], 2, "devtmpfs"),
+        (vec!["results", "export", "--format", "json", "--force"], 2, "--output"),
+        (vec!["run", "--suite", "quick", "--dir", w, "--report", file], 2, "add --force to replace it"),
+        (vec!["run", "--suite", "quick", "--dir", w, "--report", store_file], 2, "is the results store being read"),
+        (vec!["run", "--suite", "quick", "--dir", w, "--report", w], 2, "is a directory"),
+        (vec!["run", "--suite", "quick", "--dir", w, "--report", "/no/such/dir/r.html"], 2, "cannot write the file there"),
+        // D14: what is not a regular file is not read.
+        (vec!["run", "--suite", fifo, "--dir", w], 2, "not a regular file"),
+        (vec!["run", "--suite", "/dev/zero", "--dir", w], 2, "not a regular file"),
+        (vec!["run", "--suite", w, "--dir", w], 2, "not a regular file"),
+        (vec!["run", "--suite", big, "--dir", w], 2, "larger than such a file can be"),
+        (vec!["run", "--suite", file, "--dir", w], 2, "TOML parse error"),
+        (vec!["fleet", "--hosts", fifo, "disk", "--dir", w], 2, "not a regular file"),
+        (vec!["fleet", "--hosts", "/dev/zero", "disk", "--dir", w], 2, "not a regular file"),
+        (vec!["fleet", "--hosts", w, "disk", "--dir", w], 2, "not a regular file"),
+        (vec!["--store", fifo, "results", "list"], 2, "a device or special file"),
+        (vec!["--store", "/dev/zero", "results", "list"], 2, "a device or special file"),
+        (vec!["sysinfo", "--path", fifo], 2, "a FIFO, socket or device"),
+        (vec!["sysinfo", "--path", "/dev/zero"], 2, "a FIFO, socket or device"),
+        // D17 and friends: stores named wrongly.
+        (vec!["--store", "postgres:/host/db", "results", "list"], 2, "without the // after 'postgres:'"),
+        (vec!["--store", "postgresql:host/db", "sysinfo", "--save"], 2, "without the //"),
+        (vec!["--store", "sqlite:results.db", "results", "list"], 2, "without the //"),
+        (vec!["push", "--to", ""], 2, "an empty name"),
+        (vec!["push", "--to", "postgres:/x"], 2, "without the //"),
+        (vec!["push", "--to", store_file], 2, "the store being pushed from"),
+        (vec!["push", "--to", "mysql://root:Co,mma'x@db/test"], 2, "mysql://root:***@db/test"),
+        // D16: nonsense in the commands that read results.
+        (vec!["results", "list", "--workload", "nosuch"], 2, "no such workload"),
+        (vec!["results", "list", "--limit", "0"], 2, "--limit"),
+        (vec!["results", "list", "--label", "x", "--limit", "-3"], 2, "--limit"),
+        (vec!["results", "show", ""], 1, "no run matches ''"),
+        (vec!["results", "show", "\x1b[2J"], 1, "no run matches '\\x1b[2J'"),
+        (vec!["compare", "label:fp", "label:ex"], 1, "no result in common"),
+        (vec!["compare", "label:fp", "label:fp"], 2, "are the same runs"),
+        (vec!["compare", "label:nosuch", "label:ex"], 2, "label:nosuch"),
+        (vec!["compare", "--json", "--markdown", "label:fp", "label:ex"], 2, "--markdown"),
+        (vec!["report", "nosuchside"], 2, "nosuchside"),
+        (vec!["serve", "--listen", ""], 2, "cannot serve on"),
+        (vec!["serve", "--listen", "0.0.0.0:99999"], 2, "invalid port"),
+        (vec!["agent", "--fleet", "nosuch", "--name", "a"], 2, "is not a fleet id"),
+        (vec!["agent", "--fleet", "", "--name", "a"], 2, "is not a fleet id"),
+        (vec!["agent", "--fleet", "6f1c0c3e-3c1a-4c47-9b53-3ad0c5e6a2d1", "--name", "a\x1b]0;x\x07"], 2, "control character"),
+        // D12: names that would print as something else.
+        (vec!["sysinfo", "--label", "\u{202e}evil", "--save"], 2, "U+202E"),
+        (vec!["sysinfo", "--label", "a\u{2066}b", "--save"], 2, "U+2066"),
+        (vec!["sysinfo", "--label", "\u{200b}\u{200b}", "--save"], 2, "only invisible characters"),
+        (vec!["sysinfo", "--label", "   ", "--save"], 2, "only invisible characters"),
+        (vec!["sysinfo", "--label", "one\u{2028}two", "--save"], 2, "U+2028"),
+        (vec!["sysinfo", "--label", "csi\u{9b}2J", "--save"], 2, "control character (\\x9b)"),
+        (vec!["sysinfo", "--tag", "k=\u{202e}v", "--save"], 2, "U+202E"),
+        (vec!["sysinfo", "--tag", "\u{feff}=v", "--save"], 2, "--tag's key is empty or only invisible characters"),
+        (vec!["sysinfo", "--sample-interval", "0s", "--save"], 2, "--sample-interval must be from 10ms"),
+        (vec!["sysinfo", "--sample-interval", "100000h", "--save"], 2, "--sample-interval must be from 10ms"),
+        (vec!["run", "--dir", w, "--label", "\u{202e}x"], 2, "U+202E"),
+        (vec!["run", "--dir", w, "--tag", "a=1", "--tag", "a=2"], 2, "given twice"),
+        (vec!["run", "--dir", w, "--resume", "--dry-run"], 2, "cannot be used with"),
+        // D15 and D16: disk.
+        (vec!["disk", "--dir", w, "--interval", "100000h"], 2, "--interval 100000h: give from 0s to 1h"),
+        (vec!["disk", "--dir", w, "--duration", "100000h"], 2, "--duration 100000h: give from 100ms to 1h"),
+        (vec!["disk", "--dir", w, "--duration", "1ns"], 2, "--duration 1ns: give from 100ms"),
+        (vec!["disk", "--dir", w, "--sustained", "100000h"], 2, "--sustained 100000h: give at most 72h"),
+        (vec!["disk", "--dir", w, "--sustained", "5s"], 2, "give at least 10s"),
+        (vec!["disk", "--dir", w, "--sustained", "10s", "--runs", "2"], 2, "--runs does not apply to --sustained"),
+        (vec!["disk", "--dir", w, "--sustained", "10s", "--test", "rnd:4k:q1:t1:read"], 2, "--sustained measures writes"),
+        (vec!["disk", "--dir", w, "--precondition"], 2, "add --sustained"),
+        (seventy_tests.clone(), 2, "70 --test options are more than 64"),
+        (two_thousand_tests.clone(), 2, "2000 --test options are more than 64"),
+        (vec!["disk", "--dir", w, "--profile", "commit", "--runs", "0"], 2, "--runs does not apply to --profile commit"),
+        (vec!["disk", "--dir", w, "--profile", "commit", "--runs", "2"], 2, "--runs does not apply to --profile commit"),
+        (vec!["disk", "--dir", w, "--profile", "commit", "--interval", "1s"], 2, "--interval does not apply"),
+        (vec!["disk", "--dir", w, "--profile", "commit", "--cross-check", "fio"], 2, "cross-checks with pg_test_fsync"),
+        (vec!["disk", "--dir", w, "--profile", "commit", "--duration", "100000h"], 2, "give from 100ms to 1h"),
+        (vec!["disk", "--dir", "/dev"], 2, "devtmpfs"),
+        (vec!["disk", "--dir", "/dev/shm/../../proc"], 2, "pseudo file system"),
+        (vec!["disk", "--dir", "/sys/kernel"], 2, "sysfs"),
+        (vec!["disk", "--dir", fifo], 2, "is not a directory"),
+        (vec!["disk", "--dir", w, "--write-sync", "fsync:0"], 2, "fsync:0"),
+        (vec!["disk", "--dir", w, "--write-sync", "fsync:99999999999"], 2, "fsync:99999999999"),
+        (vec!["disk", "--dir", w, "--test", "rnd:4k:q100000:t1:read"], 2, "queue depth"),
+        (vec!["disk", "--dir", w, "--test", "rnd:4k:q1:t100000:read"], 2, "thread count"),
+        (vec!["disk", "--dir", w, "--test", "rnd:0:q1:t1:read"], 2, "block size"),
+        (vec!["disk", "--dir", w, "--test", "rnd:2g:q1:t1:read"], 2, "block size"),
+        (vec!["disk", "--dir", w, "--test", "rnd:4k:q1:t1:mix150"], 2, "mix150"),
+        (vec!["disk", "--dir", w, "--size", "1p"], 2, "--size"),
+        (vec!["disk", "--dir", w, "--size", "99999999999999999999"], 2, "--size"),
+        (vec!["disk", "--dir", w, "--label", ""], 2, "--label is empty"),
+        (vec!["disk", "--dir", w, "--tag", "=v"], 2, "is not a tag"),
+        (vec!["disk", "--dir", w, "--json", "--label", "\u{202e}"], 2, "U+202E"),
+        // ranread.
+        (vec!["ranread", "--dir", "/dev"], 2, "devtmpfs"),
+        (vec!["ranread", "--dir", w, "--db", "postgres:/host/db"], 2, "not a PostgreSQL URL"),
+        (vec!["ranread", "--dir", w, "--max-jobs", "100000"], 2, "--max-jobs"),
+        (vec!["ranread", "--dir", w, "--target-latency", "0ms"], 2, "--target-latency"),
+        (vec!["ranread", "--dir", w, "--size", "1p"], 2, "--size"),
+        (vec!["ranread", "--dir", w, "--db", "postgres://u:Co,mma'4@127.0.0.1:1/x", "--jobs", "1"], 1, "postgres://u:***@127.0.0.1:1/x"),
+        // D15 and D16: cube.
+        (vec!["cube", "--dir", w, "--scale", "1e-12"], 2, "give a number from 0.001"),
+        (vec!["cube", "--dir", w, "--data-cache", "0"], 2, "--data-cache 0: give at least 4 MiB"),
+        (vec!["cube", "--dir", w, "--data-cache", "1k"], 2, "give at least 4 MiB"),
+        (vec!["cube", "--dir", w, "--calc-threads", "2,2,2"], 2, "--calc-threads: 2 is given twice"),
+        (vec!["cube", "--dir", w, "--restructure-threads", "1,1"], 2, "given twice"),
+        (vec!["cube", "--dir", w, "--load-threads", &seventy], 2, "70 settings are more than 64"),
+        (vec!["cube", "--dir", w, "--retrieval-users", &seventy], 2, "70 settings are more than 64"),
+        (vec!["cube", "--dir", w, "--retrieval-users", &thousand], 2, "--retrieval-users"),
+        (vec!["cube", "--dir", w, "--retrieval-users", "0"], 2, "--retrieval-users"),
+        (vec!["cube", "--dir", w, "--retrievals", "--retrieval-duration", "0s"], 2, "--retrieval-duration"),
+        (vec!["cube", "--dir", w, "--retrievals", "--retrieval-duration", "100000h"], 2, "--retrieval-duration"),
+        (vec!["cube", "--dir", w, "--retrievals-alone"], 2, "apply to retrievals"),
+        (vec!["cube", "--dir", w, "--fix-threads", "0"], 2, "--fix-threads"),
+        (vec!["cube", "--dir", w, "--repeat", "100000"], 2, "--repeat 100000"),
+        (vec!["cube", "--dir", w, "--seed", "-1"], 2, "--seed"),
+        (vec!["cube", "--dir", "/dev"], 2, "devtmpfs"),
+        (vec!["cube", "--dir", "/proc/self"], 2, "pseudo file system"),
+        (vec!["cube", "--dir", fifo], 2, "not a directory"),
+        // D15: fleets.
+        (vec!["fleet", "--hosts", many_hosts, "disk", "--dir", w], 2, "1100 hosts are more than a fleet over ssh starts (256"),
+        (vec!["fleet", "--transport", "local", "--agents", "0", "disk", "--dir", w], 2, "--agents 0"),
+        (vec!["fleet", "--transport", "local", "--agents", "5000", "disk", "--dir", w], 2, "--agents 5000"),
+        (vec!["fleet", "--transport", "ssh", "disk", "--dir", w], 2, "needs its hosts"),
+        (vec!["fleet", "--host", "-oProxyCommand=touch /tmp/x", "disk", "--dir", w], 2, "is not a host name"),
+        (vec!["fleet", "--host", "a", "--agents", "2", "disk", "--dir", w], 2, "--agents is for"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "--host", "a", "disk", "--dir", w], 2, "--host and --hosts are for"),
+        (vec!["fleet", "--transport", "carrier-pigeon", "disk", "--dir", w], 2, "carrier-pigeon"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "--prepare-timeout", "0s", "disk", "--dir", w], 2, "--prepare-timeout"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "exec", "--dir", w], 2, "exec"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "cube", "--dir", w], 2, "cube"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "disk", "--dir", w, "--label", "\x1b[2J"], 2, "control character"),
+        (vec!["fleet", "--transport", "external", "--agents", "2", "disk", "--dir", w], 2, "needs a store every host reaches"),
+        (vec!["fleet", "--host", "a", "disk", "--dir", w], 2, "needs a store every host reaches"),
+        (vec!["fleet", "--transport", "local", "--agents", "2"], 2, "requires a subcommand"),
     ];
-    assert!(cases.len() >= 100, "{} cases", cases.len());
+    assert!(cases.len() >= 250, "{} cases", cases.len());
     let mut failures = Vec::new();
     for (args, code, message) in &cases {
         let stored = runs(&store).len();
-        let output = run_in(&root, &store, args);
+        let Some(output) = run_bounded(&root, &store, args, REFUSAL_LIMIT) else {
+            failures.push(format!("{args:?}: hung (no end within {} s)", REFUSAL_LIMIT.as_secs()));
+            continue;
+        };
         let text = stderr(&output);
         if output.status.code() != Some(*code) || !text.contains(message) || text.contains("panicked") {
             failures.push(format!(
@@ -278,6 +484,26 @@ fn passwords_never_reach_the_store_or_the_screen() {
             "url=echo postgres://app:url-secret@db/x",
             "--step",
             "conninfo=echo host=db password=kv-secret dbname=x",
+            // D7: `,` `;` and `'` are legal in a URL's password.
+            "--step",
+            "comma=echo 'postgres://app:Co,mma-secret@db/x mysql://root:Semi;colon-secret@db/y'",
+            "--step",
+            "quote=echo \"postgres://app:Quo'te-secret@db/x?password=q,uery-secret&sslmode=off\"",
+            // D11: the forms database clients take passwords in.
+            "--step",
+            "spaced=echo 'host=db password = spaced-secret dbname=x'",
+            "--step",
+            "mysql=echo mysql -uroot -pmysql-secret test",
+            "--step",
+            "sqlplus=echo sqlplus -s scott/sqlplus-secret@orcl @run.sql",
+            "--step",
+            "sqlcmd=echo sqlcmd -S db -U sa -P sqlcmd-secret -i load.sql",
+            "--step",
+            "maxl=echo essmsh -l admin essmsh-secret -s essbase01 calc.msh; echo login admin maxl-secret on essbase01",
+            "--step",
+            "json=echo '{\"user\": \"app\", \"password\": \"json-secret\"}'",
+            "--step",
+            "yaml=echo 'password: yaml-secret'",
             "--setup",
             "PGPASSWORD=env-secret true",
             "--tag",
@@ -294,7 +520,26 @@ fn passwords_never_reach_the_store_or_the_screen() {
     let json = show(&store, &uuid).to_string();
     let raw = std::fs::read(&store).unwrap();
     let raw = String::from_utf8_lossy(&raw);
-    for secret in ["url-secret", "kv-secret", "env-secret", "tag-secret", "store-secret", "query-secret"] {
+    for secret in [
+        "url-secret",
+        "kv-secret",
+        "env-secret",
+        "tag-secret",
+        "store-secret",
+        "query-secret",
+        "mma-secret",
+        "colon-secret",
+        "te-secret",
+        "uery-secret",
+        "spaced-secret",
+        "mysql-secret",
+        "sqlplus-secret",
+        "sqlcmd-secret",
+        "essmsh-secret",
+        "maxl-secret",
+        "json-secret",
+        "yaml-secret",
+    ] {
         for (what, text) in [
             ("stdout", stdout(&output)),
             ("stderr", stderr(&output)),
@@ -576,11 +821,16 @@ fn a_full_disk_under_the_cube_is_reported_and_cleaned_up() {
         &dir.join("tiny"),
         "8m",
         &store,
-        &format!("{{bin}} cube --dir {{m}}/work --scale 1 > /dev/null 2> {d}/err2.txt; echo $? > {d}/code2.txt"),
+        &format!(
+            "{{bin}} cube --dir {{m}}/work --scale 1 > /dev/null 2> {d}/err2.txt; echo $? > {d}/code2.txt; \
+             ls -A {{m}} > {d}/left2.txt"
+        ),
     );
     let err = std::fs::read_to_string(dir.join("err2.txt")).unwrap();
     assert_eq!(std::fs::read_to_string(dir.join("code2.txt")).unwrap().trim(), "2", "{err}");
     assert!(err.contains("not enough free space for the cube"), "{err}");
+    // D17: the refusal came before anything was made.
+    assert_eq!(std::fs::read_to_string(dir.join("left2.txt")).unwrap().trim(), "", "the refusal left a directory");
 }
 
 #[test]
@@ -608,11 +858,25 @@ fn the_viewer_refuses_other_hosts() {
     };
     let good = request(&address);
     let rebound = request("rebind.attacker.example");
+    // D12: two Host headers are a bad request (RFC 9112 3.2), whichever comes first.
+    let two_hosts = {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "GET / HTTP/1.1\r\nHost: {address}\r\nHost: rebind.attacker.example\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut response).unwrap();
+        response
+    };
     server.kill().unwrap();
     server.wait().unwrap();
     assert!(good.starts_with("HTTP/1.1 200"), "{good}");
     assert!(good.to_ascii_lowercase().contains("x-content-type-options: nosniff"));
     assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
+    assert!(two_hosts.starts_with("HTTP/1.1 400"), "{two_hosts}");
+    assert!(two_hosts.to_ascii_lowercase().contains("x-content-type-options: nosniff"), "{two_hosts}");
 }
 
 #[test]
@@ -625,4 +889,161 @@ fn store_urls_with_unknown_schemes_never_become_files() {
     assert!(stderr(&pushed).contains("postgres://"), "{}", stderr(&pushed));
     assert!(!dir.join("mysql:").exists());
     let _: Value = serde_json::from_slice(&envbench(&store, &["results", "list", "--json"]).stdout).unwrap();
+}
+
+/// The battery's finding D3: `report -o`, `results export -o` and `run --report` overwrote any file, the store
+/// being read included. Now: a new file, or one envbench wrote; anything else only with --force; the store never.
+#[test]
+fn envbench_writes_only_new_files_or_its_own_and_never_the_store() {
+    let dir = scratch("safety", "outputs");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    assert!(envbench(&store, &["sysinfo", "--save", "--path", d]).status.success());
+    let in_dir = |args: &[&str]| run_in(&dir, &store, args);
+
+    // New files, then the same files again: envbench recognises its own report and exports.
+    for _ in 0..2 {
+        for args in [
+            vec!["report", "-o", "report.html"],
+            vec!["results", "export", "--format", "csv", "-o", "export.csv"],
+            vec!["results", "export", "--format", "tsv", "-o", "export.tsv"],
+            vec!["results", "export", "--format", "json", "-o", "export.json"],
+        ] {
+            let output = in_dir(&args);
+            assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        }
+    }
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(report.contains("<meta name=\"generator\" content=\"envbench\">"), "{report}");
+    // An export of one format replaced by another: still envbench's file.
+    assert!(in_dir(&["results", "export", "--format", "json", "-o", "export.csv"]).status.success());
+    assert!(!dir.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+
+    // A file of the user's: refused, unchanged; replaced only with --force.
+    std::fs::write(dir.join("notes.txt"), "my notes\n").unwrap();
+    for args in [
+        vec!["report", "-o", "notes.txt"],
+        vec!["results", "export", "--format", "csv", "-o", "notes.txt"],
+        vec!["run", "--suite", "quick", "--dir", d, "--report", "notes.txt"],
+    ] {
+        let output = in_dir(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains("--force"), "{}", stderr(&output));
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "my notes\n");
+    assert_eq!(runs(&store).len(), 1, "the suite never started");
+    assert!(in_dir(&["report", "-o", "notes.txt", "--force"]).status.success());
+    assert!(std::fs::read_to_string(dir.join("notes.txt")).unwrap().starts_with("<!DOCTYPE html>"));
+
+    // The store being read: never, not even with --force; it still opens afterwards.
+    let copy = dir.join("copy.db");
+    std::fs::copy(&store, &copy).unwrap();
+    for args in [
+        vec!["report", "-o", "copy.db"],
+        vec!["report", "-o", "copy.db", "--force"],
+        vec!["results", "export", "--format", "csv", "-o", "copy.db", "--force"],
+    ] {
+        let output = run_in(&dir, &copy, &args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains("is the results store being read"), "{}", stderr(&output));
+    }
+    assert_eq!(runs(&copy).len(), 1, "the store is intact");
+
+    // A pipe is written as a stream.
+    let fifo = dir.join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader =
+        Command::new("sh").args(["-c", &format!("cat {} > {}/from-pipe.csv", fifo.display(), d)]).spawn().unwrap();
+    let output = in_dir(&["results", "export", "--format", "csv", "-o", "pipe"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    reader.wait_with_output().unwrap();
+    assert!(std::fs::read_to_string(dir.join("from-pipe.csv")).unwrap().starts_with("run,label,"));
+}
+
+/// The battery's finding D5: a dropped ssh session (SIGHUP) or Ctrl-\ (SIGQUIT) left the 1 GiB test file behind.
+#[test]
+fn a_hangup_or_a_quit_stops_a_run_as_cleanly_as_ctrl_c() {
+    let dir = scratch("safety", "signals");
+    let store = dir.join("results.db");
+    for signal in [libc::SIGHUP, libc::SIGQUIT] {
+        let work = dir.join(format!("work-{signal}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+            .args(["disk", "--dir", work.to_str().unwrap(), "--quick", "--size", "64m"])
+            .env("ENVBENCH_STORE", &store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::fs::read_dir(&work).unwrap().count() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 1, "the run made its test file");
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "signal {signal}");
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "signal {signal} left the test file behind");
+        let run = &runs(&store)[0];
+        assert_eq!(run["status"], "interrupted", "{run}");
+        assert!(run["status_reason"].as_str().unwrap().contains("SIGHUP"), "{run}");
+    }
+}
+
+/// The battery's finding D10: exec names, step output, a suite's name and stored text with C1 controls reached the
+/// terminal raw. Everything envbench writes now passes one boundary.
+#[test]
+fn stored_text_and_child_output_cannot_drive_the_terminal() {
+    let dir = scratch("safety", "boundary");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let raw_controls = |text: &str| text.chars().any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}');
+
+    // A failing step's output, shown in the error: a screen clear, a title change, a CSI.
+    let failing = envbench(
+        &store,
+        &[
+            "exec",
+            "--dir",
+            d,
+            "--name",
+            "t",
+            "--repeat",
+            "1",
+            "--step",
+            "a=printf '\\033[2J\\033]0;pwned\\007\\302\\2332J'; exit 3",
+        ],
+    );
+    assert_eq!(failing.status.code(), Some(1), "{}", stderr(&failing));
+    assert!(!raw_controls(&stderr(&failing)) && !raw_controls(&stdout(&failing)), "{:?}", stderr(&failing));
+    assert!(stderr(&failing).contains("\\x1b[2J"), "{}", stderr(&failing));
+
+    // A store written by another program: C1 controls and a bidi override in a label and a command line.
+    assert!(envbench(&store, &["sysinfo", "--save", "--path", d]).status.success());
+    let saved = runs(&store)[0]["uuid"].as_str().unwrap().to_string();
+    let id = "cccccccc-0000-0000-0000-000000000001".to_string();
+    sqlite3(
+        &store,
+        &format!(
+            "INSERT INTO runs (uuid, workload, label, command_line, tool_version, started_at, ended_at, status, \
+             fingerprint_id) SELECT '{id}', 'sysinfo', 'evil' || char(155) || '2J' || char(8238) || 'txt', \
+             'x' || char(27) || ']0;title' || char(7), '0', started_at, ended_at, 'complete', fingerprint_id \
+             FROM runs WHERE uuid = '{saved}'"
+        ),
+    );
+    for args in [vec!["results", "show", id.as_str()], vec!["results", "list"], vec!["results", "show", "--json", &id]]
+    {
+        let output = envbench(&store, &args);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        assert!(!raw_controls(&stdout(&output)), "{args:?}: {:?}", stdout(&output));
+    }
+    let json: Value = serde_json::from_slice(&envbench(&store, &["results", "show", "--json", &id]).stdout).unwrap();
+    assert_eq!(json["label"], "evil\u{9b}2J\u{202e}txt", "escaped as JSON, the same text");
+
+    // A suite's name with an OSC sequence (TOML writes it with \u escapes).
+    let suite = dir.join("osc.toml");
+    std::fs::write(&suite, "[suite]\nname = \"x\\u001b]0;title\\u0007\"\n\n[sysinfo]\n").unwrap();
+    let output = envbench(&store, &["run", "--suite", suite.to_str().unwrap(), "--dir", d, "--dry-run"]);
+    assert!(!raw_controls(&stdout(&output)) && !raw_controls(&stderr(&output)), "{output:?}");
 }
