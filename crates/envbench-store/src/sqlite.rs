@@ -2,6 +2,7 @@
 //! `PRAGMA user_version` with `PRAGMA application_id` marking the file as an envbench store.
 
 use crate::error::StoreError;
+use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION};
 use crate::sql::{Row, Sql, SqlValue};
 use crate::store::{Backend, SqlStore};
@@ -109,6 +110,18 @@ impl Backend for SqliteBackend {
 
     fn set_schema_version(sql: &mut dyn Sql, version: i64) -> Result<(), StoreError> {
         sql.batch(&format!("PRAGMA user_version = {version}; PRAGMA application_id = {APPLICATION_ID};"))
+    }
+
+    fn hold_run(&self, uuid: &str, command: &str) -> Option<RunLock> {
+        liveness::take_file(&self.path, uuid, command)
+    }
+
+    fn run_liveness(&self, uuid: &str) -> Liveness {
+        liveness::probe_file(&self.path, uuid)
+    }
+
+    fn clear_run(&self, uuid: &str) {
+        liveness::clear_file(&self.path, uuid);
     }
 }
 

@@ -1,0 +1,107 @@
+//! A run that is still running is seen running from everywhere: the real binary, the real stores (a SQLite file,
+//! the local PostgreSQL server) and real PID namespaces. Run as root (as CI does): `unshare` makes them.
+//!
+//! Covered: a live run seen from another PID namespace (`unshare -pf --mount-proc`) stays `running` and then
+//! completes with its results, on a SQLite and a PostgreSQL store (issue #35, D2).
+
+mod common;
+
+use common::{Schema, envbench, runs, scratch, stderr};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for what must happen at once (a process to end, a run to appear): far more than it takes,
+/// far less than the 300 s the commands would take if it did not happen.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Start `envbench exec` on a store in the background, its output discarded.
+fn start_exec(store: &Path, dir: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["exec", "--dir", dir.to_str().unwrap()])
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs")
+}
+
+/// Wait until `done` holds, at most [`DEADLINE`]; whether it did.
+fn wait_for(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + DEADLINE;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// Wait for a child to exit, at most [`DEADLINE`]; its exit code, `None` when it did not exit (it is then killed).
+fn exit_code(child: &mut Child) -> Option<i32> {
+    let mut status = None;
+    wait_for(|| {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    status.map(|s| s.code().unwrap_or(-1))
+}
+
+/// The runs of a store as `results list --json` shows them from a PID namespace of its own, with its own /proc (as
+/// a container sharing the host's machine and boot ids sees them).
+fn runs_from_another_pid_namespace(store: &str) -> Vec<serde_json::Value> {
+    let output = Command::new("unshare")
+        .args(["-pf", "--mount-proc", env!("CARGO_BIN_EXE_envbench"), "results", "list", "--json"])
+        .env("ENVBENCH_STORE", store)
+        .output()
+        .expect("unshare runs (util-linux)");
+    assert!(output.status.success(), "the test needs root for unshare -p: {}", stderr(&output));
+    serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap().as_array().unwrap().clone()
+}
+
+/// The run of issue #35's D2, on the store at `store`: two repetitions of a step that waits for a file the test
+/// creates once it has looked at the run from another PID namespace.
+fn a_live_run_is_running_from_another_pid_namespace(store: &str, dir: &Path) {
+    let go = dir.join("go");
+    // Bounded, so a failed test leaves nothing running for long.
+    let step = format!("a=for i in $(seq 1 600); do [ -e {} ] && exit 0; sleep 0.1; done; exit 1", go.display());
+    let mut child = start_exec(Path::new(store), dir, &["--name", "ns", "--repeat", "2", "--step", &step]);
+    let begun = || {
+        let listed = envbench(Path::new(store), &["results", "list", "--json"]);
+        listed.status.success() && common::stdout(&listed).trim() != "[]"
+    };
+    assert!(wait_for(begun), "the run never began");
+
+    let seen = runs_from_another_pid_namespace(store);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["status"], "running", "a live run seen from another PID namespace: {}", seen[0]);
+
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(exit_code(&mut child), Some(0), "the run ends well, its results kept");
+    let run = &runs(Path::new(store))[0];
+    assert_eq!(run["status"], "complete", "{run}");
+    assert_eq!(run["result_count"], 3, "elapsed, user and system CPU of step a: {run}");
+    assert_eq!(runs_from_another_pid_namespace(store)[0]["status"], "complete");
+}
+
+#[test]
+fn a_live_run_on_a_sqlite_store_is_running_from_another_pid_namespace() {
+    let dir = scratch("liveness", "sqlite-namespace");
+    let store = dir.join("results.db");
+    a_live_run_is_running_from_another_pid_namespace(store.to_str().unwrap(), &dir);
+    let locks = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().file_name() != "go").count();
+    assert_eq!(locks, 1, "a run that ended leaves nothing beside its store");
+}
+
+#[test]
+fn a_live_run_on_a_postgres_store_is_running_from_another_pid_namespace() {
+    let dir = scratch("liveness", "postgres-namespace");
+    let schema = Schema::new("liveness");
+    a_live_run_is_running_from_another_pid_namespace(&schema.url(), &dir);
+}
