@@ -1,8 +1,10 @@
-//! A run that is still running is seen running from everywhere: the real binary, the real stores (a SQLite file,
-//! the local PostgreSQL server) and real PID namespaces. Run as root (as CI does): `unshare` makes them.
+//! A run that is still running is seen running from everywhere, and a store that cannot be written says why: the
+//! real binary, the real stores (a SQLite file, the local PostgreSQL server) and real namespaces. Run as root (as CI
+//! does): `unshare` makes PID and mount namespaces.
 //!
 //! Covered: a live run seen from another PID namespace (`unshare -pf --mount-proc`) stays `running` and then
-//! completes with its results, on a SQLite and a PostgreSQL store (issue #35, D2).
+//! completes with its results, on a SQLite and a PostgreSQL store (issue #35, D2); a store on a read-only file system
+//! is refused for writing saying so, and read (D17).
 
 mod common;
 
@@ -104,4 +106,46 @@ fn a_live_run_on_a_postgres_store_is_running_from_another_pid_namespace() {
     let dir = scratch("liveness", "postgres-namespace");
     let schema = Schema::new("liveness");
     a_live_run_is_running_from_another_pid_namespace(&schema.url(), &dir);
+}
+
+#[test]
+fn a_store_on_a_read_only_file_system_says_so_and_is_still_read() {
+    let dir = scratch("liveness", "read-only");
+    let media = dir.join("media");
+    std::fs::create_dir_all(&media).unwrap();
+    let existing = media.join("results.db");
+    let saved = envbench(&existing, &["sysinfo", "--save"]);
+    assert!(saved.status.success(), "{}", stderr(&saved));
+    let (d, m, bin) = (dir.display(), media.display(), env!("CARGO_BIN_EXE_envbench"));
+    // The media directory made read-only in a private mount namespace (gone when the shell ends).
+    let script = format!(
+        "mount --bind {m} {m} && mount -o remount,bind,ro {m} || exit 1; \
+         ENVBENCH_STORE={m}/results.db {bin} exec --dir {d} --name ro --repeat 1 --step a=true \
+           > /dev/null 2> {d}/write-existing.txt; echo $? >> {d}/write-existing.txt; \
+         ENVBENCH_STORE={m}/new.db {bin} sysinfo --save > /dev/null 2> {d}/write-new.txt; \
+           echo $? >> {d}/write-new.txt; \
+         ENVBENCH_STORE={m}/results.db {bin} results list --json > {d}/read.json 2> {d}/read-error.txt; \
+         true"
+    );
+    let status = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env("NO_COLOR", "1")
+        .status()
+        .expect("unshare runs (util-linux)");
+    assert!(status.success(), "the test needs root to remount a directory read-only in a private namespace");
+    for file in ["write-existing.txt", "write-new.txt"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.trim_end().ends_with('1'), "{file}: {text}");
+        assert!(
+            text.contains("the file system holding the results store is read-only")
+                && text.contains("--store (or ENVBENCH_STORE)"),
+            "{file}: {text}"
+        );
+    }
+    let read = std::fs::read_to_string(dir.join("read.json")).unwrap();
+    let error = std::fs::read_to_string(dir.join("read-error.txt")).unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&read).unwrap_or_else(|_| panic!("{error}"));
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["workload"], "sysinfo");
+    assert!(!media.join("new.db").exists());
 }
