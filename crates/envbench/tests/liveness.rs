@@ -1,10 +1,11 @@
-//! A run that is still running is seen running from everywhere, and a store that cannot be written says why: the
-//! real binary, the real stores (a SQLite file, the local PostgreSQL server) and real namespaces. Run as root (as CI
-//! does): `unshare` makes PID and mount namespaces.
+//! A run that is still running is seen running from everywhere, a store that cannot be written says why, and an
+//! `exec` step's processes never outlive it: the real binary, the real stores (a SQLite file, the local PostgreSQL
+//! server), real namespaces and real signals. Run as root (as CI does): `unshare` makes PID and mount namespaces.
 //!
 //! Covered: a live run seen from another PID namespace (`unshare -pf --mount-proc`) stays `running` and then
 //! completes with its results, on a SQLite and a PostgreSQL store (issue #35, D2); a store on a read-only file system
-//! is refused for writing saying so, and read (D17).
+//! is refused for writing saying so, and read (D17); a step's background child holding its output holds neither the
+//! step nor Ctrl-C, and a step's processes end with envbench when it is killed hard (D13).
 
 mod common;
 
@@ -53,6 +54,17 @@ fn exit_code(child: &mut Child) -> Option<i32> {
         let _ = child.wait();
     }
     status.map(|s| s.code().unwrap_or(-1))
+}
+
+/// Whether process `pid` is running (a zombie has ended).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .is_ok_and(|stat| !stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+}
+
+/// The pid a step wrote into `file`.
+fn pid_in(file: &Path) -> String {
+    std::fs::read_to_string(file).unwrap().trim().to_string()
 }
 
 /// The runs of a store as `results list --json` shows them from a PID namespace of its own, with its own /proc (as
@@ -106,6 +118,67 @@ fn a_live_run_on_a_postgres_store_is_running_from_another_pid_namespace() {
     let dir = scratch("liveness", "postgres-namespace");
     let schema = Schema::new("liveness");
     a_live_run_is_running_from_another_pid_namespace(&schema.url(), &dir);
+}
+
+#[test]
+fn a_run_killed_hard_ends_its_steps_processes_and_is_marked_interrupted() {
+    let dir = scratch("liveness", "killed");
+    let store = dir.join("results.db");
+    let d = dir.display();
+    let step = format!("a=sleep 300 & echo $! > {d}/background; echo $$ > {d}/shell; sleep 300");
+    let mut child = start_exec(&store, &dir, &["--name", "killed", "--repeat", "1", "--step", &step]);
+    assert!(wait_for(|| dir.join("background").exists() && dir.join("shell").exists()), "the step never began");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_for(|| !running(&pid_in(&dir.join("background"))) && !running(&pid_in(&dir.join("shell")))),
+        "the step's processes outlived envbench killed with SIGKILL"
+    );
+    let run = &runs(&store)[0];
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert!(run["status_reason"].as_str().unwrap().contains("ended without finishing"), "{run}");
+}
+
+#[test]
+fn ctrl_c_ends_a_run_whose_steps_leave_a_background_child_holding_their_output() {
+    let dir = scratch("liveness", "ctrl-c");
+    let store = dir.join("results.db");
+    let d = dir.display();
+    // Each shell prints and exits at once, its child keeping the output open: envbench once waited on that output
+    // and, waiting there, did not see Ctrl-C.
+    let step = format!("a=sleep 300 & echo $! >> {d}/background; echo started");
+    let mut child = start_exec(&store, &dir, &["--name", "ctrl-c", "--repeat", "1000", "--step", &step]);
+    // Two children: the first repetition has ended.
+    let began = || std::fs::read_to_string(dir.join("background")).is_ok_and(|pids| pids.lines().count() >= 2);
+    assert!(wait_for(began), "the steps never began");
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(exit_code(&mut child), Some(130), "the run ends at Ctrl-C");
+    let pids = std::fs::read_to_string(dir.join("background")).unwrap();
+    for pid in pids.lines() {
+        assert!(!running(pid), "background child {pid} outlived its step");
+    }
+    let run = &runs(&store)[0];
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert_eq!(run["result_count"], 3, "the repetitions that ended are kept: {run}");
+}
+
+#[test]
+fn a_step_ends_with_its_shell_though_a_background_child_holds_its_output() {
+    let dir = scratch("liveness", "background");
+    let store = dir.join("results.db");
+    let d = dir.display();
+    // The shell prints and exits; its child would keep the output open for 300 s, then leave a mark.
+    let step = format!("a=(sleep 300; touch {d}/finished) & echo $! > {d}/background; echo started");
+    let mut child = start_exec(&store, &dir, &["--name", "background", "--repeat", "2", "--step", &step]);
+    assert_eq!(exit_code(&mut child), Some(0), "the run waited for the background child");
+    assert!(!running(&pid_in(&dir.join("background"))), "the child outlived its step");
+    assert!(!dir.join("finished").exists(), "the child ran to its end");
+    let run = &runs(&store)[0];
+    assert_eq!((&run["status"], &run["result_count"]), (&"complete".into(), &3.into()), "{run}");
+    let shown = common::show(&store, run["uuid"].as_str().unwrap());
+    let last = &shown["attachments"]["exec"]["outcome"]["executions"][1]["last_lines"];
+    assert_eq!(last, &serde_json::json!(["started"]), "the output read before the shell ended is kept");
 }
 
 #[test]
