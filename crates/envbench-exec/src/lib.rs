@@ -18,6 +18,7 @@ pub mod workload;
 
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::StepObserver;
+use envbench_core::text::check_name;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -55,6 +56,9 @@ pub enum ExecError {
     DuplicateStep(String),
     #[error("--name is empty: name what is being timed, e.g. --name essbench-maxl")]
     NoName,
+    /// A name that is not one (too long, control characters, invisible): the message says which and what to do.
+    #[error("{0}")]
+    BadName(String),
     #[error("no steps: give at least one --step NAME=COMMAND")]
     NoSteps,
     #[error("--repeat must be at least 1")]
@@ -105,6 +109,7 @@ impl ExecOptions {
         if self.name.trim().is_empty() {
             return Err(ExecError::NoName);
         }
+        check_name("--name", &self.name).map_err(ExecError::BadName)?;
         if self.steps.is_empty() {
             return Err(ExecError::NoSteps);
         }
@@ -118,6 +123,7 @@ impl ExecOptions {
             return Err(ExecError::TooManySteps(self.steps.len()));
         }
         for (i, step) in self.steps.iter().enumerate() {
+            check_name(&format!("the name of --step {}", i + 1), &step.name).map_err(ExecError::BadName)?;
             if self.steps[..i].iter().any(|s| s.name == step.name) {
                 return Err(ExecError::DuplicateStep(step.name.clone()));
             }
@@ -693,6 +699,17 @@ mod tests {
     #[test]
     fn bad_options_are_refused() {
         assert!(matches!(options(&[], 1).validate(), Err(ExecError::NoSteps)));
+        let long = "x".repeat(5000);
+        let mut named = options(&[("a", "true")], 1);
+        named.name = long.clone();
+        let refused = named.validate().unwrap_err().to_string();
+        assert!(refused.contains("--name is 5000 characters long; keep it to 200"), "{refused}");
+        named.name = "ok".into();
+        named.steps.push(StepCommand { name: long, command: "true".into() });
+        let refused = named.validate().unwrap_err().to_string();
+        assert!(refused.contains("--step 2 is 5000 characters long"), "{refused}");
+        named.steps[1].name = "b\u{202e}".into();
+        assert!(matches!(named.validate(), Err(ExecError::BadName(_))));
         assert!(matches!(options(&[("a", "true")], 0).validate(), Err(ExecError::NoRepeat)));
         assert!(matches!(options(&[("a", "true"), ("a", "false")], 1).validate(), Err(ExecError::DuplicateStep(_))));
     }

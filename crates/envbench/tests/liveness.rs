@@ -5,7 +5,8 @@
 //! Covered: a live run seen from another PID namespace (`unshare -pf --mount-proc`) stays `running` and then
 //! completes with its results, on a SQLite and a PostgreSQL store (issue #35, D2); a store on a read-only file system
 //! is refused for writing saying so, and read (D17); a step's background child holding its output holds neither the
-//! step nor Ctrl-C, and a step's processes end with envbench when it is killed hard (D13).
+//! step nor Ctrl-C, and a step's processes end with envbench when it is killed hard (D13); over-long exec and step
+//! names are refused before anything is stored (D16).
 
 mod common;
 
@@ -221,4 +222,23 @@ fn a_store_on_a_read_only_file_system_says_so_and_is_still_read() {
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed[0]["workload"], "sysinfo");
     assert!(!media.join("new.db").exists());
+}
+
+#[test]
+fn exec_and_step_names_longer_than_a_label_are_refused_before_anything_is_stored() {
+    let dir = scratch("liveness", "names");
+    let store = dir.join("results.db");
+    let long = "x".repeat(5000);
+    let d = dir.to_str().unwrap();
+    for (args, refused) in [
+        (vec!["--name", long.as_str(), "--step", "a=true"], "--name is 5000 characters long"),
+        (vec!["--name", "short", "--step", &format!("{long}=true")], "--step 1 is 5000 characters long"),
+    ] {
+        let mut all = vec!["exec", "--dir", d, "--repeat", "1"];
+        all.extend(args);
+        let output = envbench(&store, &all);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(refused) && stderr(&output).contains("keep it to 200"), "{}", stderr(&output));
+        assert!(!store.exists(), "nothing is stored");
+    }
 }
