@@ -3,8 +3,11 @@
 //! Practitioners time their production scripts (MaxL against a real Essbase, SQL against Oracle) as named steps. This
 //! crate runs each step's command through the shell, repeated, and measures it: wall time, and the user and system CPU
 //! of the whole child tree (from `wait4`), with the exit status and the last lines of output kept. A failing step stops
-//! the run (or, with keep-going, is recorded and skipped); Ctrl-C stops the running command's whole process group. The
-//! results are ordinary result records, so `compare` and `report` treat them like built-in workloads. Its
+//! the run (or, with keep-going, is recorded and skipped). Each command runs in a process group of its own, which
+//! never outlives it: the command ends when its shell exits (a background child still holding its output does not
+//! hold the step), and what it left running is then stopped; Ctrl-C stops the whole group; and a small watcher in
+//! the group stops it when envbench itself ends, however it ends (see `StepGroup`). The results are ordinary result
+//! records, so `compare` and `report` treat them like built-in workloads. Its
 //! [`workload::EXEC`] is what the driver registers: the command line, the table, the ending (a run whose steps failed
 //! with `--keep-going` completes with the failures counted; exit status 1). It does not print, sample the OS (it names
 //! the steps to a `StepObserver`) or store anything. Output kept from commands is bounded ([`KEPT_OUTPUT_LINES`]
@@ -15,15 +18,16 @@ pub mod workload;
 
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::StepObserver;
+use envbench_core::text::check_name;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Bumped when timing changes in a way that makes old results incomparable.
@@ -52,6 +56,9 @@ pub enum ExecError {
     DuplicateStep(String),
     #[error("--name is empty: name what is being timed, e.g. --name essbench-maxl")]
     NoName,
+    /// A name that is not one (too long, control characters, invisible): the message says which and what to do.
+    #[error("{0}")]
+    BadName(String),
     #[error("no steps: give at least one --step NAME=COMMAND")]
     NoSteps,
     #[error("--repeat must be at least 1")]
@@ -102,6 +109,7 @@ impl ExecOptions {
         if self.name.trim().is_empty() {
             return Err(ExecError::NoName);
         }
+        check_name("--name", &self.name).map_err(ExecError::BadName)?;
         if self.steps.is_empty() {
             return Err(ExecError::NoSteps);
         }
@@ -115,6 +123,7 @@ impl ExecOptions {
             return Err(ExecError::TooManySteps(self.steps.len()));
         }
         for (i, step) in self.steps.iter().enumerate() {
+            check_name(&format!("the name of --step {}", i + 1), &step.name).map_err(ExecError::BadName)?;
             if self.steps[..i].iter().any(|s| s.name == step.name) {
                 return Err(ExecError::DuplicateStep(step.name.clone()));
             }
@@ -242,33 +251,32 @@ pub fn run_exec(
     Ok(outcome)
 }
 
-/// Run one command through `sh -c` in its own process group and measure it.
+/// Run one command through `sh -c` in a process group of its own and measure it. The command ends when its shell
+/// exits; its output is read in the same loop that watches for Ctrl-C, so a background child holding the output open
+/// holds neither; what the command left running is stopped once it has ended.
 fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -> Result<Execution, ExecError> {
-    let lines: Arc<Mutex<VecDeque<String>>> = Arc::new(Mutex::new(VecDeque::with_capacity(KEPT_OUTPUT_LINES)));
     let spawn_error = |e: std::io::Error| ExecError::Spawn { command: command.to_string(), reason: e.to_string() };
+    let group = StepGroup::start().map_err(spawn_error)?;
     // One pipe for stdout and stderr, as a terminal shows them: the last lines keep the order the command wrote them
-    // in (two pipes read by two threads would interleave them by chance).
-    let (output, output_writer) = std::io::pipe().map_err(spawn_error)?;
+    // in (two pipes read separately would interleave them by chance).
+    let (mut output, output_writer) = std::io::pipe().map_err(spawn_error)?;
     let stderr_writer = output_writer.try_clone().map_err(spawn_error)?;
+    set_nonblocking(&output).map_err(spawn_error)?;
     let started = Instant::now();
     // The Command, and with it this process's copies of the pipe's write end, is dropped at the end of the statement,
-    // so the reader sees end-of-file when the command (and anything it left running) closes its copies.
+    // so the pipe reads as ended when the command (and anything it left running) has closed its copies.
     let child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
         .stdout(output_writer)
         .stderr(stderr_writer)
-        .process_group(0)
+        .process_group(group.id())
         .spawn()
         .map_err(spawn_error)?;
     let pid = child.id() as libc::pid_t;
-    let reader = {
-        let lines = Arc::clone(&lines);
-        std::thread::spawn(move || keep_last_lines(output, &lines))
-    };
-    // wait4 on a helper thread, so the wall time is taken the moment the command ends and this thread can watch for
-    // Ctrl-C meanwhile.
+    // wait4 on a helper thread, so the wall time is taken the moment the command ends and this thread can read its
+    // output and watch for Ctrl-C meanwhile.
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let mut status = 0;
@@ -277,29 +285,42 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
         let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
         let _ = sender.send((reaped, status, usage, Instant::now()));
     });
+    let mut kept = LastLines::default();
+    let mut output_open = true;
     let mut signalled_at: Option<Instant> = None;
     let (reaped, status, usage, ended) = loop {
-        match receiver.recv_timeout(Duration::from_millis(50)) {
-            Ok(result) => break result,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if interrupt.load(Ordering::SeqCst) {
-                    // The whole process group: the shell and everything it started.
-                    let signal = match signalled_at {
-                        None => libc::SIGTERM,
-                        Some(at) if at.elapsed() > Duration::from_secs(3) => libc::SIGKILL,
-                        Some(_) => 0,
-                    };
-                    if signal != 0 {
-                        // SAFETY: signalling the process group we created.
-                        unsafe { libc::killpg(pid, signal) };
-                        signalled_at.get_or_insert_with(Instant::now);
-                    }
+        if let Ok(result) = receiver.try_recv() {
+            break result;
+        }
+        if interrupt.load(Ordering::SeqCst) {
+            // The whole process group: the shell and everything it started.
+            match signalled_at {
+                None => {
+                    group.signal(libc::SIGTERM);
+                    signalled_at = Some(Instant::now());
                 }
+                Some(at) if at.elapsed() > STOP_GRACE => group.signal(libc::SIGKILL),
+                Some(_) => {}
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the waiting thread always sends"),
+        }
+        if output_open {
+            wait_readable(&output, POLL_INTERVAL);
+            output_open = kept.read_available(&mut output);
+        } else {
+            match receiver.recv_timeout(POLL_INTERVAL) {
+                Ok(result) => break result,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the waiting thread always sends"),
+            }
         }
     };
-    let _ = reader.join();
+    // The shell has ended: what is in the pipe now is the rest of its output.
+    if output_open {
+        kept.read_available(&mut output);
+    }
+    drop(output);
+    // What the command left running is stopped now, before the next command runs.
+    drop(group);
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let (exit_status, signal) = if reaped == pid {
         if libc::WIFEXITED(status) {
@@ -312,7 +333,6 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
     } else {
         (None, None)
     };
-    let last_lines = lines.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect();
     Ok(Execution {
         step: step.to_string(),
         repetition,
@@ -321,49 +341,168 @@ fn execute(step: &str, repetition: u32, command: &str, interrupt: &AtomicBool) -
         system_seconds: seconds(usage.ru_stime),
         exit_status,
         signal,
-        last_lines,
+        last_lines: kept.finish(),
     })
 }
 
-/// Read a command's output to its end, keeping the last [`KEPT_OUTPUT_LINES`] lines, each cut at
-/// [`KEPT_LINE_BYTES`] and with connection secrets redacted. Memory stays bounded whatever the command prints.
-fn keep_last_lines(mut output: impl Read, kept: &Mutex<VecDeque<String>>) {
-    let mut chunk = [0u8; 64 << 10];
-    let mut line: Vec<u8> = Vec::with_capacity(256);
-    let mut cut_bytes = 0usize;
-    let finish_line = |line: &mut Vec<u8>, cut_bytes: &mut usize| {
-        let mut text = envbench_core::model::redact_secrets(&String::from_utf8_lossy(line));
-        if *cut_bytes > 0 {
-            text.push_str(&format!(" … ({} more bytes not kept)", *cut_bytes));
+/// How often the loop around a running command looks at Ctrl-C when nothing else wakes it.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How long processes of a step get to end after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// The process group a command runs in, and the watcher that makes it die with envbench.
+///
+/// The watcher is a shell that leads the group, ignores the signals envbench sends the group, and waits on a pipe
+/// whose only writer is envbench: when envbench ends, however it ends (SIGKILL included), the pipe closes and the
+/// watcher kills its own process group, the command's. A parent-death signal would reach only a direct child, not
+/// what the command started; a cgroup cannot be made everywhere envbench runs. Because the watcher is a member and is
+/// reaped only after the group has been killed, the group's number always names this group: envbench never signals
+/// a group that is not the step's, and neither does the watcher.
+struct StepGroup {
+    watcher: std::process::Child,
+    /// envbench's end of the watcher's pipe (close-on-exec, so no command inherits it).
+    _guard: std::io::PipeWriter,
+}
+
+/// The watcher: ignore what is sent to the group, wait for envbench's end of the pipe to close, kill the group.
+const WATCHER_SCRIPT: &str = "trap '' INT TERM HUP QUIT; read -r line; kill -9 0";
+
+impl StepGroup {
+    /// Start a group with its watcher, for one command to join.
+    fn start() -> std::io::Result<StepGroup> {
+        let (watch, guard) = std::io::pipe()?;
+        let watcher = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHER_SCRIPT)
+            .stdin(watch)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        Ok(StepGroup { watcher, _guard: guard })
+    }
+
+    /// The group's id, for a command to join (`Command::process_group`).
+    fn id(&self) -> i32 {
+        self.watcher.id() as i32
+    }
+
+    /// Send `signal` to every process of the group (the watcher ignores all but SIGKILL).
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: the group's leader is our unreaped child, so the number still names this group.
+        unsafe { libc::killpg(self.id(), signal) };
+    }
+
+    /// Whether a process other than the watcher, and not yet ended, is in the group.
+    fn has_members(&self) -> bool {
+        let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+        let watcher = self.watcher.id();
+        entries.flatten().filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()).any(|pid| {
+            pid != watcher
+                && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                    // Fields after the command name: state, parent, process group.
+                    let Some(after_name) = stat.rfind(')').map(|at| &stat[at + 1..]) else { return false };
+                    let mut fields = after_name.split_whitespace();
+                    let state = fields.next();
+                    let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+                    state != Some("Z") && group == Some(self.id())
+                })
+        })
+    }
+}
+
+impl Drop for StepGroup {
+    /// Stop what is left in the group: SIGTERM, a grace period for it to end, then SIGKILL for the rest and the
+    /// watcher, which is reaped last.
+    fn drop(&mut self) {
+        if self.has_members() {
+            self.signal(libc::SIGTERM);
+            let asked = Instant::now();
+            while self.has_members() && asked.elapsed() < STOP_GRACE {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
-        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() == KEPT_OUTPUT_LINES {
-            kept.pop_front();
+        self.signal(libc::SIGKILL);
+        let _ = self.watcher.wait();
+    }
+}
+
+fn set_nonblocking(pipe: &std::io::PipeReader) -> std::io::Result<()> {
+    let fd = pipe.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Wait until the pipe has something to read (or has ended), at most `timeout`.
+fn wait_readable(pipe: &std::io::PipeReader, timeout: Duration) {
+    let mut poll = libc::pollfd { fd: pipe.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: poll on one descriptor we own; an interrupted or failed poll only means we look again sooner.
+    unsafe { libc::poll(&mut poll, 1, timeout.as_millis() as libc::c_int) };
+}
+
+/// The last [`KEPT_OUTPUT_LINES`] lines of a command's output, each cut at [`KEPT_LINE_BYTES`] and with connection
+/// secrets redacted. Memory stays bounded whatever the command prints.
+#[derive(Default)]
+struct LastLines {
+    kept: VecDeque<String>,
+    line: Vec<u8>,
+    cut_bytes: usize,
+}
+
+impl LastLines {
+    /// Read what the (non-blocking) pipe holds now; false once it has ended.
+    fn read_available(&mut self, output: &mut impl Read) -> bool {
+        let mut chunk = [0u8; 64 << 10];
+        loop {
+            match output.read(&mut chunk) {
+                Ok(0) => return false,
+                Ok(read) => self.feed(&chunk[..read]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
+            }
         }
-        kept.push_back(text);
-        line.clear();
-        *cut_bytes = 0;
-    };
-    loop {
-        let read = match output.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        for piece in chunk[..read].split_inclusive(|&b| b == b'\n') {
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for piece in bytes.split_inclusive(|&b| b == b'\n') {
             let (body, ends) = match piece.strip_suffix(b"\n") {
                 Some(body) => (body, true),
                 None => (piece, false),
             };
-            let room = KEPT_LINE_BYTES.saturating_sub(line.len());
-            line.extend_from_slice(&body[..body.len().min(room)]);
-            cut_bytes += body.len().saturating_sub(room);
+            let room = KEPT_LINE_BYTES.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&body[..body.len().min(room)]);
+            self.cut_bytes += body.len().saturating_sub(room);
             if ends {
-                finish_line(&mut line, &mut cut_bytes);
+                self.finish_line();
             }
         }
     }
-    if !line.is_empty() || cut_bytes > 0 {
-        finish_line(&mut line, &mut cut_bytes);
+
+    fn finish_line(&mut self) {
+        let mut text = envbench_core::model::redact_secrets(&String::from_utf8_lossy(&self.line));
+        if self.cut_bytes > 0 {
+            text.push_str(&format!(" … ({} more bytes not kept)", self.cut_bytes));
+        }
+        if self.kept.len() == KEPT_OUTPUT_LINES {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(text);
+        self.line.clear();
+        self.cut_bytes = 0;
+    }
+
+    /// The lines kept, the last one even without its line break.
+    fn finish(mut self) -> Vec<String> {
+        if !self.line.is_empty() || self.cut_bytes > 0 {
+            self.finish_line();
+        }
+        self.kept.into()
     }
 }
 
@@ -405,6 +544,7 @@ pub fn result_records(options: &ExecOptions, outcome: &ExecOutcome) -> Vec<Resul
 mod tests {
     use super::*;
     use envbench_core::sampler::NoSteps;
+    use std::sync::Arc;
 
     fn options(steps: &[(&str, &str)], repeat: u32) -> ExecOptions {
         ExecOptions {
@@ -506,8 +646,24 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A scratch directory of one test.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("envbench-exec-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Whether the process whose pid a step wrote to `file` is still running (a zombie has ended).
+    fn still_running(file: &std::path::Path) -> bool {
+        let pid = std::fs::read_to_string(file).unwrap();
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| !stat[stat.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+    }
+
     #[test]
     fn interrupt_kills_the_process_group() {
+        let dir = scratch("interrupt");
         let interrupt = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&interrupt);
         std::thread::spawn(move || {
@@ -515,16 +671,45 @@ mod tests {
             flag.store(true, Ordering::SeqCst);
         });
         let started = Instant::now();
-        let outcome =
-            run_exec(&options(&[("hang", "sleep 30 & sleep 30; wait")], 1), &NoSteps, &interrupt, &mut |_| {}).unwrap();
-        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        let step = format!("sleep 300 & echo $! > {}/background; sleep 300; wait", dir.display());
+        let outcome = run_exec(&options(&[("hang", &step)], 1), &NoSteps, &interrupt, &mut |_| {}).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
         assert!(outcome.interrupted);
         assert_eq!(outcome.executions[0].signal, Some(libc::SIGTERM));
+        assert!(!still_running(&dir.join("background")), "the background child is stopped with the step");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_background_child_holding_the_output_does_not_hold_the_step() {
+        // The shell ends at once; its child keeps the output pipe open for 300 s. The step ends with the shell, with
+        // what it printed, and the child is stopped with it.
+        let dir = scratch("background");
+        let step = format!("sleep 300 & echo $! > {}/background; echo started", dir.display());
+        let outcome = run(&options(&[("detached", &step)], 2));
+        assert_eq!(outcome.executions.len(), 2);
+        for execution in &outcome.executions {
+            assert!(execution.succeeded(), "{execution:?}");
+            assert_eq!(execution.last_lines, ["started"]);
+        }
+        assert!(!still_running(&dir.join("background")), "the background child is stopped with the step");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn bad_options_are_refused() {
         assert!(matches!(options(&[], 1).validate(), Err(ExecError::NoSteps)));
+        let long = "x".repeat(5000);
+        let mut named = options(&[("a", "true")], 1);
+        named.name = long.clone();
+        let refused = named.validate().unwrap_err().to_string();
+        assert!(refused.contains("--name is 5000 characters long; keep it to 200"), "{refused}");
+        named.name = "ok".into();
+        named.steps.push(StepCommand { name: long, command: "true".into() });
+        let refused = named.validate().unwrap_err().to_string();
+        assert!(refused.contains("--step 2 is 5000 characters long"), "{refused}");
+        named.steps[1].name = "b\u{202e}".into();
+        assert!(matches!(named.validate(), Err(ExecError::BadName(_))));
         assert!(matches!(options(&[("a", "true")], 0).validate(), Err(ExecError::NoRepeat)));
         assert!(matches!(options(&[("a", "true"), ("a", "false")], 1).validate(), Err(ExecError::DuplicateStep(_))));
     }

@@ -19,13 +19,15 @@ pub struct ExecArgs {
     /// What is being timed, e.g. essbench-maxl; results of the same name and commands compare across environments.
     #[arg(long)]
     pub name: String,
-    /// A step: NAME=COMMAND, run through the shell (repeatable, in order).
+    /// A step: NAME=COMMAND, run through the shell (repeatable, in order). A step ends when its shell exits; what it
+    /// left running in the background is then stopped, as everything it started is when envbench ends.
     #[arg(long = "step", value_name = "NAME=COMMAND", required = true)]
     pub steps: Vec<String>,
     /// Repetitions of all steps.
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
-    /// A command run once before the first repetition.
+    /// A command run once before the first repetition (like a step, it leaves nothing running: start a service the
+    /// steps need before envbench).
     #[arg(long)]
     pub setup: Option<String>,
     /// A command run once after the last repetition (also after a failure).

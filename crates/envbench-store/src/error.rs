@@ -23,6 +23,8 @@ pub enum StoreError {
     NotAFile { location: String, what: &'static str },
     #[error("{0}: no results store yet; run a workload (e.g. `envbench sysinfo --save`) to create it")]
     Missing(String),
+    #[error("{location}: the file system holding the results store is read-only; {what_to_do}")]
+    ReadOnlyFileSystem { location: String, what_to_do: &'static str },
     #[error("{location}: cannot create the results store ({reason}); choose a writable location with --store")]
     CannotCreate { location: String, reason: String },
     #[error(

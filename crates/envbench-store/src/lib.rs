@@ -7,12 +7,14 @@
 //! [`ResultStore`] is the interface the rest of envbench uses. It has one implementation, [`SqlStore`], written once
 //! over a small SQL seam with two backends: SQLite by default ([`SqliteStore`]: one file in the user's data
 //! directory, WAL, busy timeout) and PostgreSQL for a shared team store ([`PostgresStore`]: migrations under an
-//! advisory lock). The schema and its migrations are written once for both. A store marks runs whose process died
-//! as interrupted when it is opened. [`RunRecorder`] records a run from beginning to end and keeps it in the local
-//! store when a shared store cannot be reached; [`push_runs`] copies runs from one store to another by uuid,
-//! idempotently. This crate knows nothing about how results are produced or presented.
+//! advisory lock). The schema and its migrations are written once for both. A running run's process holds a lock
+//! that shows it alive from any PID namespace or machine (a lock file beside a SQLite store, an advisory lock on a
+//! PostgreSQL one); a store opened marks runs whose process is provably gone as interrupted, never a live one.
+//! [`RunRecorder`] records a run from beginning to end and keeps it in the local store when a shared store cannot be
+//! reached; [`push_runs`] copies runs from one store to another by uuid, idempotently. This crate knows nothing about how results are produced or presented.
 
 mod error;
+mod liveness;
 mod location;
 mod model;
 mod postgres;

@@ -7,6 +7,7 @@
 //! one transaction under an advisory lock per schema, so envbench processes starting together migrate once.
 
 use crate::error::StoreError;
+use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION, TABLES};
 use crate::sql::{Row, Sql, SqlValue, numbered_placeholders, params};
 use crate::store::{Backend, SqlStore};
@@ -22,6 +23,8 @@ const APPLICATION: &str = "envbench";
 pub struct PostgresBackend {
     /// Reads need a mutable client too; the store is used from one thread at a time (like the SQLite one).
     client: RefCell<Client>,
+    /// The URL connected to (with its password): runs' locks are held on sessions of their own.
+    url: String,
 }
 
 /// A results store in a PostgreSQL schema.
@@ -41,7 +44,7 @@ impl SqlStore<PostgresBackend> {
             },
             None => StoreError::Unreachable { location: location.clone(), reason: redact_secrets(&error_chain(&e)) },
         })?;
-        SqlStore::prepare(PostgresBackend { client: RefCell::new(client) }, location, create)
+        SqlStore::prepare(PostgresBackend { client: RefCell::new(client), url: url.to_string() }, location, create)
     }
 }
 
@@ -122,6 +125,25 @@ impl Backend for PostgresBackend {
         // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run.
         sql.execute(&format!("SELECT pg_advisory_xact_lock({}, hashtext(?))", APPLICATION_ID as i32), params![uuid])?;
         Ok(())
+    }
+
+    fn hold_run(&self, uuid: &str, _command: &str) -> Option<RunLock> {
+        liveness::take_server(&self.url, &self.schema()?, uuid)
+    }
+
+    fn run_liveness(&self, uuid: &str) -> Liveness {
+        match self.schema() {
+            Some(schema) => liveness::probe_server(&self.url, &schema, uuid),
+            None => Liveness::Unknown,
+        }
+    }
+}
+
+impl PostgresBackend {
+    /// The schema the store is in: a run's lock is keyed by it, so stores in two schemas never share one.
+    fn schema(&self) -> Option<String> {
+        let mut sql = self.connection("");
+        sql.query_one("SELECT current_schema()::text", &[]).ok()?.optional_text(0).ok()?
     }
 }
 

@@ -2,11 +2,13 @@
 //! `PRAGMA user_version` with `PRAGMA application_id` marking the file as an envbench store.
 
 use crate::error::StoreError;
+use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION};
 use crate::sql::{Row, Sql, SqlValue};
 use crate::store::{Backend, SqlStore};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +19,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteBackend {
     connection: Connection,
     path: PathBuf,
+    /// Opened to read a store on a read-only file system: nothing is written, not even the journal mode.
+    read_only: bool,
 }
 
 /// A results store in one SQLite file.
@@ -28,9 +32,31 @@ impl SqlStore<SqliteBackend> {
         Self::open_with_timeout(path, create, BUSY_TIMEOUT)
     }
 
-    /// [`SqliteStore::open`] with a chosen time to wait for other writers.
+    /// [`SqliteStore::open`] with a chosen time to wait for other writers. A store on a read-only file system is
+    /// opened for reading when `create` is false (and its journal holds nothing unmerged), and refused, saying so,
+    /// when it is to be written.
     pub fn open_with_timeout(path: &Path, create: bool, busy_timeout: Duration) -> Result<SqliteStore, StoreError> {
         let location = envbench_core::text::printable(&path.display().to_string());
+        let opened = if !create && path.is_file() && read_only_file_system(path) {
+            Self::open_read_only(path, &location)
+        } else {
+            Self::open_writable(path, &location, create, busy_timeout)
+        };
+        opened.map_err(|error| match error {
+            StoreError::CannotCreate { .. } | StoreError::Database { .. } if read_only_file_system(path) => {
+                StoreError::ReadOnlyFileSystem { location: location.clone(), what_to_do: READ_ONLY_ADVICE }
+            }
+            other => other,
+        })
+    }
+
+    fn open_writable(
+        path: &Path,
+        location: &str,
+        create: bool,
+        busy_timeout: Duration,
+    ) -> Result<SqliteStore, StoreError> {
+        let location = location.to_string();
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => return Err(StoreError::NotAFile { location, what: "a directory" }),
             Ok(meta) if !meta.is_file() => {
@@ -67,7 +93,32 @@ impl SqlStore<SqliteBackend> {
         let connection = Connection::open_with_flags(path, flags)
             .map_err(|e| StoreError::CannotCreate { location: location.to_string(), reason: e.to_string() })?;
         connection.busy_timeout(busy_timeout).map_err(|e| classify(location, e))?;
-        SqlStore::prepare(SqliteBackend { connection, path: path.to_path_buf() }, location.to_string(), create)
+        let backend = SqliteBackend { connection, path: path.to_path_buf(), read_only: false };
+        SqlStore::prepare(backend, location.to_string(), create)
+    }
+
+    /// Read a store on a read-only file system. SQLite reads a WAL store only with its shared-memory file beside it,
+    /// which cannot be made there; opened as immutable it needs none. Nothing can change the file meanwhile, but
+    /// changes still in its `-wal` file would be missed: such a store is refused, with what to do.
+    fn open_read_only(path: &Path, location: &str) -> Result<SqliteStore, StoreError> {
+        let mut journal = path.as_os_str().to_owned();
+        journal.push("-wal");
+        if std::fs::metadata(&journal).is_ok_and(|meta| meta.len() > 0) {
+            return Err(StoreError::ReadOnlyFileSystem {
+                location: location.to_string(),
+                what_to_do: UNMERGED_JOURNAL_ADVICE,
+            });
+        }
+        let absolute = path
+            .canonicalize()
+            .map_err(|e| StoreError::Database { location: location.to_string(), message: e.to_string() })?;
+        let connection = Connection::open_with_flags(
+            format!("file://{}?immutable=1", uri_path(&absolute)),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| classify(location, e))?;
+        let backend = SqliteBackend { connection, path: path.to_path_buf(), read_only: true };
+        SqlStore::prepare(backend, location.to_string(), false)
     }
 
     /// The file this store lives in.
@@ -101,6 +152,9 @@ impl Backend for SqliteBackend {
     }
 
     fn configure(&self, location: &str) -> Result<(), StoreError> {
+        if self.read_only {
+            return Ok(());
+        }
         let fail = |e| classify(location, e);
         self.connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
         self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
@@ -109,6 +163,18 @@ impl Backend for SqliteBackend {
 
     fn set_schema_version(sql: &mut dyn Sql, version: i64) -> Result<(), StoreError> {
         sql.batch(&format!("PRAGMA user_version = {version}; PRAGMA application_id = {APPLICATION_ID};"))
+    }
+
+    fn hold_run(&self, uuid: &str, command: &str) -> Option<RunLock> {
+        liveness::take_file(&self.path, uuid, command)
+    }
+
+    fn run_liveness(&self, uuid: &str) -> Liveness {
+        liveness::probe_file(&self.path, uuid)
+    }
+
+    fn clear_run(&self, uuid: &str) {
+        liveness::clear_file(&self.path, uuid);
     }
 }
 
@@ -165,6 +231,45 @@ impl rusqlite::ToSql for SqlValue {
     }
 }
 
+/// What to do about a store on a read-only file system that is to be written.
+const READ_ONLY_ADVICE: &str = "point --store (or ENVBENCH_STORE) at a file on a writable file system, or remount this \
+    one read-write";
+
+/// What to do about a store on a read-only file system whose last changes are still in its journal.
+const UNMERGED_JOURNAL_ADVICE: &str = "its last changes are still in its -wal file, which SQLite merges only where it \
+    may write: copy the store with its -wal file to a writable file system and point --store (or ENVBENCH_STORE) at \
+    the copy";
+
+/// Whether the file system that holds `path`, or would hold it (that of its nearest existing directory), is mounted
+/// read-only.
+fn read_only_file_system(path: &Path) -> bool {
+    let mut candidate = Some(path);
+    while let Some(here) = candidate {
+        let here = if here.as_os_str().is_empty() { Path::new(".") } else { here };
+        if here.exists() {
+            let Ok(text) = std::ffi::CString::new(here.as_os_str().as_bytes()) else { return false };
+            // SAFETY: statvfs writes only into the struct we own; the path is NUL-terminated.
+            let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+            return unsafe { libc::statvfs(text.as_ptr(), &mut stats) } == 0 && stats.f_flag & libc::ST_RDONLY != 0;
+        }
+        candidate = here.parent();
+    }
+    false
+}
+
+/// A path as a `file:` URI's path: the characters a URI gives meaning to escaped.
+fn uri_path(path: &Path) -> String {
+    let mut text = String::new();
+    for byte in path.as_os_str().as_bytes() {
+        match byte {
+            b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02x}")),
+            33..=126 => text.push(char::from(*byte)),
+            _ => text.push_str(&format!("%{byte:02x}")),
+        }
+    }
+    text
+}
+
 /// SQLite's codes as errors a user can act on.
 fn classify(location: &str, error: rusqlite::Error) -> StoreError {
     let location = location.to_string();
@@ -184,5 +289,17 @@ fn classify(location: &str, error: rusqlite::Error) -> StoreError {
             _ => StoreError::Database { location, message: message.clone().unwrap_or_else(|| error.to_string()) },
         },
         _ => StoreError::Database { location, message: error.to_string() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_uri_paths_and_writable_file_systems_are_not_read_only() {
+        assert_eq!(uri_path(Path::new("/data/a b/x?y#z%.db")), "/data/a%20b/x%3fy%23z%25.db");
+        assert_eq!(uri_path(Path::new("/data/ré.db")), "/data/r%c3%a9.db");
+        assert!(!read_only_file_system(&std::env::temp_dir().join("no-such-dir/results.db")));
     }
 }

@@ -2,6 +2,7 @@
 //! [`Backend`] seam (transactions, binding, and how a backend keeps its schema version).
 
 use crate::error::StoreError;
+use crate::liveness::{self, Liveness, RunLock};
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::schema::{Dialect, LATEST_VERSION, migration};
@@ -44,6 +45,16 @@ pub(crate) trait Backend {
     fn lock_run(_sql: &mut dyn Sql, _uuid: &str) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// Take the lock that shows run `uuid` alive for as long as this process runs it ([`crate::liveness`]); `None`
+    /// when it cannot be taken here. `command` is the run's command line, recorded with a file lock.
+    fn hold_run(&self, uuid: &str, command: &str) -> Option<RunLock>;
+
+    /// What the lock of run `uuid`, held by another process, says about it.
+    fn run_liveness(&self, uuid: &str) -> Liveness;
+
+    /// Remove what the lock of run `uuid` left behind, once the run is recorded as ended.
+    fn clear_run(&self, _uuid: &str) {}
 }
 
 /// A results store over one SQL backend.
@@ -124,26 +135,30 @@ impl<B: Backend> SqlStore<B> {
         }
     }
 
-    /// Mark runs whose envbench process is gone (killed hard, machine restarted) as interrupted. The status is set
-    /// once, as any run's; such runs can then be pushed.
+    /// Mark runs whose envbench process is gone (killed hard, machine restarted) as interrupted: on positive evidence
+    /// only ([`crate::process`]), so a run still running is never ended here. The status is set once, as any run's;
+    /// such runs can then be pushed.
     pub(crate) fn end_abandoned_runs(&mut self) -> Result<usize, StoreError> {
-        let me = ProcessIdentity::current();
+        let me = ProcessIdentity::current(false);
         let now = now_utc();
         let running =
-            self.read(|sql| sql.query("SELECT id, started_at, process FROM runs WHERE status = 'running'", &[]))?;
+            self.read(|sql| sql.query("SELECT id, started_at, process, uuid FROM runs WHERE status = 'running'", &[]))?;
         let mut abandoned = Vec::new();
         for row in running {
+            let uuid = row.text(3)?;
             let owner = row.optional_text(2)?.and_then(|text| ProcessIdentity::parse(&text));
-            if let Some(reason) = abandoned_reason(owner.as_ref(), me.as_ref(), &row.text(1)?, &now) {
-                abandoned.push((row.int(0)?, reason));
+            // Runs of this process are probed like any other: its lock conflicts with a second look from here too.
+            let lock = owner.as_ref().filter(|owner| owner.holds_lock()).map(|_| self.backend.run_liveness(&uuid));
+            if let Some(reason) = abandoned_reason(owner.as_ref(), me.as_ref(), lock, &row.text(1)?, &now) {
+                abandoned.push((row.int(0)?, uuid, reason));
             }
         }
         if abandoned.is_empty() {
             return Ok(0);
         }
-        self.write(|sql| {
+        let ended = self.write(|sql| {
             let mut ended = 0;
-            for (id, reason) in &abandoned {
+            for (id, _, reason) in &abandoned {
                 ended += sql.execute(
                     "UPDATE runs SET status = 'interrupted', status_reason = ?, ended_at = ? \
                      WHERE id = ? AND status = 'running'",
@@ -151,7 +166,11 @@ impl<B: Backend> SqlStore<B> {
                 )? as usize;
             }
             Ok(ended)
-        })
+        })?;
+        for (_, uuid, _) in &abandoned {
+            self.backend.clear_run(uuid);
+        }
+        Ok(ended)
     }
 
     fn summaries(sql: &mut dyn Sql, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
@@ -467,11 +486,22 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             suite_id: request.suite_id.clone(),
         };
         let hash = fingerprint.hash();
-        let process = ProcessIdentity::current().map(|p| p.to_string());
-        self.write(|sql| {
+        // The lock is taken before the run is recorded, so nobody ever sees the run without it.
+        let lock = self.backend.hold_run(&summary.uuid, &request.command_line);
+        let process = ProcessIdentity::current(lock.is_some()).map(|p| p.to_string());
+        let recorded = self.write(|sql| {
             let fingerprint_id = fingerprint_row(sql, &hash, fingerprint, &summary.started_at)?;
             insert_run(sql, &summary, &request.command_line, envbench_core::TOOL_VERSION, fingerprint_id, process)
-        })?;
+        });
+        match (recorded, lock) {
+            (Ok(_), Some(lock)) => liveness::keep(&summary.uuid, lock),
+            (Ok(_), None) => {}
+            (Err(error), Some(lock)) => {
+                liveness::drop_lock(lock);
+                return Err(error);
+            }
+            (Err(error), None) => return Err(error),
+        }
         Ok(summary.uuid)
     }
 
@@ -500,7 +530,12 @@ impl<B: Backend> ResultStore for SqlStore<B> {
     }
 
     fn finish_run(&mut self, run_uuid: &str, status: RunStatus, reason: Option<&str>) -> Result<(), StoreError> {
-        self.write(|sql| end_run(sql, run_uuid, status, reason, &now_utc()))
+        let ended = self.write(|sql| end_run(sql, run_uuid, status, reason, &now_utc()));
+        if matches!(ended, Ok(()) | Err(StoreError::RunAlreadyEnded(_))) {
+            // Recorded as ended: the lock has nothing left to show.
+            liveness::release(run_uuid);
+        }
+        ended
     }
 
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {

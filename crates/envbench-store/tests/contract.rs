@@ -4,14 +4,17 @@
 //!
 //! Covered: the round trip of everything a run holds, statuses and the end-once rule, directions, tags and filters,
 //! series and attachments, import, the append-only refusals (including the rows of a run that has ended), rows a
-//! store cannot read (reported as damage, never guessed), and runs whose process died.
+//! store cannot read (reported as damage, never guessed), and runs whose process died (only those: a run whose
+//! process may still be running elsewhere is left running).
 
 mod common;
 
 use common::{Backend, fingerprint, record, request, series};
 use envbench_core::model::{Direction, RunStatus};
-use envbench_store::{ImportOutcome, ResultStore, RunFilter, StoreError, open_store};
+use envbench_store::{ImportOutcome, ResultStore, RunFilter, StoreError, StoreLocation, open_store};
 use serde_json::json;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
 
 /// Each contract test, once per backend.
 macro_rules! contract {
@@ -228,37 +231,62 @@ fn unreadable_rows_are_reported_as_damage(backend: Backend) {
 
 fn a_run_whose_process_died_is_marked_interrupted(backend: Backend) {
     let mut store = open_store(&backend.location(), true).unwrap();
+    // Running here: this process holds its lock, which a second look, from this process or any other, sees held.
     let alive = store.begin_run(&request("alive"), &fingerprint("h")).unwrap();
-    // A run begun by a process that has since died, on this machine, as a kill -9 leaves it.
+    let machine = std::fs::read_to_string("/etc/machine-id").unwrap().trim().to_string();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string();
+    let pid_namespace = std::fs::metadata("/proc/self/ns/pid").unwrap().ino();
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = child.id();
     child.wait().unwrap();
-    let machine = std::fs::read_to_string("/etc/machine-id").unwrap();
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    let process = format!("{} {} {dead_pid} 12345", machine.trim(), boot.trim());
-    backend
-        .execute(&format!(
-            "INSERT INTO runs (uuid, workload, command_line, tool_version, started_at, status, fingerprint_id, \
-             process) SELECT 'dead0000-0000-0000-0000-000000000001', 'disk', 'x', '0', started_at, 'running', \
-             fingerprint_id, '{process}' FROM runs WHERE uuid = '{alive}'"
-        ))
-        .unwrap();
+    let insert = |uuid: &str, started_at: &str, process: &str| {
+        backend
+            .execute(&format!(
+                "INSERT INTO runs (uuid, workload, command_line, tool_version, started_at, status, fingerprint_id, \
+                 process) SELECT '{uuid}', 'disk', 'x', '0', {started_at}, 'running', fingerprint_id, '{process}' \
+                 FROM runs WHERE uuid = '{alive}'"
+            ))
+            .unwrap();
+    };
+    // Begun in this PID namespace by a process that has since died, holding no lock: its pid tells.
+    insert(
+        "dead0000-0000-0000-0000-000000000001",
+        "started_at",
+        &format!("{machine} {boot} {dead_pid} 12345 pidns:{pid_namespace} nolock"),
+    );
+    // Begun elsewhere (another machine) by a process whose lock nobody holds any more (a killed process leaves its
+    // lock file behind, free).
+    let lost = "10570000-0000-0000-0000-000000000001";
+    insert(lost, "started_at", "another-machine boot 1 1 pidns:7 lock");
+    if let StoreLocation::Sqlite(path) = backend.location() {
+        std::fs::write(format!("{}-run-{lost}.lock", path.display()), "").unwrap();
+    }
+    // Written by an envbench that kept neither namespace nor lock, of a pid not in this /proc: it may be alive in
+    // another PID namespace (a container sharing machine and boot ids), so it is left running.
+    let unprovable = "0ca10000-0000-0000-0000-000000000001";
+    insert(unprovable, "started_at", &format!("{machine} {boot} {dead_pid} 12345"));
     // A run of another machine, running for weeks.
-    backend
-        .execute(&format!(
-            "INSERT INTO runs (uuid, workload, command_line, tool_version, started_at, status, fingerprint_id, \
-             process) SELECT 'old00000-0000-0000-0000-000000000001', 'disk', 'x', '0', '2020-01-01T00:00:00.000Z', \
-             'running', fingerprint_id, 'another-machine boot 1 1' FROM runs WHERE uuid = '{alive}'"
-        ))
-        .unwrap();
+    insert("01d00000-0000-0000-0000-000000000001", "'2020-01-01T00:00:00.000Z'", "another-machine boot 1 1");
     drop(store);
+
     let store = open_store(&backend.location(), false).unwrap();
-    let dead = store.load_run("dead0000-0000-0000-0000-000000000001").unwrap();
-    assert_eq!(dead.summary.status, RunStatus::Interrupted);
-    assert!(dead.summary.status_reason.unwrap().contains(&format!("pid {dead_pid}")));
-    assert!(dead.summary.ended_at.is_some());
-    let old = store.load_run("old00000-0000-0000-0000-000000000001").unwrap();
-    assert_eq!(old.summary.status, RunStatus::Interrupted);
-    assert!(old.summary.status_reason.unwrap().contains("days"));
-    assert_eq!(store.load_run(&alive).unwrap().summary.status, RunStatus::Running, "a live run is left alone");
+    let status = |uuid: &str| {
+        let run = store.load_run(uuid).unwrap().summary;
+        assert_eq!(run.ended_at.is_some(), run.status != RunStatus::Running, "{run:?}");
+        (run.status, run.status_reason.unwrap_or_default())
+    };
+    let (dead, reason) = status("dead0000-0000-0000-0000-000000000001");
+    assert_eq!(dead, RunStatus::Interrupted);
+    assert!(reason.contains(&format!("pid {dead_pid}")) && reason.contains("ended without finishing"), "{reason}");
+    let (lost_status, reason) = status(lost);
+    assert_eq!(lost_status, RunStatus::Interrupted, "{reason}");
+    assert!(reason.contains("ended without finishing"), "{reason}");
+    if let StoreLocation::Sqlite(path) = backend.location() {
+        assert!(!PathBuf::from(format!("{}-run-{lost}.lock", path.display())).exists(), "the lock file goes with it");
+    }
+    assert_eq!(status(unprovable).0, RunStatus::Running);
+    let (old, reason) = status("01d00000-0000-0000-0000-000000000001");
+    assert_eq!(old, RunStatus::Interrupted);
+    assert!(reason.contains("days"), "{reason}");
+    assert_eq!(status(&alive).0, RunStatus::Running, "a live run is left alone");
 }
