@@ -29,9 +29,16 @@ fn sides_resolve_by_label_tags_and_run_id() {
     assert!(matches!(resolve_side(&store, "nobody"), Err(ReportError::EmptySide(_))));
     assert!(matches!(resolve_side(&store, "run:ffffffff"), Err(ReportError::Store(_))));
     assert!(matches!(resolve_side(&store, "tag:=x"), Err(ReportError::BadSide(_))));
-    // The same side twice gets a distinct name.
-    let twice = sides(&store, &["virtual", "virtual"]);
-    assert_eq!((twice[0].name.as_str(), twice[1].name.as_str()), ("virtual", "virtual #2"));
+    // The same runs twice compare nothing: refused, naming both sides (a verdict would read "unchanged").
+    let twice = resolve_sides(&store, &["virtual".to_string(), "label:virtual".to_string()]);
+    assert!(
+        matches!(&twice, Err(ReportError::BadSide(m)) if m.contains("'virtual' and 'label:virtual' are the same runs")),
+        "{twice:?}"
+    );
+    // Sides of different runs that happen to share a name get distinct names.
+    let mut named = vec![Side::new("nvme", Vec::new()), Side::new("nvme", Vec::new())];
+    envbench_report::unique_names(&mut named);
+    assert_eq!((named[0].name.as_str(), named[1].name.as_str()), ("nvme", "nvme #2"));
 }
 
 #[test]

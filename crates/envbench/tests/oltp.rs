@@ -79,7 +79,8 @@ fn sqlite_runs_stores_per_transaction_results_and_reuses_its_tables() {
     let output = envbench(&store, &args);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("reusing the tpcc tables"), "{}", stderr(&output));
-    let output = envbench(&store, &["compare", "embedded", listed[0]["uuid"].as_str().unwrap()]);
+    let reused = runs(&store)[0]["uuid"].as_str().unwrap().to_string();
+    let output = envbench(&store, &["compare", "embedded", &reused]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(text.contains("U=2 New-Order") && text.contains("latency_p95"), "compare matches per transaction:\n{text}");

@@ -6,6 +6,8 @@
 //! terminal escapes in labels, and a full disk under the cube.
 
 mod common;
+#[path = "safety/liveness.rs"]
+mod liveness;
 
 use common::{envbench, runs, scratch, show, stderr, stdout};
 use serde_json::Value;

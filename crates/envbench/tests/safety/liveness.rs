@@ -8,9 +8,7 @@
 //! step nor Ctrl-C, and a step's processes end with envbench when it is killed hard (D13); over-long exec and step
 //! names are refused before anything is stored (D16).
 
-mod common;
-
-use common::{Schema, envbench, runs, scratch, stderr};
+use crate::common::{Schema, envbench, runs, scratch, stderr};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -89,7 +87,7 @@ fn a_live_run_is_running_from_another_pid_namespace(store: &str, dir: &Path) {
     let mut child = start_exec(Path::new(store), dir, &["--name", "ns", "--repeat", "2", "--step", &step]);
     let begun = || {
         let listed = envbench(Path::new(store), &["results", "list", "--json"]);
-        listed.status.success() && common::stdout(&listed).trim() != "[]"
+        listed.status.success() && crate::common::stdout(&listed).trim() != "[]"
     };
     assert!(wait_for(begun), "the run never began");
 
@@ -177,7 +175,7 @@ fn a_step_ends_with_its_shell_though_a_background_child_holds_its_output() {
     assert!(!dir.join("finished").exists(), "the child ran to its end");
     let run = &runs(&store)[0];
     assert_eq!((&run["status"], &run["result_count"]), (&"complete".into(), &3.into()), "{run}");
-    let shown = common::show(&store, run["uuid"].as_str().unwrap());
+    let shown = crate::common::show(&store, run["uuid"].as_str().unwrap());
     let last = &shown["attachments"]["exec"]["outcome"]["executions"][1]["last_lines"];
     assert_eq!(last, &serde_json::json!(["started"]), "the output read before the shell ended is kept");
 }
