@@ -61,6 +61,8 @@ pub enum ExecError {
     BadName(String),
     #[error("no steps: give at least one --step NAME=COMMAND")]
     NoSteps,
+    #[error("{0} is empty: give the command to run, or leave the option out")]
+    EmptyCommand(&'static str),
     #[error("--repeat must be at least 1")]
     NoRepeat,
     #[error("--repeat {0} is more than {MAX_REPEAT}; give a smaller count")]
@@ -121,6 +123,11 @@ impl ExecOptions {
         }
         if self.steps.len() > MAX_STEPS {
             return Err(ExecError::TooManySteps(self.steps.len()));
+        }
+        for (option, command) in [("--setup", &self.setup), ("--teardown", &self.teardown)] {
+            if command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+                return Err(ExecError::EmptyCommand(option));
+            }
         }
         for (i, step) in self.steps.iter().enumerate() {
             check_name(&format!("the name of --step {}", i + 1), &step.name).map_err(ExecError::BadName)?;

@@ -148,6 +148,8 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
     std::fs::write(&many_hosts, (1..=1100).map(|i| format!("host{i}\n")).collect::<String>()).unwrap();
     let many_hosts = many_hosts.to_str().unwrap();
     let long_label = "x".repeat(300);
+    let five_thousand = "n".repeat(5000);
+    let long_step = format!("{}=true", "s".repeat(5000));
     let many_threads: String = (1..=20).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let seventy: String = (1..=70).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let thousand: String = (1..=1000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
@@ -284,6 +286,17 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["exec", "--dir", w, "--name", "x", "--step", "a=true", "--repeat", "1000000"], 2, "--repeat 1000000"),
         (vec!["exec", "--dir", w, "--name", "x"], 2, "--step"),
         (vec!["exec", "--dir", "/no/such", "--name", "x", "--step", "a=true"], 2, "not a directory"),
+        // D16 and D10: exec's names follow the rule for names; empty commands are no commands.
+        (vec!["exec", "--dir", w, "--name", &five_thousand, "--step", "a=true"], 2, "5000 characters long"),
+        (vec!["exec", "--dir", w, "--name", "x\x1b[2J", "--step", "a=true"], 2, "control character (\\x1b)"),
+        (vec!["exec", "--dir", w, "--name", "\u{202e}x", "--step", "a=true"], 2, "U+202E"),
+        (vec!["exec", "--dir", w, "--name", "\u{200b}", "--step", "a=true"], 2, "only invisible characters"),
+        (vec!["exec", "--dir", w, "--name", "x", "--step", &long_step], 2, "characters long"),
+        (vec!["exec", "--dir", w, "--name", "x", "--step", "a\x1b]0;title\x07=true"], 2, "control character"),
+        (vec!["exec", "--dir", w, "--name", "x", "--step", "a=true", "--setup", ""], 2, "--setup is empty"),
+        (vec!["exec", "--dir", w, "--name", "x", "--step", "a=true", "--teardown", "  "], 2, "--teardown is empty"),
+        (vec!["exec", "--dir", w, "--name", "x", "--step", "a=true", "--repeat", "-1"], 2, "--repeat"),
+        (vec!["exec", "--dir", fifo, "--name", "x", "--step", "a=true"], 2, "not a directory"),
         // Suites.
         (vec!["run", "--suite", "nosuch", "--dir", w], 2, "not a built-in suite"),
         (vec!["run", "--suite", bad, "--dir", w], 2, "line 4"),
