@@ -7,9 +7,11 @@ pub mod datafusion;
 mod local_files;
 pub mod mysql;
 pub mod postgres;
+mod server;
 
 use crate::TpchError;
 use crate::data::GenerationInfo;
+use crate::params::QueryParameters;
 use envbench_core::model::redact_secrets;
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
@@ -150,9 +152,10 @@ pub trait Target: Send + Sync {
     /// Whether RF1/RF2 can run here; `Err` says why not (shown to the user).
     fn refresh_support(&self) -> Result<(), String>;
 
-    /// Rewrite the portable query text for this target's dialect, when it needs it.
-    fn adapt_sql(&self, sql: String) -> String {
-        sql
+    /// The text of a query as this target runs it: the tables named as they are found here (qualified with a
+    /// server's schema), in the target's dialect.
+    fn query_sql(&self, parameters: &QueryParameters) -> String {
+        crate::queries::render(parameters)
     }
 
     /// What [`Target::prepare`] would refuse, checked before anything is created (files in the data directory that
