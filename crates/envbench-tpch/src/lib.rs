@@ -63,6 +63,19 @@ pub enum TpchError {
     Database { url: String, message: String },
     #[error("MySQL/MariaDB at {url}: {message}")]
     MySql { url: String, message: String },
+    #[error(
+        "{dir}: the Parquet files of SF {scale_factor} need about {needed} and {available} is free; free some space, \
+         give --dir on a larger filesystem, or a smaller --sf"
+    )]
+    NotEnoughSpace {
+        dir: PathBuf,
+        scale_factor: String,
+        needed: envbench_core::ByteSize,
+        available: envbench_core::ByteSize,
+    },
+    /// Another run holds the data: the message names it and says what to do.
+    #[error("{0}")]
+    Busy(String),
     #[error("interrupted")]
     Interrupted,
     #[error("{0}")]

@@ -551,6 +551,9 @@ mod tests {
         ) -> Result<LoadInfo, TpchError> {
             unreachable!("the tests pass a LoadInfo directly")
         }
+        fn lock(&mut self, _: f64, _: bool, _: bool) -> Result<(), TpchError> {
+            Ok(())
+        }
         fn session(&self) -> Result<Box<dyn Session>, TpchError> {
             // The power stream opens the first session.
             let mut steps = self.steps.lock().unwrap();

@@ -92,6 +92,7 @@ impl From<TpchError> for WorkloadError {
             TpchError::Interrupted => WorkloadError::interrupted(),
             TpchError::BadScaleFactor(_)
             | TpchError::ForeignFiles { .. }
+            | TpchError::NotEnoughSpace { .. }
             | TpchError::BadDatabaseUrl { .. }
             | TpchError::BadOptions(_) => WorkloadError::usage(error.to_string()),
             other => WorkloadError::failure(other.to_string()),
@@ -126,7 +127,9 @@ impl Workload for TpchWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(&args)?)))
+        let mut run = plan(&args)?;
+        run.lock()?;
+        Ok(Plan::Run(Box::new(run)))
     }
 
     /// Against a server the sampler should watch the server's data directory, which `tpch` finds itself.
@@ -279,6 +282,15 @@ pub(crate) struct TpchRun {
     pub(crate) watched: PathBuf,
     /// With `--threads 1,2,4`: the power test at each thread count (empty: one run).
     sweep: Vec<usize>,
+}
+
+impl TpchRun {
+    /// Take the lock the run holds on its data until it ends (see [`Target::lock`]): after every check, before
+    /// anything is generated or loaded. A run writes when it runs the refresh functions.
+    pub(crate) fn lock(&mut self) -> Result<(), TpchError> {
+        let writes = self.target.refresh_support().is_ok() && (self.options.power || self.options.throughput);
+        self.target.lock(self.options.scale_factor, self.fresh, writes)
+    }
 }
 
 impl Planned for TpchRun {

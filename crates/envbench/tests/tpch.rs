@@ -199,6 +199,8 @@ fn bad_input_is_refused_before_anything_is_stored() {
         (&["--sets", "0"], "--sets must be at least 1"),
         (&["--query-timeout", "0s"], "--query-timeout must be longer than zero"),
         (&["--query-timeout", "soon"], "--query-timeout"),
+        // The Parquet files of SF 100000 need about 50 TB: refused before any directory is made.
+        (&["--sf", "100000"], "free some space"),
         (&["--dir", "/nonexistent/envbench"], "not a directory"),
         (&["--target", "postgres://postgres@127.0.0.1:1/test"], "is the server running"),
         (&["--target", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db"], "createdb"),
@@ -503,4 +505,95 @@ fn any_legal_schema_name_works_end_to_end() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(database.tables().len(), 9, "{:?}", database.tables());
+}
+
+/// Wait (at most a minute) until `ready` holds.
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline && !ready() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ready(), "{what} never happened");
+}
+
+/// Interrupt a child as Ctrl-C would, and wait for it.
+fn interrupt(child: std::process::Child) -> std::process::Output {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().unwrap()
+}
+
+/// Two runs on one --dir once overwrote each other's Parquet files. A run that generates holds the data's lock
+/// exclusively; a second run of the same scale factor is refused at once, naming the first, and stores nothing.
+#[test]
+fn a_second_run_on_the_same_data_is_refused_while_one_generates() {
+    let dir = scratch("data-lock");
+    let d = dir.to_str().unwrap();
+    let generating = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["tpch", "--sf", "1", "--dir", d, "--threads", "1"])
+        .env("ENVBENCH_STORE", dir.join("first.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lineitem = dir.join("envbench-tpch/sf1/lineitem");
+    wait_until("generation", || lineitem.read_dir().map(|mut entries| entries.next().is_some()).unwrap_or(false));
+    let second = dir.join("second.db");
+    let output = envbench(&second, &["tpch", "--sf", "1", "--dir", d, "--power-only"]);
+    // Another scale factor's data has a lock of its own.
+    let other = envbench(&dir.join("other.db"), &["tpch", "--sf", "0.01", "--dir", d, "--power-only"]);
+    let first_pid = generating.id();
+    let first = interrupt(generating);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("the TPC-H data of SF 1 is in use by another envbench run"), "{message}");
+    assert!(message.contains(&format!("pid {first_pid}")) && message.contains("--dir"), "{message}");
+    assert!(!second.exists(), "the refused run stored nothing");
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert_eq!(first.status.code(), Some(130), "{}", stderr(&first));
+}
+
+/// A run that loads a server's tables (or runs the refresh functions, which write them) holds the lock on them
+/// exclusively: a second run on the same schema is refused at once, naming the first, and stores nothing.
+#[test]
+fn a_second_server_run_is_refused_while_one_loads() {
+    let dir = scratch("server-lock");
+    let d = dir.to_str().unwrap();
+    let pid = std::process::id();
+    let schema = format!("envbench_tpch_lock_{pid}");
+    let _schema = SchemaGuard(schema.clone());
+    let _database = MySqlDatabaseGuard(schema.clone());
+    let marker_query = format!(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = '{schema}' AND table_name = \
+         'envbench_tpch_load'"
+    );
+    for (target, holder) in [(POSTGRES, "envbench-tpch (pid "), (MYSQL, "connection ")] {
+        let loading = Command::new(env!("CARGO_BIN_EXE_envbench"))
+            .args(["tpch", "--sf", "0.1", "--dir", d, "--target", target, "--schema", &schema, "--users", "1"])
+            .args(["--sets", "1000"])
+            .env("ENVBENCH_STORE", dir.join("first.db"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let url = envbench_sql::DatabaseUrl::parse(target).unwrap();
+        wait_until("the load", || {
+            let mut connection = url.connect("envbench-test").unwrap();
+            connection.query_optional(&marker_query, &[]).unwrap().unwrap().int(0).unwrap() == 1
+        });
+        let second = dir.join("second.db");
+        let args = ["tpch", "--sf", "0.01", "--dir", d, "--target", target, "--schema", &schema, "--power-only"];
+        let output = envbench(&second, &args);
+        let first_pid = loading.id();
+        let first = interrupt(loading);
+        assert_eq!(output.status.code(), Some(1), "{target}: {}", stderr(&output));
+        let message = stderr(&output);
+        assert!(message.contains("tpch in ") && message.contains(&schema), "{message}");
+        assert!(message.contains("is in use by another envbench run") && message.contains(holder), "{message}");
+        if target == POSTGRES {
+            assert!(message.contains(&format!("envbench-tpch (pid {first_pid})")), "{message}");
+        }
+        assert!(!second.exists(), "the refused run stored nothing");
+        assert_eq!(first.status.code(), Some(130), "{target}: {}", stderr(&first));
+    }
 }

@@ -128,7 +128,7 @@ impl Flavour {
 
 /// A MySQL or MariaDB database holding (or about to hold) the TPC-H tables.
 pub struct MySqlTarget {
-    /// The database the tables are in.
+    /// The database the tables are in, and the lock the run holds on them.
     tables: ServerTables,
     load_threads: usize,
     flavour: Flavour,
@@ -557,6 +557,11 @@ impl Target for MySqlTarget {
 
     fn loaded(&self, scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
         Ok(self.matching_load(self.existing_load()?, scale_factor))
+    }
+
+    fn lock(&mut self, scale_factor: f64, fresh: bool, writes: bool) -> Result<(), TpchError> {
+        let must_load = |target: &MySqlTarget| Ok(fresh || target.loaded(scale_factor)?.is_none());
+        super::hold_lock(self, writes, must_load, |target, exclusive| target.tables.lock(exclusive))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

@@ -41,7 +41,7 @@ pub struct PostgresOptions {
 pub struct PostgresTarget {
     config: postgres::Config,
     url_for_people: String,
-    /// The schema the tables are in.
+    /// The schema the tables are in, and the lock the run holds on them.
     tables: ServerTables,
     load_threads: usize,
     server_version: String,
@@ -274,6 +274,11 @@ impl Target for PostgresTarget {
 
     fn loaded(&self, scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
         Ok(self.matching_load(self.existing_load()?, scale_factor))
+    }
+
+    fn lock(&mut self, scale_factor: f64, fresh: bool, writes: bool) -> Result<(), TpchError> {
+        let must_load = |target: &PostgresTarget| Ok(fresh || target.loaded(scale_factor)?.is_none());
+        super::hold_lock(self, writes, must_load, |target, exclusive| target.tables.lock(exclusive))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

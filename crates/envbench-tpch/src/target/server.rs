@@ -1,5 +1,6 @@
 //! What the two server targets share: the one schema their tables live in (a [`Namespace`], resolved once per run),
-//! the tables' definitions, and the marker table that says a load is envbench's and complete.
+//! the tables' definitions, the marker table that says a load is envbench's and complete, and the lock a run holds on
+//! the tables.
 //!
 //! Every statement names its tables qualified with the namespace, and every session's search path is pinned to it,
 //! so nothing envbench checks, creates, drops, loads, refreshes or queries can be a table of the same name elsewhere
@@ -9,7 +10,10 @@
 use crate::TpchError;
 use crate::data::{GENERATOR, TableName};
 use crate::queries::TableNames;
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, Namespace, RelationKind, Value};
+use envbench_sql::{
+    Connection, DatabaseUrl, DbError, Dialect, Namespace, RelationKind, ServerLock, ServerLockError, ServerLockMode,
+    Value,
+};
 use std::collections::BTreeMap;
 
 /// The table that marks a load as envbench's and complete.
@@ -18,6 +22,8 @@ pub const MARKER_TABLE: &str = "envbench_tpch_load";
 pub const MARKER_COMMENT: &str = "created by envbench tpch";
 /// How envbench's sessions name themselves on the server.
 pub const APPLICATION_NAME: &str = "envbench-tpch";
+/// What the server lock is taken on, within the namespace.
+const LOCK_RESOURCE: &str = "tpch";
 
 /// A table's columns, the same on both servers.
 pub fn columns(table: TableName) -> &'static str {
@@ -103,10 +109,12 @@ pub enum ExistingLoad {
     },
 }
 
-/// A server's TPC-H tables: where they are.
+/// A server's TPC-H tables: where they are and the lock a run holds on them.
 pub struct ServerTables {
     url: DatabaseUrl,
     namespace: Namespace,
+    /// Held, never used: a mutex makes the lock's session shareable with the target's threads.
+    lock: std::sync::Mutex<Option<ServerLock>>,
 }
 
 impl ServerTables {
@@ -118,7 +126,7 @@ impl ServerTables {
         schema: Option<&str>,
     ) -> Result<ServerTables, DbError> {
         let namespace = Namespace::resolve(connection, schema, true)?;
-        Ok(ServerTables { url, namespace })
+        Ok(ServerTables { url, namespace, lock: std::sync::Mutex::new(None) })
     }
 
     pub fn url(&self) -> &DatabaseUrl {
@@ -313,5 +321,23 @@ impl ServerTables {
             &[Value::Real(scale_factor), GENERATOR.into(), rows_text.into()],
         )?;
         Ok(rows)
+    }
+
+    /// Hold the lock on the tables from now on, `exclusive` for a run that loads or writes, shared for one that only
+    /// reads; a run that already holds one gives it up first. Refused, without waiting, while another run holds it
+    /// in a mode that conflicts, naming that run.
+    pub fn lock(&mut self, exclusive: bool) -> Result<(), TpchError> {
+        let held = self.lock.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held = None;
+        let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
+        let application = format!("{APPLICATION_NAME} (pid {})", std::process::id());
+        match ServerLock::take(&self.url, &self.namespace, LOCK_RESOURCE, mode, &application) {
+            Ok(lock) => {
+                *held = Some(lock);
+                Ok(())
+            }
+            Err(busy @ ServerLockError::Busy { .. }) => Err(TpchError::Busy(format!("{}: {busy}", self.url.shown()))),
+            Err(ServerLockError::Database(error)) => Err(self.error(&error)),
+        }
     }
 }
