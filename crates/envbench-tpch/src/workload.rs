@@ -26,6 +26,10 @@ pub const DATA_DIR: &str = "envbench-tpch";
 /// The most virtual users (each is a thread and a connection) and query sets a run takes.
 pub const MAX_USERS: usize = 1024;
 pub const MAX_SETS: usize = 1000;
+/// The shortest and longest `--query-timeout`: below a second a timeout measures how fast a query is cancelled
+/// rather than the query, and a day is longer than any query of a scale factor a run can finish.
+pub const QUERY_TIMEOUT_BOUNDS: (std::time::Duration, std::time::Duration) =
+    (std::time::Duration::from_secs(1), std::time::Duration::from_secs(24 * 3600));
 
 /// The arguments of `envbench tpch`.
 #[derive(Args, Debug)]
@@ -228,14 +232,15 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     }
     let query_timeout = match &args.query_timeout {
         Some(text) => {
-            let timeout = envbench_core::parse_duration(text).map_err(|e| usage(format!("--query-timeout: {e}")))?;
-            if timeout.is_zero() {
-                return Err(usage("--query-timeout must be longer than zero, e.g. 10m"));
-            }
-            Some(timeout)
+            let (min, max) = QUERY_TIMEOUT_BOUNDS;
+            Some(envbench_core::parse_duration_within("--query-timeout", text, min, max).map_err(usage)?)
         }
         None => None,
     };
+    if let Some(schema) = &args.schema {
+        envbench_core::text::check_name("--schema", schema).map_err(usage)?;
+        envbench_sql::namespace::check_schema_name(schema).map_err(|e| usage(format!("--schema: {e}")))?;
+    }
     let spec = TargetSpec::parse(&args.target)?;
     if let Some(dir) = &args.dir
         && !dir.is_dir()
