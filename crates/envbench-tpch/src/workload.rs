@@ -46,9 +46,9 @@ pub struct TpchArgs {
     /// mysql://user@host:port/database (MySQL or MariaDB; also mariadb://).
     #[arg(long, default_value = "datafusion", value_name = "TARGET")]
     pub target: String,
-    /// Server schema for the tables (created when missing; default: the connection's search_path, or on MySQL the
-    /// URL's database, as a MySQL schema is a database); ignored by the datafusion target, so one suite matrix can
-    /// sweep both.
+    /// Server schema for the tables (created when missing; default: the connection's current schema, the first of its
+    /// search_path that exists, or on MySQL the URL's database, as a MySQL schema is a database); every table the run
+    /// uses is named in it, and no other. Ignored by the datafusion target, so one suite matrix can sweep both.
     #[arg(long)]
     pub schema: Option<String>,
     /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
