@@ -384,21 +384,26 @@ pub fn sqlite_version() -> &'static str {
     rusqlite::version()
 }
 
-/// `?` placeholders numbered `$1`, `$2`, ... as PostgreSQL wants them (outside quoted text).
+/// `?` placeholders numbered `$1`, `$2`, ... as PostgreSQL wants them (outside quoted text: a `'literal'` or a
+/// `"quoted identifier"`, such as a schema named `bob's`).
 pub fn numbered_placeholders(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 16);
-    let (mut n, mut quoted) = (0, false);
+    let (mut n, mut quote) = (0, None);
     for c in sql.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
+        match (c, quote) {
+            ('\'' | '"', None) => {
+                quote = Some(c);
                 out.push(c);
             }
-            '?' if !quoted => {
+            (c, Some(open)) if c == open => {
+                quote = None;
+                out.push(c);
+            }
+            ('?', None) => {
                 n += 1;
                 out.push_str(&format!("${n}"));
             }
-            c => out.push(c),
+            (c, _) => out.push(c),
         }
     }
     out
@@ -441,6 +446,10 @@ mod tests {
     #[test]
     fn placeholders_are_numbered_outside_quotes() {
         assert_eq!(numbered_placeholders("SELECT ?, '?' WHERE a = ?"), "SELECT $1, '?' WHERE a = $2");
+        assert_eq!(
+            numbered_placeholders(r#"INSERT INTO "bob's ""?"" schema".t VALUES (?, 'it''s?', ?)"#),
+            r#"INSERT INTO "bob's ""?"" schema".t VALUES ($1, 'it''s?', $2)"#
+        );
     }
 
     #[test]

@@ -175,10 +175,19 @@ impl Namespace {
     /// Make unqualified names on `connection` resolve in this namespace only: PostgreSQL's search path becomes this
     /// one schema (the system catalog stays implicitly first), MySQL's default database this one.
     pub fn pin(&self, connection: &mut dyn Connection) -> Result<(), DbError> {
+        match self.pin_statement() {
+            Some(statement) => connection.batch(&statement),
+            None => Ok(()),
+        }
+    }
+
+    /// The statement [`Namespace::pin`] runs (`None` for SQLite), for a session opened with another driver (a
+    /// PostgreSQL client that streams `COPY`).
+    pub fn pin_statement(&self) -> Option<String> {
         match self.dialect {
-            Dialect::Postgres => connection.batch(&format!("SET search_path TO {}", self.quoted())),
-            Dialect::MySql => connection.batch(&format!("USE {}", self.quoted())),
-            Dialect::Sqlite => Ok(()),
+            Dialect::Postgres => Some(format!("SET search_path TO {}", self.quoted())),
+            Dialect::MySql => Some(format!("USE {}", self.quoted())),
+            Dialect::Sqlite => None,
         }
     }
 

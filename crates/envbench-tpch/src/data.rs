@@ -1,14 +1,18 @@
 //! The TPC-H tables: what tpchgen generates, written once as Parquet under a data directory with a manifest.
 //!
 //! Layout: `<data dir>/sf<SF>/<table>/part-<k>.parquet` plus `<data dir>/sf<SF>/manifest.json`, written last, so a
-//! directory without a manifest is an interrupted generation and is regenerated. envbench only ever deletes files it
-//! recognizes as its own; a directory holding anything else is refused.
+//! directory without a manifest is an interrupted generation and is regenerated, and `<data dir>/sf<SF>.lock`, the
+//! lock a run holds on the scale factor's data ([`lock`]). envbench only ever deletes files it recognizes as its own;
+//! a directory holding anything else is refused. Before generating, the free space the files need is checked
+//! ([`check_space`]).
 
 use crate::{TpchError, check_scale_factor, format_scale_factor};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::{EnabledStatistics, WriterProperties};
+use envbench_core::ByteSize;
+use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -364,6 +368,71 @@ fn io_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) ->
     move |source| TpchError::Io { path, action, source }
 }
 
+/// The lock file of a scale factor's data: beside its directory, so removing an interrupted generation's directory
+/// leaves the lock alone.
+pub fn lock_path(data_dir: &Path, scale_factor: f64) -> PathBuf {
+    data_dir.join(format!("sf{}.lock", format_scale_factor(scale_factor)))
+}
+
+/// Whether `name`, in the data directory, is a scale factor's directory (`sf0.01`) or lock file (`sf0.01.lock`).
+fn is_scale_factor_entry(name: &str, is_dir: bool) -> bool {
+    let scale_factor = |text: &str| text.strip_prefix("sf").is_some_and(|n| n.parse::<f64>().is_ok_and(|sf| sf > 0.0));
+    match name.strip_suffix(".lock") {
+        Some(stem) => !is_dir && scale_factor(stem),
+        None => is_dir && scale_factor(name),
+    }
+}
+
+/// Hold the lock on the data of `scale_factor` under `data_dir` (created when missing): exclusive to generate, shared
+/// to read complete data. Refused at once, naming the holder, while another run holds it in a mode that conflicts.
+pub fn lock(data_dir: &Path, scale_factor: f64, exclusive: bool) -> Result<FileLock, TpchError> {
+    std::fs::create_dir_all(data_dir).map_err(io_error(data_dir, "creating"))?;
+    let path = lock_path(data_dir, scale_factor);
+    let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    FileLock::take(&path, mode, &command).map_err(|refused| match refused {
+        LockRefused::Io { path, source } => TpchError::Io { path, action: "locking", source },
+        busy => TpchError::Busy(format!(
+            "{}: the TPC-H data of SF {} is in use by {}; wait for it to end, or give another --dir",
+            data_dir.display(),
+            format_scale_factor(scale_factor),
+            busy.holder_text()
+        )),
+    })
+}
+
+/// Bytes the Parquet files of a scale factor take, with a margin. Measured (manifest format 4, a 2-core machine):
+/// 4.93 MB at SF 0.01, 40.8 MB at SF 0.1, 382 MB at SF 1, so about 382 MB per unit of scale and a fixed 1 MB (nation
+/// and region in a row group per row, every file's footer); a quarter more for machines of more cores (more row
+/// groups, more footers and statistics) and for the scale factors between.
+pub fn space_needed(scale_factor: f64) -> u64 {
+    const BYTES_PER_SCALE_FACTOR: f64 = 400e6;
+    const FIXED_BYTES: f64 = 1e6;
+    ((BYTES_PER_SCALE_FACTOR * scale_factor + FIXED_BYTES) * 1.25) as u64
+}
+
+/// Refuse a generation whose files cannot fit under `data_dir` (measured on its nearest existing directory, since
+/// it may not exist yet), counting the space the files it replaces will give back. Nothing is created.
+pub fn check_space(data_dir: &Path, scale_factor: f64) -> Result<(), TpchError> {
+    let existing = data_dir.ancestors().find(|d| d.is_dir()).unwrap_or(Path::new("."));
+    let Some(available) = envbench_io::testfile::available_bytes(existing).ok().flatten() else { return Ok(()) };
+    let replaced = read_manifest(&scale_factor_dir(data_dir, scale_factor))
+        .ok()
+        .flatten()
+        .map(|manifest| manifest.tables.values().map(|t| t.bytes).sum::<u64>())
+        .unwrap_or(0);
+    let needed = space_needed(scale_factor);
+    if needed > available.saturating_add(replaced) {
+        return Err(TpchError::NotEnoughSpace {
+            dir: data_dir.to_path_buf(),
+            scale_factor: format_scale_factor(scale_factor),
+            needed: ByteSize(needed),
+            available: ByteSize(available.saturating_add(replaced)),
+        });
+    }
+    Ok(())
+}
+
 /// Load the manifest of a scale factor directory, if a complete generation left one.
 pub fn read_manifest(dir: &Path) -> Result<Option<Manifest>, TpchError> {
     let path = dir.join(MANIFEST_FILE);
@@ -382,9 +451,7 @@ pub fn check_only_ours(data_dir: &Path, sf_dir: &Path) -> Result<(), TpchError> 
         for entry in std::fs::read_dir(data_dir).map_err(io_error(data_dir, "listing"))? {
             let entry = entry.map_err(io_error(data_dir, "listing"))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let is_sf_dir = entry.path().is_dir()
-                && name.strip_prefix("sf").is_some_and(|n| n.parse::<f64>().is_ok_and(|sf| sf > 0.0));
-            if !is_sf_dir {
+            if !is_scale_factor_entry(&name, entry.path().is_dir()) {
                 return Err(foreign(data_dir, name));
             }
         }
@@ -423,6 +490,29 @@ fn min_row_groups_before_recorded() -> u64 {
     MIN_ROW_GROUPS
 }
 
+/// Whether a complete generation's manifest is of this layout and generator, and of `scale_factor`.
+fn current_layout(manifest: &Manifest, scale_factor: f64) -> bool {
+    manifest.format == MANIFEST_FORMAT && manifest.generator == GENERATOR && manifest.scale_factor == scale_factor
+}
+
+/// Whether a complete generation is one a machine of `cores` cores uses as it is: of this layout, generator and
+/// scale factor, with row groups enough for every core.
+fn reuses(manifest: &Manifest, scale_factor: f64, cores: usize) -> bool {
+    current_layout(manifest, scale_factor) && manifest.min_row_groups >= min_row_groups(cores)
+}
+
+/// Whether complete data of `scale_factor` that this machine can use as it is lies under `data_dir`: what
+/// [`ensure_data`] reuses rather than generating, unless told to regenerate.
+pub fn reusable(data_dir: &Path, scale_factor: f64) -> Result<bool, TpchError> {
+    let manifest = read_manifest(&scale_factor_dir(data_dir, scale_factor))?;
+    Ok(manifest.is_some_and(|manifest| reuses(&manifest, scale_factor, machine_cores())))
+}
+
+/// This machine's cores, as the data's layout counts them.
+fn machine_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// Make sure complete data for the scale factor exists, generating it (in parallel) unless a complete generation by
 /// the same generator, with row groups enough for this machine's cores, is already there. `progress` is called from
 /// the generation threads as rows are written.
@@ -431,8 +521,7 @@ pub fn ensure_data(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(GenerationProgress) + Sync),
 ) -> Result<DataSet, TpchError> {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    ensure_data_for_cores(options, cores, interrupt, progress)
+    ensure_data_for_cores(options, machine_cores(), interrupt, progress)
 }
 
 /// [`ensure_data`] on a machine of `cores` cores.
@@ -447,14 +536,9 @@ fn ensure_data_for_cores(
     check_only_ours(&options.data_dir, &dir)?;
     let existing = read_manifest(&dir)?;
     let needed = min_row_groups(cores);
-    let current = existing.as_ref().filter(|manifest| {
-        manifest.format == MANIFEST_FORMAT
-            && manifest.generator == GENERATOR
-            && manifest.scale_factor == options.scale_factor
-    });
+    let current = existing.as_ref().filter(|manifest| current_layout(manifest, options.scale_factor));
     if !options.fresh
-        && let Some(manifest) = current
-        && manifest.min_row_groups >= needed
+        && let Some(manifest) = existing.as_ref().filter(|manifest| reuses(manifest, options.scale_factor, cores))
     {
         return Ok(DataSet {
             dir,
@@ -687,6 +771,14 @@ mod tests {
         // Written as a row group per row: nation's scan can be split 25 ways, region's 5.
         assert_eq!(first.manifest.tables[&TableName::Nation].row_groups, 25);
         assert_eq!(first.manifest.tables[&TableName::Region].row_groups, 5);
+
+        // The space check asks for what the files take, with a margin, and not absurdly more.
+        let needed = space_needed(0.01);
+        assert!(
+            first.total_bytes() < needed && needed < 2 * first.total_bytes(),
+            "{} of {needed}",
+            first.total_bytes()
+        );
 
         let second = ensure_data(&options, &AtomicBool::new(false), &|_| {}).unwrap();
         assert!(second.reused);

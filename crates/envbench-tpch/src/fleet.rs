@@ -28,8 +28,10 @@ impl FleetWorkload for TpchFleet {
         "queries/h"
     }
 
+    /// The coordinator holds the lock on the server's tables for the whole fleet run; its agents take none.
     fn coordinator(&self, matches: &clap::ArgMatches) -> Result<Box<dyn FleetCoordinator>, WorkloadError> {
-        let run = fleet_plan(matches)?;
+        let mut run = fleet_plan(matches)?;
+        run.lock()?;
         let users = check_options(&run.options)?;
         let mut phases = Vec::new();
         if run.options.power {

@@ -8,6 +8,11 @@
 //! targets, the power and throughput tests, and the TPC-H-style metrics. It is the only crate of the workspace that
 //! depends on DataFusion.
 //!
+//! A run keeps its hands off everything that is not its own: on a server its tables live in one schema, resolved
+//! once, and every name it uses is qualified with it; its Parquet files are only ever written into a directory of
+//! its own, after a check of the free space they need; and it holds a lock on its data for the whole run (a file lock
+//! beside the Parquet files, a server lock on the tables), so two runs never rebuild the same data under each other.
+//!
 //! Targets are opened from what the user wrote by one factory, [`target::open`]; the `tpch` workload the driver
 //! registers is [`TPCH`] (command line, `--cold` with the workspace's one page-cache dropper, tables). It does not
 //! print, probe the operating system or store results: the driver does, the OS sampler learns about the steps through
@@ -63,6 +68,19 @@ pub enum TpchError {
     Database { url: String, message: String },
     #[error("MySQL/MariaDB at {url}: {message}")]
     MySql { url: String, message: String },
+    #[error(
+        "{dir}: the Parquet files of SF {scale_factor} need about {needed} and {available} is free; free some space, \
+         give --dir on a larger filesystem, or a smaller --sf"
+    )]
+    NotEnoughSpace {
+        dir: PathBuf,
+        scale_factor: String,
+        needed: envbench_core::ByteSize,
+        available: envbench_core::ByteSize,
+    },
+    /// Another run holds the data: the message names it and says what to do.
+    #[error("{0}")]
+    Busy(String),
     #[error("interrupted")]
     Interrupted,
     #[error("{0}")]

@@ -3,7 +3,6 @@
 
 use crate::TpchError;
 use crate::params::{QueryOrder, QueryParameters, SeededRandom, query_order};
-use crate::queries::render;
 use crate::reference::check_sf1_answer;
 use crate::refresh::UpdateSet;
 use crate::results::{
@@ -394,7 +393,7 @@ fn run_query(
     interrupt: &AtomicBool,
 ) -> QueryExecution {
     let query = parameters.query();
-    let sql = target.adapt_sql(render(&parameters));
+    let sql = target.query_sql(&parameters);
     let started = Instant::now();
     let result = session.query(&sql, options.query_timeout, interrupt);
     let elapsed_seconds = started.elapsed().as_secs_f64();
@@ -524,7 +523,7 @@ mod tests {
     impl Session for FakeSession {
         fn query(&mut self, sql: &str, _: Option<Duration>, _: &AtomicBool) -> Result<QueryAnswer, QueryFailure> {
             std::thread::sleep(Duration::from_millis(1));
-            let failing_sql = render(&QueryParameters::validation(self.failing_query, 1.0));
+            let failing_sql = crate::queries::render(&QueryParameters::validation(self.failing_query, 1.0));
             if self.session_index == self.failing_stream && sql == failing_sql {
                 return Err(QueryFailure::Error("relation \"lineitem\" does not exist".into()));
             }
@@ -551,6 +550,9 @@ mod tests {
             _: &(dyn Fn(LoadProgress) + Sync),
         ) -> Result<LoadInfo, TpchError> {
             unreachable!("the tests pass a LoadInfo directly")
+        }
+        fn lock(&mut self, _: f64, _: bool, _: bool) -> Result<(), TpchError> {
+            Ok(())
         }
         fn session(&self) -> Result<Box<dyn Session>, TpchError> {
             // The power stream opens the first session.

@@ -26,6 +26,10 @@ pub const DATA_DIR: &str = "envbench-tpch";
 /// The most virtual users (each is a thread and a connection) and query sets a run takes.
 pub const MAX_USERS: usize = 1024;
 pub const MAX_SETS: usize = 1000;
+/// The shortest and longest `--query-timeout`: below a second a timeout measures how fast a query is cancelled
+/// rather than the query, and a day is longer than any query of a scale factor a run can finish.
+pub const QUERY_TIMEOUT_BOUNDS: (std::time::Duration, std::time::Duration) =
+    (std::time::Duration::from_secs(1), std::time::Duration::from_secs(24 * 3600));
 
 /// The arguments of `envbench tpch`.
 #[derive(Args, Debug)]
@@ -42,9 +46,9 @@ pub struct TpchArgs {
     /// mysql://user@host:port/database (MySQL or MariaDB; also mariadb://).
     #[arg(long, default_value = "datafusion", value_name = "TARGET")]
     pub target: String,
-    /// Server schema for the tables (created when missing; default: the connection's search_path, or on MySQL the
-    /// URL's database, as a MySQL schema is a database); ignored by the datafusion target, so one suite matrix can
-    /// sweep both.
+    /// Server schema for the tables (created when missing; default: the connection's current schema, the first of its
+    /// search_path that exists, or on MySQL the URL's database, as a MySQL schema is a database); every table the run
+    /// uses is named in it, and no other. Ignored by the datafusion target, so one suite matrix can sweep both.
     #[arg(long)]
     pub schema: Option<String>,
     /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
@@ -92,6 +96,7 @@ impl From<TpchError> for WorkloadError {
             TpchError::Interrupted => WorkloadError::interrupted(),
             TpchError::BadScaleFactor(_)
             | TpchError::ForeignFiles { .. }
+            | TpchError::NotEnoughSpace { .. }
             | TpchError::BadDatabaseUrl { .. }
             | TpchError::BadOptions(_) => WorkloadError::usage(error.to_string()),
             other => WorkloadError::failure(other.to_string()),
@@ -126,7 +131,9 @@ impl Workload for TpchWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(&args)?)))
+        let mut run = plan(&args)?;
+        run.lock()?;
+        Ok(Plan::Run(Box::new(run)))
     }
 
     /// Against a server the sampler should watch the server's data directory, which `tpch` finds itself.
@@ -225,14 +232,15 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     }
     let query_timeout = match &args.query_timeout {
         Some(text) => {
-            let timeout = envbench_core::parse_duration(text).map_err(|e| usage(format!("--query-timeout: {e}")))?;
-            if timeout.is_zero() {
-                return Err(usage("--query-timeout must be longer than zero, e.g. 10m"));
-            }
-            Some(timeout)
+            let (min, max) = QUERY_TIMEOUT_BOUNDS;
+            Some(envbench_core::parse_duration_within("--query-timeout", text, min, max).map_err(usage)?)
         }
         None => None,
     };
+    if let Some(schema) = &args.schema {
+        envbench_core::text::check_name("--schema", schema).map_err(usage)?;
+        envbench_sql::namespace::check_schema_name(schema).map_err(|e| usage(format!("--schema: {e}")))?;
+    }
     let spec = TargetSpec::parse(&args.target)?;
     if let Some(dir) = &args.dir
         && !dir.is_dir()
@@ -279,6 +287,15 @@ pub(crate) struct TpchRun {
     pub(crate) watched: PathBuf,
     /// With `--threads 1,2,4`: the power test at each thread count (empty: one run).
     sweep: Vec<usize>,
+}
+
+impl TpchRun {
+    /// Take the lock the run holds on its data until it ends (see [`Target::lock`]): after every check, before
+    /// anything is generated or loaded. A run writes when it runs the refresh functions.
+    pub(crate) fn lock(&mut self) -> Result<(), TpchError> {
+        let writes = self.target.refresh_support().is_ok() && (self.options.power || self.options.throughput);
+        self.target.lock(self.options.scale_factor, self.fresh, writes)
+    }
 }
 
 impl Planned for TpchRun {

@@ -1,6 +1,7 @@
 //! MySQL/MariaDB at SF 0.01 returns the same rows as DataFusion on the same data for all 22 queries, loads the
 //! specification's row counts, reuses a matching load, runs the refresh functions, honours timeouts and interrupts,
-//! refuses TPC-H tables it did not load, and explains bad URLs, wrong passwords and missing databases. Needs the
+//! refuses TPC-H tables it did not load, never reaches decoy tables of the same names in the URL's database when
+//! --schema names another, and explains bad URLs, wrong passwords and missing databases. Needs the
 //! local server (mysql://root@127.0.0.1:3306, no password); the tests fail when it is absent. Each test works in a
 //! database of its own, created here and dropped afterwards, so they run in parallel with each other and with tests
 //! that use the database `test`.
@@ -12,6 +13,7 @@ use envbench_tpch::params::{QueryParameters, SeededRandom};
 use envbench_tpch::queries::render;
 use envbench_tpch::reference::compare_rows;
 use envbench_tpch::results::ExecutionStatus;
+use envbench_tpch::target::mysql::mysql_dialect;
 use envbench_tpch::target::{DataFusionTarget, MySqlOptions, MySqlTarget, OpenOptions, TargetSpec, open};
 use envbench_tpch::{QueryFailure, RunOptions, Target, TargetKind, TpchError, run};
 use std::path::PathBuf;
@@ -110,6 +112,32 @@ fn target(url: &str) -> MySqlTarget {
         .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"))
 }
 
+/// Half of each table's rows (about), so a query that read a decoy would answer differently.
+fn decoy_rows(table: TableName) -> &'static str {
+    match table {
+        TableName::Region => "r_regionkey <> 0",
+        TableName::Nation => "n_nationkey % 2 = 0",
+        TableName::Supplier => "s_suppkey % 2 = 0",
+        TableName::Customer => "c_custkey % 2 = 0",
+        TableName::Part => "p_partkey % 2 = 0",
+        TableName::PartSupp => "ps_partkey % 2 = 0",
+        TableName::Orders => "o_orderkey % 3 <> 0",
+        TableName::LineItem => "l_linenumber <> 1",
+    }
+}
+
+/// A digest of every table's rows in a database.
+fn digest(connection: &mut dyn Connection, database: &str) -> String {
+    TableName::ALL
+        .iter()
+        .map(|table| {
+            let sql = format!("CHECKSUM TABLE `{database}`.{table} EXTENDED");
+            connection.query(&sql, &[]).unwrap()[0].text(1).unwrap()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn mysql_answers_match_datafusion_on_the_same_data() {
     let interrupt = AtomicBool::new(false);
@@ -117,8 +145,12 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     // Tables of other workloads in the same database are none of tpch's business.
     database.connection().batch("CREATE TABLE pgbench_accounts (aid integer PRIMARY KEY, abalance integer)").unwrap();
     database.connection().batch("INSERT INTO pgbench_accounts VALUES (1, 42)").unwrap();
+    // The URL names a database of decoys; --schema names the run's.
+    let decoys = Database::create("decoys");
 
-    let mut mysql = target(&database.url());
+    let mut mysql =
+        MySqlTarget::connect(&MySqlOptions { url: decoys.url(), schema: Some(database.0.clone()), load_threads: None })
+            .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"));
     assert_eq!(mysql.kind(), TargetKind::MySql);
     assert_eq!(mysql.database(), database.0);
     assert!(mysql.check(SF).is_ok());
@@ -170,6 +202,15 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     assert_eq!(again.rows, load.rows);
     let pgbench = database.connection().query("SELECT abalance FROM pgbench_accounts", &[]).unwrap();
     assert_eq!(pgbench[0].int(0).unwrap(), 42);
+    for table in TableName::ALL {
+        // With the run's table's keys and indexes, so the queries plan alike on the decoys.
+        let mut decoy = decoys.connection();
+        decoy.batch(&format!("CREATE TABLE {table} LIKE `{}`.{table}", database.0)).unwrap();
+        let rows = decoy_rows(table);
+        decoy.batch(&format!("INSERT INTO {table} SELECT * FROM `{}`.{table} WHERE {rows}", database.0)).unwrap();
+        decoy.batch(&format!("ANALYZE TABLE {table}")).unwrap();
+    }
+    let decoys_before = digest(decoys.connection().as_mut(), &decoys.0);
 
     let data_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("envbench-tpch-mysql-sf0.01");
     let generation = GenerationOptions { data_dir, scale_factor: SF, fresh: false, threads: None };
@@ -182,22 +223,22 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
 
     let mut my_session = mysql.session().unwrap();
     let mut df_session = datafusion.session().unwrap();
+    let mut decoy_connection = decoys.connection();
     let mut random = SeededRandom::for_stream(42, 1, 0);
     let mut mismatches = Vec::new();
     let mut timings = Vec::new();
     // At SF 0.01 a few random parameters select nothing (no order above Q18's quantity, say); most must select rows,
     // or the comparison proves little.
     let mut empty = Vec::new();
+    let mut decoys_answered = 0;
     for query in 1..=22u8 {
         for parameters in [QueryParameters::validation(query, SF), QueryParameters::random(query, SF, &mut random)] {
-            let sql = render(&parameters);
             let expected = df_session
-                .query(&datafusion.adapt_sql(sql.clone()), None, &interrupt)
+                .query(&datafusion.query_sql(&parameters), None, &interrupt)
                 .unwrap_or_else(|e| panic!("DataFusion Q{query}: {e}"));
+            let sql = mysql.query_sql(&parameters);
             let started = Instant::now();
-            let actual = my_session
-                .query(&mysql.adapt_sql(sql), None, &interrupt)
-                .unwrap_or_else(|e| panic!("MySQL Q{query}: {e}"));
+            let actual = my_session.query(&sql, None, &interrupt).unwrap_or_else(|e| panic!("MySQL Q{query}: {e}"));
             timings.push(format!("Q{query} {:.3}", started.elapsed().as_secs_f64()));
             if expected.rows.is_empty() {
                 empty.push(format!("Q{query} {parameters:?}"));
@@ -205,8 +246,22 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
             if let Err(mismatch) = compare_rows(&expected.rows, &actual.rows) {
                 mismatches.push(format!("Q{query} {parameters:?}: {mismatch}"));
             }
+            // The query text names the run's tables itself: on a connection to the decoys' database it still answers
+            // from the run's tables, where the bare text answers from the decoys.
+            let text_rows = |connection: &mut Box<dyn Connection>, sql: &str| -> Vec<Vec<String>> {
+                let rows = connection.query(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+                rows.iter().map(|row| (0..row.0.len()).map(|i| row.text(i).unwrap()).collect()).collect()
+            };
+            if let Err(mismatch) = compare_rows(&expected.rows, &text_rows(&mut decoy_connection, &sql)) {
+                mismatches.push(format!("Q{query} {parameters:?} beside the decoys: {mismatch}"));
+            }
+            let bare = mysql_dialect(&render(&parameters), "lineitem");
+            if compare_rows(&expected.rows, &text_rows(&mut decoy_connection, &bare)).is_err() {
+                decoys_answered += 1;
+            }
         }
     }
+    assert!(decoys_answered >= 30, "the decoys change most answers of the bare text: {decoys_answered} of 44");
     eprintln!(
         "load {load_seconds:.1} s ({}); queries (validation, then random) in s: {}",
         steps.describe(),
@@ -255,17 +310,19 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     assert!(outcome.refresh_skipped.is_none());
     let throughput_queries: usize = outcome.streams[1..].iter().map(|s| s.queries.len()).sum();
     assert_eq!(throughput_queries, 2 * 22, "{:?}", outcome.streams.len());
-    assert_eq!(envbench_tpch::target::mysql::count_rows(database.connection().as_mut()).unwrap(), load.rows);
+    assert_eq!(mysql.count_rows().unwrap(), load.rows);
 
-    // RF1 alone adds SF * 1500 orders with their lineitems; RF2 takes them away again.
+    // RF1 alone adds SF * 1500 orders with their lineitems to the run's tables, none to the decoys; RF2 takes them
+    // away again.
     let update_set = envbench_tpch::refresh::UpdateSet::new(SF, 3);
     let mut session = mysql.session().unwrap();
     session.refresh_insert(&update_set).unwrap();
-    let during = envbench_tpch::target::mysql::count_rows(database.connection().as_mut()).unwrap();
+    let during = mysql.count_rows().unwrap();
     assert_eq!(during["orders"], load.rows["orders"] + 15);
     assert!(during["lineitem"] > load.rows["lineitem"] + 15);
+    assert_eq!(digest(decoys.connection().as_mut(), &decoys.0), decoys_before, "the decoys are unchanged");
     session.refresh_delete(&update_set).unwrap();
-    assert_eq!(envbench_tpch::target::mysql::count_rows(database.connection().as_mut()).unwrap(), load.rows);
+    assert_eq!(mysql.count_rows().unwrap(), load.rows);
     drop(session);
 
     // --fresh reloads.
@@ -273,6 +330,7 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     assert!(!fresh.reused);
     assert_eq!(fresh.rows, load.rows);
     assert_eq!(database.connection().query("SELECT abalance FROM pgbench_accounts", &[]).unwrap().len(), 1);
+    assert_eq!(digest(decoys.connection().as_mut(), &decoys.0), decoys_before, "the decoys are unchanged");
 }
 
 #[test]
@@ -374,7 +432,7 @@ fn bad_urls_wrong_passwords_and_missing_databases_are_explained() {
     let error = open_error("mariadb://root@127.0.0.1:1/test");
     assert!(error.contains("is the server running"), "{error}");
     let error = open_error(SERVER);
-    assert!(error.contains("names no database") && error.contains("--schema"), "{error}");
+    assert!(error.contains("names no database"), "{error}");
 
     // --schema names the database, created when missing.
     let database = Database::create("schema");

@@ -1,6 +1,7 @@
 //! PostgreSQL at SF 0.01 returns the same rows as DataFusion on the same data, loads the specification's row counts,
-//! reuses a matching load, and runs the refresh functions. Needs the local server
-//! (postgres://postgres@127.0.0.1:5432/test, trust authentication); the test fails when it is absent.
+//! reuses a matching load, and runs the refresh functions, all in the one schema the run resolved: decoy tables of
+//! the same names, in a schema earlier on the connection's search path, are never read or written. Needs the local
+//! server (postgres://postgres@127.0.0.1:5432/test, trust authentication); the test fails when it is absent.
 
 use envbench_core::sampler::NoSteps;
 use envbench_tpch::data::{GenerationOptions, TableName, ensure_data};
@@ -9,7 +10,7 @@ use envbench_tpch::queries::render;
 use envbench_tpch::reference::compare_rows;
 use envbench_tpch::results::ExecutionStatus;
 use envbench_tpch::target::{DataFusionTarget, PostgresOptions, PostgresTarget};
-use envbench_tpch::{QueryFailure, RunOptions, Target, run};
+use envbench_tpch::{QueryFailure, RunOptions, Session, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -27,6 +28,32 @@ impl Drop for SchemaGuard {
     }
 }
 
+/// Half of each table's rows (about), so a query that read a decoy would answer differently.
+fn decoy_rows(table: TableName) -> &'static str {
+    match table {
+        TableName::Region => "r_regionkey <> 0",
+        TableName::Nation => "n_nationkey % 2 = 0",
+        TableName::Supplier => "s_suppkey % 2 = 0",
+        TableName::Customer => "c_custkey % 2 = 0",
+        TableName::Part => "p_partkey % 2 = 0",
+        TableName::PartSupp => "ps_partkey % 2 = 0",
+        TableName::Orders => "o_orderkey % 3 <> 0",
+        TableName::LineItem => "l_linenumber <> 1",
+    }
+}
+
+/// A digest of every decoy's rows.
+fn decoy_digest(client: &mut postgres::Client, decoys: &str) -> String {
+    TableName::ALL
+        .iter()
+        .map(|table| {
+            let sql = format!("SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM \"{decoys}\".{table} t");
+            client.query_one(&sql, &[]).unwrap().get::<_, String>(0)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn postgres_answers_match_datafusion_on_the_same_data() {
     let interrupt = AtomicBool::new(false);
@@ -35,9 +62,13 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_000
     );
-    let _guard = SchemaGuard(schema.clone());
-    let options = PostgresOptions { url: URL.into(), schema: Some(schema.clone()), load_threads: None };
+    let decoys = format!("{schema}_decoys");
+    let _guards = (SchemaGuard(schema.clone()), SchemaGuard(decoys.clone()));
+    // The decoys' schema comes first on the connection's search path.
+    let url = format!("{URL}?options=-c%20search_path%3D{decoys},{schema}");
+    let options = PostgresOptions { url: url.clone(), schema: Some(schema.clone()), load_threads: None };
     let mut postgres = PostgresTarget::connect(&options).expect("the local PostgreSQL server must be running");
+    assert_eq!(postgres.namespace().name(), schema);
     let load = postgres.prepare(SF, false, &interrupt, &NoSteps, &|_| {}).unwrap();
     assert!(!load.reused);
     for table in TableName::ALL {
@@ -50,6 +81,18 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     let again = postgres.prepare(SF, false, &interrupt, &NoSteps, &|_| {}).unwrap();
     assert!(again.reused);
     assert_eq!(again.rows, load.rows);
+
+    let mut decoy_client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    decoy_client.batch_execute(&format!("CREATE SCHEMA \"{decoys}\"")).unwrap();
+    for table in TableName::ALL {
+        decoy_client
+            .batch_execute(&format!(
+                "CREATE TABLE \"{decoys}\".{table} AS SELECT * FROM \"{schema}\".{table} WHERE {}",
+                decoy_rows(table)
+            ))
+            .unwrap();
+    }
+    let decoys_before = decoy_digest(&mut decoy_client, &decoys);
 
     let data_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("envbench-tpch-sf0.01");
     let generation = GenerationOptions { data_dir, scale_factor: SF, fresh: false, threads: None };
@@ -64,19 +107,31 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     let mut df_session = datafusion.session().unwrap();
     let mut random = SeededRandom::for_stream(42, 1, 0);
     let mut mismatches = Vec::new();
+    let mut decoys_answered = 0;
     for query in 1..=22u8 {
         for parameters in [QueryParameters::validation(query, SF), QueryParameters::random(query, SF, &mut random)] {
-            let sql = render(&parameters);
-            let expected =
-                df_session.query(&sql, None, &interrupt).unwrap_or_else(|e| panic!("DataFusion Q{query}: {e}"));
+            let expected = df_session
+                .query(&datafusion.query_sql(&parameters), None, &interrupt)
+                .unwrap_or_else(|e| panic!("DataFusion Q{query}: {e}"));
+            let sql = postgres.query_sql(&parameters);
             let actual =
                 pg_session.query(&sql, None, &interrupt).unwrap_or_else(|e| panic!("PostgreSQL Q{query}: {e}"));
             if let Err(mismatch) = compare_rows(&expected.rows, &actual.rows) {
                 mismatches.push(format!("Q{query} {parameters:?}: {mismatch}"));
             }
+            // The query text names the run's tables itself: on a connection whose search path finds the decoys
+            // first, it still answers from the run's tables, where the bare text answers from the decoys.
+            let qualified = text_rows(&mut decoy_client, &sql);
+            if let Err(mismatch) = compare_rows(&expected.rows, &qualified) {
+                mismatches.push(format!("Q{query} {parameters:?} beside the decoys: {mismatch}"));
+            }
+            if compare_rows(&expected.rows, &text_rows(&mut decoy_client, &render(&parameters))).is_err() {
+                decoys_answered += 1;
+            }
         }
     }
     assert!(mismatches.is_empty(), "PostgreSQL and DataFusion differ:\n{}", mismatches.join("\n"));
+    assert!(decoys_answered >= 30, "the decoys change most answers of the bare text: {decoys_answered} of 44");
 
     // Timeouts are reported as such on both targets, and the sessions stay usable.
     let slow = "select count(*) from lineitem a, lineitem b where a.l_orderkey < b.l_orderkey";
@@ -84,8 +139,13 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     assert_eq!(pg_session.query(slow, tiny, &interrupt), Err(QueryFailure::TimedOut));
     assert_eq!(df_session.query(slow, tiny, &interrupt), Err(QueryFailure::TimedOut));
     assert_eq!(pg_session.query("select 1", None, &interrupt).unwrap().rows, [["1"]]);
+    // Even a name left unqualified reaches the run's schema only: the session's search path is pinned to it.
+    let path = pg_session.query("select current_schemas(false)", None, &interrupt).unwrap().rows;
+    assert_eq!(path, [[format!("{{{schema}}}")]], "the search path is the run's schema alone");
+    let unqualified = pg_session.query("select count(*) from nation", None, &interrupt).unwrap().rows;
+    assert_eq!(unqualified, [["25"]], "the run's nation, not the decoys' 13 rows");
 
-    // A power test with RF1 before and RF2 after leaves the data as loaded.
+    // A power test with RF1 before and RF2 after leaves the data as loaded, and the decoys as they were.
     let mut run_options = RunOptions::new(SF);
     run_options.throughput = false;
     let outcome = run(&postgres, load.clone(), &run_options, &interrupt, &NoSteps, &|_| {}).unwrap();
@@ -95,9 +155,32 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
     assert_eq!(outcome.metrics.power_intervals, 24);
     assert!(outcome.refresh_skipped.is_none());
-    let mut client =
-        postgres::Client::connect(&format!("{URL}?options=-csearch_path%3D{schema}"), postgres::NoTls).unwrap();
-    assert_eq!(envbench_tpch::target::postgres::count_rows(&mut client).unwrap(), load.rows);
+    assert_eq!(postgres.count_rows().unwrap(), load.rows);
+    // RF1 alone adds SF * 1500 orders to the run's table and none to the decoys'.
+    let update_set = envbench_tpch::refresh::UpdateSet::new(SF, 3);
+    let mut session: Box<dyn Session> = postgres.session().unwrap();
+    session.refresh_insert(&update_set).unwrap();
+    assert_eq!(postgres.count_rows().unwrap()["orders"], load.rows["orders"] + 15);
+    assert_eq!(decoy_digest(&mut decoy_client, &decoys), decoys_before, "the decoys are unchanged");
+    session.refresh_delete(&update_set).unwrap();
+    assert_eq!(postgres.count_rows().unwrap(), load.rows);
+
+    // --fresh reloads the run's tables, and leaves the decoys alone.
+    let fresh = postgres.prepare(SF, true, &interrupt, &NoSteps, &|_| {}).unwrap();
+    assert!(!fresh.reused);
+    assert_eq!(fresh.rows, load.rows);
+    assert_eq!(decoy_digest(&mut decoy_client, &decoys), decoys_before, "the decoys are unchanged");
+}
+
+/// A query's rows as text, on a plain connection.
+fn text_rows(client: &mut postgres::Client, sql: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for message in client.simple_query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        if let postgres::SimpleQueryMessage::Row(row) = message {
+            rows.push((0..row.len()).map(|i| row.get(i).unwrap_or("").to_string()).collect());
+        }
+    }
+    rows
 }
 
 #[test]

@@ -130,7 +130,20 @@ fn timed_out_queries_are_counted_shown_and_stored_and_the_run_goes_on() {
     let dir = scratch("timeouts");
     let store = dir.join("results.db");
     let d = dir.to_str().unwrap();
-    let output = envbench(&store, &["tpch", "--sf", "0.01", "--dir", d, "--power-only", "--query-timeout", "1ms"]);
+    let schema = format!("envbench_tpch_timeouts_{}", std::process::id());
+    let _guard = SchemaGuard(schema.clone());
+    let args = ["tpch", "--sf", "0.01", "--dir", d, "--target", POSTGRES, "--schema", &schema, "--power-only"];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "the load: {}", stderr(&output));
+    // Another session holds the part table, so the eight queries that read it wait until their timeout (a second,
+    // the shortest --query-timeout) while the others answer.
+    let mut holder = envbench_sql::DatabaseUrl::parse(POSTGRES).unwrap().connect("envbench-test").unwrap();
+    holder.begin().unwrap();
+    holder.batch(&format!("LOCK TABLE \"{schema}\".part IN ACCESS EXCLUSIVE MODE")).unwrap();
+    let mut timed = args.to_vec();
+    timed.extend(["--query-timeout", "1s", "--validate"]);
+    let output = envbench(&store, &timed);
+    holder.rollback().unwrap();
     assert_eq!(output.status.code(), Some(1), "failed queries make the exit status 1: {}", stderr(&output));
     let text = stdout(&output);
     assert!(text.contains("failed or wrong"), "{text}");
@@ -143,7 +156,7 @@ fn timed_out_queries_are_counted_shown_and_stored_and_the_run_goes_on() {
     let attempted = outcome["streams"][0]["queries"].as_array().unwrap().len();
     assert_eq!(attempted, 22, "a timed-out query does not stop the stream");
     let failures = outcome["failures"].as_array().unwrap();
-    assert!(!failures.is_empty());
+    assert_eq!(failures.len(), 8, "Q2, Q8, Q9, Q14, Q16, Q17, Q19 and Q20 read part: {failures:?}");
     let failed_flags = run["results"]
         .as_array()
         .unwrap()
@@ -191,14 +204,26 @@ fn bad_input_is_refused_before_anything_is_stored() {
     let dir = scratch("bad-input");
     let store = dir.join("results.db");
     let d = dir.to_str().unwrap();
+    let many_threads = (1..=65).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+    let long_schema = "s".repeat(64);
     let cases: &[(&[&str], &str)] = &[
         (&["--sf", "0"], "--sf 0: scale factor 0 is not usable"),
         (&["--sf=-1"], "not usable"),
         (&["--target", "oracle://scott@127.0.0.1/test"], "give datafusion"),
         (&["--users", "0"], "--users must be at least 1"),
         (&["--sets", "0"], "--sets must be at least 1"),
-        (&["--query-timeout", "0s"], "--query-timeout must be longer than zero"),
+        (&["--query-timeout", "0s"], "--query-timeout 0s: give from 1s to 24h"),
+        (&["--query-timeout", "1ns"], "--query-timeout 1ns: give from 1s to 24h"),
+        (&["--query-timeout", "25h"], "--query-timeout 25h: give from 1s to 24h"),
         (&["--query-timeout", "soon"], "--query-timeout"),
+        (&["--threads", &many_threads], "--threads: 65 settings are more than 64"),
+        (&["--threads", "2,2"], "--threads: 2 is given twice"),
+        (&["--schema", ""], "--schema is empty"),
+        (&["--schema", "a\u{202e}b", "--target", POSTGRES], "U+202E"),
+        (&["--schema", "a\tb", "--target", MYSQL], "--schema holds a control character"),
+        (&["--schema", &long_schema, "--target", POSTGRES], "--schema: the schema name is 64 bytes long"),
+        // The Parquet files of SF 100000 need about 50 TB: refused before any directory is made.
+        (&["--sf", "100000"], "free some space"),
         (&["--dir", "/nonexistent/envbench"], "not a directory"),
         (&["--target", "postgres://postgres@127.0.0.1:1/test"], "is the server running"),
         (&["--target", "postgres://postgres@127.0.0.1:5432/envbench_no_such_db"], "createdb"),
@@ -268,20 +293,90 @@ struct SchemaGuard(String);
 impl Drop for SchemaGuard {
     fn drop(&mut self) {
         let _ = Command::new("psql")
-            .args([POSTGRES, "-qc", &format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0)])
+            .args([POSTGRES, "-qc", &format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0.replace('"', "\"\""))])
+            .output();
+    }
+}
+
+/// Run SQL with psql in a database of the local PostgreSQL server; its output, trimmed.
+fn psql_in(database: &str, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-Atqc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A PostgreSQL database of the test's own, so that it may hold a schema named after the login user (which would
+/// change `current_schema()` for every other test in the shared database `test`); dropped however the test ends.
+struct PostgresDatabase(String);
+
+impl PostgresDatabase {
+    fn create(purpose: &str) -> PostgresDatabase {
+        let name = format!("envbench_tpch_{purpose}_{}", std::process::id());
+        psql_in("test", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        psql_in("test", &format!("CREATE DATABASE {name}"));
+        PostgresDatabase(name)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/{}", self.0)
+    }
+
+    fn psql(&self, sql: &str) -> String {
+        psql_in(&self.0, sql)
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        let _ = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-qc"])
+            .arg(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0))
             .output();
     }
 }
 
 const MYSQL: &str = "mysql://root@127.0.0.1:3306/test";
 
+/// A connection as root to the local MariaDB server.
+fn mysql_root() -> Box<dyn envbench_sql::Connection> {
+    envbench_sql::DatabaseUrl::parse(MYSQL).unwrap().connect("envbench-test").unwrap()
+}
+
 /// Drops the test's MySQL database however the test ends.
 struct MySqlDatabaseGuard(String);
+
+impl MySqlDatabaseGuard {
+    /// A new, empty database.
+    fn create(name: String) -> MySqlDatabaseGuard {
+        let guard = MySqlDatabaseGuard(name);
+        mysql_root().batch(&format!("DROP DATABASE IF EXISTS {}", guard.quoted())).unwrap();
+        mysql_root().batch(&format!("CREATE DATABASE {}", guard.quoted())).unwrap();
+        guard
+    }
+
+    fn quoted(&self) -> String {
+        format!("`{}`", self.0.replace('`', "``"))
+    }
+
+    /// The database's tables, by name.
+    fn tables(&self) -> Vec<String> {
+        let rows = mysql_root()
+            .query(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name",
+                &[self.0.clone().into()],
+            )
+            .unwrap();
+        rows.iter().map(|row| row.text(0).unwrap()).collect()
+    }
+}
 
 impl Drop for MySqlDatabaseGuard {
     fn drop(&mut self) {
         if let Ok(mut connection) = envbench_sql::DatabaseUrl::parse(MYSQL).unwrap().connect("envbench-test") {
-            let _ = connection.batch(&format!("DROP DATABASE IF EXISTS {}", self.0));
+            let _ = connection.batch(&format!("DROP DATABASE IF EXISTS {}", self.quoted()));
         }
     }
 }
@@ -308,4 +403,220 @@ fn mysql_target_loads_runs_refreshes_and_reuses() {
     let listed = runs(&store);
     let run = show(&store, listed[0]["uuid"].as_str().unwrap());
     assert_eq!(result(&run, "Q9")["parameters"]["target"], "mysql");
+}
+
+/// The TPC-H tables of a PostgreSQL schema, by name.
+fn tables_in_schema(database: &PostgresDatabase, schema: &str) -> String {
+    database.psql(&format!(
+        "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = '{}'",
+        schema.replace('\'', "''")
+    ))
+}
+
+/// A user whose login has a schema of its own (the search path's `"$user"`, PostgreSQL's secure pattern) keeps its
+/// own `orders` and `customer` in `public`. tpch loads into the user's schema, the connection's current schema, and
+/// never reaches `public`: once through the search path, an unqualified `DROP TABLE orders` dropped the user's table.
+#[test]
+fn postgresql_tables_of_tpch_names_outside_the_runs_schema_are_never_touched() {
+    let dir = scratch("user-schema");
+    let store = dir.join("results.db");
+    let database = PostgresDatabase::create("user_schema");
+    database.psql(
+        "CREATE TABLE public.orders (o_id integer, o_note text); \
+         INSERT INTO public.orders VALUES (1, 'mine'), (2, 'also mine'); \
+         CREATE TABLE public.customer (c_id integer, c_name text); \
+         INSERT INTO public.customer VALUES (7, 'keep me'); \
+         CREATE SCHEMA postgres",
+    );
+    let digest = || {
+        database.psql(
+            "SELECT encode(sha256(convert_to(string_agg(o_id || '|' || o_note, E'\\n' ORDER BY o_id), 'UTF8')), 'hex') \
+             FROM public.orders; \
+             SELECT encode(sha256(convert_to(string_agg(c_id || '|' || c_name, E'\\n' ORDER BY c_id), 'UTF8')), 'hex') \
+             FROM public.customer",
+        )
+    };
+    let before = digest();
+    assert_eq!(before.lines().count(), 2, "{before}");
+    let args = ["tpch", "--sf", "0.01", "--power-only", "--dir", dir.to_str().unwrap(), "--target", &database.url()];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(digest(), before, "the user's own tables in public are as they were");
+    assert!(stderr(&output).contains("loaded SF 0.01 in PostgreSQL"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("(schema \"postgres\")"), "{}", stderr(&output));
+    assert_eq!(tables_in_schema(&database, "public"), "customer,orders");
+    assert_eq!(
+        tables_in_schema(&database, "postgres"),
+        "customer,envbench_tpch_load,lineitem,nation,orders,part,partsupp,region,supplier"
+    );
+}
+
+/// On MariaDB the run's namespace is the URL's database: tables of TPC-H names in another database (one named like
+/// the login user) are never reached, and such tables in the run's own database are refused by name.
+#[test]
+fn mariadb_tables_of_tpch_names_elsewhere_are_never_touched_and_in_the_target_refused_by_name() {
+    let dir = scratch("mariadb-namespace");
+    let store = dir.join("results.db");
+    let pid = std::process::id();
+    let theirs = MySqlDatabaseGuard::create(format!("root_{pid}_tpch"));
+    let ours = MySqlDatabaseGuard::create(format!("envbench_tpch_namespace_{pid}"));
+    let mut connection = mysql_root();
+    for statement in [
+        format!("CREATE TABLE {}.orders (o_id integer, o_note varchar(20))", theirs.quoted()),
+        format!("INSERT INTO {}.orders VALUES (1, 'mine'), (2, 'also mine')", theirs.quoted()),
+        format!("CREATE TABLE {}.customer (c_id integer, c_name varchar(20))", theirs.quoted()),
+        format!("INSERT INTO {}.customer VALUES (7, 'keep me')", theirs.quoted()),
+    ] {
+        connection.batch(&statement).unwrap();
+    }
+    let digest = |connection: &mut Box<dyn envbench_sql::Connection>| {
+        let sql = format!(
+            "SELECT (SELECT SHA2(GROUP_CONCAT(CONCAT_WS('|', o_id, o_note) ORDER BY o_id SEPARATOR '\\n'), 256) \
+             FROM {0}.orders), \
+             (SELECT SHA2(GROUP_CONCAT(CONCAT_WS('|', c_id, c_name) ORDER BY c_id SEPARATOR '\\n'), 256) \
+             FROM {0}.customer)",
+            theirs.quoted()
+        );
+        let row = connection.query_optional(&sql, &[]).unwrap().unwrap();
+        format!("{} {}", row.text(0).unwrap(), row.text(1).unwrap())
+    };
+    let before = digest(&mut connection);
+    let d = dir.to_str().unwrap();
+    let target = format!("mysql://root@127.0.0.1:3306/{}", ours.0);
+    let output = envbench(&store, &["tpch", "--sf", "0.01", "--power-only", "--dir", d, "--target", &target]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(digest(&mut connection), before, "the other database's tables are as they were");
+    assert_eq!(theirs.tables(), ["customer", "orders"]);
+    assert_eq!(ours.tables().len(), 9, "{:?}", ours.tables());
+
+    // Tables of TPC-H names in the run's own database are someone else's: refused by name, before anything changes.
+    let target = format!("mysql://root@127.0.0.1:3306/{}", theirs.0);
+    let refused = dir.join("refused.db");
+    let output = envbench(&refused, &["tpch", "--sf", "0.01", "--power-only", "--dir", d, "--target", &target]);
+    assert!(!output.status.success(), "{}", stdout(&output));
+    let message = stderr(&output);
+    assert!(message.contains("customer, orders") && message.contains("did not load"), "{message}");
+    assert!(message.contains(&theirs.0), "{message}");
+    assert_eq!(digest(&mut connection), before);
+    assert_eq!(theirs.tables(), ["customer", "orders"]);
+    assert!(!refused.exists(), "the refused run stored nothing");
+}
+
+/// Any schema name PostgreSQL or MariaDB keeps works end to end: quoted wherever it is used, never put unquoted on a
+/// connection's options.
+#[test]
+fn any_legal_schema_name_works_end_to_end() {
+    let dir = scratch("schema-names");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let pid = std::process::id();
+    let schema = format!("my \"odd\" schema's {pid}");
+    let _guard = SchemaGuard(schema.clone());
+    let output = envbench(
+        &store,
+        &["tpch", "--sf", "0.01", "--power-only", "--dir", d, "--target", POSTGRES, "--schema", &schema],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables =
+        common::psql(&format!("SELECT count(*) FROM pg_tables WHERE schemaname = '{}'", schema.replace('\'', "''")));
+    assert_eq!(tables, "9");
+
+    let database = MySqlDatabaseGuard(format!("my db's `odd` {pid}"));
+    let output = envbench(
+        &store,
+        &["tpch", "--sf", "0.01", "--power-only", "--dir", d, "--target", MYSQL, "--schema", &database.0],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(database.tables().len(), 9, "{:?}", database.tables());
+}
+
+/// Wait (at most a minute) until `ready` holds.
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline && !ready() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ready(), "{what} never happened");
+}
+
+/// Interrupt a child as Ctrl-C would, and wait for it.
+fn interrupt(child: std::process::Child) -> std::process::Output {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().unwrap()
+}
+
+/// Two runs on one --dir once overwrote each other's Parquet files. A run that generates holds the data's lock
+/// exclusively; a second run of the same scale factor is refused at once, naming the first, and stores nothing.
+#[test]
+fn a_second_run_on_the_same_data_is_refused_while_one_generates() {
+    let dir = scratch("data-lock");
+    let d = dir.to_str().unwrap();
+    let generating = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["tpch", "--sf", "1", "--dir", d, "--threads", "1"])
+        .env("ENVBENCH_STORE", dir.join("first.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lineitem = dir.join("envbench-tpch/sf1/lineitem");
+    wait_until("generation", || lineitem.read_dir().map(|mut entries| entries.next().is_some()).unwrap_or(false));
+    let second = dir.join("second.db");
+    let output = envbench(&second, &["tpch", "--sf", "1", "--dir", d, "--power-only"]);
+    // Another scale factor's data has a lock of its own.
+    let other = envbench(&dir.join("other.db"), &["tpch", "--sf", "0.01", "--dir", d, "--power-only"]);
+    let first_pid = generating.id();
+    let first = interrupt(generating);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("the TPC-H data of SF 1 is in use by another envbench run"), "{message}");
+    assert!(message.contains(&format!("pid {first_pid}")) && message.contains("--dir"), "{message}");
+    assert!(!second.exists(), "the refused run stored nothing");
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert_eq!(first.status.code(), Some(130), "{}", stderr(&first));
+}
+
+/// A run that loads a server's tables (or runs the refresh functions, which write them) holds the lock on them
+/// exclusively: a second run on the same schema is refused at once, naming the first, and stores nothing.
+#[test]
+fn a_second_server_run_is_refused_while_one_loads() {
+    let dir = scratch("server-lock");
+    let d = dir.to_str().unwrap();
+    let pid = std::process::id();
+    let schema = format!("envbench_tpch_lock_{pid}");
+    let _schema = SchemaGuard(schema.clone());
+    let _database = MySqlDatabaseGuard(schema.clone());
+    let marker_query = format!(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = '{schema}' AND table_name = \
+         'envbench_tpch_load'"
+    );
+    for (target, holder) in [(POSTGRES, "envbench-tpch (pid "), (MYSQL, "connection ")] {
+        let loading = Command::new(env!("CARGO_BIN_EXE_envbench"))
+            .args(["tpch", "--sf", "0.1", "--dir", d, "--target", target, "--schema", &schema, "--users", "1"])
+            .args(["--sets", "1000"])
+            .env("ENVBENCH_STORE", dir.join("first.db"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let url = envbench_sql::DatabaseUrl::parse(target).unwrap();
+        wait_until("the load", || {
+            let mut connection = url.connect("envbench-test").unwrap();
+            connection.query_optional(&marker_query, &[]).unwrap().unwrap().int(0).unwrap() == 1
+        });
+        let second = dir.join("second.db");
+        let args = ["tpch", "--sf", "0.01", "--dir", d, "--target", target, "--schema", &schema, "--power-only"];
+        let output = envbench(&second, &args);
+        let first_pid = loading.id();
+        let first = interrupt(loading);
+        assert_eq!(output.status.code(), Some(1), "{target}: {}", stderr(&output));
+        let message = stderr(&output);
+        assert!(message.contains("tpch in ") && message.contains(&schema), "{message}");
+        assert!(message.contains("is in use by another envbench run") && message.contains(holder), "{message}");
+        if target == POSTGRES {
+            assert!(message.contains(&format!("envbench-tpch (pid {first_pid})")), "{message}");
+        }
+        assert!(!second.exists(), "the refused run stored nothing");
+        assert_eq!(first.status.code(), Some(130), "{target}: {}", stderr(&first));
+    }
 }

@@ -32,6 +32,8 @@ pub struct DataFusionTarget {
     threads: usize,
     /// DataFusion settings on top of its defaults, for experiments (`datafusion.execution.batch_size` = `16384`).
     settings: Vec<(String, String)>,
+    /// The lock the run holds on the data under `data_dir`, once taken.
+    lock: Option<envbench_io::lock::FileLock>,
 }
 
 impl DataFusionTarget {
@@ -48,7 +50,7 @@ impl DataFusionTarget {
         let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         tune_allocator();
         let runtime = Arc::new(runtime(threads, &data_dir)?);
-        Ok(DataFusionTarget { data: None, data_dir, runtime, context: None, threads, settings: Vec::new() })
+        Ok(DataFusionTarget { data: None, data_dir, runtime, context: None, threads, settings: Vec::new(), lock: None })
     }
 
     /// Set DataFusion settings by name on top of envbench's own, as `SET` would (for experiments such as
@@ -225,6 +227,21 @@ impl Target for DataFusionTarget {
         crate::data::check_only_ours(&self.data_dir, &scale_factor_dir(&self.data_dir, scale_factor))
     }
 
+    /// The file lock beside the scale factor's data: exclusive to generate (after checking the free space, before
+    /// any directory is created), shared to read complete data.
+    fn lock(&mut self, scale_factor: f64, fresh: bool, _writes: bool) -> Result<(), TpchError> {
+        let must_generate =
+            |target: &DataFusionTarget| Ok(fresh || !crate::data::reusable(&target.data_dir, scale_factor)?);
+        super::hold_lock(self, false, must_generate, |target, exclusive| {
+            target.lock = None;
+            if exclusive {
+                crate::data::check_space(&target.data_dir, scale_factor)?;
+            }
+            target.lock = Some(crate::data::lock(&target.data_dir, scale_factor, exclusive)?);
+            Ok(())
+        })
+    }
+
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {
         let context = self.context.clone().ok_or_else(|| {
             TpchError::BadOptions("the DataFusion target was not prepared; call prepare before opening sessions".into())
@@ -352,4 +369,38 @@ fn to_answer(batches: &[RecordBatch]) -> Result<QueryAnswer, QueryFailure> {
         }
     }
     Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use envbench_core::sampler::NoSteps;
+
+    #[test]
+    fn readers_share_the_data_and_a_generating_run_is_alone() {
+        let root = std::env::temp_dir().join(format!("envbench-tpch-lock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let data_dir = root.join("envbench-tpch");
+        let target = || DataFusionTarget::generating(data_dir.clone(), Some(1)).unwrap();
+        // No data yet: the first run must generate, so it holds the lock alone, and a second is refused, naming it.
+        let mut first = target();
+        first.lock(0.01, false, false).unwrap();
+        let refused = target().lock(0.01, false, false).unwrap_err();
+        assert!(matches!(refused, TpchError::Busy(_)), "{refused}");
+        let message = refused.to_string();
+        assert!(message.contains("the TPC-H data of SF 0.01 is in use by another envbench run (pid "), "{message}");
+        // Another scale factor's data has a lock of its own.
+        target().lock(0.02, false, false).unwrap();
+        first.prepare(0.01, false, &AtomicBool::new(false), &NoSteps, &|_| {}).unwrap();
+        drop(first);
+        // Complete data is read under a shared lock: readers run side by side, a run that would regenerate waits.
+        let (mut reader, mut other_reader) = (target(), target());
+        reader.lock(0.01, false, false).unwrap();
+        other_reader.lock(0.01, false, false).unwrap();
+        let refused = target().lock(0.01, true, false).unwrap_err().to_string();
+        assert!(refused.contains("in use by another envbench run that reads it"), "{refused}");
+        drop((reader, other_reader));
+        target().lock(0.01, true, false).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

@@ -7,9 +7,11 @@ pub mod datafusion;
 mod local_files;
 pub mod mysql;
 pub mod postgres;
+mod server;
 
 use crate::TpchError;
 use crate::data::GenerationInfo;
+use crate::params::QueryParameters;
 use envbench_core::model::redact_secrets;
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
@@ -128,6 +130,13 @@ pub trait Target: Send + Sync {
         Ok(None)
     }
 
+    /// Take the lock this run holds on the target's data for as long as the target lives, before anything is
+    /// generated, loaded or read: exclusive when the data of `scale_factor` must be (re)built (`fresh`, or none that
+    /// is complete) or the run `writes` (the refresh functions), shared when it only reads complete data. Refused at
+    /// once, naming the holder, while another run holds it in a mode that conflicts. A fleet's agents take none:
+    /// their coordinator holds it for the whole fleet.
+    fn lock(&mut self, scale_factor: f64, fresh: bool, writes: bool) -> Result<(), TpchError>;
+
     /// A new session for one stream.
     fn session(&self) -> Result<Box<dyn Session>, TpchError>;
 
@@ -150,9 +159,10 @@ pub trait Target: Send + Sync {
     /// Whether RF1/RF2 can run here; `Err` says why not (shown to the user).
     fn refresh_support(&self) -> Result<(), String>;
 
-    /// Rewrite the portable query text for this target's dialect, when it needs it.
-    fn adapt_sql(&self, sql: String) -> String {
-        sql
+    /// The text of a query as this target runs it: the tables named as they are found here (qualified with a
+    /// server's schema), in the target's dialect.
+    fn query_sql(&self, parameters: &QueryParameters) -> String {
+        crate::queries::render(parameters)
     }
 
     /// What [`Target::prepare`] would refuse, checked before anything is created (files in the data directory that
@@ -232,6 +242,27 @@ pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>,
             load_threads: options.threads,
         })?),
     })
+}
+
+/// Take the lock a run holds on a target's data (kept by the target, `take` given whether exclusively): exclusive
+/// when the run `writes` or the data must be built (`must_build`), shared when the run only reads complete data.
+/// Data found complete is checked again once the shared lock is held, since another run may have rebuilt or removed
+/// it in between; then the lock is taken again, exclusively. A run that holds the exclusive lock finds the data's
+/// state itself as it prepares.
+pub(crate) fn hold_lock<T: ?Sized>(
+    target: &mut T,
+    writes: bool,
+    must_build: impl Fn(&T) -> Result<bool, TpchError>,
+    take: impl Fn(&mut T, bool) -> Result<(), TpchError>,
+) -> Result<(), TpchError> {
+    if writes || must_build(target)? {
+        return take(target, true);
+    }
+    take(target, false)?;
+    if must_build(target)? {
+        take(target, true)?;
+    }
+    Ok(())
 }
 
 /// Run `jobs` on up to `threads` connections made by `connect`, each taking the next job until none is left; the

@@ -8,12 +8,14 @@
 //! timeout by the server itself (`max_statement_time` on MariaDB, `max_execution_time` on MySQL) and, for the user's
 //! interrupt and as a guarantee of the deadline, by a watcher that runs `KILL QUERY` on a second connection.
 
+use super::server::{APPLICATION_NAME, ExistingLoad, MARKER_COMMENT, SECONDARY_INDEXES, ServerTables};
 use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
-use crate::data::{GENERATOR, TableName};
+use crate::data::TableName;
+use crate::params::QueryParameters;
 use crate::refresh::UpdateSet;
 use envbench_core::sampler::StepObserver;
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, Value};
+use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,10 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The table that marks a load as envbench's and complete.
-pub const MARKER_TABLE: &str = "envbench_tpch_load";
-const MARKER_COMMENT: &str = "created by envbench tpch";
-const APPLICATION_NAME: &str = "envbench-tpch";
+pub use super::server::MARKER_TABLE;
 /// Rows per `INSERT` statement: about 170 KB of SQL for lineitem, far below any server's `max_allowed_packet`.
 const ROWS_PER_INSERT: usize = 1_000;
 /// `INSERT` statements per transaction while loading (one log flush per 20,000 rows).
@@ -34,35 +33,6 @@ const KEYS_PER_DELETE: usize = 1_000;
 
 /// Every table is InnoDB, compared byte by byte (as DataFusion compares), whatever the server's defaults.
 const TABLE_OPTIONS: &str = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
-
-/// The tables with their primary keys, in the order of [`TableName::ALL`].
-const CREATE_TABLES: [&str; 8] = [
-    "CREATE TABLE region (r_regionkey integer NOT NULL, r_name char(25) NOT NULL, r_comment varchar(152),
-        PRIMARY KEY (r_regionkey))",
-    "CREATE TABLE nation (n_nationkey integer NOT NULL, n_name char(25) NOT NULL, n_regionkey integer NOT NULL,
-        n_comment varchar(152), PRIMARY KEY (n_nationkey))",
-    "CREATE TABLE supplier (s_suppkey bigint NOT NULL, s_name char(25) NOT NULL, s_address varchar(40) NOT NULL,
-        s_nationkey integer NOT NULL, s_phone char(15) NOT NULL, s_acctbal decimal(15,2) NOT NULL,
-        s_comment varchar(101) NOT NULL, PRIMARY KEY (s_suppkey))",
-    "CREATE TABLE customer (c_custkey bigint NOT NULL, c_name varchar(25) NOT NULL, c_address varchar(40) NOT NULL,
-        c_nationkey integer NOT NULL, c_phone char(15) NOT NULL, c_acctbal decimal(15,2) NOT NULL,
-        c_mktsegment char(10) NOT NULL, c_comment varchar(117) NOT NULL, PRIMARY KEY (c_custkey))",
-    "CREATE TABLE part (p_partkey bigint NOT NULL, p_name varchar(55) NOT NULL, p_mfgr char(25) NOT NULL,
-        p_brand char(10) NOT NULL, p_type varchar(25) NOT NULL, p_size integer NOT NULL, p_container char(10) NOT NULL,
-        p_retailprice decimal(15,2) NOT NULL, p_comment varchar(23) NOT NULL, PRIMARY KEY (p_partkey))",
-    "CREATE TABLE partsupp (ps_partkey bigint NOT NULL, ps_suppkey bigint NOT NULL, ps_availqty integer NOT NULL,
-        ps_supplycost decimal(15,2) NOT NULL, ps_comment varchar(199) NOT NULL, PRIMARY KEY (ps_partkey, ps_suppkey))",
-    "CREATE TABLE orders (o_orderkey bigint NOT NULL, o_custkey bigint NOT NULL, o_orderstatus char(1) NOT NULL,
-        o_totalprice decimal(15,2) NOT NULL, o_orderdate date NOT NULL, o_orderpriority char(15) NOT NULL,
-        o_clerk char(15) NOT NULL, o_shippriority integer NOT NULL, o_comment varchar(79) NOT NULL,
-        PRIMARY KEY (o_orderkey))",
-    "CREATE TABLE lineitem (l_orderkey bigint NOT NULL, l_partkey bigint NOT NULL, l_suppkey bigint NOT NULL,
-        l_linenumber integer NOT NULL, l_quantity decimal(15,2) NOT NULL, l_extendedprice decimal(15,2) NOT NULL,
-        l_discount decimal(15,2) NOT NULL, l_tax decimal(15,2) NOT NULL, l_returnflag char(1) NOT NULL,
-        l_linestatus char(1) NOT NULL, l_shipdate date NOT NULL, l_commitdate date NOT NULL,
-        l_receiptdate date NOT NULL, l_shipinstruct char(25) NOT NULL, l_shipmode char(10) NOT NULL,
-        l_comment varchar(44) NOT NULL, PRIMARY KEY (l_orderkey, l_linenumber))",
-];
 
 /// The columns the queries filter on without an index, by table: histograms on them let the optimizer see how few
 /// rows a date range or a part type selects (without them MariaDB drives Q14 from part through a secondary index
@@ -87,18 +57,6 @@ fn histogram_columns(table: TableName) -> &'static [&'static str] {
         ],
     }
 }
-
-/// The foreign-key indexes the queries join on, one `ALTER TABLE` per table (InnoDB builds a table's indexes in one
-/// pass); each runs as its own job, in parallel.
-const INDEXES: [&str; 6] = [
-    "ALTER TABLE lineitem ADD INDEX lineitem_part_supp_idx (l_partkey, l_suppkey), \
-     ADD INDEX lineitem_supp_idx (l_suppkey)",
-    "ALTER TABLE orders ADD INDEX orders_cust_idx (o_custkey)",
-    "ALTER TABLE partsupp ADD INDEX partsupp_supp_idx (ps_suppkey)",
-    "ALTER TABLE customer ADD INDEX customer_nation_idx (c_nationkey)",
-    "ALTER TABLE supplier ADD INDEX supplier_nation_idx (s_nationkey)",
-    "ALTER TABLE nation ADD INDEX nation_region_idx (n_regionkey)",
-];
 
 /// Where and how to load.
 #[derive(Clone, Debug)]
@@ -133,9 +91,10 @@ impl Flavour {
         }
     }
 
-    /// The statements that build histograms of a table's filter columns (after a plain `ANALYZE TABLE`): MariaDB's
-    /// engine-independent statistics, on a sample whose size the server picks, or MySQL's histograms.
-    fn histogram_statements(self, table: TableName) -> Vec<String> {
+    /// The statements that build histograms of a table's filter columns (after a plain `ANALYZE TABLE`), the table
+    /// named `name`: MariaDB's engine-independent statistics, on a sample whose size the server picks, or MySQL's
+    /// histograms.
+    fn histogram_statements(self, table: TableName, name: &str) -> Vec<String> {
         let columns = histogram_columns(table);
         if columns.is_empty() {
             return Vec::new();
@@ -143,10 +102,10 @@ impl Flavour {
         match self {
             Flavour::MariaDb => vec![
                 "SET SESSION analyze_sample_percentage = 0".to_string(),
-                format!("ANALYZE TABLE {table} PERSISTENT FOR COLUMNS ({}) INDEXES ()", columns.join(", ")),
+                format!("ANALYZE TABLE {name} PERSISTENT FOR COLUMNS ({}) INDEXES ()", columns.join(", ")),
             ],
             Flavour::MySql => {
-                vec![format!("ANALYZE TABLE {table} UPDATE HISTOGRAM ON {} WITH 64 BUCKETS", columns.join(", "))]
+                vec![format!("ANALYZE TABLE {name} UPDATE HISTOGRAM ON {} WITH 64 BUCKETS", columns.join(", "))]
             }
         }
     }
@@ -169,11 +128,8 @@ impl Flavour {
 
 /// A MySQL or MariaDB database holding (or about to hold) the TPC-H tables.
 pub struct MySqlTarget {
-    url: DatabaseUrl,
-    /// The database to `USE` on every connection, when it is not the URL's.
-    schema: Option<String>,
-    /// The database the tables are in, for people.
-    database: String,
+    /// The database the tables are in, and the lock the run holds on them.
+    tables: ServerTables,
     load_threads: usize,
     flavour: Flavour,
     /// `MariaDB 10.11.6`, `MySQL 8.0.36`.
@@ -182,23 +138,9 @@ pub struct MySqlTarget {
     local_data_directory: Option<PathBuf>,
 }
 
-/// `name` quoted as a MySQL identifier.
-fn quote_identifier(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
-}
-
 /// A driver message without the URL envbench-sql puts in front (the error around it names the URL already).
 fn without_url(error: &DbError, shown: &str) -> String {
     error.message.strip_prefix(shown).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(&error.message).to_string()
-}
-
-/// Open a connection to the URL's server and select `schema` when given.
-fn connect(url: &DatabaseUrl, schema: Option<&str>) -> Result<Box<dyn Connection>, DbError> {
-    let mut connection = url.connect(APPLICATION_NAME)?;
-    if let Some(schema) = schema {
-        connection.batch(&format!("USE {}", quote_identifier(schema)))?;
-    }
-    Ok(connection)
 }
 
 /// The first value of the first row of a query, as text (`None` for no row or NULL).
@@ -210,8 +152,8 @@ fn single_text(connection: &mut dyn Connection, sql: &str) -> Result<Option<Stri
 }
 
 impl MySqlTarget {
-    /// Connect once to check that the server is reachable, the login right and the database usable; with a
-    /// `schema`, create that database when it is missing.
+    /// Connect once to check that the server is reachable, the login right and the database usable: the one given
+    /// with `schema` (created when missing), or the URL's.
     pub fn connect(options: &MySqlOptions) -> Result<MySqlTarget, TpchError> {
         let url = DatabaseUrl::parse(&options.url).map_err(|e| TpchError::BadOptions(e.message))?;
         if url.dialect() != Dialect::MySql {
@@ -222,21 +164,9 @@ impl MySqlTarget {
         }
         let shown = url.shown();
         let error = |e: DbError| TpchError::MySql { url: shown.clone(), message: without_url(&e, &shown) };
-        let mut connection = connect(&url, None).map_err(error)?;
-        if let Some(schema) = &options.schema {
-            connection
-                .batch(&format!("CREATE DATABASE IF NOT EXISTS {}", quote_identifier(schema)))
-                .and_then(|()| connection.batch(&format!("USE {}", quote_identifier(schema))))
-                .map_err(error)?;
-        }
-        let Some(database) = single_text(connection.as_mut(), "SELECT DATABASE()").map_err(error)? else {
-            return Err(TpchError::MySql {
-                url: shown.clone(),
-                message: "the URL names no database; write mysql://user@host:3306/database (the tables go there) \
-                          or give --schema"
-                    .to_string(),
-            });
-        };
+        let mut connection = url.connect(APPLICATION_NAME).map_err(error)?;
+        let tables =
+            ServerTables::resolve(url.clone(), connection.as_mut(), options.schema.as_deref()).map_err(error)?;
         let version = single_text(connection.as_mut(), "SELECT VERSION()").map_err(error)?.unwrap_or_default();
         let flavour = if version.contains("MariaDB") { Flavour::MariaDb } else { Flavour::MySql };
         // MariaDB reports `10.11.6-MariaDB-0+deb12u1`: the name goes in front, the packaging is left out.
@@ -246,15 +176,7 @@ impl MySqlTarget {
             .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
             .max(1);
         let local_data_directory = envbench_sql::local_data_directory(connection.as_mut(), &url);
-        Ok(MySqlTarget {
-            url,
-            schema: options.schema.clone(),
-            database,
-            load_threads,
-            flavour,
-            server_version,
-            local_data_directory,
-        })
+        Ok(MySqlTarget { tables, load_threads, flavour, server_version, local_data_directory })
     }
 
     /// The server's version, as `MariaDB 10.11.6` or `MySQL 8.0.36`.
@@ -264,105 +186,54 @@ impl MySqlTarget {
 
     /// The database the tables are in.
     pub fn database(&self) -> &str {
-        &self.database
+        self.tables.namespace().name()
     }
 
+    /// Rows per table as the server counts them.
+    pub fn count_rows(&self) -> Result<BTreeMap<String, u64>, TpchError> {
+        let mut connection = self.connection()?;
+        self.tables.count_rows(connection.as_mut()).map_err(|e| self.error(&e))
+    }
+
+    /// A connection whose default database is the tables'.
     fn connection(&self) -> Result<Box<dyn Connection>, TpchError> {
-        connect(&self.url, self.schema.as_deref()).map_err(|e| self.error(&e))
+        self.tables.connection().map_err(|e| self.error(&e))
     }
 
     fn error(&self, error: &DbError) -> TpchError {
-        let shown = self.url.shown();
-        TpchError::MySql { message: without_url(error, &shown), url: shown }
-    }
-
-    /// What a prepare did, for people: `loaded SF 1 in MariaDB 10.11.6 (database test): 8.66 M rows in 61.2 s (...)` or
-    /// `reusing the tables of SF 1 ...` (`load_seconds` is `None` for a reused load).
-    fn summary(&self, scale_factor: f64, rows: &BTreeMap<String, u64>, load_seconds: Option<f64>) -> String {
-        let total: u64 = rows.values().sum();
-        format!(
-            "{} SF {} in {} (database {}): {} rows{}",
-            if load_seconds.is_none() { "reusing the tables of" } else { "loaded" },
-            crate::format_scale_factor(scale_factor),
-            self.server_version,
-            self.database,
-            envbench_core::text::count(total as f64),
-            load_seconds.map(|s| format!(" in {s:.1} s (INSERT, indexes, ANALYZE TABLE)")).unwrap_or_default()
-        )
+        self.tables.error(error)
     }
 
     /// The load to reuse when `existing` is a complete load of `scale_factor` by this generator.
     fn matching_load(&self, existing: ExistingLoad, scale_factor: f64) -> Option<LoadInfo> {
-        match existing {
-            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
-                if (loaded - scale_factor).abs() <= 1e-12 * scale_factor && generator == GENERATOR =>
-            {
-                let summary = self.summary(scale_factor, &rows, None);
-                let details = self.server_version.clone();
-                Some(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None })
-            }
-            _ => None,
-        }
+        let rows = ServerTables::matching(existing, scale_factor)?;
+        let summary = self.tables.summary(&self.server_version, scale_factor, &rows, None);
+        let details = self.server_version.clone();
+        Some(LoadInfo { reused: true, rows, load_seconds: 0.0, details, summary, generation: None })
     }
 
     /// What the marker says about the tables in the database.
-    fn existing_load(&self, connection: &mut dyn Connection) -> Result<ExistingLoad, TpchError> {
-        let names: Vec<String> =
-            TableName::ALL.iter().map(|t| t.as_str()).chain([MARKER_TABLE]).map(|t| format!("'{t}'")).collect();
-        let tables = connection
-            .query(
-                &format!(
-                    "SELECT table_name, table_comment FROM information_schema.tables \
-                     WHERE table_schema = DATABASE() AND table_name IN ({}) ORDER BY table_name",
-                    names.join(", ")
-                ),
-                &[],
-            )
-            .map_err(|e| self.error(&e))?;
-        let mut tpch_tables = Vec::new();
-        let mut marker = None;
-        for row in &tables {
-            let name = row.text(0).map_err(|e| self.error(&e))?;
-            if name == MARKER_TABLE {
-                marker = Some(row.text(1).map_err(|e| self.error(&e))? == MARKER_COMMENT);
-            } else {
-                tpch_tables.push(name);
-            }
-        }
-        match marker {
-            None if tpch_tables.is_empty() => return Ok(ExistingLoad::None),
-            None => return Ok(ExistingLoad::Foreign(tpch_tables)),
-            // A table of that name without envbench's comment is someone else's, like the tables beside it.
-            Some(false) => {
-                tpch_tables.push(MARKER_TABLE.to_string());
-                return Ok(ExistingLoad::Foreign(tpch_tables));
-            }
-            Some(true) => {}
-        }
-        let row = connection
-            .query_optional(&format!("SELECT scale_factor, generator, row_counts FROM {MARKER_TABLE} LIMIT 1"), &[])
-            .map_err(|e| self.error(&e))?;
-        Ok(match row {
-            Some(row) => ExistingLoad::Complete {
-                scale_factor: row.real(0).unwrap_or(f64::NAN),
-                generator: row.text(1).unwrap_or_default(),
-                rows: serde_json::from_str(&row.text(2).unwrap_or_default()).unwrap_or_default(),
-            },
-            None => ExistingLoad::Incomplete,
-        })
+    fn existing_load(&self) -> Result<ExistingLoad, TpchError> {
+        let mut connection = self.connection()?;
+        self.tables.existing_load(connection.as_mut()).map_err(|e| self.error(&e))
     }
 
-    /// The refusal for TPC-H tables envbench did not load.
-    fn foreign(&self, tables: &[String]) -> TpchError {
-        TpchError::MySql {
-            url: self.url.shown(),
-            message: format!(
-                "database {} holds TPC-H tables that envbench did not load ({}; no {MARKER_TABLE} marker of \
-                 envbench's); envbench will not touch them. Name another database in the URL or with --schema",
-                self.database,
-                tables.join(", ")
-            ),
-        }
+    /// The foreign-key indexes the queries join on, one `ALTER TABLE` per table (InnoDB builds a table's indexes in
+    /// one pass), big tables first; each runs as its own job, in parallel.
+    fn index_statements(&self) -> Vec<String> {
+        TableName::ALL
+            .into_iter()
+            .rev()
+            .filter_map(|table| {
+                let adds: Vec<String> = SECONDARY_INDEXES
+                    .iter()
+                    .filter(|(_, on, _)| *on == table)
+                    .map(|(index, _, columns)| format!("ADD INDEX {index} ({columns})"))
+                    .collect();
+                let name = self.tables.qualify(table.as_str());
+                (!adds.is_empty()).then(|| format!("ALTER TABLE {name} {}", adds.join(", ")))
+            })
+            .collect()
     }
 
     fn load(
@@ -373,18 +244,13 @@ impl MySqlTarget {
         progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<BTreeMap<String, u64>, TpchError> {
         let mut connection = self.connection()?;
-        let mut statements = vec![
-            format!("DROP TABLE IF EXISTS {MARKER_TABLE}"),
-            format!(
-                "CREATE TABLE {MARKER_TABLE} (scale_factor double NOT NULL, generator varchar(100) NOT NULL,
-                     row_counts text NOT NULL, loaded_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)
-                 {TABLE_OPTIONS} COMMENT='{MARKER_COMMENT}'"
-            ),
-        ];
-        statements.extend(TableName::ALL.iter().map(|t| format!("DROP TABLE IF EXISTS {t}")));
-        statements.extend(CREATE_TABLES.iter().map(|create| format!("{create} {TABLE_OPTIONS}")));
-        for statement in &statements {
-            connection.batch(statement).map_err(|e| self.error(&e))?;
+        let marker = format!(
+            "(scale_factor double NOT NULL, generator varchar(100) NOT NULL, row_counts text NOT NULL, \
+             loaded_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP) {TABLE_OPTIONS} COMMENT={}",
+            envbench_sql::quote_literal(Dialect::MySql, MARKER_COMMENT)
+        );
+        for statement in self.tables.rebuild_statements(&marker, &format!(" {TABLE_OPTIONS}"), true) {
+            connection.batch(&statement).map_err(|e| self.error(&e))?;
         }
 
         observer.step_started("load");
@@ -393,13 +259,14 @@ impl MySqlTarget {
         let rows_loaded = AtomicU64::new(0);
         let action = self.flavour.loading();
         let loaded = self.parallel(jobs, interrupt, |connection, (table, part, parts)| {
+            let name = self.tables.qualify(table.as_str());
             let mut failure = None;
             let mut in_transaction = 0;
             table.csv_chunks(scale_factor, part, parts, ROWS_PER_INSERT, &mut |chunk, rows| {
                 if interrupt.load(Ordering::SeqCst) {
                     return false;
                 }
-                let statement = insert_statement(table.as_str(), chunk);
+                let statement = insert_statement(&name, chunk);
                 let sent = match in_transaction {
                     0 => connection.begin().and_then(|()| connection.batch(&statement)),
                     _ => connection.batch(&statement),
@@ -425,10 +292,13 @@ impl MySqlTarget {
                 failure = connection.commit().err();
             }
             match failure {
-                Some(e) => Err(TpchError::MySql {
-                    url: self.url.shown(),
-                    message: format!("loading {table}: {}", without_url(&e, &self.url.shown())),
-                }),
+                Some(e) => {
+                    let shown = self.tables.url().shown();
+                    Err(TpchError::MySql {
+                        message: format!("loading {table}: {}", without_url(&e, &shown)),
+                        url: shown,
+                    })
+                }
                 None => Ok(()),
             }
         });
@@ -439,17 +309,18 @@ impl MySqlTarget {
         }
 
         observer.step_started("index");
-        let indexed = self.parallel(INDEXES.to_vec(), interrupt, |connection, statement| {
-            connection.batch(statement).map_err(|e| self.error(&e))
+        let indexed = self.parallel(self.index_statements(), interrupt, |connection, statement| {
+            connection.batch(&statement).map_err(|e| self.error(&e))
         });
         observer.step_finished("index");
         indexed?;
         observer.step_started("analyze");
         let analyzed = self.parallel(TableName::ALL.to_vec(), interrupt, |connection, table| {
-            connection.batch(&format!("ANALYZE TABLE {table}")).map_err(|e| self.error(&e))?;
+            let name = self.tables.qualify(table.as_str());
+            connection.batch(&format!("ANALYZE TABLE {name}")).map_err(|e| self.error(&e))?;
             // Histograms are an aid to the optimizer, not a condition of the load: a server too old for them plans
             // without, as it would anyway.
-            for statement in self.flavour.histogram_statements(table) {
+            for statement in self.flavour.histogram_statements(table, &name) {
                 let _ = connection.batch(&statement);
             }
             Ok(())
@@ -459,16 +330,7 @@ impl MySqlTarget {
         if interrupt.load(Ordering::SeqCst) {
             return Err(TpchError::Interrupted);
         }
-
-        let rows = count_rows(connection.as_mut()).map_err(|e| self.error(&e))?;
-        let rows_text = serde_json::to_string(&rows).expect("row counts always serialize");
-        connection
-            .execute(
-                &format!("INSERT INTO {MARKER_TABLE} (scale_factor, generator, row_counts) VALUES (?, ?, ?)"),
-                &[Value::Real(scale_factor), GENERATOR.into(), rows_text.into()],
-            )
-            .map_err(|e| self.error(&e))?;
-        Ok(rows)
+        self.tables.mark_complete(connection.as_mut(), scale_factor).map_err(|e| self.error(&e))
     }
 
     /// Run jobs on `load_threads` connections; the first error stops the others.
@@ -480,32 +342,6 @@ impl MySqlTarget {
     ) -> Result<(), TpchError> {
         super::parallel(self.load_threads, jobs, interrupt, || self.connection(), work)
     }
-}
-
-enum ExistingLoad {
-    None,
-    /// TPC-H tables without envbench's marker, by name.
-    Foreign(Vec<String>),
-    Incomplete,
-    Complete {
-        scale_factor: f64,
-        generator: String,
-        rows: BTreeMap<String, u64>,
-    },
-}
-
-/// Rows per table as the database counts them.
-pub fn count_rows(connection: &mut dyn Connection) -> Result<BTreeMap<String, u64>, DbError> {
-    let mut rows = BTreeMap::new();
-    for table in TableName::ALL {
-        let count = connection
-            .query_optional(&format!("SELECT count(*) FROM {table}"), &[])?
-            .map(|row| row.int(0))
-            .transpose()?
-            .unwrap_or(0);
-        rows.insert(table.as_str().to_string(), count as u64);
-    }
-    Ok(rows)
 }
 
 /// One value of the generator's CSV as a SQL literal. Every value goes in quoted (the server converts numbers and
@@ -564,14 +400,15 @@ pub fn insert_statement(table: &str, csv: &str) -> String {
 /// The query text in MySQL's and MariaDB's dialect. The portable text of [`crate::queries`] runs as it is, with one
 /// plan aid; what PostgreSQL-style SQL would need changing is rewritten too, outside quoted text:
 ///
-/// - Q15 (the only query with `revenue0`) reads lineitem `ignore index (lineitem_supp_idx)`: to group by supplier
+/// - Q15 (the only query with `revenue0`) reads lineitem (named `lineitem`, qualified or not)
+///   `ignore index (lineitem_supp_idx)`: to group by supplier
 ///   MariaDB otherwise walks that index and fetches every row from the clustered index, ten times slower than a
 ///   scan and a sort at SF 0.1;
 /// - `interval '90' day` becomes `interval 90 day` (the quoted count is PostgreSQL's form);
 /// - `cast(x as double precision)`, `as real` and `as float` become `as double`, `as numeric` becomes `as decimal`,
 ///   `as integer` and `as bigint` become `as signed`, `as varchar` and `as text` become `as char`;
 /// - `x::date` becomes `cast(x as date)` for a literal or a (qualified) column name.
-pub fn mysql_dialect(sql: &str) -> String {
+pub fn mysql_dialect(sql: &str, lineitem: &str) -> String {
     const CASTS: [(&str, &str); 8] = [
         (" as double precision)", " as double)"),
         (" as real)", " as double)"),
@@ -593,27 +430,33 @@ pub fn mysql_dialect(sql: &str) -> String {
         numeric.then(|| ("interval ''".len() + count.len(), format!("{} {count}", &after[.."interval".len()])))
     });
     if sql.contains("revenue0") {
-        const FROM_LINEITEM: &str = "from lineitem";
-        sql = replace_outside_literals(&sql, FROM_LINEITEM, |after| {
-            let (from, rest) = after.split_at(FROM_LINEITEM.len());
+        let from_lineitem = format!("from {lineitem}").to_ascii_lowercase();
+        sql = replace_outside_literals(&sql, &from_lineitem, |after| {
+            let (from, rest) = after.split_at(from_lineitem.len());
             let hinted = format!("{from} ignore index (lineitem_supp_idx)");
-            rest.chars().next().is_none_or(char::is_whitespace).then_some((FROM_LINEITEM.len(), hinted))
+            rest.chars().next().is_none_or(char::is_whitespace).then_some((from_lineitem.len(), hinted))
         });
     }
     rewrite_double_colon_casts(&sql)
 }
 
-/// For each byte of `sql`, whether it belongs to a quoted literal (`''` inside one is an escaped quote).
+/// For each byte of `sql`, whether it belongs to a quoted literal or a quoted identifier (`''` or ``` `` ``` inside
+/// one is an escaped quote): a schema's name is data, never SQL to rewrite, whatever it holds.
 fn literal_mask(sql: &str) -> Vec<bool> {
     let mut mask = Vec::with_capacity(sql.len());
-    let mut quoted = false;
+    let mut quote = None;
     for &byte in sql.as_bytes() {
         // A closing quote followed by an opening one ('') leaves and re-enters the literal: both are inside it.
-        if byte == b'\'' {
-            quoted = !quoted;
-            mask.push(true);
-        } else {
-            mask.push(quoted);
+        match quote {
+            None if byte == b'\'' || byte == b'`' => {
+                quote = Some(byte);
+                mask.push(true);
+            }
+            Some(open) if byte == open => {
+                quote = None;
+                mask.push(true);
+            }
+            _ => mask.push(quote.is_some()),
         }
     }
     mask
@@ -694,10 +537,8 @@ impl Target for MySqlTarget {
         progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<LoadInfo, TpchError> {
         crate::check_scale_factor(scale_factor)?;
-        let mut connection = self.connection()?;
-        let details = self.server_version.clone();
-        match self.existing_load(connection.as_mut())? {
-            ExistingLoad::Foreign(tables) => return Err(self.foreign(&tables)),
+        match self.existing_load()? {
+            ExistingLoad::Foreign(relations) => return Err(self.tables.foreign(&relations)),
             existing if !fresh => {
                 if let Some(load) = self.matching_load(existing, scale_factor) {
                     return Ok(load);
@@ -705,17 +546,22 @@ impl Target for MySqlTarget {
             }
             _ => {}
         }
-        drop(connection);
         let started = Instant::now();
         let rows = self.load(scale_factor, interrupt, observer, progress)?;
         let load_seconds = started.elapsed().as_secs_f64();
-        let summary = self.summary(scale_factor, &rows, Some(load_seconds));
+        let how = Some((load_seconds, "INSERT, indexes, ANALYZE TABLE"));
+        let summary = self.tables.summary(&self.server_version, scale_factor, &rows, how);
+        let details = self.server_version.clone();
         Ok(LoadInfo { reused: false, rows, load_seconds, details, summary, generation: None })
     }
 
     fn loaded(&self, scale_factor: f64) -> Result<Option<LoadInfo>, TpchError> {
-        let existing = self.existing_load(self.connection()?.as_mut())?;
-        Ok(self.matching_load(existing, scale_factor))
+        Ok(self.matching_load(self.existing_load()?, scale_factor))
+    }
+
+    fn lock(&mut self, scale_factor: f64, fresh: bool, writes: bool) -> Result<(), TpchError> {
+        let must_load = |target: &MySqlTarget| Ok(fresh || target.loaded(scale_factor)?.is_none());
+        super::hold_lock(self, writes, must_load, |target, exclusive| target.tables.lock(exclusive))
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {
@@ -725,10 +571,12 @@ impl Target for MySqlTarget {
         Ok(Box::new(MySqlSession {
             connection,
             connection_id: id,
-            url: self.url.clone(),
+            url: self.tables.url().clone(),
             flavour: self.flavour,
             timeout: None,
             killer: None,
+            orders: self.tables.qualify(TableName::Orders.as_str()),
+            lineitem: self.tables.qualify(TableName::LineItem.as_str()),
         }))
     }
 
@@ -736,17 +584,14 @@ impl Target for MySqlTarget {
         Ok(())
     }
 
-    fn adapt_sql(&self, sql: String) -> String {
-        mysql_dialect(&sql)
+    fn query_sql(&self, parameters: &QueryParameters) -> String {
+        let tables = self.tables.table_names();
+        mysql_dialect(&crate::queries::render_with(parameters, &tables), &tables.lineitem)
     }
 
     /// TPC-H tables in the database that envbench did not load are refused before anything runs.
     fn check(&self, _scale_factor: f64) -> Result<(), TpchError> {
-        let mut connection = self.connection()?;
-        match self.existing_load(connection.as_mut())? {
-            ExistingLoad::Foreign(tables) => Err(self.foreign(&tables)),
-            _ => Ok(()),
-        }
+        self.tables.check()
     }
 
     fn data_directory(&self) -> Option<&Path> {
@@ -772,6 +617,9 @@ struct MySqlSession {
     timeout: Option<Duration>,
     /// A second connection to the server that interrupts statements, opened when first needed.
     killer: Option<Box<dyn Connection>>,
+    /// The refresh functions' tables, qualified.
+    orders: String,
+    lineitem: String,
 }
 
 impl MySqlSession {
@@ -817,7 +665,7 @@ impl MySqlSession {
                     };
                     *killed_for.lock().expect("no panics") = Some(reason);
                     if killer.is_none() {
-                        *killer = connect(url, None).ok();
+                        *killer = url.connect(APPLICATION_NAME).ok();
                     }
                     if let Some(connection) = killer.as_mut()
                         && connection.batch(&format!("KILL QUERY {id}")).is_err()
@@ -863,7 +711,7 @@ impl Session for MySqlSession {
 
     fn refresh_insert(&mut self, update_set: &UpdateSet) -> Result<(), QueryFailure> {
         let mut statements = Vec::new();
-        for (table, csv) in [("orders", update_set.orders_csv()), ("lineitem", update_set.lineitems_csv())] {
+        for (table, csv) in [(&self.orders, update_set.orders_csv()), (&self.lineitem, update_set.lineitems_csv())] {
             let lines: Vec<&str> = csv.lines().collect();
             statements.extend(lines.chunks(ROWS_PER_INSERT).map(|chunk| insert_statement(table, &chunk.join("\n"))));
         }
@@ -873,7 +721,7 @@ impl Session for MySqlSession {
 
     fn refresh_delete(&mut self, update_set: &UpdateSet) -> Result<(), QueryFailure> {
         let mut statements = Vec::new();
-        for (table, key) in [("lineitem", "l_orderkey"), ("orders", "o_orderkey")] {
+        for (table, key) in [(&self.lineitem, "l_orderkey"), (&self.orders, "o_orderkey")] {
             statements.extend(update_set.order_keys.chunks(KEYS_PER_DELETE).map(|keys| {
                 let keys: Vec<String> = keys.iter().map(i64::to_string).collect();
                 format!("DELETE FROM {table} WHERE {key} IN ({})", keys.join(","))
@@ -914,20 +762,28 @@ mod tests {
 
     #[test]
     fn the_portable_queries_pass_unchanged_but_for_q15s_plan_aid() {
+        use crate::queries::TableNames;
         let mut random = crate::params::SeededRandom::for_stream(7, 1, 0);
-        for query in 1..=crate::queries::QUERY_COUNT {
-            for parameters in [
-                crate::params::QueryParameters::validation(query, 1.0),
-                crate::params::QueryParameters::random(query, 1.0, &mut random),
-            ] {
-                let sql = crate::queries::render(&parameters);
-                let adapted = mysql_dialect(&sql);
-                if query == 15 {
-                    let hinted = "from lineitem ignore index (lineitem_supp_idx)\n    where l_shipdate >=";
-                    assert_eq!(adapted.matches(hinted).count(), 1, "{adapted}");
-                    assert_eq!(adapted.replace(" ignore index (lineitem_supp_idx)", ""), sql);
-                } else {
-                    assert_eq!(adapted, sql, "Q{query}");
+        // Bare names, and names qualified with a database whose name holds what the rewrites look for.
+        let odd = envbench_sql::Namespace::named(Dialect::MySql, "it's ::date as text) interval '9' day");
+        for tables in [TableNames::bare(), TableNames::new(|t| odd.qualify(t.as_str()))] {
+            for query in 1..=crate::queries::QUERY_COUNT {
+                for parameters in [
+                    crate::params::QueryParameters::validation(query, 1.0),
+                    crate::params::QueryParameters::random(query, 1.0, &mut random),
+                ] {
+                    let sql = crate::queries::render_with(&parameters, &tables);
+                    let adapted = mysql_dialect(&sql, &tables.lineitem);
+                    if query == 15 {
+                        let hinted = format!(
+                            "from {} ignore index (lineitem_supp_idx)\n    where l_shipdate >=",
+                            tables.lineitem
+                        );
+                        assert_eq!(adapted.matches(&hinted).count(), 1, "{adapted}");
+                        assert_eq!(adapted.replace(" ignore index (lineitem_supp_idx)", ""), sql);
+                    } else {
+                        assert_eq!(adapted, sql, "Q{query}");
+                    }
                 }
             }
         }
@@ -936,37 +792,39 @@ mod tests {
     #[test]
     fn postgresql_forms_are_rewritten_outside_literals() {
         assert_eq!(
-            mysql_dialect("select date '1998-12-01' - interval '90' day, x + INTERVAL '3' month"),
+            mysql_dialect("select date '1998-12-01' - interval '90' day, x + INTERVAL '3' month", "lineitem"),
             "select date '1998-12-01' - interval 90 day, x + INTERVAL 3 month"
         );
         assert_eq!(
-            mysql_dialect("select cast(a as double precision), CAST(b AS NUMERIC), cast(c as varchar) from t"),
+            mysql_dialect("select cast(a as double precision), CAST(b AS NUMERIC), cast(c as varchar) from t", "l"),
             "select cast(a as double), CAST(b as decimal), cast(c as char) from t"
         );
         assert_eq!(
-            mysql_dialect("select '1995-01-01'::date, o.o_orderdate::date, a::numeric from t"),
+            mysql_dialect("select '1995-01-01'::date, o.o_orderdate::date, a::numeric from t", "lineitem"),
             "select cast('1995-01-01' as date), cast(o.o_orderdate as date), cast(a as decimal) from t"
         );
         // Text inside quotes is data, never SQL.
-        let literal = "select 'cast(x as text)', 'it''s interval ''9'' day' from t";
-        assert_eq!(mysql_dialect(literal), literal);
-        assert_eq!(mysql_dialect("select substring(c_phone from 1 for 2)"), "select substring(c_phone from 1 for 2)");
+        let literal = "select 'cast(x as text)', 'it''s interval ''9'' day' from `a``b::date`.t";
+        assert_eq!(mysql_dialect(literal, "lineitem"), literal);
+        let substring = "select substring(c_phone from 1 for 2)";
+        assert_eq!(mysql_dialect(substring, "lineitem"), substring);
     }
 
     #[test]
     fn histograms_are_built_in_each_servers_words() {
         assert_eq!(
-            Flavour::MariaDb.histogram_statements(TableName::Orders),
+            Flavour::MariaDb.histogram_statements(TableName::Orders, "`t`.`orders`"),
             [
                 "SET SESSION analyze_sample_percentage = 0",
-                "ANALYZE TABLE orders PERSISTENT FOR COLUMNS (o_orderdate, o_orderstatus, o_orderpriority) INDEXES ()"
+                "ANALYZE TABLE `t`.`orders` PERSISTENT FOR COLUMNS (o_orderdate, o_orderstatus, o_orderpriority) \
+                 INDEXES ()"
             ]
         );
         assert_eq!(
-            Flavour::MySql.histogram_statements(TableName::Region),
+            Flavour::MySql.histogram_statements(TableName::Region, "region"),
             ["ANALYZE TABLE region UPDATE HISTOGRAM ON r_name WITH 64 BUCKETS"]
         );
-        assert!(Flavour::MySql.histogram_statements(TableName::PartSupp).is_empty());
+        assert!(Flavour::MySql.histogram_statements(TableName::PartSupp, "partsupp").is_empty());
     }
 
     #[test]

@@ -1,0 +1,343 @@
+//! What the two server targets share: the one schema their tables live in (a [`Namespace`], resolved once per run),
+//! the tables' definitions, the marker table that says a load is envbench's and complete, and the lock a run holds on
+//! the tables.
+//!
+//! Every statement names its tables qualified with the namespace, and every session's search path is pinned to it,
+//! so nothing envbench checks, creates, drops, loads, refreshes or queries can be a table of the same name elsewhere
+//! (PostgreSQL's `public.orders` behind a schema named after the user, where an unqualified `DROP TABLE orders`
+//! would land).
+
+use crate::TpchError;
+use crate::data::{GENERATOR, TableName};
+use crate::queries::TableNames;
+use envbench_sql::{
+    Connection, DatabaseUrl, DbError, Dialect, Namespace, RelationKind, ServerLock, ServerLockError, ServerLockMode,
+    Value,
+};
+use std::collections::BTreeMap;
+
+/// The table that marks a load as envbench's and complete.
+pub const MARKER_TABLE: &str = "envbench_tpch_load";
+/// The comment on the marker table: a table of that name without it is someone else's.
+pub const MARKER_COMMENT: &str = "created by envbench tpch";
+/// How envbench's sessions name themselves on the server.
+pub const APPLICATION_NAME: &str = "envbench-tpch";
+/// What the server lock is taken on, within the namespace.
+const LOCK_RESOURCE: &str = "tpch";
+
+/// A table's columns, the same on both servers.
+pub fn columns(table: TableName) -> &'static str {
+    match table {
+        TableName::Region => "r_regionkey integer NOT NULL, r_name char(25) NOT NULL, r_comment varchar(152)",
+        TableName::Nation => {
+            "n_nationkey integer NOT NULL, n_name char(25) NOT NULL, n_regionkey integer NOT NULL, \
+             n_comment varchar(152)"
+        }
+        TableName::Supplier => {
+            "s_suppkey bigint NOT NULL, s_name char(25) NOT NULL, s_address varchar(40) NOT NULL, \
+             s_nationkey integer NOT NULL, s_phone char(15) NOT NULL, s_acctbal decimal(15,2) NOT NULL, \
+             s_comment varchar(101) NOT NULL"
+        }
+        TableName::Customer => {
+            "c_custkey bigint NOT NULL, c_name varchar(25) NOT NULL, c_address varchar(40) NOT NULL, \
+             c_nationkey integer NOT NULL, c_phone char(15) NOT NULL, c_acctbal decimal(15,2) NOT NULL, \
+             c_mktsegment char(10) NOT NULL, c_comment varchar(117) NOT NULL"
+        }
+        TableName::Part => {
+            "p_partkey bigint NOT NULL, p_name varchar(55) NOT NULL, p_mfgr char(25) NOT NULL, \
+             p_brand char(10) NOT NULL, p_type varchar(25) NOT NULL, p_size integer NOT NULL, \
+             p_container char(10) NOT NULL, p_retailprice decimal(15,2) NOT NULL, p_comment varchar(23) NOT NULL"
+        }
+        TableName::PartSupp => {
+            "ps_partkey bigint NOT NULL, ps_suppkey bigint NOT NULL, ps_availqty integer NOT NULL, \
+             ps_supplycost decimal(15,2) NOT NULL, ps_comment varchar(199) NOT NULL"
+        }
+        TableName::Orders => {
+            "o_orderkey bigint NOT NULL, o_custkey bigint NOT NULL, o_orderstatus char(1) NOT NULL, \
+             o_totalprice decimal(15,2) NOT NULL, o_orderdate date NOT NULL, o_orderpriority char(15) NOT NULL, \
+             o_clerk char(15) NOT NULL, o_shippriority integer NOT NULL, o_comment varchar(79) NOT NULL"
+        }
+        TableName::LineItem => {
+            "l_orderkey bigint NOT NULL, l_partkey bigint NOT NULL, l_suppkey bigint NOT NULL, \
+             l_linenumber integer NOT NULL, l_quantity decimal(15,2) NOT NULL, l_extendedprice decimal(15,2) NOT NULL, \
+             l_discount decimal(15,2) NOT NULL, l_tax decimal(15,2) NOT NULL, l_returnflag char(1) NOT NULL, \
+             l_linestatus char(1) NOT NULL, l_shipdate date NOT NULL, l_commitdate date NOT NULL, \
+             l_receiptdate date NOT NULL, l_shipinstruct char(25) NOT NULL, l_shipmode char(10) NOT NULL, \
+             l_comment varchar(44) NOT NULL"
+        }
+    }
+}
+
+/// A table's primary key columns.
+pub fn primary_key(table: TableName) -> &'static str {
+    match table {
+        TableName::Region => "r_regionkey",
+        TableName::Nation => "n_nationkey",
+        TableName::Supplier => "s_suppkey",
+        TableName::Customer => "c_custkey",
+        TableName::Part => "p_partkey",
+        TableName::PartSupp => "ps_partkey, ps_suppkey",
+        TableName::Orders => "o_orderkey",
+        TableName::LineItem => "l_orderkey, l_linenumber",
+    }
+}
+
+/// The foreign-key indexes the queries join on: name (created in the table's schema), table, columns.
+pub const SECONDARY_INDEXES: [(&str, TableName, &str); 7] = [
+    ("lineitem_part_supp_idx", TableName::LineItem, "l_partkey, l_suppkey"),
+    ("lineitem_supp_idx", TableName::LineItem, "l_suppkey"),
+    ("orders_cust_idx", TableName::Orders, "o_custkey"),
+    ("partsupp_supp_idx", TableName::PartSupp, "ps_suppkey"),
+    ("customer_nation_idx", TableName::Customer, "c_nationkey"),
+    ("supplier_nation_idx", TableName::Supplier, "s_nationkey"),
+    ("nation_region_idx", TableName::Nation, "n_regionkey"),
+];
+
+/// What the marker says about the tables in the namespace.
+#[derive(Debug, PartialEq)]
+pub enum ExistingLoad {
+    /// No TPC-H table and no marker.
+    None,
+    /// Relations of TPC-H names (or of the marker's) that envbench did not make, described for a refusal.
+    Foreign(Vec<String>),
+    /// envbench's marker without a row: a load that did not finish.
+    Incomplete,
+    Complete {
+        scale_factor: f64,
+        generator: String,
+        rows: BTreeMap<String, u64>,
+    },
+}
+
+/// A server's TPC-H tables: where they are and the lock a run holds on them.
+pub struct ServerTables {
+    url: DatabaseUrl,
+    namespace: Namespace,
+    /// Held, never used: a mutex makes the lock's session shareable with the target's threads.
+    lock: std::sync::Mutex<Option<ServerLock>>,
+}
+
+impl ServerTables {
+    /// Resolve the namespace once, on `connection` to `url`: the schema (PostgreSQL) or database (MySQL) given with
+    /// `--schema`, created when missing, or the connection's own.
+    pub fn resolve(
+        url: DatabaseUrl,
+        connection: &mut dyn Connection,
+        schema: Option<&str>,
+    ) -> Result<ServerTables, DbError> {
+        let namespace = Namespace::resolve(connection, schema, true)?;
+        Ok(ServerTables { url, namespace, lock: std::sync::Mutex::new(None) })
+    }
+
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
+    }
+
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    /// `table` qualified with the namespace, quoted.
+    pub fn qualify(&self, table: &str) -> String {
+        self.namespace.qualify(table)
+    }
+
+    /// The eight tables as the queries name them: qualified.
+    pub fn table_names(&self) -> TableNames {
+        TableNames::new(|table| self.qualify(table.as_str()))
+    }
+
+    /// A new connection whose unqualified names resolve in the namespace only.
+    pub fn connection(&self) -> Result<Box<dyn Connection>, DbError> {
+        let mut connection = self.url.connect(APPLICATION_NAME)?;
+        self.namespace.pin(connection.as_mut())?;
+        Ok(connection)
+    }
+
+    /// An error of the server as the target reports it, the URL named once.
+    pub fn error(&self, error: &DbError) -> TpchError {
+        let url = self.url.shown();
+        match self.url.dialect() {
+            Dialect::MySql => {
+                let message =
+                    error.message.strip_prefix(&url).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(&error.message);
+                TpchError::MySql { url, message: message.to_string() }
+            }
+            _ => TpchError::Database { url, message: error.message.clone() },
+        }
+    }
+
+    /// What is in the namespace under the TPC-H tables' names and the marker's: nothing, someone else's relations, or
+    /// envbench's load (complete or not). Only this namespace's catalog is read.
+    pub fn existing_load(&self, connection: &mut dyn Connection) -> Result<ExistingLoad, DbError> {
+        let mut names: Vec<&str> = TableName::ALL.iter().map(|t| t.as_str()).collect();
+        names.push(MARKER_TABLE);
+        let mut relations = Vec::new();
+        let mut not_tables = Vec::new();
+        let mut marker = None;
+        for relation in self.namespace.relations(connection, &names)? {
+            if relation.name == MARKER_TABLE {
+                let ours = relation.kind == RelationKind::Table && relation.comment.as_deref() == Some(MARKER_COMMENT);
+                marker = Some((ours, relation.describe()));
+            } else {
+                if relation.kind != RelationKind::Table {
+                    not_tables.push(relation.describe());
+                }
+                relations.push(relation.describe());
+            }
+        }
+        match marker {
+            None if relations.is_empty() => return Ok(ExistingLoad::None),
+            None => return Ok(ExistingLoad::Foreign(relations)),
+            // A table of the marker's name without envbench's comment is someone else's, like the tables beside it.
+            Some((false, marker)) => {
+                relations.push(marker);
+                return Ok(ExistingLoad::Foreign(relations));
+            }
+            // envbench never makes a view, a sequence or an index of a table's name.
+            Some((true, _)) if !not_tables.is_empty() => return Ok(ExistingLoad::Foreign(not_tables)),
+            Some((true, _)) => {}
+        }
+        let sql = format!("SELECT scale_factor, generator, row_counts FROM {} LIMIT 1", self.qualify(MARKER_TABLE));
+        Ok(match connection.query_optional(&sql, &[])? {
+            Some(row) => ExistingLoad::Complete {
+                scale_factor: row.real(0).unwrap_or(f64::NAN),
+                generator: row.text(1).unwrap_or_default(),
+                rows: serde_json::from_str(&row.text(2).unwrap_or_default()).unwrap_or_default(),
+            },
+            None => ExistingLoad::Incomplete,
+        })
+    }
+
+    /// The rows of `existing` when it is a complete load of `scale_factor` by this generator: the load to reuse.
+    pub fn matching(existing: ExistingLoad, scale_factor: f64) -> Option<BTreeMap<String, u64>> {
+        match existing {
+            ExistingLoad::Complete { scale_factor: loaded, generator, rows }
+                if (loaded - scale_factor).abs() <= 1e-12 * scale_factor && generator == GENERATOR =>
+            {
+                Some(rows)
+            }
+            _ => None,
+        }
+    }
+
+    /// What a prepare did, for people: `loaded SF 1 in MariaDB 10.11.6 (database `test`): 8.66 M rows in 61.2 s
+    /// (INSERT, indexes, ANALYZE TABLE)` or `reusing the tables of SF 1 ...` (`load` is `None` for a reused load:
+    /// otherwise its seconds and how it was done).
+    pub fn summary(
+        &self,
+        server: &str,
+        scale_factor: f64,
+        rows: &BTreeMap<String, u64>,
+        load: Option<(f64, &str)>,
+    ) -> String {
+        let total: u64 = rows.values().sum();
+        let place = if self.namespace.dialect() == Dialect::MySql { "database" } else { "schema" };
+        format!(
+            "{} SF {} in {server} ({place} {}): {} rows{}",
+            if load.is_none() { "reusing the tables of" } else { "loaded" },
+            crate::format_scale_factor(scale_factor),
+            self.namespace.quoted(),
+            envbench_core::text::count(total as f64),
+            load.map(|(seconds, how)| format!(" in {seconds:.1} s ({how})")).unwrap_or_default()
+        )
+    }
+
+    /// The refusal of relations envbench did not make, by name.
+    pub fn foreign(&self, relations: &[String]) -> TpchError {
+        let (place, elsewhere) = match self.namespace.dialect() {
+            Dialect::MySql => ("database", "another database in the URL or with --schema"),
+            _ => ("schema", "another schema with --schema (created when missing)"),
+        };
+        self.error(&DbError::other(format!(
+            "{place} {} holds TPC-H tables that envbench did not load ({}; no {MARKER_TABLE} marker of envbench's); \
+             envbench will not touch them. Name {elsewhere}",
+            self.namespace.quoted(),
+            relations.join(", ")
+        )))
+    }
+
+    /// Refuse a namespace holding TPC-H tables envbench did not load.
+    pub fn check(&self) -> Result<(), TpchError> {
+        let mut connection = self.connection().map_err(|e| self.error(&e))?;
+        match self.existing_load(connection.as_mut()).map_err(|e| self.error(&e))? {
+            ExistingLoad::Foreign(relations) => Err(self.foreign(&relations)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The statements that replace envbench's tables with empty ones: the marker emptied (created when missing, so a
+    /// run looking at the tables meanwhile always sees envbench's marker beside them, and a load that stops halfway
+    /// is recognised as envbench's and incomplete), then each table dropped and created. `marker_table` is the
+    /// marker's definition after its name, `table_options` what follows every table's columns, and `primary_keys`
+    /// puts the primary keys in the definitions (InnoDB clusters rows on them) rather than after the load. Only run
+    /// once [`ServerTables::existing_load`] found nothing, or envbench's own load.
+    pub fn rebuild_statements(&self, marker_table: &str, table_options: &str, primary_keys: bool) -> Vec<String> {
+        let marker = self.qualify(MARKER_TABLE);
+        let mut statements = vec![format!("CREATE TABLE IF NOT EXISTS {marker} {marker_table}")];
+        if self.namespace.dialect() == Dialect::Postgres {
+            let comment = envbench_sql::quote_literal(Dialect::Postgres, MARKER_COMMENT);
+            statements.push(format!("COMMENT ON TABLE {marker} IS {comment}"));
+        }
+        statements.push(format!("DELETE FROM {marker}"));
+        for table in TableName::ALL {
+            statements.push(format!("DROP TABLE IF EXISTS {}", self.qualify(table.as_str())));
+        }
+        for table in TableName::ALL {
+            let key = if primary_keys { format!(", PRIMARY KEY ({})", primary_key(table)) } else { String::new() };
+            statements.push(format!(
+                "CREATE TABLE {} ({}{key}){table_options}",
+                self.qualify(table.as_str()),
+                columns(table)
+            ));
+        }
+        statements
+    }
+
+    /// Rows per table as the server counts them.
+    pub fn count_rows(&self, connection: &mut dyn Connection) -> Result<BTreeMap<String, u64>, DbError> {
+        let mut rows = BTreeMap::new();
+        for table in TableName::ALL {
+            let sql = format!("SELECT count(*) FROM {}", self.qualify(table.as_str()));
+            let count = connection.query_optional(&sql, &[])?.map(|row| row.int(0)).transpose()?.unwrap_or(0);
+            rows.insert(table.as_str().to_string(), count as u64);
+        }
+        Ok(rows)
+    }
+
+    /// Count the rows and write the marker's row: the load is complete. Its row counts are returned.
+    pub fn mark_complete(
+        &self,
+        connection: &mut dyn Connection,
+        scale_factor: f64,
+    ) -> Result<BTreeMap<String, u64>, DbError> {
+        let rows = self.count_rows(connection)?;
+        let rows_text = serde_json::to_string(&rows).expect("row counts always serialize");
+        connection.execute(
+            &format!(
+                "INSERT INTO {} (scale_factor, generator, row_counts) VALUES (?, ?, ?)",
+                self.qualify(MARKER_TABLE)
+            ),
+            &[Value::Real(scale_factor), GENERATOR.into(), rows_text.into()],
+        )?;
+        Ok(rows)
+    }
+
+    /// Hold the lock on the tables from now on, `exclusive` for a run that loads or writes, shared for one that only
+    /// reads; a run that already holds one gives it up first. Refused, without waiting, while another run holds it
+    /// in a mode that conflicts, naming that run.
+    pub fn lock(&mut self, exclusive: bool) -> Result<(), TpchError> {
+        let held = self.lock.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held = None;
+        let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
+        let application = format!("{APPLICATION_NAME} (pid {})", std::process::id());
+        match ServerLock::take(&self.url, &self.namespace, LOCK_RESOURCE, mode, &application) {
+            Ok(lock) => {
+                *held = Some(lock);
+                Ok(())
+            }
+            Err(busy @ ServerLockError::Busy { .. }) => Err(TpchError::Busy(format!("{}: {busy}", self.url.shown()))),
+            Err(ServerLockError::Database(error)) => Err(self.error(&error)),
+        }
+    }
+}
