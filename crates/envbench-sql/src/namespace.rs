@@ -76,11 +76,15 @@ pub struct Relation {
 }
 
 impl Relation {
-    /// `orders` for a table, `orders (a view)` for anything else: names for a refusal.
+    /// `orders` for a table, `orders (a view)`, `orders_pkey (an index)` for anything else: names for a refusal.
     pub fn describe(&self) -> String {
         match self.kind {
             RelationKind::Table => self.name.clone(),
-            ref other => format!("{} (a {other})", self.name),
+            ref other => {
+                let kind = other.to_string();
+                let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                format!("{} ({article} {kind})", self.name)
+            }
         }
     }
 }
@@ -251,13 +255,18 @@ mod tests {
         let path = std::env::temp_dir().join(format!("envbench-namespace-{}.db", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let mut connection = crate::DatabaseUrl::sqlite(&path).connect("test").unwrap();
-        connection.batch("CREATE TABLE orders (x INTEGER); CREATE VIEW tpcc_item AS SELECT 1 AS x").unwrap();
+        connection
+            .batch(
+                "CREATE TABLE orders (x INTEGER); CREATE VIEW tpcc_item AS SELECT 1 AS x; \
+                 CREATE INDEX orders_x ON orders (x)",
+            )
+            .unwrap();
         let namespace = Namespace::resolve(connection.as_mut(), None, false).unwrap();
         assert_eq!(namespace.name(), "main");
-        let found = namespace.relations(connection.as_mut(), &["orders", "tpcc_item", "nothing"]).unwrap();
+        let found = namespace.relations(connection.as_mut(), &["orders", "tpcc_item", "orders_x", "nothing"]).unwrap();
         assert_eq!(
             found.iter().map(Relation::describe).collect::<Vec<_>>(),
-            ["orders", "tpcc_item (a view)"],
+            ["orders", "orders_x (an index)", "tpcc_item (a view)"],
             "{found:?}"
         );
         let _ = std::fs::remove_file(&path);
