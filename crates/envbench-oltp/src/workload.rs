@@ -4,7 +4,8 @@
 
 use crate::consistency::{self, Check};
 use crate::crosscheck::{self, PgbenchFigures};
-use crate::load::{self, LoadInfo};
+use crate::load::{self, LoadInfo, LoadPlan};
+use crate::lock::TablesLock;
 use crate::random::NuRandConstants;
 use crate::schema::{self, Existing};
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
@@ -20,7 +21,7 @@ use envbench_core::workload::{
     WorkloadError,
 };
 use envbench_core::{ByteSize, parse_duration};
-use envbench_sql::{DatabaseUrl, Dialect};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -114,9 +115,11 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
-/// Everything the arguments say, checked, with the database reached.
+/// Everything the arguments say, checked, with the database reached, its namespace resolved and its tables locked.
 pub(crate) struct OltpRun {
     pub(crate) url: DatabaseUrl,
+    /// The one schema (MySQL: database) the run's tables are in.
+    pub(crate) namespace: Namespace,
     pub(crate) profile: Profile,
     pub(crate) scale: i64,
     pub(crate) users: UsersPlan,
@@ -124,7 +127,10 @@ pub(crate) struct OltpRun {
     duration: Duration,
     pub(crate) target_ms: f64,
     keying_thinking: bool,
-    fresh: bool,
+    /// Whether the run uses the load it found or builds the tables, as decided under the lock.
+    load_plan: LoadPlan,
+    /// Held for the whole run (none on a fleet's agent: its coordinator holds it).
+    lock: Option<TablesLock>,
     pgbench: Option<PathBuf>,
     loaders: usize,
     /// The directory whose storage the run describes: the server's data directory when it is on this host.
@@ -159,7 +165,7 @@ impl Workload for OltpWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(args)?)))
+        Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
     }
 
     /// Against a server the sampler should watch the server's data directory, which `oltp` finds itself.
@@ -240,7 +246,16 @@ fn parse_time(option: &str, text: &str, allow_zero: bool) -> Result<Duration, Wo
     Ok(duration)
 }
 
-pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
+/// Who plans a run: a run of its own (also a fleet's coordinator, which loads and locks the tables for the whole
+/// fleet), or a fleet's agent, which neither builds nor locks them (its coordinator holds the lock while the fleet
+/// runs) and learns their namespace from the coordinator with each step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Planner {
+    Run,
+    FleetAgent,
+}
+
+pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, WorkloadError> {
     let profile = Profile::parse(&args.profile)
         .ok_or_else(|| usage(format!("--profile '{}': give tpcc or tpcb", args.profile)))?;
     let scale: i64 = match args.warehouses.trim().parse() {
@@ -291,43 +306,42 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         Some(other) => return Err(usage(format!("--cross-check '{other}': the cross-check tool is pgbench"))),
     };
     // Reach the database now, before anything is stored: a wrong URL, a stopped server, a missing privilege or
-    // foreign tables are the user's to fix.
+    // foreign tables are the user's to fix. The namespace is resolved here, once: every name the run checks, creates,
+    // drops, loads or queries is qualified with it, and every session it opens is pinned to it.
     // A SQLite file that does not exist yet is not created here: nothing is made before the run.
     let sqlite_file = args.dir.join(SQLITE_FILE);
-    let mut connection = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
-        None
-    } else {
-        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
+    let open = |url: &DatabaseUrl| -> Result<Option<Box<dyn Connection>>, OltpError> {
+        if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+            return Ok(None);
+        }
+        Ok(Some(url.connect("envbench-oltp plan")?))
     };
-    let (server_version, existing, watched) = match connection.as_mut() {
-        None => (format!("SQLite {}", envbench_sql::sqlite_version()), Existing::Nothing, args.dir.clone()),
+    let mut connection = open(&url)?;
+    let namespace = match connection.as_mut() {
+        Some(connection) => {
+            let namespace = Namespace::resolve(connection.as_mut(), None, false).map_err(OltpError::from)?;
+            namespace.pin(connection.as_mut()).map_err(OltpError::from)?;
+            namespace
+        }
+        None => Namespace::named(Dialect::Sqlite, "main"),
+    };
+    let (server_version, watched) = match connection.as_mut() {
+        None => (format!("SQLite {}", envbench_sql::sqlite_version()), args.dir.clone()),
         Some(connection) => {
             let server_version = connection.server_version().map_err(OltpError::from)?;
-            let existing = schema::existing(connection.as_mut(), profile)?;
             let watched =
                 envbench_sql::local_data_directory(connection.as_mut(), &url).unwrap_or_else(|| args.dir.clone());
-            (server_version, existing, watched)
+            (server_version, watched)
         }
     };
-    if let Existing::Foreign(tables) = &existing {
-        return Err(OltpError::foreign(&url, profile, tables).into());
-    }
-    let reusable = matches!(existing, Existing::Complete { scale: s, schema_version } if s == scale && schema_version == schema::SCHEMA_VERSION);
-    if args.fresh || !reusable {
-        check_space(&watched, &url, profile, scale)?;
-        if let Some(connection) = connection.as_mut()
-            && url.dialect() == Dialect::Postgres
-        {
-            check_create_privilege(connection.as_mut(), &url)?;
-        }
-    }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let loaders = match url.dialect() {
         Dialect::Sqlite => 1,
         _ => args.loaders.unwrap_or(cpus),
     };
-    Ok(OltpRun {
+    let mut run = OltpRun {
         url,
+        namespace,
         profile,
         scale,
         users,
@@ -335,35 +349,76 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         duration,
         target_ms,
         keying_thinking: args.keying_thinking,
-        fresh: args.fresh,
+        load_plan: LoadPlan::Reuse,
+        lock: None,
         pgbench,
         loaders,
         watched,
         server_version,
-    })
+    };
+    if planner == Planner::FleetAgent {
+        return Ok(run);
+    }
+    // What the namespace holds decides whether the run builds the tables (and so holds them alone); that is decided
+    // again under the lock, since another run may have changed them in between.
+    let mut decided = None;
+    for _ in 0..3 {
+        let existing = match connection.as_mut() {
+            Some(connection) => schema::existing(connection.as_mut(), &run.namespace, profile)?,
+            None => Existing::Nothing,
+        };
+        if let Existing::Foreign(relations) = &existing {
+            return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations).into());
+        }
+        let load_plan = LoadPlan::of(&existing, scale, args.fresh);
+        if decided == Some(load_plan) {
+            run.load_plan = load_plan;
+            return Ok(run);
+        }
+        run.lock = None;
+        if load_plan == LoadPlan::Rebuild {
+            check_space(&run.watched, &run.url, profile, scale)?;
+            if let Some(connection) = connection.as_mut()
+                && run.url.dialect() == Dialect::Postgres
+            {
+                check_create_privilege(connection.as_mut(), &run.url, &run.namespace)?;
+            }
+        }
+        run.lock =
+            Some(TablesLock::take(&run.url, &run.namespace, profile, &args.dir, load_plan == LoadPlan::Rebuild)?);
+        decided = Some(load_plan);
+        if connection.is_none() {
+            connection = open(&run.url)?;
+        }
+    }
+    Err(WorkloadError::failure(format!(
+        "{}: the {} tables kept changing while this run was planned (another envbench run is building them); run it \
+         again",
+        crate::place(&run.url, &run.namespace),
+        profile.name()
+    )))
 }
 
-/// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in its current schema.
-fn check_create_privilege(connection: &mut dyn envbench_sql::Connection, url: &DatabaseUrl) -> Result<(), OltpError> {
+/// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in the run's schema.
+fn check_create_privilege(
+    connection: &mut dyn envbench_sql::Connection,
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+) -> Result<(), OltpError> {
     let row = connection.query_optional(
-        "SELECT current_user, current_schema(), \
-                COALESCE(has_schema_privilege(current_schema(), 'CREATE'), false)::int",
-        &[],
+        "SELECT current_user, COALESCE(has_schema_privilege(?, 'CREATE'), false)::int",
+        &[namespace.name().into()],
     )?;
     let Some(row) = row else { return Ok(()) };
-    if row.int(2)? == 1 {
+    if row.int(1)? == 1 {
         return Ok(());
     }
-    let (user, schema) = (row.text(0)?, row.text(1)?);
-    Err(OltpError::BadInput(if schema.is_empty() {
-        format!("{}: user {user} has no schema to create tables in (search_path names none that exists)", url.shown())
-    } else {
-        format!(
-            "{}: user {user} may not create tables in schema {schema}; GRANT CREATE ON SCHEMA {schema} TO {user}, or \
-             use a database where it may",
-            url.shown()
-        )
-    }))
+    let (user, schema) = (row.text(0)?, namespace.quoted());
+    Err(OltpError::BadInput(format!(
+        "{}: user {user} may not create tables in schema {schema}; GRANT CREATE ON SCHEMA {schema} TO {user}, or use \
+         a database where it may",
+        url.shown()
+    )))
 }
 
 /// Refuse a scale that cannot fit in the free space of the directory the data goes to (when it is known).
@@ -467,7 +522,7 @@ impl Planned for OltpRun {
             for step in &steps {
                 progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
                 context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
-                let figures = crosscheck::run_pgbench(program, &self.url, step.users, self.duration);
+                let figures = crosscheck::run_pgbench(program, &self.url, &self.namespace, step.users, self.duration);
                 context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
                 let figures = figures?;
                 progress.line(&format!(
@@ -514,11 +569,17 @@ impl OltpRun {
                 number(rate)
             ));
         };
+        // Only a run that holds the tables alone builds them.
+        let load_plan = match &self.lock {
+            Some(lock) if lock.is_exclusive() => self.load_plan,
+            _ => LoadPlan::Reuse,
+        };
         let load = load::prepare(
             &self.url,
+            &self.namespace,
             self.profile,
             self.scale,
-            self.fresh,
+            load_plan,
             self.loaders,
             context.steps,
             context.interrupt,
@@ -555,6 +616,7 @@ impl OltpRun {
     pub(crate) fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
         StepSettings {
             profile: self.profile,
+            namespace: self.namespace.clone(),
             users,
             first_user,
             scale: self.scale,
@@ -568,8 +630,9 @@ impl OltpRun {
 
     /// The profile's consistency conditions, checked on the database as it is now.
     pub(crate) fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
-        let mut connection = self.url.connect("envbench-oltp check").map_err(OltpError::from)?;
-        Ok(consistency::run(connection.as_mut(), self.profile)?)
+        let mut connection =
+            crate::connect(&self.url, &self.namespace, "envbench-oltp check").map_err(OltpError::from)?;
+        Ok(consistency::run(connection.as_mut(), &self.namespace, self.profile)?)
     }
 
     /// The run's document from its steps (the knee found here).
