@@ -20,6 +20,12 @@ use std::time::{Duration, Instant};
 /// How many times a transaction that hit a deadlock or serialization failure runs again before it counts as failed.
 pub const MAX_RETRIES: u32 = 10;
 
+/// The share of a step's transactions that may fail before the step stops being a measurement. Failures are errors
+/// (a full disk, a lost table, retries run out), never TPC-C's intended New-Order rollbacks, which count as ended
+/// transactions; a healthy database fails none, and the 1% the specification lets New-Order roll back on purpose is
+/// the most that could still leave throughput and latency meaning what they say.
+pub const MAX_FAILED_SHARE: f64 = 0.01;
+
 /// What one step runs.
 #[derive(Clone, Debug)]
 pub struct StepSettings {
@@ -125,6 +131,35 @@ impl StepFigures {
             Profile::Tpcc => self.nopm.unwrap_or(0.0),
             Profile::Tpcb => self.tpm / 60.0,
         }
+    }
+
+    /// The share of the measured window's transactions that failed (0 when none ran).
+    pub fn failed_share(&self) -> f64 {
+        let attempted = self.transactions + self.failures;
+        if attempted == 0 { 0.0 } else { self.failures as f64 / attempted as f64 }
+    }
+
+    /// Why the step is not a measurement: it ended no transaction, or more than [`MAX_FAILED_SHARE`] of them failed.
+    /// `None` for a step whose figures stand.
+    pub fn invalid(&self) -> Option<String> {
+        if self.transactions == 0 {
+            return Some(format!(
+                "{} users ended no transaction in {:.1} s{}",
+                self.users,
+                self.measured_seconds,
+                self.first_failure.as_ref().map(|f| format!(" (the first failure: {f})")).unwrap_or_default()
+            ));
+        }
+        let share = self.failed_share();
+        (share > MAX_FAILED_SHARE).then(|| {
+            format!(
+                "{:.1}% of the transactions of {} users failed (more than {}%){}",
+                share * 100.0,
+                self.users,
+                MAX_FAILED_SHARE * 100.0,
+                self.first_failure.as_ref().map(|f| format!("; the first: {f}")).unwrap_or_default()
+            )
+        })
     }
 
     /// The latency the knee is judged by: New-Order's p95 (TPC-C), the transaction's p95 (TPC-B), in ms.

@@ -20,7 +20,7 @@ use envbench_core::workload::{
     Ending, Envelope, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
     WorkloadError,
 };
-use envbench_core::{ByteSize, parse_duration};
+use envbench_core::{ByteSize, parse_duration, parse_duration_within};
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -40,6 +40,10 @@ pub const MAX_SCALE: i64 = 10_000;
 pub const MAX_USERS: u32 = 1024;
 /// The most parallel loaders.
 pub const MAX_LOADERS: usize = 256;
+/// The shortest measured time of a step: a shorter one may end before a single transaction does.
+pub const MIN_DURATION: Duration = Duration::from_secs(1);
+/// The longest ramp-up and measured time of a step.
+pub const MAX_STEP_TIME: Duration = Duration::from_secs(24 * 3600);
 /// The flag of the pgbench cross-check's records.
 pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
 
@@ -238,14 +242,6 @@ impl Workload for OltpWorkload {
     }
 }
 
-fn parse_time(option: &str, text: &str, allow_zero: bool) -> Result<Duration, WorkloadError> {
-    let duration = parse_duration(text).map_err(|e| usage(format!("{option}: {e}")))?;
-    if duration.is_zero() && !allow_zero {
-        return Err(usage(format!("{option} must be longer than zero, e.g. 30s")));
-    }
-    Ok(duration)
-}
-
 /// Who plans a run: a run of its own (also a fleet's coordinator, which loads and locks the tables for the whole
 /// fleet), or a fleet's agent, which neither builds nor locks them (its coordinator holds the lock while the fleet
 /// runs) and learns their namespace from the coordinator with each step.
@@ -272,12 +268,13 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
     let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
-    let ramp = parse_time("--ramp", &args.ramp, true)?;
-    let duration = parse_time("--duration", &args.duration, false)?;
-    if ramp + duration > Duration::from_secs(7 * 24 * 3600) {
-        return Err(usage("--ramp and --duration together must stay under a week"));
+    let ramp = parse_duration_within("--ramp", &args.ramp, Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
+    let duration = parse_duration_within("--duration", &args.duration, MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
+    let target = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
+    if target.is_zero() {
+        return Err(usage("--target-latency must be longer than zero, e.g. 100ms"));
     }
-    let target_ms = parse_time("--target-latency", &args.target_latency, false)?.as_secs_f64() * 1e3;
+    let target_ms = target.as_secs_f64() * 1e3;
     if let Some(loaders) = args.loaders
         && !(1..=MAX_LOADERS).contains(&loaders)
     {
@@ -847,6 +844,19 @@ impl Measured for OltpMeasured {
                 failed.iter().map(|c| format!("{} ({})", c.name, c.detail)).collect::<Vec<_>>().join("; ")
             ));
         }
+        if d.steps.is_empty() {
+            return Ending::Failed("no step of users was measured".into());
+        }
+        let invalid = invalid_steps(d);
+        if invalid.len() == d.steps.len() {
+            return Ending::Failed(format!("no step is a measurement: {}", invalid.join("; ")));
+        }
+        if !invalid.is_empty() {
+            return Ending::CompleteWithFailures(format!(
+                "left out of the knee, as no measurement: {}",
+                invalid.join("; ")
+            ));
+        }
         let failures: u64 = d.steps.iter().map(|s| s.failures).sum();
         if failures > 0 {
             let first = d.steps.iter().find_map(|s| s.first_failure.clone()).unwrap_or_default();
@@ -854,6 +864,11 @@ impl Measured for OltpMeasured {
         }
         Ending::Complete
     }
+}
+
+/// The steps that are no measurement (they ended no transaction, or too many failed), each with why.
+fn invalid_steps(d: &OltpDocument) -> Vec<String> {
+    d.steps.iter().filter_map(|s| Some(format!("{}: {}", step_test_id(s.users), s.invalid()?))).collect()
 }
 
 /// The run for people: the steps with the knee, every transaction's latencies, the server's counters, the checks
@@ -896,7 +911,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
             step.db_tpm.map_or("-".into(), number),
             format!("{:.1}", step.judged_latency_ms(profile)),
             step.retries.to_string(),
-            step.failures.to_string(),
+            match step.failures {
+                0 => "0".to_string(),
+                n => format!("{n} ({:.1}%)", step.failed_share() * 100.0),
+            },
             format!("{:.0}%", step.client_cpu_percent),
             format!("{:.0}", step.client_cpu_us_per_transaction),
             disk.map_or("-".into(), |d| number(d.writes_per_s)),
@@ -904,6 +922,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         ]);
     }
     out.push_str(&table.render());
+    for reason in invalid_steps(d) {
+        out.push_str(&format!("No measurement, left out of the knee: {reason}\n"));
+    }
     let judged = format!("{} p95", profile.judged_kind().name());
     match d.knee_step() {
         Some(knee) => out.push_str(&format!(
@@ -1049,5 +1070,67 @@ mod tests {
     fn transaction_kinds_name_their_tests() {
         assert_eq!(step_test_id(8), "U=8");
         assert_eq!(Kind::NewOrder.name(), "New-Order");
+    }
+
+    fn step(users: u32, transactions: u64, failures: u64) -> StepFigures {
+        StepFigures {
+            users,
+            measured_seconds: 1.0,
+            nopm: Some(transactions as f64 * 27.0),
+            tpm: transactions as f64 * 60.0,
+            db_tpm: None,
+            transactions,
+            retries: 0,
+            failures,
+            kinds: Vec::new(),
+            per_second: Vec::new(),
+            ramp_seconds: 0.0,
+            client_cpu_percent: 0.0,
+            client_cpu_us_per_transaction: 0.0,
+            server: Default::default(),
+            wait_events: Default::default(),
+            first_failure: (failures > 0).then(|| "Payment: disk full".to_string()),
+        }
+    }
+
+    fn ending(steps: Vec<StepFigures>) -> (Ending, String) {
+        let document = OltpDocument {
+            profile: Profile::Tpcc,
+            target: "x.sqlite".into(),
+            dialect: "sqlite".into(),
+            server_version: "SQLite".into(),
+            scale: 1,
+            ramp_seconds: 0.0,
+            duration_seconds: 1.0,
+            keying_thinking: false,
+            target_latency_ms: 100.0,
+            load: LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 },
+            knee: sweep::knee(&steps, Profile::Tpcc, 100.0),
+            steps,
+            stop_reason: StopReason::ListDone,
+            consistency: Vec::new(),
+            pgbench: Vec::new(),
+        };
+        let text = render(&document, &SamplerSeries::default());
+        (OltpMeasured::new(document).ending(), text)
+    }
+
+    /// A run whose steps ended no transaction (a `--duration` of 1ns once did) or lost more than 1% of them is no
+    /// result: it ends failed, or with failures when some step stands, and the table says which step is left out.
+    #[test]
+    fn runs_without_a_measured_step_fail() {
+        let (end, text) = ending(vec![step(2, 0, 0)]);
+        assert!(matches!(&end, Ending::Failed(why) if why.contains("U=2: 2 users ended no transaction")), "{end:?}");
+        assert!(text.contains("No measurement, left out of the knee: U=2") && text.contains("Knee: no step"), "{text}");
+        let (end, _) = ending(vec![step(1, 100, 0), step(2, 96, 104)]);
+        assert!(matches!(&end, Ending::CompleteWithFailures(why) if why.contains("52.0%")), "{end:?}");
+        let (end, _) = ending(Vec::new());
+        assert!(matches!(end, Ending::Failed(_)));
+        let (end, _) = ending(vec![step(1, 1000, 3)]);
+        assert!(
+            matches!(&end, Ending::CompleteWithFailures(why) if why.starts_with("3 transactions failed")),
+            "{end:?}"
+        );
+        assert_eq!(ending(vec![step(1, 1000, 0)]).0, Ending::Complete);
     }
 }

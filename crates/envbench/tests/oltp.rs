@@ -232,6 +232,7 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         .unwrap()
         .execute_batch("CREATE TABLE items (x); CREATE VIEW tpcc_item AS SELECT x FROM items")
         .unwrap();
+    let many_users = (1..=5000).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
     // A user without privileges on each server: PostgreSQL lets it connect but not create tables (PUBLIC may not
     // create in the public schema of a database it does not own), MariaDB refuses the database.
     let psql = |sql: &str| {
@@ -268,7 +269,12 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--users", "0"], 2, "--users '0'"),
         (vec!["--users", "1,x"], 2, "a list such as 1,2,4,8"),
         (vec!["--ramp", "soon"], 2, "--ramp"),
-        (vec!["--duration", "0s"], 2, "--duration must be longer than zero"),
+        (vec!["--duration", "0s"], 2, "--duration 0s: give from 1s to 24h"),
+        (vec!["--duration", "1ns"], 2, "--duration 1ns: give from 1s to 24h"),
+        (vec!["--duration", "25h"], 2, "--duration 25h: give from 1s to 24h"),
+        (vec!["--ramp", "48h"], 2, "--ramp 48h: give from 0s to 24h"),
+        (vec!["--users", many_users.as_str()], 2, "--users: 5000 settings are more than 64"),
+        (vec!["--users", "2,2"], 2, "--users: 2 is given twice"),
         (vec!["--target", "postgres:/127.0.0.1/test"], 2, "is not a database URL"),
         (vec!["--target", "mysql:/127.0.0.1/test"], 2, "is not a database URL"),
         (vec!["--dir", view.to_str().unwrap()], 2, "tpcc_item (a view)"),
@@ -624,4 +630,38 @@ fn a_second_fresh_run_on_postgresql_is_refused_while_the_first_holds_its_tables(
         ]
     };
     a_rebuild_holds_its_tables_alone(&run("4s"), &run("1s"), &store);
+}
+
+/// A step in which more than 1% of the transactions failed (here every Payment: the database refuses its history
+/// row, as a full disk would) is no measurement: it is left out of the knee, the table says so, the sweep stops and
+/// the run ends failed.
+#[test]
+fn steps_whose_transactions_fail_are_no_measurement() {
+    let dir = scratch("oltp", "failing");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let quick = ["--ramp", "0s", "--duration", "2s", "--target-latency", "10s"];
+    let mut args = vec!["oltp", "--dir", d, "--users", "1"];
+    args.extend(quick);
+    assert!(envbench(&store, &args).status.success());
+    rusqlite::Connection::open(dir.join("envbench-oltp.sqlite"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER full_disk BEFORE INSERT ON tpcc_history BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+        )
+        .unwrap();
+    let mut args = vec!["oltp", "--dir", d, "--users", "1,2"];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    let (text, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{text}\n{err}");
+    assert!(text.contains("No measurement, left out of the knee: U=1") && text.contains("more than 1%"), "{text}");
+    assert!(text.contains("Knee: no step"), "{text}");
+    assert!(text.contains("the last step was no measurement"), "the sweep stops: {text}");
+    assert!(err.contains("no step is a measurement") && err.contains("disk full"), "{err}");
+    let listed = runs(&store);
+    assert_eq!(listed[0]["status"], "failed", "{}", listed[0]);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    assert!(run["results"].as_array().unwrap().iter().all(|r| r["test_id"] != "knee"), "no knee is stored");
+    assert_eq!(run["attachments"]["oltp"]["steps"].as_array().unwrap().len(), 1);
 }
