@@ -160,8 +160,11 @@ pub(crate) struct RanreadRun {
     no_keep: bool,
     direct: bool,
     engine: EngineChoice,
-    /// With --db: build the table when it is missing (false on a fleet's agents: their coordinator built it).
-    pub(crate) build_table: bool,
+    /// A fleet's agent: with --db it never builds or locks the table (its coordinator built it and holds the lock).
+    pub(crate) fleet_agent: bool,
+    /// With --db: the schema of the table, as a fleet's coordinator resolved it for its agents (`None`: resolved by
+    /// the run itself).
+    pub(crate) namespace: Option<String>,
 }
 
 impl Workload for RanreadWorkload {
@@ -357,7 +360,8 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         no_keep: args.no_keep,
         direct: !args.buffered,
         engine,
-        build_table: true,
+        fleet_agent: false,
+        namespace: None,
     })
 }
 
@@ -368,6 +372,8 @@ pub(crate) struct Prepared {
     pub(crate) flags: Vec<String>,
     /// The database file, in file mode.
     pub(crate) database_file: Option<PathBuf>,
+    /// The schema of the table, with --db.
+    pub(crate) namespace: Option<envbench_sql::Namespace>,
 }
 
 impl RanreadRun {
@@ -380,7 +386,8 @@ impl RanreadRun {
                     url: url.clone(),
                     size_bytes: self.size_bytes,
                     fresh: self.fresh,
-                    build: self.build_table,
+                    namespace: self.namespace.clone(),
+                    agent: self.fleet_agent,
                 };
                 let mut on_rows = |done: i64, total: i64| {
                     progress.update(&format!("building the table: {:>3}% of {total} pages", done * 100 / total.max(1)));
@@ -388,8 +395,9 @@ impl RanreadRun {
                 let target = PostgresRanRead::prepare(&options, context.interrupt, &mut on_rows)?;
                 let info = &target.info;
                 progress.line(&format!(
-                    "{} table {TABLE}: {} pages ({}), shared_buffers {}, PostgreSQL {}",
+                    "{} table {}: {} pages ({}), shared_buffers {}, PostgreSQL {}",
                     if info.reused { "reusing" } else { "built" },
+                    target.namespace().qualify(TABLE),
                     info.rows,
                     ByteSize(info.table_bytes as u64),
                     ByteSize(info.shared_buffers_bytes as u64),
@@ -400,7 +408,8 @@ impl RanreadRun {
                     table_pages: info.rows,
                     limit: self.limit,
                 };
-                Ok(Prepared { runner: Box::new(target), parameters, flags: Vec::new(), database_file: None })
+                let namespace = Some(target.namespace().clone());
+                Ok(Prepared { runner: Box::new(target), parameters, flags: Vec::new(), database_file: None, namespace })
             }
             None => {
                 let selection = select_engine(self.engine)?;
@@ -449,7 +458,13 @@ impl RanreadRun {
                     limit: self.limit,
                 };
                 let path = target.path().to_path_buf();
-                Ok(Prepared { runner: Box::new(target), parameters, flags: cache.flags(), database_file: Some(path) })
+                Ok(Prepared {
+                    runner: Box::new(target),
+                    parameters,
+                    flags: cache.flags(),
+                    database_file: Some(path),
+                    namespace: None,
+                })
             }
         }
     }
@@ -461,7 +476,7 @@ impl Planned for RanreadRun {
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
-        let Prepared { mut runner, parameters, flags, database_file } = self.prepare(context)?;
+        let Prepared { mut runner, parameters, flags, database_file, .. } = self.prepare(context)?;
         context.progress.line(&format!(
             "sweep: {}, each step {} per job, target mean response time {} ms{}",
             match &self.jobs {
