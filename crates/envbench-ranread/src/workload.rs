@@ -10,10 +10,11 @@ use clap::{Args, FromArgMatches};
 use envbench_core::model::{ResultRecord, StoredRun, redact_secrets};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
+use envbench_core::workload::MAX_LIST_SETTINGS;
 use envbench_core::workload::{
     Envelope, Measured, NativeTable, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
 };
-use envbench_core::{ByteSize, parse_byte_size, parse_duration};
+use envbench_core::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
 use envbench_io::{BenchError, EngineChoice, cache_honesty, check_directory, select_engine};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -29,6 +30,9 @@ pub const IOPS_METRIC: &str = "iops";
 pub const LATENCY_MEAN_METRIC: &str = "latency_mean";
 /// The default database file with O_DIRECT: large enough to defeat a storage controller's cache.
 pub const DEFAULT_DIRECT_FILE_BYTES: u64 = 8 << 30;
+/// The shortest and longest `--duration` of a step: a shorter one measures the start of the reads, not their rate.
+pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
+pub const MAX_STEP_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// The most jobs a step may run (as the I/O engine's thread limit).
 pub const MAX_JOBS: u32 = envbench_io::spec::MAX_THREADS;
 
@@ -290,30 +294,28 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         }
         JobsPlan::Auto { max_jobs: args.max_jobs }
     } else {
-        let list: Vec<u32> = args
-            .jobs
-            .split(',')
-            .map(|part| match part.trim().parse::<u32>() {
+        let parts: Vec<&str> = args.jobs.split(',').map(str::trim).collect();
+        check_settings("--jobs", &parts, MAX_LIST_SETTINGS).map_err(usage)?;
+        let list: Vec<u32> = parts
+            .iter()
+            .map(|part| match part.parse::<u32>() {
                 Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
                 _ => Err(usage(format!(
                     "--jobs '{}': each job count must be a whole number from 1 to {MAX_JOBS}, e.g. --jobs 1,2,4,8 or \
                      --jobs auto",
-                    args.jobs
+                    envbench_core::text::truncate(&args.jobs, 80)
                 ))),
             })
             .collect::<Result<_, _>>()?;
+        check_settings("--jobs", &list, MAX_LIST_SETTINGS).map_err(usage)?;
         JobsPlan::List(list)
     };
     let limit = match (&args.iterations, &args.duration) {
         (Some(0), _) => return Err(usage("--iterations must be at least 1")),
         (Some(n), _) => StepLimit::Iterations(*n),
-        (None, Some(text)) => {
-            let duration = parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
-            if duration.is_zero() {
-                return Err(usage("--duration must be longer than zero, e.g. 30s"));
-            }
-            StepLimit::Duration(duration)
-        }
+        (None, Some(text)) => StepLimit::Duration(
+            parse_duration_within("--duration", text, MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?,
+        ),
         (None, None) => StepLimit::Duration(Duration::from_secs(10)),
     };
     let latency = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;

@@ -226,6 +226,7 @@ fn ranread_bad_input() {
     let dir = scratch("ranread-bad");
     let store = dir.join("results.db");
     let d = dir.to_str().unwrap();
+    let many_jobs = (1..=5000).map(|n| (n % 64 + 1).to_string()).collect::<Vec<_>>().join(",");
     let cases: &[(&[&str], &str)] = &[
         (&["ranread", "--dir", d, "--block", "3000"], "not a database block size"),
         (&["ranread", "--dir", d, "--block", "256"], "not a database block size"),
@@ -237,6 +238,11 @@ fn ranread_bad_input() {
         (&["ranread", "--dir", d, "--iterations", "5", "--duration", "1s"], "cannot be used with"),
         (&["ranread", "--dir", d, "--db", "mysql://x"], "not a PostgreSQL URL"),
         (&["ranread", "--dir", d, "--db", "postgres:/127.0.0.1/test"], "not a PostgreSQL URL"),
+        (&["ranread", "--dir", d, "--jobs", &many_jobs], "--jobs: 5000 settings are more than 64"),
+        (&["ranread", "--dir", d, "--jobs", "1,1"], "--jobs: 1 is given twice"),
+        (&["ranread", "--dir", d, "--jobs", "2,4,02"], "--jobs: 2 is given twice"),
+        (&["ranread", "--dir", d, "--duration", "1ns"], "--duration 1ns: give from 100ms to 24h"),
+        (&["ranread", "--dir", d, "--duration", "48h"], "--duration 48h: give from 100ms to 24h"),
     ];
     for (args, message) in cases {
         let output = envbench(&store, args);
