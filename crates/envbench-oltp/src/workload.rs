@@ -89,6 +89,10 @@ pub struct OltpArgs {
     /// Rebuild the tables even when a matching load exists.
     #[arg(long)]
     pub fresh: bool,
+    /// Schema (PostgreSQL) or database (MariaDB/MySQL) of the tables, which must exist (default: the connection's
+    /// current schema, or the URL's database). envbench touches nothing outside it.
+    #[arg(long)]
+    pub schema: Option<String>,
     /// Run pgbench against the same server afterwards (needs --profile tpcb and a PostgreSQL target).
     #[arg(long, value_name = "TOOL")]
     pub cross_check: Option<String>,
@@ -289,6 +293,12 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
             usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
         })?,
     };
+    if args.schema.is_some() && url.dialect() == Dialect::Sqlite {
+        return Err(usage(
+            "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
+             --target sqlite, whose tables are in --dir",
+        ));
+    }
     let pgbench = match args.cross_check.as_deref() {
         None => None,
         Some("pgbench") if profile == Profile::Tpcb && url.dialect() == Dialect::Postgres => {
@@ -316,7 +326,8 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
     let mut connection = open(&url)?;
     let namespace = match connection.as_mut() {
         Some(connection) => {
-            let namespace = Namespace::resolve(connection.as_mut(), None, false).map_err(OltpError::from)?;
+            let namespace =
+                Namespace::resolve(connection.as_mut(), args.schema.as_deref(), false).map_err(OltpError::from)?;
             namespace.pin(connection.as_mut()).map_err(OltpError::from)?;
             namespace
         }

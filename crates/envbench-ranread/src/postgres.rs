@@ -47,8 +47,8 @@ pub struct PostgresOptions {
     pub size_bytes: Option<u64>,
     /// Rebuild even when a table of the right size exists.
     pub fresh: bool,
-    /// The schema the table is in, as a fleet's coordinator resolved it for its agents; `None`: the connection's own
-    /// (`current_schema()`), resolved here.
+    /// The schema the table is in (it must exist), as the user named it or a fleet's coordinator resolved it for its
+    /// agents; `None`: the connection's own (`current_schema()`), resolved here.
     pub namespace: Option<String>,
     /// A fleet's agent: it never builds or locks the table (its coordinator built it and holds the lock while the
     /// fleet runs), and refuses to run without a complete one.
@@ -149,10 +149,7 @@ impl PostgresRanRead {
         let url = DatabaseUrl::parse(&options.url).map_err(database)?;
         let shown = url.shown();
         let mut monitor = url.connect(&application_name()).map_err(database)?;
-        let namespace = match &options.namespace {
-            Some(name) => Namespace::named(Dialect::Postgres, name),
-            None => Namespace::resolve(monitor.as_mut(), None, false).map_err(database)?,
-        };
+        let namespace = Namespace::resolve(monitor.as_mut(), options.namespace.as_deref(), false).map_err(database)?;
         namespace.pin(monitor.as_mut()).map_err(database)?;
         let server_version = monitor.server_version().map_err(database)?;
         let shared_buffers_bytes = number(

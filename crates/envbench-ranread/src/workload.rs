@@ -93,6 +93,10 @@ pub struct RanreadArgs {
     /// Run the sweep inside PostgreSQL instead: postgres://user@host:port/database.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// With --db: the schema of the table, which must exist (default: the connection's current schema). envbench
+    /// touches nothing outside it.
+    #[arg(long, requires = "db")]
+    pub schema: Option<String>,
     /// Database file size (default 8 GiB with O_DIRECT, 2x RAM buffered) or table size (default 2x shared_buffers).
     #[arg(long)]
     pub size: Option<String>,
@@ -166,8 +170,8 @@ pub(crate) struct RanreadRun {
     engine: EngineChoice,
     /// A fleet's agent: with --db it never builds or locks the table (its coordinator built it and holds the lock).
     pub(crate) fleet_agent: bool,
-    /// With --db: the schema of the table, as a fleet's coordinator resolved it for its agents (`None`: resolved by
-    /// the run itself).
+    /// With --db: the schema of the table, as the user named it (--schema) or a fleet's coordinator resolved it for
+    /// its agents (`None`: the connection's own).
     pub(crate) namespace: Option<String>,
 }
 
@@ -363,7 +367,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         direct: !args.buffered,
         engine,
         fleet_agent: false,
-        namespace: None,
+        namespace: args.schema,
     })
 }
 

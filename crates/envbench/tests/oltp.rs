@@ -632,6 +632,45 @@ fn a_second_fresh_run_on_postgresql_is_refused_while_the_first_holds_its_tables(
     a_rebuild_holds_its_tables_alone(&run("4s"), &run("1s"), &store);
 }
 
+/// --schema puts the tables in the schema (MariaDB: the database) it names, which must exist, and nowhere else.
+#[test]
+fn schema_names_where_the_tables_go() {
+    let schema = Schema::new("oltp_named");
+    let dir = scratch("oltp", "named-schema");
+    let store = dir.join("results.db");
+    let quick = ["--profile", "tpcb", "--fresh", "--users", "1", "--ramp", "0s", "--duration", "1s"];
+    let mut args = vec!["oltp", "--target", POSTGRES, "--schema", &schema.name];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables = common::psql(&format!(
+        "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = '{}'",
+        schema.name
+    ));
+    assert_eq!(tables, "envbench_oltp_tpcb,pgbench_accounts,pgbench_branches,pgbench_history,pgbench_tellers");
+
+    let database = MariaDatabase::new("oltp_named");
+    let mut args = vec!["oltp", "--target", MARIADB, "--schema", &database.0];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables = mysql(&format!(
+        "SELECT GROUP_CONCAT(table_name ORDER BY table_name) FROM information_schema.tables WHERE table_schema = '{}'",
+        database.0
+    ));
+    assert_eq!(tables, "envbench_oltp_tpcb,pgbench_accounts,pgbench_branches,pgbench_history,pgbench_tellers");
+
+    // A schema that does not exist is refused and not created; SQLite has no schema to name.
+    let missing = format!("{}_missing", schema.name);
+    let output = envbench(&store, &["oltp", "--target", POSTGRES, "--schema", &missing, "--profile", "tpcb"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("does not exist"), "{}", stderr(&output));
+    assert_eq!(common::psql(&format!("SELECT COUNT(*) FROM pg_namespace WHERE nspname = '{missing}'")), "0");
+    let output = envbench(&store, &["oltp", "--dir", dir.to_str().unwrap(), "--schema", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--schema names a schema"), "{}", stderr(&output));
+}
+
 /// A step in which more than 1% of the transactions failed (here every Payment: the database refuses its history
 /// row, as a full disk would) is no measurement: it is left out of the knee, the table says so, the sweep stops and
 /// the run ends failed.

@@ -238,6 +238,7 @@ fn ranread_bad_input() {
         (&["ranread", "--dir", d, "--iterations", "5", "--duration", "1s"], "cannot be used with"),
         (&["ranread", "--dir", d, "--db", "mysql://x"], "not a PostgreSQL URL"),
         (&["ranread", "--dir", d, "--db", "postgres:/127.0.0.1/test"], "not a PostgreSQL URL"),
+        (&["ranread", "--dir", d, "--schema", "s"], "--db"),
         (&["ranread", "--dir", d, "--jobs", &many_jobs], "--jobs: 5000 settings are more than 64"),
         (&["ranread", "--dir", d, "--jobs", "1,1"], "--jobs: 1 is given twice"),
         (&["ranread", "--dir", d, "--jobs", "2,4,02"], "--jobs: 2 is given twice"),
@@ -287,10 +288,12 @@ fn ranread_table_is_never_rebuilt_under_another_run() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let statuses: Vec<Value> = runs(&store).iter().map(|r| r["status"].clone()).collect();
     assert!(statuses.contains(&Value::from("complete")), "{statuses:?}");
-    // Runs that read the complete table share it.
+    // Runs that read the complete table share it, whether its schema is named by the URL or by --schema.
+    let postgres = "postgres://postgres@127.0.0.1:5432/test";
     let reader = || {
         Command::new(env!("CARGO_BIN_EXE_envbench"))
-            .args(["ranread", "--db", &url, "--dir", d, "--size", "8m", "--jobs", "1", "--duration", "1s"])
+            .args(["ranread", "--db", postgres, "--schema", &schema.name, "--dir", d, "--size", "8m", "--jobs", "1"])
+            .args(["--duration", "1s"])
             .env("ENVBENCH_STORE", &store)
             .output()
             .unwrap()
