@@ -243,11 +243,16 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
     let dir = TempDir::new("foreign");
     let url = DatabaseUrl::sqlite(dir.0.join("theirs.sqlite"));
     let mut c = url.connect("test").unwrap();
-    c.batch("CREATE TABLE tpcc_customer (c_id INTEGER); INSERT INTO tpcc_customer VALUES (42)").unwrap();
+    // SQLite's names are case-insensitive: TPCC_Stock is the table a DROP TABLE tpcc_stock would drop.
+    c.batch(
+        "CREATE TABLE tpcc_customer (c_id INTEGER); INSERT INTO tpcc_customer VALUES (42); \
+         CREATE TABLE TPCC_Stock (s INTEGER); INSERT INTO TPCC_Stock VALUES (7)",
+    )
+    .unwrap();
     let main = namespace(&url);
     assert_eq!(
         schema::existing(c.as_mut(), &main, Profile::Tpcc).unwrap(),
-        Existing::Foreign(vec!["tpcc_customer".into()])
+        Existing::Foreign(vec!["TPCC_Stock".into(), "tpcc_customer".into()])
     );
     for plan in [LoadPlan::Rebuild, LoadPlan::Reuse] {
         let error =
@@ -257,6 +262,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
         assert!(message.contains("tpcc_customer") && message.contains("never creates, drops"), "{message}");
     }
     assert_eq!(int(c.as_mut(), "SELECT c_id FROM tpcc_customer"), 42);
+    assert_eq!(int(c.as_mut(), "SELECT s FROM TPCC_Stock"), 7);
 
     // The same on MariaDB, in a database of its own.
     let database = format!("envbench_oltp_foreign_{}", std::process::id());

@@ -203,9 +203,11 @@ impl Namespace {
                 "SELECT table_name, table_type, table_comment FROM information_schema.tables \
                  WHERE table_schema = ? AND table_name IN ({list}) ORDER BY 1"
             ),
-            Dialect::Sqlite => {
-                format!("SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name IN ({list}) ORDER BY 1")
-            }
+            // SQLite's names are case-insensitive: `DROP TABLE orders` drops a table created as `ORDERS`.
+            Dialect::Sqlite => format!(
+                "SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name COLLATE NOCASE IN ({list}) \
+                 ORDER BY 1"
+            ),
         };
         let mut params = vec![Value::Text(self.name.clone())];
         params.extend(names.iter().map(|n| Value::Text(n.to_string())));
@@ -258,15 +260,16 @@ mod tests {
         connection
             .batch(
                 "CREATE TABLE orders (x INTEGER); CREATE VIEW tpcc_item AS SELECT 1 AS x; \
-                 CREATE INDEX orders_x ON orders (x)",
+                 CREATE INDEX orders_x ON orders (x); CREATE TABLE TPCC_Stock (x INTEGER)",
             )
             .unwrap();
         let namespace = Namespace::resolve(connection.as_mut(), None, false).unwrap();
         assert_eq!(namespace.name(), "main");
-        let found = namespace.relations(connection.as_mut(), &["orders", "tpcc_item", "orders_x", "nothing"]).unwrap();
+        let names = ["orders", "tpcc_item", "orders_x", "tpcc_stock", "nothing"];
+        let found = namespace.relations(connection.as_mut(), &names).unwrap();
         assert_eq!(
             found.iter().map(Relation::describe).collect::<Vec<_>>(),
-            ["orders", "orders_x (an index)", "tpcc_item (a view)"],
+            ["TPCC_Stock", "orders", "orders_x (an index)", "tpcc_item (a view)"],
             "{found:?}"
         );
         let _ = std::fs::remove_file(&path);
