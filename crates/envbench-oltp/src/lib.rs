@@ -128,11 +128,12 @@ impl OltpError {
     }
 }
 
-/// Where a run's tables are, for messages: the database and, on PostgreSQL, the schema.
+/// Where a run's tables are, for messages: the database and its schema (MariaDB/MySQL: the database they are in).
 pub fn place(url: &DatabaseUrl, namespace: &Namespace) -> String {
     match url.dialect() {
         Dialect::Postgres => format!("{}, schema {}", url.shown(), namespace.quoted()),
-        Dialect::MySql | Dialect::Sqlite => url.shown(),
+        Dialect::MySql => format!("{}, database {}", url.shown(), namespace.quoted()),
+        Dialect::Sqlite => url.shown(),
     }
 }
 

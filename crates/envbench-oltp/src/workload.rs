@@ -552,7 +552,7 @@ impl OltpRun {
         format!(
             "oltp {} on {} ({}): {} {}, {}, ramp {} then {} measured per step",
             self.profile.name(),
-            self.url.shown(),
+            crate::place(&self.url, &self.namespace),
             self.server_version,
             self.scale,
             self.profile.scale_word(),
