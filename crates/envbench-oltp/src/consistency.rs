@@ -1,9 +1,10 @@
 //! The consistency checks run after the transactions: TPC-C's consistency conditions 1-4 (clause 3.3.2) and, for
 //! TPC-B, the balance invariant pgbench's transaction keeps. A failed check fails the run: the numbers of a database
-//! that lost or invented work are not a result.
+//! that lost or invented work are not a result. The checks read one snapshot, so runs that share the tables may go on
+//! committing while one of them checks.
 
 use crate::{OltpError, Profile};
-use envbench_sql::Connection;
+use envbench_sql::{Connection, Dialect, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -48,20 +49,36 @@ fn check(name: &str, failures: Vec<String>, checked: usize, what: &str) -> Check
     }
 }
 
-/// Run the profile's checks.
-pub fn run(connection: &mut dyn Connection, profile: Profile) -> Result<Vec<Check>, OltpError> {
-    match profile {
-        Profile::Tpcc => tpcc(connection),
-        Profile::Tpcb => tpcb(connection),
-    }
+/// Run the profile's checks on its tables in `namespace`, all of them on one snapshot of the database: other runs
+/// that share the tables may be committing transactions meanwhile, and every committed state must pass.
+pub fn run(connection: &mut dyn Connection, namespace: &Namespace, profile: Profile) -> Result<Vec<Check>, OltpError> {
+    connection.batch(match connection.dialect() {
+        // A read transaction in WAL mode sees the database as of its first read.
+        Dialect::Sqlite => "BEGIN",
+        Dialect::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        Dialect::MySql => "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    })?;
+    let checks = match profile {
+        Profile::Tpcc => tpcc(connection, namespace),
+        Profile::Tpcb => tpcb(connection, namespace),
+    };
+    let ended = connection.commit();
+    let checks = checks?;
+    ended?;
+    Ok(checks)
 }
 
-fn tpcc(connection: &mut dyn Connection) -> Result<Vec<Check>, OltpError> {
+fn tpcc(connection: &mut dyn Connection, namespace: &Namespace) -> Result<Vec<Check>, OltpError> {
     let mut checks = Vec::new();
+    let [warehouse, district, orders, new_order, order_line] =
+        ["tpcc_warehouse", "tpcc_district", "tpcc_orders", "tpcc_new_order", "tpcc_order_line"]
+            .map(|table| namespace.qualify(table));
 
     // 1: W_YTD = sum(D_YTD) for each warehouse.
     let rows = connection.query(
-        "SELECT w_id, w_ytd, (SELECT SUM(d_ytd) FROM tpcc_district WHERE d_w_id = w_id) FROM tpcc_warehouse ORDER BY w_id",
+        &format!(
+            "SELECT w_id, w_ytd, (SELECT SUM(d_ytd) FROM {district} WHERE d_w_id = w_id) FROM {warehouse} ORDER BY w_id"
+        ),
         &[],
     )?;
     let mut failures = Vec::new();
@@ -73,19 +90,24 @@ fn tpcc(connection: &mut dyn Connection) -> Result<Vec<Check>, OltpError> {
     }
     checks.push(check("1: W_YTD = sum(D_YTD)", failures, rows.len(), "warehouses"));
 
-    let districts = by_district(connection, "SELECT d_w_id, d_id, d_next_o_id FROM tpcc_district", 1)?;
+    let districts = by_district(connection, &format!("SELECT d_w_id, d_id, d_next_o_id FROM {district}"), 1)?;
     let orders = by_district(
         connection,
-        "SELECT o_w_id, o_d_id, MAX(o_id), SUM(o_ol_cnt) FROM tpcc_orders GROUP BY o_w_id, o_d_id",
+        &format!("SELECT o_w_id, o_d_id, MAX(o_id), SUM(o_ol_cnt) FROM {orders} GROUP BY o_w_id, o_d_id"),
         2,
     )?;
     let new_orders = by_district(
         connection,
-        "SELECT no_w_id, no_d_id, MAX(no_o_id), MIN(no_o_id), COUNT(*) FROM tpcc_new_order GROUP BY no_w_id, no_d_id",
+        &format!(
+            "SELECT no_w_id, no_d_id, MAX(no_o_id), MIN(no_o_id), COUNT(*) FROM {new_order} GROUP BY no_w_id, no_d_id"
+        ),
         3,
     )?;
-    let lines =
-        by_district(connection, "SELECT ol_w_id, ol_d_id, COUNT(*) FROM tpcc_order_line GROUP BY ol_w_id, ol_d_id", 1)?;
+    let lines = by_district(
+        connection,
+        &format!("SELECT ol_w_id, ol_d_id, COUNT(*) FROM {order_line} GROUP BY ol_w_id, ol_d_id"),
+        1,
+    )?;
 
     // 2: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID).
     let mut failures = Vec::new();
@@ -123,13 +145,18 @@ fn tpcc(connection: &mut dyn Connection) -> Result<Vec<Check>, OltpError> {
     Ok(checks)
 }
 
-fn tpcb(connection: &mut dyn Connection) -> Result<Vec<Check>, OltpError> {
+fn tpcb(connection: &mut dyn Connection, namespace: &Namespace) -> Result<Vec<Check>, OltpError> {
+    let [accounts, tellers, branches, history] =
+        ["pgbench_accounts", "pgbench_tellers", "pgbench_branches", "pgbench_history"]
+            .map(|table| namespace.qualify(table));
     let row = connection
         .query_optional(
-            "SELECT (SELECT COALESCE(SUM(abalance), 0) FROM pgbench_accounts), \
-                    (SELECT COALESCE(SUM(tbalance), 0) FROM pgbench_tellers), \
-                    (SELECT COALESCE(SUM(bbalance), 0) FROM pgbench_branches), \
-                    (SELECT COALESCE(SUM(delta), 0) FROM pgbench_history)",
+            &format!(
+                "SELECT (SELECT COALESCE(SUM(abalance), 0) FROM {accounts}), \
+                        (SELECT COALESCE(SUM(tbalance), 0) FROM {tellers}), \
+                        (SELECT COALESCE(SUM(bbalance), 0) FROM {branches}), \
+                        (SELECT COALESCE(SUM(delta), 0) FROM {history})"
+            ),
             &[],
         )?
         .ok_or_else(|| OltpError::Other("the balance sums returned no row".into()))?;

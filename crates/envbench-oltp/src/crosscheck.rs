@@ -1,10 +1,12 @@
 //! `--cross-check pgbench`: PostgreSQL's own benchmark run against the same server and tables, with the same
 //! clients and duration, so envbench's TPC-B figures stand beside those of a tool nobody here wrote. pgbench runs
 //! its built-in `tpcb-like` script with prepared statements (`-M prepared`), one thread per client, and logs every
-//! transaction's latency (`-l`), from which the same percentiles as envbench's are computed.
+//! transaction's latency (`-l`), from which the same percentiles as envbench's are computed. pgbench's script names
+//! its tables unqualified, so its sessions get the run's one schema as their whole search path; its password goes
+//! in its environment, never on its command line.
 
 use crate::OltpError;
-use envbench_sql::DatabaseUrl;
+use envbench_sql::{DatabaseUrl, Dialect, Namespace, quote_identifier};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -48,10 +50,78 @@ impl Drop for LogDirectory {
     }
 }
 
-/// Run pgbench's TPC-B-like transaction for `duration` with `clients` clients against `url`.
+/// What pgbench is started with: its arguments (no password among them) and the variables added to its
+/// environment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PgbenchInvocation {
+    pub args: Vec<String>,
+    pub environment: Vec<(String, String)>,
+}
+
+/// A URL component with every byte but the unreserved ones `%XX`-escaped.
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// pgbench's arguments and environment for `clients` clients for `seconds` against `url`, its sessions' search path
+/// pinned to `namespace`: libpq's `options` (`-c search_path=...`) in `PGOPTIONS`, or appended to the URL's own
+/// `options` parameter when it has one (which libpq reads instead of the variable). Every form of password in the URL
+/// goes to `PGPASSWORD`.
+pub fn pgbench_invocation(
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+    clients: u32,
+    seconds: u64,
+    log_prefix: &Path,
+) -> PgbenchInvocation {
+    let (url_text, password) = url.split_password();
+    // libpq's options split on spaces, a backslash escaping the next character.
+    let schema = quote_identifier(Dialect::Postgres, namespace.name()).replace('\\', "\\\\").replace(' ', "\\ ");
+    let setting = format!("-c search_path={schema}");
+    let mut environment = Vec::new();
+    let (base, query) = url_text.split_once('?').map_or((url_text.as_str(), None), |(b, q)| (b, Some(q)));
+    let mut in_url = false;
+    let parameters: Vec<String> = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .map(|parameter| match parameter.split_once('=') {
+            Some(("options", value)) => {
+                in_url = true;
+                format!("options={value}{}", percent_encoded(&format!(" {setting}")))
+            }
+            _ => parameter.to_string(),
+        })
+        .collect();
+    let target = if parameters.is_empty() { base.to_string() } else { format!("{base}?{}", parameters.join("&")) };
+    if !in_url {
+        // After the user's own PGOPTIONS, so this setting wins.
+        let options = match std::env::var("PGOPTIONS") {
+            Ok(theirs) if !theirs.trim().is_empty() => format!("{theirs} {setting}"),
+            _ => setting,
+        };
+        environment.push(("PGOPTIONS".to_string(), options));
+    }
+    if let Some(password) = password {
+        environment.push(("PGPASSWORD".to_string(), password));
+    }
+    let mut args: Vec<String> = ["-n", "-M", "prepared", "-b", "tpcb-like", "-l"].map(String::from).to_vec();
+    args.push(format!("--log-prefix={}", log_prefix.display()));
+    args.extend(["-c", &clients.to_string(), "-j", &clients.to_string(), "-T", &seconds.to_string()].map(String::from));
+    args.push(target);
+    PgbenchInvocation { args, environment }
+}
+
+/// Run pgbench's TPC-B-like transaction for `duration` with `clients` clients against the tables in `namespace` of
+/// `url`.
 pub fn run_pgbench(
     pgbench: &Path,
     url: &DatabaseUrl,
+    namespace: &Namespace,
     clients: u32,
     duration: Duration,
 ) -> Result<PgbenchFigures, OltpError> {
@@ -59,17 +129,10 @@ pub fn run_pgbench(
     std::fs::create_dir_all(&logs.0)
         .map_err(|e| OltpError::Other(format!("{}: cannot create pgbench's log directory ({e})", logs.0.display())))?;
     let seconds = duration.as_secs().max(1);
-    // The password goes in pgbench's environment, never on its command line where `ps` would show it.
-    let (url_text, password) = url.split_password();
-    let mut command = Command::new(pgbench);
-    if let Some(password) = password {
-        command.env("PGPASSWORD", password);
-    }
-    let output = command
-        .args(["-n", "-M", "prepared", "-b", "tpcb-like", "-l"])
-        .arg(format!("--log-prefix={}", logs.0.join("pgbench_log").display()))
-        .args(["-c", &clients.to_string(), "-j", &clients.to_string(), "-T", &seconds.to_string()])
-        .arg(&url_text)
+    let invocation = pgbench_invocation(url, namespace, clients, seconds, &logs.0.join("pgbench_log"));
+    let output = Command::new(pgbench)
+        .args(&invocation.args)
+        .envs(invocation.environment.iter().map(|(k, v)| (k, v)))
         .current_dir(&logs.0)
         .output()
         .map_err(|e| OltpError::Other(format!("{}: cannot run pgbench ({e})", pgbench.display())))?;
@@ -120,4 +183,37 @@ pub fn run_pgbench(
         max_ms: ms(histogram.max()),
         version,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgbench_gets_no_password_on_its_command_line_and_the_runs_schema_as_its_search_path() {
+        let namespace = Namespace::named(Dialect::Postgres, "my schema");
+        let prefix = Path::new("/tmp/logs/pgbench_log");
+        for text in [
+            "postgres://bob:hunter2@db:5432/test?sslmode=disable",
+            "postgres://bob@db:5432/test?password=hunter2&sslmode=disable",
+            "postgresql://bob:old@db/test?password=hunter2",
+        ] {
+            let url = DatabaseUrl::parse(text).unwrap();
+            let invocation = pgbench_invocation(&url, &namespace, 4, 10, prefix);
+            assert!(invocation.args.iter().all(|a| !a.contains("hunter2") && !a.contains("old")), "{invocation:?}");
+            assert!(invocation.environment.contains(&("PGPASSWORD".into(), "hunter2".into())), "{invocation:?}");
+            let options = invocation.environment.iter().find(|(k, _)| k == "PGOPTIONS").unwrap();
+            assert!(options.1.ends_with(r#"-c search_path="my\ schema""#), "{options:?}");
+            assert!(invocation.args.last().unwrap().starts_with("postgres"), "{invocation:?}");
+            assert!(invocation.args.windows(2).any(|w| w == ["-c", "4"]));
+        }
+        // The URL's own options win over PGOPTIONS in libpq: the search path joins them there.
+        let url = DatabaseUrl::parse("postgres://bob@db/test?options=-c%20work_mem%3D64MB").unwrap();
+        let invocation = pgbench_invocation(&url, &Namespace::named(Dialect::Postgres, "s"), 1, 1, prefix);
+        assert_eq!(
+            invocation.args.last().unwrap(),
+            "postgres://bob@db/test?options=-c%20work_mem%3D64MB%20-c%20search_path%3D%22s%22"
+        );
+        assert!(invocation.environment.is_empty(), "{invocation:?}");
+    }
 }

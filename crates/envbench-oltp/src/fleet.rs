@@ -1,7 +1,9 @@
 //! `envbench fleet ... oltp`: the virtual users of each step spread over many hosts against one database server,
 //! HammerDB's primary-and-replicas way of driving a server that one client host cannot saturate.
 //!
-//! The coordinator loads the tables once, before any agent starts; each agent only checks that it sees that load.
+//! The coordinator loads the tables once, before any agent starts, and holds their lock until the fleet's run ends
+//! (alone when it built them, shared otherwise); it resolves the one namespace they are in and tells the agents with
+//! every step, and each agent checks that it sees that load there before its first step.
 //! Every step's users are split over the agents as evenly as they go, numbered across the fleet (a user's number
 //! picks its home warehouse and its random stream, so the fleet's users are those of one host running them all).
 //! Merging a step: what the clients count adds up (transactions, TPM, retries, the per-second series, client CPU),
@@ -10,11 +12,11 @@
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
 use crate::load::{self, LoadInfo};
-use crate::schema::{self, Existing};
+use crate::schema;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
 use crate::users::{self, KindFigures, StepFigures};
-use crate::workload::{OltpArgs, OltpMeasured, OltpRun, plan, step_line, step_test_id};
+use crate::workload::{OltpArgs, OltpMeasured, OltpRun, Planner, plan, step_line, step_test_id};
 use crate::{OltpError, Profile};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
@@ -24,6 +26,7 @@ use envbench_core::fleet::{
 use envbench_core::stats::Summary;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
 use envbench_io::{HistogramDocument, LatencyHistogram};
+use envbench_sql::Namespace;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -39,19 +42,19 @@ impl FleetWorkload for OltpFleet {
     }
 
     fn coordinator(&self, matches: &clap::ArgMatches) -> Result<Box<dyn FleetCoordinator>, WorkloadError> {
-        let run = fleet_plan(matches)?;
+        let run = fleet_plan(matches, Planner::Run)?;
         let sweep = Sweep::new(&run.users);
         Ok(Box::new(OltpCoordinator { run, sweep, steps: Vec::new(), stop_reason: None, load: None }))
     }
 
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
-        let run = fleet_plan(matches)?;
-        Ok(Box::new(OltpAgent { name: place.name.clone(), run, steps: Vec::new(), prepared: false }))
+        let run = fleet_plan(matches, Planner::FleetAgent)?;
+        Ok(Box::new(OltpAgent { name: place.name.clone(), run, steps: Vec::new(), prepared: false, checked: None }))
     }
 }
 
 /// The arguments of a fleet's oltp, checked as the single-host command checks them, and what a fleet cannot do.
-fn fleet_plan(matches: &clap::ArgMatches) -> Result<OltpRun, WorkloadError> {
+fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, WorkloadError> {
     let args = OltpArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
     if args.target == "sqlite" {
         return Err(WorkloadError::usage(
@@ -65,7 +68,7 @@ fn fleet_plan(matches: &clap::ArgMatches) -> Result<OltpRun, WorkloadError> {
              its own to compare with pgbench)",
         ));
     }
-    plan(args)
+    plan(args, planner)
 }
 
 /// An agent's share of a step, as it reports it: its figures as measured (the database's counts included, which
@@ -199,7 +202,13 @@ impl FleetCoordinator for OltpCoordinator {
                     _ => format!("#{}-{}", first_user + 1, first_user + n),
                 };
                 let shown = format!("{n} user{} ({numbers})", envbench_core::text::plural(n as usize));
-                let assignment = json!({ "users": n, "first_user": first_user, "total": users, SHOWN_KEY: shown });
+                let assignment = json!({
+                    "users": n,
+                    "first_user": first_user,
+                    "total": users,
+                    SCHEMA_KEY: self.run.namespace.name(),
+                    SHOWN_KEY: shown,
+                });
                 first_user += n;
                 if n == 0 { Value::Null } else { assignment }
             })
@@ -226,6 +235,9 @@ impl FleetCoordinator for OltpCoordinator {
     }
 }
 
+/// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
+const SCHEMA_KEY: &str = "schema";
+
 /// One host's side: its share of each step's users against the server.
 struct OltpAgent {
     name: String,
@@ -233,6 +245,36 @@ struct OltpAgent {
     /// The fleet's step names and this host's share of them.
     steps: Vec<(String, StepFigures)>,
     prepared: bool,
+    /// The namespace the coordinator named, once this host found the load there.
+    checked: Option<Namespace>,
+}
+
+impl OltpAgent {
+    /// Use the namespace the coordinator resolved, once this host sees the coordinator's load there (the same server,
+    /// the same scale); a host that reaches another server says so.
+    fn use_namespace(&mut self, name: &str) -> Result<(), WorkloadError> {
+        if self.checked.as_ref().is_some_and(|n| n.name() == name) {
+            return Ok(());
+        }
+        let (url, profile, scale) = (&self.run.url, self.run.profile, self.run.scale);
+        let namespace = Namespace::named(url.dialect(), name);
+        let mut connection = crate::connect(url, &namespace, "envbench-oltp agent").map_err(OltpError::from)?;
+        let found = schema::existing(connection.as_mut(), &namespace, profile)?;
+        if !found.is_reusable(scale) {
+            return Err(WorkloadError::failure(format!(
+                "{}: this host finds no complete {} load of {scale} {} there ({}); the coordinator loads the tables \
+                 before the agents start, so this host reaches another server than the coordinator did (a loopback \
+                 or private address means something else on each host)",
+                crate::place(url, &namespace),
+                profile.name(),
+                profile.scale_word(),
+                found.describe()
+            )));
+        }
+        self.run.namespace = namespace.clone();
+        self.checked = Some(namespace);
+        Ok(())
+    }
 }
 
 impl FleetAgent for OltpAgent {
@@ -240,28 +282,13 @@ impl FleetAgent for OltpAgent {
         &self.run.watched
     }
 
-    /// Nothing is built: the coordinator loaded the tables before this agent started. The agent checks that it
-    /// sees that load (the same server, the same scale), so a host that reaches another server says so.
+    /// Nothing is built: the coordinator loaded the tables before this agent started. The agent reaches the server
+    /// here; it checks the load in the namespace the coordinator names with the first step.
     fn prepare(&mut self, _context: &RunContext<'_>) -> Result<String, WorkloadError> {
         let (url, profile, scale) = (&self.run.url, self.run.profile, self.run.scale);
-        let mut connection = url.connect("envbench-oltp agent").map_err(OltpError::from)?;
-        match schema::existing(connection.as_mut(), profile)? {
-            Existing::Complete { scale: found, schema_version }
-                if found == scale && schema_version == schema::SCHEMA_VERSION => {}
-            found => {
-                return Err(WorkloadError::failure(format!(
-                    "{}: this host finds no complete {} load of {scale} {} there ({}); the coordinator loads the \
-                     tables before the agents start, so this host reaches another server than the coordinator did \
-                     (a loopback or private address means something else on each host)",
-                    url.shown(),
-                    profile.name(),
-                    profile.scale_word(),
-                    found.describe()
-                )));
-            }
-        }
+        url.connect("envbench-oltp agent").map_err(OltpError::from)?;
         self.prepared = true;
-        Ok(format!("ready: {} ({}), {scale} {} loaded", url.shown(), self.run.server_version, profile.scale_word()))
+        Ok(format!("ready: {} ({}), {scale} {} to use", url.shown(), self.run.server_version, profile.scale_word()))
     }
 
     fn run_step(
@@ -271,13 +298,18 @@ impl FleetAgent for OltpAgent {
         context: &RunContext<'_>,
     ) -> Result<StepReport, WorkloadError> {
         let number = |key: &str| assignment.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
-        let (Some(users), Some(first_user), Some(total)) = (number("users"), number("first_user"), number("total"))
-        else {
+        let (Some(users), Some(first_user), Some(total), Some(schema)) = (
+            number("users"),
+            number("first_user"),
+            number("total"),
+            assignment.get(SCHEMA_KEY).and_then(Value::as_str),
+        ) else {
             return Err(WorkloadError::failure(format!("{step}: the coordinator sent no users ({assignment})")));
         };
         if !self.prepared || users == 0 {
             return Err(WorkloadError::failure(format!("{step}: a step before preparing, or without users")));
         }
+        self.use_namespace(schema)?;
         let settings = self.run.step_settings(users, first_user, total);
         let on_tick = |text: &str| context.progress.update(text);
         let measured = users::run_step(&self.run.url, &settings, step, context.steps, context.interrupt, &on_tick)?

@@ -17,6 +17,7 @@ pub mod consistency;
 pub mod crosscheck;
 pub mod fleet;
 pub mod load;
+pub mod lock;
 pub mod random;
 pub mod schema;
 pub mod sweep;
@@ -27,7 +28,7 @@ pub mod workload;
 
 pub use workload::OLTP;
 
-use envbench_sql::{DatabaseUrl, DbError, ErrorKind};
+use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 use transactions::Kind;
 
@@ -102,35 +103,56 @@ pub enum OltpError {
     BadInput(String),
     /// The database said no or could not be reached (the message says which and what to do).
     Database(DbError),
-    /// Tables of the profile's names exist that envbench did not make.
+    /// Relations of the profile's names exist that envbench did not make.
     Foreign(String),
     /// Not enough free space for the load.
     NoSpace(String),
+    /// Another envbench run holds the tables (the message names it).
+    Busy(String),
     /// The user stopped the run.
     Interrupted,
     Other(String),
 }
 
 impl OltpError {
-    /// The refusal for tables envbench did not make, naming them.
-    pub fn foreign(url: &DatabaseUrl, profile: Profile, tables: &[String]) -> OltpError {
+    /// The refusal for relations envbench did not make in `place`, naming each and its kind.
+    pub fn foreign(place: &str, profile: Profile, relations: &[String]) -> OltpError {
         OltpError::Foreign(format!(
-            "{}: the tables {} exist but envbench did not create them (no {} marker table); envbench never drops or \
-             alters tables it did not make. Use another database (or SQLite directory), or drop them yourself if they \
-             are expendable",
-            url.shown(),
-            tables.join(", "),
+            "{place}: {} bear the names of envbench's {} tables but envbench did not make them (its {} marker says \
+             which it made); envbench never creates, drops or alters anything beside what it made. Use another \
+             schema or database (or SQLite directory), or drop them yourself if they are expendable",
+            relations.join(", "),
+            profile.name(),
             profile.marker_table()
         ))
     }
 }
 
+/// Where a run's tables are, for messages: the database and its schema (MariaDB/MySQL: the database they are in).
+pub fn place(url: &DatabaseUrl, namespace: &Namespace) -> String {
+    match url.dialect() {
+        Dialect::Postgres => format!("{}, schema {}", url.shown(), namespace.quoted()),
+        Dialect::MySql => format!("{}, database {}", url.shown(), namespace.quoted()),
+        Dialect::Sqlite => url.shown(),
+    }
+}
+
+/// A connection whose unqualified names resolve in `namespace` only ([`Namespace::pin`]): every session a run opens
+/// (loaders, users, checks, the monitor) is one of these, and its statements qualify every name as well.
+pub fn connect(url: &DatabaseUrl, namespace: &Namespace, application: &str) -> Result<Box<dyn Connection>, DbError> {
+    let mut connection = url.connect(application)?;
+    namespace.pin(connection.as_mut())?;
+    Ok(connection)
+}
+
 impl std::fmt::Display for OltpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OltpError::BadInput(m) | OltpError::Foreign(m) | OltpError::NoSpace(m) | OltpError::Other(m) => {
-                f.write_str(m)
-            }
+            OltpError::BadInput(m)
+            | OltpError::Foreign(m)
+            | OltpError::NoSpace(m)
+            | OltpError::Busy(m)
+            | OltpError::Other(m) => f.write_str(m),
             OltpError::Database(e) => f.write_str(&e.message),
             OltpError::Interrupted => f.write_str("interrupted by a signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT)"),
         }

@@ -4,10 +4,10 @@
 //! follow the load; the marker row comes last, so an interrupted load is rebuilt by the next run.
 
 use crate::random::{NuRandConstants, Random, last_name};
-use crate::schema::{self, Existing, SCHEMA_VERSION};
+use crate::schema::{self, Existing};
 use crate::{OltpError, Profile};
 use envbench_core::sampler::StepObserver;
-use envbench_sql::{Connection, DatabaseUrl, Dialect};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -72,10 +72,20 @@ enum Literal<'a> {
     Now,
 }
 
+/// Where a loader's rows go and how they are counted: the namespace their tables are in, the rows loaded so far by
+/// every loader, the interrupt, and the progress callback.
+struct Feed<'a> {
+    namespace: &'a Namespace,
+    loaded: &'a AtomicU64,
+    interrupt: &'a AtomicBool,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
 /// Rows of one table gathered into multi-row `INSERT`s.
 struct Inserter<'a> {
     connection: &'a mut dyn Connection,
-    table: &'static str,
+    /// The table's qualified name.
+    table: String,
     sql: String,
     rows_in_statement: usize,
     statements_in_transaction: usize,
@@ -85,22 +95,16 @@ struct Inserter<'a> {
 }
 
 impl<'a> Inserter<'a> {
-    fn new(
-        connection: &'a mut dyn Connection,
-        table: &'static str,
-        loaded: &'a AtomicU64,
-        interrupt: &'a AtomicBool,
-        progress: &'a (dyn Fn(u64) + Sync),
-    ) -> Inserter<'a> {
+    fn new(connection: &'a mut dyn Connection, feed: &Feed<'a>, table: &str) -> Inserter<'a> {
         Inserter {
             connection,
-            table,
+            table: feed.namespace.qualify(table),
             sql: String::with_capacity(256 * 1024),
             rows_in_statement: 0,
             statements_in_transaction: 0,
-            loaded,
-            interrupt,
-            progress,
+            loaded: feed.loaded,
+            interrupt: feed.interrupt,
+            progress: feed.progress,
         }
     }
 
@@ -163,14 +167,8 @@ impl<'a> Inserter<'a> {
 }
 
 /// The TPC-C item table.
-fn load_items(
-    connection: &mut dyn Connection,
-    random: &mut Random,
-    loaded: &AtomicU64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(), OltpError> {
-    let mut insert = Inserter::new(connection, "tpcc_item", loaded, interrupt, progress);
+fn load_items(connection: &mut dyn Connection, random: &mut Random, feed: &Feed<'_>) -> Result<(), OltpError> {
+    let mut insert = Inserter::new(connection, feed, "tpcc_item");
     for id in 1..=ITEMS {
         let (name, data) = (random.astring(14, 24), random.data_with_original());
         let price = random.decimal(1.0, 100.0, 2);
@@ -191,14 +189,12 @@ fn load_warehouse(
     connection: &mut dyn Connection,
     random: &mut Random,
     w: i64,
-    loaded: &AtomicU64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(u64) + Sync),
+    feed: &Feed<'_>,
 ) -> Result<(), OltpError> {
     let address = |random: &mut Random| {
         [random.astring(10, 20), random.astring(10, 20), random.astring(10, 20), random.astring(2, 2), random.zip()]
     };
-    let mut insert = Inserter::new(connection, "tpcc_warehouse", loaded, interrupt, progress);
+    let mut insert = Inserter::new(connection, feed, "tpcc_warehouse");
     let (name, [s1, s2, city, state, zip], tax) = (random.astring(6, 10), address(random), random.decimal(0.0, 0.2, 4));
     insert.row(&[
         Literal::Int(w),
@@ -213,7 +209,7 @@ fn load_warehouse(
     ])?;
     insert.finish()?;
 
-    let mut insert = Inserter::new(connection, "tpcc_stock", loaded, interrupt, progress);
+    let mut insert = Inserter::new(connection, feed, "tpcc_stock");
     for item in 1..=ITEMS {
         let quantity = random.range(10, 100);
         let dists: Vec<String> = (0..10).map(|_| random.astring(24, 24)).collect();
@@ -226,7 +222,7 @@ fn load_warehouse(
     insert.finish()?;
 
     for d in 1..=DISTRICTS {
-        let mut insert = Inserter::new(connection, "tpcc_district", loaded, interrupt, progress);
+        let mut insert = Inserter::new(connection, feed, "tpcc_district");
         let (name, [s1, s2, city, state, zip], tax) =
             (random.astring(6, 10), address(random), random.decimal(0.0, 0.2, 4));
         insert.row(&[
@@ -244,7 +240,7 @@ fn load_warehouse(
         ])?;
         insert.finish()?;
 
-        let mut customers = Inserter::new(connection, "tpcc_customer", loaded, interrupt, progress);
+        let mut customers = Inserter::new(connection, feed, "tpcc_customer");
         let mut history_rows = Vec::with_capacity(CUSTOMERS as usize);
         for c in 1..=CUSTOMERS {
             let last = if c <= 1000 { last_name(c - 1) } else { last_name(random.nurand(255, 0, 999)) };
@@ -281,7 +277,7 @@ fn load_warehouse(
         }
         customers.finish()?;
 
-        let mut history = Inserter::new(connection, "tpcc_history", loaded, interrupt, progress);
+        let mut history = Inserter::new(connection, feed, "tpcc_history");
         for (c, data) in (1..=CUSTOMERS).zip(&history_rows) {
             history.row(&[
                 Literal::Int(c),
@@ -298,7 +294,7 @@ fn load_warehouse(
 
         let customer_of = random.permutation(ORDERS as usize);
         let mut lines_per_order = Vec::with_capacity(ORDERS as usize);
-        let mut orders = Inserter::new(connection, "tpcc_orders", loaded, interrupt, progress);
+        let mut orders = Inserter::new(connection, feed, "tpcc_orders");
         for o in 1..=ORDERS {
             let delivered = o < FIRST_NEW_ORDER;
             let lines = random.range(5, 15);
@@ -316,7 +312,7 @@ fn load_warehouse(
         }
         orders.finish()?;
 
-        let mut order_lines = Inserter::new(connection, "tpcc_order_line", loaded, interrupt, progress);
+        let mut order_lines = Inserter::new(connection, feed, "tpcc_order_line");
         for (o, &lines) in (1..=ORDERS).zip(&lines_per_order) {
             let delivered = o < FIRST_NEW_ORDER;
             for number in 1..=lines {
@@ -339,7 +335,7 @@ fn load_warehouse(
         }
         order_lines.finish()?;
 
-        let mut new_orders = Inserter::new(connection, "tpcc_new_order", loaded, interrupt, progress);
+        let mut new_orders = Inserter::new(connection, feed, "tpcc_new_order");
         for o in FIRST_NEW_ORDER..=ORDERS {
             new_orders.row(&[Literal::Int(o), Literal::Int(d), Literal::Int(w)])?;
         }
@@ -349,19 +345,13 @@ fn load_warehouse(
 }
 
 /// pgbench's branches and tellers for the whole scale (a few rows).
-fn load_branches_and_tellers(
-    connection: &mut dyn Connection,
-    scale: i64,
-    loaded: &AtomicU64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(), OltpError> {
-    let mut branches = Inserter::new(connection, "pgbench_branches", loaded, interrupt, progress);
+fn load_branches_and_tellers(connection: &mut dyn Connection, scale: i64, feed: &Feed<'_>) -> Result<(), OltpError> {
+    let mut branches = Inserter::new(connection, feed, "pgbench_branches");
     for bid in 1..=scale {
         branches.row(&[Literal::Int(bid), Literal::Int(0), Literal::Null])?;
     }
     branches.finish()?;
-    let mut tellers = Inserter::new(connection, "pgbench_tellers", loaded, interrupt, progress);
+    let mut tellers = Inserter::new(connection, feed, "pgbench_tellers");
     for tid in 1..=scale * TELLERS_PER_SCALE {
         tellers.row(&[
             Literal::Int(tid),
@@ -374,14 +364,8 @@ fn load_branches_and_tellers(
 }
 
 /// pgbench's accounts of one branch (`bid`), as `pgbench -i` fills them.
-fn load_accounts(
-    connection: &mut dyn Connection,
-    bid: i64,
-    loaded: &AtomicU64,
-    interrupt: &AtomicBool,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(), OltpError> {
-    let mut accounts = Inserter::new(connection, "pgbench_accounts", loaded, interrupt, progress);
+fn load_accounts(connection: &mut dyn Connection, bid: i64, feed: &Feed<'_>) -> Result<(), OltpError> {
+    let mut accounts = Inserter::new(connection, feed, "pgbench_accounts");
     for aid in (bid - 1) * ACCOUNTS_PER_SCALE + 1..=bid * ACCOUNTS_PER_SCALE {
         accounts.row(&[Literal::Int(aid), Literal::Int(bid), Literal::Int(0), Literal::Text("")])?;
     }
@@ -398,43 +382,70 @@ fn loader_settings(connection: &mut dyn Connection) -> Result<(), OltpError> {
     Ok(())
 }
 
-/// Build the profile's database at `scale` unless a complete load of it is in place (and `fresh` is false).
-/// `progress` gets (rows loaded, rows expected). Refuses tables envbench did not make.
+/// Whether a run uses the load it found or builds a new one: decided once, by the plan, under the run's lock (a
+/// rebuild holds it alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPlan {
+    Reuse,
+    Rebuild,
+}
+
+impl LoadPlan {
+    /// What a run does with what it found: a complete load of its scale is reused (unless `fresh`); anything else of
+    /// envbench's, or nothing, is built anew. (Relations envbench did not make are refused before this is asked.)
+    pub fn of(existing: &Existing, scale: i64, fresh: bool) -> LoadPlan {
+        if existing.is_reusable(scale) && !fresh { LoadPlan::Reuse } else { LoadPlan::Rebuild }
+    }
+}
+
+/// Build the profile's database at `scale` in `namespace` (`LoadPlan::Rebuild`), or check that the complete load
+/// the plan found is still there (`LoadPlan::Reuse`). `progress` gets (rows loaded, rows expected). Refuses
+/// relations envbench did not make, whatever the plan.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
     url: &DatabaseUrl,
+    namespace: &Namespace,
     profile: Profile,
     scale: i64,
-    fresh: bool,
+    plan: LoadPlan,
     loaders: usize,
     steps: &dyn StepObserver,
     interrupt: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<LoadInfo, OltpError> {
-    let mut connection = url.connect("envbench-oltp load")?;
-    match schema::existing(connection.as_mut(), profile)? {
-        Existing::Foreign(tables) => return Err(OltpError::foreign(url, profile, &tables)),
-        Existing::Complete { scale: loaded, schema_version }
-            if !fresh && loaded == scale && schema_version == SCHEMA_VERSION =>
-        {
+    let mut connection = crate::connect(url, namespace, "envbench-oltp load")?;
+    let found = schema::existing(connection.as_mut(), namespace, profile)?;
+    match (&found, plan) {
+        (Existing::Foreign(relations), _) => {
+            return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
+        }
+        (found, LoadPlan::Reuse) if found.is_reusable(scale) => {
             return Ok(LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 });
         }
-        _ => {}
+        (found, LoadPlan::Reuse) => {
+            return Err(OltpError::Other(format!(
+                "{}: the {} tables changed after the run was planned (now {}); run it again",
+                crate::place(url, namespace),
+                profile.name(),
+                found.describe()
+            )));
+        }
+        (_, LoadPlan::Rebuild) => {}
     }
     let started = Instant::now();
     steps.step_started("load");
-    let result = load(url, connection.as_mut(), profile, scale, loaders, interrupt, progress);
+    let result = load(url, namespace, connection.as_mut(), profile, scale, loaders, interrupt, progress);
     steps.step_finished("load");
     let rows = result?;
     steps.step_started("index");
     let result = (|| {
-        for statement in schema::keys_and_indexes(profile, url.dialect()) {
+        for statement in schema::keys_and_indexes(profile, namespace) {
             if interrupt.load(Ordering::SeqCst) {
                 return Err(OltpError::Interrupted);
             }
             connection.batch(&statement)?;
         }
-        for statement in schema::gather_statistics(profile, url.dialect()) {
+        for statement in schema::gather_statistics(profile, namespace) {
             connection.batch(&statement)?;
         }
         Ok(())
@@ -442,12 +453,14 @@ pub fn prepare(
     steps.step_finished("index");
     result?;
     let seconds = started.elapsed().as_secs_f64();
-    schema::mark_complete(connection.as_mut(), profile, scale, seconds)?;
+    schema::mark_complete(connection.as_mut(), namespace, profile, scale, seconds)?;
     Ok(LoadInfo { reused: false, rows, seconds, loaders })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load(
     url: &DatabaseUrl,
+    namespace: &Namespace,
     connection: &mut dyn Connection,
     profile: Profile,
     scale: i64,
@@ -455,33 +468,32 @@ fn load(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<u64, OltpError> {
-    schema::recreate(connection, profile)?;
+    schema::recreate(connection, url, namespace, profile)?;
     let expected = expected_rows(profile, scale);
     let loaded = AtomicU64::new(0);
     let report = |rows: u64| progress(rows, expected);
+    let feed = Feed { namespace, loaded: &loaded, interrupt, progress: &report };
     let constants = NuRandConstants::load(LOAD_SEED);
     // The small tables first, on the coordinating connection.
     loader_settings(connection)?;
     match profile {
-        Profile::Tpcc => load_items(connection, &mut Random::new(LOAD_SEED, constants), &loaded, interrupt, &report)?,
-        Profile::Tpcb => load_branches_and_tellers(connection, scale, &loaded, interrupt, &report)?,
+        Profile::Tpcc => load_items(connection, &mut Random::new(LOAD_SEED, constants), &feed)?,
+        Profile::Tpcb => load_branches_and_tellers(connection, scale, &feed)?,
     }
     let loaders = loaders.clamp(1, scale as usize);
     let results: Vec<Result<(), OltpError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..loaders)
             .map(|loader| {
-                let (loaded, report) = (&loaded, &report);
+                let feed = &feed;
                 scope.spawn(move || -> Result<(), OltpError> {
-                    let mut connection = url.connect("envbench-oltp load")?;
+                    let mut connection = crate::connect(url, namespace, "envbench-oltp load")?;
                     loader_settings(connection.as_mut())?;
                     // Warehouses (or branches) loader, loader + loaders, ...: each its own random stream.
                     for unit in (1..=scale).skip(loader).step_by(loaders) {
                         let mut random = Random::new(LOAD_SEED ^ (unit as u64).wrapping_mul(0x9e37_79b9), constants);
                         match profile {
-                            Profile::Tpcc => {
-                                load_warehouse(connection.as_mut(), &mut random, unit, loaded, interrupt, report)?
-                            }
-                            Profile::Tpcb => load_accounts(connection.as_mut(), unit, loaded, interrupt, report)?,
+                            Profile::Tpcc => load_warehouse(connection.as_mut(), &mut random, unit, feed)?,
+                            Profile::Tpcb => load_accounts(connection.as_mut(), unit, feed)?,
                         }
                     }
                     Ok(())

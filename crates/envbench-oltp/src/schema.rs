@@ -3,12 +3,17 @@
 //! same names that envbench did not make), creating and dropping only envbench's own tables, and keys, indexes and
 //! statistics after the load.
 //!
+//! Every name is qualified with the run's one [`Namespace`] (the schema, or MySQL's database): what is checked is
+//! what is created, dropped, loaded and queried, never a table of the same name elsewhere on the search path. Before
+//! anything is created, every relation of envbench's names in that namespace is looked at, whatever its kind (a view,
+//! a sequence or an index takes a name as well as a table does).
+//!
 //! The TPC-C tables carry a `tpcc_` prefix (`tpcc_warehouse`, `tpcc_customer`, ...) so they never meet the TPC-H
 //! tables `customer` and `orders` that `envbench tpch` loads into the same database, nor a HammerDB schema; the TPC-B
 //! tables have pgbench's own names, so `pgbench` can run against them for the cross-check.
 
 use crate::{OltpError, Profile};
-use envbench_sql::{Connection, Dialect, Value};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace, Relation, RelationKind, Value};
 
 /// Bumped when the tables or the loaded data change, so an older load is rebuilt instead of reused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -142,6 +147,20 @@ impl Profile {
             Profile::Tpcb => "envbench_oltp_tpcb",
         }
     }
+
+    /// Every name envbench gives a relation of this profile: the marker, the tables, and the indexes (the primary
+    /// keys' too, which PostgreSQL and envbench's SQLite keys name `<table>_pkey`), with the kind each must be.
+    pub fn relation_names(self) -> Vec<(String, RelationKind)> {
+        let mut names = vec![(self.marker_table().to_string(), RelationKind::Table)];
+        for table in self.tables() {
+            names.push((table.name.to_string(), RelationKind::Table));
+            if table.primary_key.is_some() {
+                names.push((format!("{}_pkey", table.name), RelationKind::Other("index".into())));
+            }
+        }
+        names.extend(self.indexes().iter().map(|i| (i.name.to_string(), RelationKind::Other("index".into()))));
+        names
+    }
 }
 
 /// The dialect's type for a point in time. MySQL's `TIMESTAMP` would turn a NULL delivery date into the current time,
@@ -153,46 +172,56 @@ fn time_type(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The `CREATE TABLE` of a table. InnoDB clusters rows on the primary key, so on MySQL the key is declared with the
-/// table (adding it afterwards would copy the table); elsewhere it is added after the load, which is faster.
-pub fn create_table(table: &Table, dialect: Dialect) -> String {
+/// The `CREATE TABLE` of a table in `namespace`. InnoDB clusters rows on the primary key, so on MySQL the key is
+/// declared with the table (adding it afterwards would copy the table); elsewhere it is added after the load, which is
+/// faster.
+pub fn create_table(table: &Table, namespace: &Namespace) -> String {
+    let dialect = namespace.dialect();
     let columns = table.columns.replace("{time}", time_type(dialect));
+    let name = namespace.qualify(table.name);
     match (dialect, table.primary_key) {
-        (Dialect::MySql, Some(key)) => {
-            format!("CREATE TABLE {} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB", table.name)
-        }
-        (Dialect::MySql, None) => format!("CREATE TABLE {} ({columns}) ENGINE=InnoDB", table.name),
-        (Dialect::Postgres, _) => format!("CREATE TABLE {} ({columns}) WITH (fillfactor = 100)", table.name),
-        (Dialect::Sqlite, _) => format!("CREATE TABLE {} ({columns})", table.name),
+        (Dialect::MySql, Some(key)) => format!("CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB"),
+        (Dialect::MySql, None) => format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB"),
+        (Dialect::Postgres, _) => format!("CREATE TABLE {name} ({columns}) WITH (fillfactor = 100)"),
+        (Dialect::Sqlite, _) => format!("CREATE TABLE {name} ({columns})"),
     }
 }
 
-/// The statements that add the keys and indexes after the load.
-pub fn keys_and_indexes(profile: Profile, dialect: Dialect) -> Vec<String> {
+/// The statements that add the keys and indexes after the load. An index's own name takes no qualifier: it lives
+/// with its table.
+pub fn keys_and_indexes(profile: Profile, namespace: &Namespace) -> Vec<String> {
+    let dialect = namespace.dialect();
     let mut statements = Vec::new();
     for table in profile.tables() {
+        let name = namespace.qualify(table.name);
         match (dialect, table.primary_key) {
-            (Dialect::Postgres, Some(key)) => {
-                statements.push(format!("ALTER TABLE {} ADD PRIMARY KEY ({key})", table.name))
-            }
-            (Dialect::Sqlite, Some(key)) => {
-                statements.push(format!("CREATE UNIQUE INDEX {0}_pkey ON {0} ({key})", table.name))
-            }
+            (Dialect::Postgres, Some(key)) => statements.push(format!("ALTER TABLE {name} ADD PRIMARY KEY ({key})")),
+            (Dialect::Sqlite, Some(key)) => statements.push(format!(
+                "CREATE UNIQUE INDEX {} ON {name} ({key})",
+                envbench_sql::quote_identifier(dialect, &format!("{}_pkey", table.name))
+            )),
             _ => {}
         }
     }
     for index in profile.indexes() {
-        statements.push(format!("CREATE INDEX {} ON {} ({})", index.name, index.table, index.columns));
+        statements.push(format!(
+            "CREATE INDEX {} ON {} ({})",
+            envbench_sql::quote_identifier(dialect, index.name),
+            namespace.qualify(index.table),
+            index.columns
+        ));
     }
     statements
 }
 
 /// The statements that gather the planner's statistics after the load.
-pub fn gather_statistics(profile: Profile, dialect: Dialect) -> Vec<String> {
-    match dialect {
+pub fn gather_statistics(profile: Profile, namespace: &Namespace) -> Vec<String> {
+    let each = |verb: &str| profile.tables().iter().map(|t| format!("{verb} {}", namespace.qualify(t.name))).collect();
+    match namespace.dialect() {
+        // SQLite's one database is its namespace.
         Dialect::Sqlite => vec!["ANALYZE".to_string()],
-        Dialect::Postgres => profile.tables().iter().map(|t| format!("VACUUM ANALYZE {}", t.name)).collect(),
-        Dialect::MySql => profile.tables().iter().map(|t| format!("ANALYZE TABLE {}", t.name)).collect(),
+        Dialect::Postgres => each("VACUUM ANALYZE"),
+        Dialect::MySql => each("ANALYZE TABLE"),
     }
 }
 
@@ -201,7 +230,8 @@ pub fn gather_statistics(profile: Profile, dialect: Dialect) -> Vec<String> {
 pub enum Existing {
     /// None of its tables.
     Nothing,
-    /// Tables of its names that envbench did not make (no marker): never touched.
+    /// Relations of its names that envbench did not make (no marker, or of another kind than envbench makes), each
+    /// described with its kind: never touched.
     Foreign(Vec<String>),
     /// A load envbench began and did not finish (or a rebuild under way): rebuilt by the next run.
     Unfinished,
@@ -214,37 +244,47 @@ impl Existing {
     pub fn describe(&self) -> String {
         match self {
             Existing::Nothing => "none of its tables".into(),
-            Existing::Foreign(tables) => format!("tables envbench did not make: {}", tables.join(", ")),
+            Existing::Foreign(relations) => format!("relations envbench did not make: {}", relations.join(", ")),
             Existing::Unfinished => "an unfinished load".into(),
             Existing::Complete { scale, schema_version } => {
                 format!("a complete load of scale {scale}, schema version {schema_version}")
             }
         }
     }
-}
 
-/// The tables of the connection's database (or schema).
-pub fn table_names(connection: &mut dyn Connection) -> Result<Vec<String>, OltpError> {
-    let sql = match connection.dialect() {
-        Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
-        Dialect::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
-        Dialect::MySql => "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
-    };
-    Ok(connection.query(sql, &[])?.iter().map(|row| row.text(0).map(|t| t.to_lowercase())).collect::<Result<_, _>>()?)
-}
-
-/// What the database holds of `profile`'s tables.
-pub fn existing(connection: &mut dyn Connection, profile: Profile) -> Result<Existing, OltpError> {
-    let names = table_names(connection)?;
-    let marker = profile.marker_table();
-    let present: Vec<String> =
-        profile.tables().iter().filter(|t| names.iter().any(|n| n == t.name)).map(|t| t.name.to_string()).collect();
-    if !names.iter().any(|n| n == marker) {
-        return Ok(if present.is_empty() { Existing::Nothing } else { Existing::Foreign(present) });
+    /// True for a complete load of `scale` that this version of envbench can use as it is.
+    pub fn is_reusable(&self, scale: i64) -> bool {
+        matches!(self, Existing::Complete { scale: s, schema_version } if *s == scale && *schema_version == SCHEMA_VERSION)
     }
-    let row = connection.query_optional(&format!("SELECT scale, schema_version FROM {marker}"), &[])?;
+}
+
+/// What `namespace` holds of `profile`'s relations. Every relation of envbench's names counts, whatever its kind:
+/// without the marker any of them is foreign; with it, one of another kind than envbench makes (a view named like a
+/// table) is foreign too.
+pub fn existing(
+    connection: &mut dyn Connection,
+    namespace: &Namespace,
+    profile: Profile,
+) -> Result<Existing, OltpError> {
+    let expected = profile.relation_names();
+    let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
+    let found = namespace.relations(connection, &names)?;
+    let kind_of = |name: &str| expected.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, kind)| kind);
+    let marker = profile.marker_table();
+    let marked = found.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
+    let foreign: Vec<String> =
+        found.iter().filter(|r| !marked || kind_of(&r.name) != Some(&r.kind)).map(Relation::describe).collect();
+    if !foreign.is_empty() {
+        return Ok(Existing::Foreign(foreign));
+    }
+    if !marked {
+        return Ok(Existing::Nothing);
+    }
+    let tables = profile.tables().iter().filter(|t| found.iter().any(|r| r.name.eq_ignore_ascii_case(t.name))).count();
+    let row =
+        connection.query_optional(&format!("SELECT scale, schema_version FROM {}", namespace.qualify(marker)), &[])?;
     Ok(match row {
-        Some(row) if present.len() == profile.tables().len() => {
+        Some(row) if tables == profile.tables().len() => {
             Existing::Complete { scale: row.int(0)?, schema_version: row.int(1)? }
         }
         _ => Existing::Unfinished,
@@ -252,24 +292,31 @@ pub fn existing(connection: &mut dyn Connection, profile: Profile) -> Result<Exi
 }
 
 /// Make room for a new load: the marker first says "unfinished" (so an interrupt from here on leaves a database the
-/// next run rebuilds), then envbench's own tables are dropped and created empty. Only called when [`existing`] said
-/// the tables are envbench's or absent.
-pub fn recreate(connection: &mut dyn Connection, profile: Profile) -> Result<(), OltpError> {
-    let dialect = connection.dialect();
-    let marker = profile.marker_table();
-    let names = table_names(connection)?;
-    if names.iter().any(|n| n == marker) {
-        connection.execute(&format!("DELETE FROM {marker}"), &[])?;
-    } else {
+/// next run rebuilds), then envbench's own tables are dropped and created empty. Checks [`existing`] itself first, so
+/// nothing is created or dropped where a relation of envbench's names is not envbench's.
+pub fn recreate(
+    connection: &mut dyn Connection,
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+    profile: Profile,
+) -> Result<(), OltpError> {
+    let found = existing(connection, namespace, profile)?;
+    if let Existing::Foreign(relations) = &found {
+        return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
+    }
+    let marker = namespace.qualify(profile.marker_table());
+    if found == Existing::Nothing {
         connection.batch(&format!(
             "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
              load_seconds DOUBLE PRECISION NOT NULL, loaded_at {} NOT NULL)",
-            time_type(dialect)
+            time_type(namespace.dialect())
         ))?;
+    } else {
+        connection.execute(&format!("DELETE FROM {marker}"), &[])?;
     }
     for table in profile.tables() {
-        connection.batch(&format!("DROP TABLE IF EXISTS {}", table.name))?;
-        connection.batch(&create_table(table, dialect))?;
+        connection.batch(&format!("DROP TABLE IF EXISTS {}", namespace.qualify(table.name)))?;
+        connection.batch(&create_table(table, namespace))?;
     }
     Ok(())
 }
@@ -277,6 +324,7 @@ pub fn recreate(connection: &mut dyn Connection, profile: Profile) -> Result<(),
 /// Record a complete load in the marker.
 pub fn mark_complete(
     connection: &mut dyn Connection,
+    namespace: &Namespace,
     profile: Profile,
     scale: i64,
     load_seconds: f64,
@@ -284,7 +332,7 @@ pub fn mark_complete(
     connection.execute(
         &format!(
             "INSERT INTO {} (scale, schema_version, load_seconds, loaded_at) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
-            profile.marker_table()
+            namespace.qualify(profile.marker_table())
         ),
         &[Value::Int(scale), Value::Int(SCHEMA_VERSION), Value::Real(load_seconds)],
     )?;

@@ -1,9 +1,13 @@
 //! Steps of virtual users and the knee: a list of user counts run in order, or `auto` (1, 2, 4, ... doubling) that
 //! stops when throughput grows by less than 10% on a doubling or the judged latency passes the target. The knee is
-//! the step with the highest throughput within the latency target.
+//! the step with the highest throughput within the latency target, among the steps that are measurements (a step that
+//! ended no transaction, or in which more than 1% of them failed, is not one, and ends the sweep).
 
 use crate::Profile;
 use crate::users::StepFigures;
+use envbench_core::check_settings;
+use envbench_core::text::truncate;
+use envbench_core::workload::MAX_LIST_SETTINGS;
 use serde::{Deserialize, Serialize};
 
 /// Growth on doubling below which an automatic sweep calls the database saturated.
@@ -18,21 +22,26 @@ pub enum UsersPlan {
 }
 
 impl UsersPlan {
-    /// `4`, `1,2,4,8` or `auto`; `max_users` bounds `auto`.
+    /// `4`, `1,2,4,8` or `auto`; `max_users` bounds each count and `auto`. A list holds at most
+    /// [`MAX_LIST_SETTINGS`] counts, none twice.
     pub fn parse(text: &str, max_users: u32) -> Result<UsersPlan, String> {
         if text.trim().eq_ignore_ascii_case("auto") {
             return Ok(UsersPlan::Auto { max_users });
         }
-        let list: Result<Vec<u32>, _> = text
-            .split(',')
-            .map(|part| match part.trim().parse::<u32>() {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        check_settings("--users", &parts, MAX_LIST_SETTINGS)?;
+        let list = parts
+            .iter()
+            .map(|part| match part.parse::<u32>() {
                 Ok(n) if (1..=max_users).contains(&n) => Ok(n),
                 _ => Err(format!(
-                    "--users '{text}': give a user count from 1 to {max_users}, a list such as 1,2,4,8, or auto"
+                    "--users '{}': give a user count from 1 to {max_users}, a list such as 1,2,4,8, or auto",
+                    truncate(text, 80)
                 )),
             })
-            .collect();
-        list.map(UsersPlan::List)
+            .collect::<Result<Vec<u32>, _>>()?;
+        check_settings("--users", &list, MAX_LIST_SETTINGS)?;
+        Ok(UsersPlan::List(list))
     }
 
     /// A description for people.
@@ -56,6 +65,8 @@ pub enum StopReason {
     Saturated,
     MaxUsers,
     Interrupted,
+    /// The last step was no measurement: it ended no transaction, or too many of them failed.
+    Failures,
 }
 
 impl StopReason {
@@ -66,6 +77,7 @@ impl StopReason {
             StopReason::Saturated => "throughput grew by less than 10% when the users doubled",
             StopReason::MaxUsers => "the highest user count was reached",
             StopReason::Interrupted => "the run was interrupted",
+            StopReason::Failures => "the last step was no measurement (no transaction ended, or more than 1% failed)",
         }
     }
 }
@@ -87,6 +99,10 @@ impl Sweep {
 
     /// The users of the next step after `steps`, or why the sweep ends.
     pub fn next(&mut self, steps: &[StepFigures], profile: Profile, target_ms: f64) -> Result<u32, StopReason> {
+        // A database that fails the work (a full disk) fails it at the next step too.
+        if steps.last().is_some_and(|s| s.invalid().is_some()) {
+            return Err(StopReason::Failures);
+        }
         match &self.plan {
             UsersPlan::Auto { max_users } => next_auto(steps, profile, target_ms, *max_users),
             UsersPlan::List(_) => self.listed.next().ok_or(StopReason::ListDone),
@@ -113,11 +129,12 @@ pub fn next_auto(steps: &[StepFigures], profile: Profile, target_ms: f64, max_us
     Ok((last.users * 2).min(max_users))
 }
 
-/// The step with the highest throughput whose judged latency is within the target; fewer users win a tie.
+/// The step with the highest throughput whose judged latency is within the target, among the steps that are
+/// measurements; fewer users win a tie.
 pub fn knee(steps: &[StepFigures], profile: Profile, target_ms: f64) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (index, step) in steps.iter().enumerate() {
-        if step.judged_latency_ms(profile) > target_ms || step.transactions == 0 {
+        if step.judged_latency_ms(profile) > target_ms || step.invalid().is_some() {
             continue;
         }
         if best.is_none_or(|b| step.throughput(profile) > steps[b].throughput(profile)) {
@@ -167,6 +184,31 @@ mod tests {
     }
 
     #[test]
+    fn steps_that_failed_or_ended_nothing_are_no_measurement() {
+        let mut failing = step(4, 9000.0, 5.0);
+        failing.failures = 1;
+        assert!(failing.invalid().is_none(), "1 of 101 failed: {:?}", failing.invalid());
+        failing.failures = 2;
+        assert!(failing.invalid().is_some(), "2 of 102 failed");
+        failing.failures = 108;
+        let reason = failing.invalid().unwrap();
+        assert!(reason.contains("51.9%") && reason.contains("more than 1%"), "{reason}");
+        let mut idle = step(8, 0.0, 0.0);
+        idle.transactions = 0;
+        assert!(idle.invalid().unwrap().contains("no transaction"));
+        // The failing step has the most NOPM, but it is no measurement: the knee is the valid step.
+        let steps = vec![step(1, 1000.0, 5.0), failing.clone()];
+        assert_eq!(knee(&steps, Profile::Tpcc, 100.0), Some(0));
+        assert_eq!(knee(&[failing, idle], Profile::Tpcc, 100.0), None);
+        // And the sweep stops there, listed or automatic.
+        let mut sweep = Sweep::new(&UsersPlan::List(vec![1, 4, 8]));
+        assert_eq!(sweep.next(&[], Profile::Tpcc, 100.0), Ok(1));
+        assert_eq!(sweep.next(&steps, Profile::Tpcc, 100.0), Err(StopReason::Failures));
+        let mut auto = Sweep::new(&UsersPlan::Auto { max_users: 64 });
+        assert_eq!(auto.next(&steps, Profile::Tpcc, 100.0), Err(StopReason::Failures));
+    }
+
+    #[test]
     fn users_parse_as_a_count_a_list_or_auto() {
         assert_eq!(UsersPlan::parse("4", 64), Ok(UsersPlan::List(vec![4])));
         assert_eq!(UsersPlan::parse("1, 2,4", 64), Ok(UsersPlan::List(vec![1, 2, 4])));
@@ -174,6 +216,21 @@ mod tests {
         for bad in ["0", "-1", "x", "1,,2", "65", ""] {
             assert!(UsersPlan::parse(bad, 64).unwrap_err().contains("--users"), "{bad}");
         }
+        let many = vec!["1"; 5000].join(",");
+        assert_eq!(
+            UsersPlan::parse(&many, 64).unwrap_err(),
+            "--users: 5000 settings are more than 64; give at most 64"
+        );
+        assert!(UsersPlan::parse("2,02", 64).unwrap_err().contains("2 is given twice"));
+        assert_eq!(
+            UsersPlan::parse(&(1..=64).map(|n| n.to_string()).collect::<Vec<_>>().join(","), 64).ok().map(
+                |p| match p {
+                    UsersPlan::List(list) => list.len(),
+                    UsersPlan::Auto { .. } => 0,
+                }
+            ),
+            Some(64)
+        );
     }
 
     #[test]

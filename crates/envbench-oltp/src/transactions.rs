@@ -1,11 +1,11 @@
 //! The transactions, each one database transaction of prepared statements sent one at a time (so every round trip
 //! of the environment counts, as it does for an application): TPC-C's New-Order, Payment, Order-Status, Delivery
 //! and Stock-Level with the specification's inputs and mix (clauses 2.4-2.8, 5.2.3), and pgbench's built-in
-//! TPC-B-like transaction.
+//! TPC-B-like transaction. Every statement names its tables qualified with the run's namespace ([`Statements`]).
 
 use crate::load::{ACCOUNTS_PER_SCALE, DISTRICTS, ITEMS, TELLERS_PER_SCALE};
 use crate::random::Random;
-use envbench_sql::{Connection, DbError, Dialect, Value};
+use envbench_sql::{Connection, DbError, Dialect, Namespace, Value};
 use serde::{Deserialize, Serialize};
 
 /// A kind of transaction.
@@ -66,35 +66,171 @@ pub fn pick(random: &mut Random) -> Kind {
     }
 }
 
-/// The statements of the transactions in one dialect, built once per virtual user.
+/// The statements of the transactions, in the namespace's dialect and with its qualified table names, built once per
+/// virtual user.
 pub struct Statements {
-    stock_for_district: Vec<String>,
+    // New-Order.
+    customer_discount: String,
+    warehouse_tax: String,
     district_for_update: String,
+    next_order_id: String,
+    insert_order: String,
+    insert_new_order: String,
+    item: String,
+    stock_for_district: Vec<String>,
+    update_stock: String,
+    insert_order_line: String,
+    // Payment and Order-Status.
+    customers_by_last_name: String,
+    warehouse_payment: String,
+    warehouse_address: String,
+    district_payment: String,
+    district_address: String,
     customer_for_update: String,
+    customer_data: String,
+    customer_payment_bad_credit: String,
+    customer_payment: String,
+    insert_history: String,
+    customer_balance: String,
+    last_order: String,
+    order_lines: String,
+    // Delivery.
     oldest_new_order: String,
+    delete_new_order: String,
+    order_customer: String,
+    set_carrier: String,
+    deliver_lines: String,
+    order_amount: String,
+    customer_delivery: String,
+    // Stock-Level.
+    district_next_order: String,
+    low_stock: String,
+    // TPC-B.
+    update_account: String,
+    read_account: String,
+    update_teller: String,
+    update_branch: String,
+    insert_tpcb_history: String,
 }
 
 impl Statements {
-    pub fn new(dialect: Dialect) -> Statements {
-        let lock = dialect.for_update();
+    pub fn new(namespace: &Namespace) -> Statements {
+        let lock = namespace.dialect().for_update();
+        let [warehouse, district, customer, history, new_order, orders, order_line, item, stock] = [
+            "tpcc_warehouse",
+            "tpcc_district",
+            "tpcc_customer",
+            "tpcc_history",
+            "tpcc_new_order",
+            "tpcc_orders",
+            "tpcc_order_line",
+            "tpcc_item",
+            "tpcc_stock",
+        ]
+        .map(|table| namespace.qualify(table));
+        let [branches, tellers, accounts, tpcb_history] =
+            ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"]
+                .map(|table| namespace.qualify(table));
         Statements {
+            customer_discount: format!(
+                "SELECT c_discount, c_last, c_credit FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+            ),
+            warehouse_tax: format!("SELECT w_tax FROM {warehouse} WHERE w_id = ?"),
+            district_for_update: format!(
+                "SELECT d_next_o_id, d_tax FROM {district} WHERE d_w_id = ? AND d_id = ?{lock}"
+            ),
+            next_order_id: format!("UPDATE {district} SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?"),
+            insert_order: format!(
+                "INSERT INTO {orders} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
+                 VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)"
+            ),
+            insert_new_order: format!("INSERT INTO {new_order} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"),
+            item: format!("SELECT i_price, i_name, i_data FROM {item} WHERE i_id = ?"),
             stock_for_district: (1..=DISTRICTS)
                 .map(|d| {
                     format!(
-                        "SELECT s_quantity, s_data, s_dist_{d:02} FROM tpcc_stock WHERE s_i_id = ? AND s_w_id = ?{lock}"
+                        "SELECT s_quantity, s_data, s_dist_{d:02} FROM {stock} WHERE s_i_id = ? AND s_w_id = ?{lock}"
                     )
                 })
                 .collect(),
-            district_for_update: format!(
-                "SELECT d_next_o_id, d_tax FROM tpcc_district WHERE d_w_id = ? AND d_id = ?{lock}"
+            update_stock: format!(
+                "UPDATE {stock} SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, \
+                 s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
+            ),
+            insert_order_line: format!(
+                "INSERT INTO {order_line} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, \
+                 ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+            ),
+            customers_by_last_name: format!(
+                "SELECT c_id FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
+            ),
+            warehouse_payment: format!("UPDATE {warehouse} SET w_ytd = w_ytd + ? WHERE w_id = ?"),
+            warehouse_address: format!(
+                "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM {warehouse} WHERE w_id = ?"
+            ),
+            district_payment: format!("UPDATE {district} SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"),
+            district_address: format!(
+                "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM {district} WHERE d_w_id = ? AND \
+                 d_id = ?"
             ),
             customer_for_update: format!(
                 "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, \
-                 c_credit_lim, c_discount, c_balance, c_since FROM tpcc_customer WHERE c_w_id = ? AND c_d_id = ? AND \
+                 c_credit_lim, c_discount, c_balance, c_since FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND \
                  c_id = ?{lock}"
             ),
+            customer_data: format!("SELECT c_data FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
+            customer_payment_bad_credit: format!(
+                "UPDATE {customer} SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
+                 c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+            ),
+            customer_payment: format!(
+                "UPDATE {customer} SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
+                 c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+            ),
+            insert_history: format!(
+                "INSERT INTO {history} (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+                 VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"
+            ),
+            customer_balance: format!(
+                "SELECT c_balance, c_first, c_middle, c_last FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND \
+                 c_id = ?"
+            ),
+            last_order: format!(
+                "SELECT o_id, o_carrier_id, o_entry_d FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? \
+                 ORDER BY o_id DESC LIMIT 1"
+            ),
+            order_lines: format!(
+                "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM {order_line} \
+                 WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+            ),
             oldest_new_order: format!(
-                "SELECT no_o_id FROM tpcc_new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{lock}"
+                "SELECT no_o_id FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{lock}"
+            ),
+            delete_new_order: format!("DELETE FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"),
+            order_customer: format!("SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"),
+            set_carrier: format!("UPDATE {orders} SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"),
+            deliver_lines: format!(
+                "UPDATE {order_line} SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND \
+                 ol_o_id = ?"
+            ),
+            order_amount: format!(
+                "SELECT SUM(ol_amount) FROM {order_line} WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+            ),
+            customer_delivery: format!(
+                "UPDATE {customer} SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 \
+                 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+            ),
+            district_next_order: format!("SELECT d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ?"),
+            low_stock: format!(
+                "SELECT COUNT(DISTINCT s_i_id) FROM {order_line}, {stock} WHERE ol_w_id = ? AND ol_d_id = ? AND \
+                 ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
+            ),
+            update_account: format!("UPDATE {accounts} SET abalance = abalance + ? WHERE aid = ?"),
+            read_account: format!("SELECT abalance FROM {accounts} WHERE aid = ?"),
+            update_teller: format!("UPDATE {tellers} SET tbalance = tbalance + ? WHERE tid = ?"),
+            update_branch: format!("UPDATE {branches} SET bbalance = bbalance + ? WHERE bid = ?"),
+            insert_tpcb_history: format!(
+                "INSERT INTO {tpcb_history} (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)"
             ),
         }
     }
@@ -131,10 +267,10 @@ pub fn run(
     match kind {
         Kind::NewOrder => new_order(connection, statements, random, terminal),
         Kind::Payment => payment(connection, statements, random, terminal),
-        Kind::OrderStatus => order_status(connection, random, terminal),
+        Kind::OrderStatus => order_status(connection, statements, random, terminal),
         Kind::Delivery => delivery(connection, statements, random, terminal),
-        Kind::StockLevel => stock_level(connection, random, terminal),
-        Kind::TpcB => tpcb(connection, random, terminal),
+        Kind::StockLevel => stock_level(connection, statements, random, terminal),
+        Kind::TpcB => tpcb(connection, statements, random, terminal),
     }
 }
 
@@ -183,38 +319,24 @@ fn new_order(
 
     connection.begin()?;
     let customer = connection
-        .query_optional(
-            "SELECT c_discount, c_last, c_credit FROM tpcc_customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-            &[int(w), int(d), int(c)],
-        )?
+        .query_optional(&statements.customer_discount, &[int(w), int(d), int(c)])?
         .ok_or_else(|| DbError::other(format!("customer {w}/{d}/{c} is missing")))?;
     let discount = customer.real(0)?;
     let w_tax = connection
-        .query_optional("SELECT w_tax FROM tpcc_warehouse WHERE w_id = ?", &[int(w)])?
+        .query_optional(&statements.warehouse_tax, &[int(w)])?
         .ok_or_else(|| DbError::other(format!("warehouse {w} is missing")))?
         .real(0)?;
     let district = connection
         .query_optional(&statements.district_for_update, &[int(w), int(d)])?
         .ok_or_else(|| DbError::other(format!("district {w}/{d} is missing")))?;
     let (order_id, d_tax) = (district.int(0)?, district.real(1)?);
-    connection.execute(
-        "UPDATE tpcc_district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?",
-        &[int(w), int(d)],
-    )?;
-    connection.execute(
-        "INSERT INTO tpcc_orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
-         VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)",
-        &[int(order_id), int(d), int(w), int(c), int(line_count), int(all_local)],
-    )?;
-    connection.execute(
-        "INSERT INTO tpcc_new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
-        &[int(order_id), int(d), int(w)],
-    )?;
+    connection.execute(&statements.next_order_id, &[int(w), int(d)])?;
+    connection
+        .execute(&statements.insert_order, &[int(order_id), int(d), int(w), int(c), int(line_count), int(all_local)])?;
+    connection.execute(&statements.insert_new_order, &[int(order_id), int(d), int(w)])?;
     let mut total = 0.0;
     for (number, &(item, supply, quantity)) in lines.iter().enumerate() {
-        let Some(item_row) =
-            connection.query_optional("SELECT i_price, i_name, i_data FROM tpcc_item WHERE i_id = ?", &[int(item)])?
-        else {
+        let Some(item_row) = connection.query_optional(&statements.item, &[int(item)])? else {
             // "Item number is not valid": the specification's intended rollback.
             connection.rollback()?;
             return Ok(Outcome::RolledBack);
@@ -227,15 +349,13 @@ fn new_order(
         let new_quantity =
             if stock_quantity >= quantity + 10 { stock_quantity - quantity } else { stock_quantity - quantity + 91 };
         connection.execute(
-            "UPDATE tpcc_stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, \
-             s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?",
+            &statements.update_stock,
             &[int(new_quantity), int(quantity), int(i64::from(supply != w)), int(item), int(supply)],
         )?;
         let amount = (quantity as f64 * price * 100.0).round() / 100.0;
         total += amount;
         connection.execute(
-            "INSERT INTO tpcc_order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, \
-             ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+            &statements.insert_order_line,
             &[
                 int(order_id),
                 int(d),
@@ -257,13 +377,16 @@ fn new_order(
 
 /// The customer of a Payment or Order-Status: 60% by last name (the middle one of those sorted by first name),
 /// 40% by id.
-fn choose_customer(connection: &mut dyn Connection, random: &mut Random, w: i64, d: i64) -> Result<i64, DbError> {
+fn choose_customer(
+    connection: &mut dyn Connection,
+    statements: &Statements,
+    random: &mut Random,
+    w: i64,
+    d: i64,
+) -> Result<i64, DbError> {
     if random.chance(60) {
         let last = random.last_name();
-        let ids = connection.query(
-            "SELECT c_id FROM tpcc_customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
-            &[int(w), int(d), Value::Text(last.clone())],
-        )?;
+        let ids = connection.query(&statements.customers_by_last_name, &[int(w), int(d), Value::Text(last.clone())])?;
         if ids.is_empty() {
             return Err(DbError::other(format!("no customer named {last} in district {w}/{d}")));
         }
@@ -286,55 +409,39 @@ fn payment(
         if random.chance(85) { (w, d) } else { (terminal.remote_warehouse(random), random.range(1, DISTRICTS)) };
     let amount = random.decimal(1.0, 5000.0, 2);
     connection.begin()?;
-    connection.execute("UPDATE tpcc_warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?", &[Value::Real(amount), int(w)])?;
+    connection.execute(&statements.warehouse_payment, &[Value::Real(amount), int(w)])?;
     let warehouse = connection
-        .query_optional(
-            "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM tpcc_warehouse WHERE w_id = ?",
-            &[int(w)],
-        )?
+        .query_optional(&statements.warehouse_address, &[int(w)])?
         .ok_or_else(|| DbError::other(format!("warehouse {w} is missing")))?;
-    connection.execute(
-        "UPDATE tpcc_district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?",
-        &[Value::Real(amount), int(w), int(d)],
-    )?;
+    connection.execute(&statements.district_payment, &[Value::Real(amount), int(w), int(d)])?;
     let district = connection
-        .query_optional(
-            "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM tpcc_district WHERE d_w_id = ? AND \
-             d_id = ?",
-            &[int(w), int(d)],
-        )?
+        .query_optional(&statements.district_address, &[int(w), int(d)])?
         .ok_or_else(|| DbError::other(format!("district {w}/{d} is missing")))?;
-    let c = choose_customer(connection, random, c_w, c_d)?;
+    let c = choose_customer(connection, statements, random, c_w, c_d)?;
     let customer = connection
         .query_optional(&statements.customer_for_update, &[int(c_w), int(c_d), int(c)])?
         .ok_or_else(|| DbError::other(format!("customer {c_w}/{c_d}/{c} is missing")))?;
     if customer.text(9)? == "BC" {
         let old = connection
-            .query_optional(
-                "SELECT c_data FROM tpcc_customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-                &[int(c_w), int(c_d), int(c)],
-            )?
+            .query_optional(&statements.customer_data, &[int(c_w), int(c_d), int(c)])?
             .map(|row| row.text(0))
             .transpose()?
             .unwrap_or_default();
         let mut data = format!("{c} {c_d} {c_w} {d} {w} {amount:.2} | {old}");
         data.truncate(500);
         connection.execute(
-            "UPDATE tpcc_customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
-             c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+            &statements.customer_payment_bad_credit,
             &[Value::Real(amount), Value::Real(amount), Value::Text(data), int(c_w), int(c_d), int(c)],
         )?;
     } else {
         connection.execute(
-            "UPDATE tpcc_customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
-             c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+            &statements.customer_payment,
             &[Value::Real(amount), Value::Real(amount), int(c_w), int(c_d), int(c)],
         )?;
     }
     let history = format!("{}    {}", warehouse.text(0)?, district.text(0)?);
     connection.execute(
-        "INSERT INTO tpcc_history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
-         VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)",
+        &statements.insert_history,
         &[int(c), int(c_d), int(c_w), int(d), int(w), Value::Real(amount), Value::Text(history)],
     )?;
     connection.commit()?;
@@ -342,24 +449,18 @@ fn payment(
 }
 
 /// Order-Status (clause 2.6): a customer's last order and its lines, read only.
-fn order_status(connection: &mut dyn Connection, random: &mut Random, terminal: Terminal) -> Result<Outcome, DbError> {
+fn order_status(
+    connection: &mut dyn Connection,
+    statements: &Statements,
+    random: &mut Random,
+    terminal: Terminal,
+) -> Result<Outcome, DbError> {
     let (w, d) = (terminal.home, random.range(1, DISTRICTS));
     begin_read(connection)?;
-    let c = choose_customer(connection, random, w, d)?;
-    connection.query(
-        "SELECT c_balance, c_first, c_middle, c_last FROM tpcc_customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-        &[int(w), int(d), int(c)],
-    )?;
-    if let Some(order) = connection.query_optional(
-        "SELECT o_id, o_carrier_id, o_entry_d FROM tpcc_orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? \
-         ORDER BY o_id DESC LIMIT 1",
-        &[int(w), int(d), int(c)],
-    )? {
-        connection.query(
-            "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM tpcc_order_line \
-             WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-            &[int(w), int(d), int(order.int(0)?)],
-        )?;
+    let c = choose_customer(connection, statements, random, w, d)?;
+    connection.query(&statements.customer_balance, &[int(w), int(d), int(c)])?;
+    if let Some(order) = connection.query_optional(&statements.last_order, &[int(w), int(d), int(c)])? {
+        connection.query(&statements.order_lines, &[int(w), int(d), int(order.int(0)?)])?;
     }
     connection.commit()?;
     Ok(Outcome::Committed)
@@ -381,83 +482,66 @@ fn delivery(
             continue;
         };
         let order_id = oldest.int(0)?;
-        let deleted = connection.execute(
-            "DELETE FROM tpcc_new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?",
-            &[int(w), int(d), int(order_id)],
-        )?;
+        let deleted = connection.execute(&statements.delete_new_order, &[int(w), int(d), int(order_id)])?;
         if deleted == 0 {
             // Another terminal of the same warehouse delivered it first.
             continue;
         }
         let customer = connection
-            .query_optional(
-                "SELECT o_c_id FROM tpcc_orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
-                &[int(w), int(d), int(order_id)],
-            )?
+            .query_optional(&statements.order_customer, &[int(w), int(d), int(order_id)])?
             .ok_or_else(|| DbError::other(format!("order {w}/{d}/{order_id} is missing")))?
             .int(0)?;
-        connection.execute(
-            "UPDATE tpcc_orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
-            &[int(carrier), int(w), int(d), int(order_id)],
-        )?;
-        connection.execute(
-            "UPDATE tpcc_order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND \
-             ol_o_id = ?",
-            &[int(w), int(d), int(order_id)],
-        )?;
+        connection.execute(&statements.set_carrier, &[int(carrier), int(w), int(d), int(order_id)])?;
+        connection.execute(&statements.deliver_lines, &[int(w), int(d), int(order_id)])?;
         let amount = connection
-            .query_optional(
-                "SELECT SUM(ol_amount) FROM tpcc_order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-                &[int(w), int(d), int(order_id)],
-            )?
+            .query_optional(&statements.order_amount, &[int(w), int(d), int(order_id)])?
             .filter(|row| !row.is_null(0))
             .map(|row| row.real(0))
             .transpose()?
             .unwrap_or(0.0);
-        connection.execute(
-            "UPDATE tpcc_customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 \
-             WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
-            &[Value::Real(amount), int(w), int(d), int(customer)],
-        )?;
+        connection.execute(&statements.customer_delivery, &[Value::Real(amount), int(w), int(d), int(customer)])?;
     }
     connection.commit()?;
     Ok(Outcome::Committed)
 }
 
 /// Stock-Level (clause 2.8): how many distinct items of the district's last 20 orders are below a threshold.
-fn stock_level(connection: &mut dyn Connection, random: &mut Random, terminal: Terminal) -> Result<Outcome, DbError> {
+fn stock_level(
+    connection: &mut dyn Connection,
+    statements: &Statements,
+    random: &mut Random,
+    terminal: Terminal,
+) -> Result<Outcome, DbError> {
     let (w, d) = (terminal.home, random.range(1, DISTRICTS));
     let threshold = random.range(10, 20);
     begin_read(connection)?;
     let next = connection
-        .query_optional("SELECT d_next_o_id FROM tpcc_district WHERE d_w_id = ? AND d_id = ?", &[int(w), int(d)])?
+        .query_optional(&statements.district_next_order, &[int(w), int(d)])?
         .ok_or_else(|| DbError::other(format!("district {w}/{d} is missing")))?
         .int(0)?;
-    connection.query(
-        "SELECT COUNT(DISTINCT s_i_id) FROM tpcc_order_line, tpcc_stock WHERE ol_w_id = ? AND ol_d_id = ? AND \
-         ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?",
-        &[int(w), int(d), int(next), int(next - 20), int(w), int(threshold)],
-    )?;
+    connection.query(&statements.low_stock, &[int(w), int(d), int(next), int(next - 20), int(w), int(threshold)])?;
     connection.commit()?;
     Ok(Outcome::Committed)
 }
 
 /// pgbench's built-in `tpcb-like` script: three balance updates, a read and a history row.
-fn tpcb(connection: &mut dyn Connection, random: &mut Random, terminal: Terminal) -> Result<Outcome, DbError> {
+fn tpcb(
+    connection: &mut dyn Connection,
+    statements: &Statements,
+    random: &mut Random,
+    terminal: Terminal,
+) -> Result<Outcome, DbError> {
     let scale = terminal.scale;
     let aid = random.range(1, ACCOUNTS_PER_SCALE * scale);
     let bid = random.range(1, scale);
     let tid = random.range(1, TELLERS_PER_SCALE * scale);
     let delta = random.range(-5000, 5000);
     connection.begin()?;
-    connection.execute("UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?", &[int(delta), int(aid)])?;
-    connection.query("SELECT abalance FROM pgbench_accounts WHERE aid = ?", &[int(aid)])?;
-    connection.execute("UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?", &[int(delta), int(tid)])?;
-    connection.execute("UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?", &[int(delta), int(bid)])?;
-    connection.execute(
-        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
-        &[int(tid), int(bid), int(aid), int(delta)],
-    )?;
+    connection.execute(&statements.update_account, &[int(delta), int(aid)])?;
+    connection.query(&statements.read_account, &[int(aid)])?;
+    connection.execute(&statements.update_teller, &[int(delta), int(tid)])?;
+    connection.execute(&statements.update_branch, &[int(delta), int(bid)])?;
+    connection.execute(&statements.insert_tpcb_history, &[int(tid), int(bid), int(aid), int(delta)])?;
     connection.commit()?;
     Ok(Outcome::Committed)
 }

@@ -9,7 +9,7 @@ use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
 use envbench_io::LatencyHistogram;
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind};
+use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,10 +20,18 @@ use std::time::{Duration, Instant};
 /// How many times a transaction that hit a deadlock or serialization failure runs again before it counts as failed.
 pub const MAX_RETRIES: u32 = 10;
 
+/// The share of a step's transactions that may fail before the step stops being a measurement. Failures are errors
+/// (a full disk, a lost table, retries run out), never TPC-C's intended New-Order rollbacks, which count as ended
+/// transactions; a healthy database fails none, and the 1% the specification lets New-Order roll back on purpose is
+/// the most that could still leave throughput and latency meaning what they say.
+pub const MAX_FAILED_SHARE: f64 = 0.01;
+
 /// What one step runs.
 #[derive(Clone, Debug)]
 pub struct StepSettings {
     pub profile: Profile,
+    /// The namespace the profile's tables are in.
+    pub namespace: Namespace,
     pub users: u32,
     /// The number of the step's first user: 0, or on a fleet the users that other hosts run before this one's (a
     /// user's number picks its home warehouse and its random stream).
@@ -125,6 +133,35 @@ impl StepFigures {
         }
     }
 
+    /// The share of the measured window's transactions that failed (0 when none ran).
+    pub fn failed_share(&self) -> f64 {
+        let attempted = self.transactions + self.failures;
+        if attempted == 0 { 0.0 } else { self.failures as f64 / attempted as f64 }
+    }
+
+    /// Why the step is not a measurement: it ended no transaction, or more than [`MAX_FAILED_SHARE`] of them failed.
+    /// `None` for a step whose figures stand.
+    pub fn invalid(&self) -> Option<String> {
+        if self.transactions == 0 {
+            return Some(format!(
+                "{} users ended no transaction in {:.1} s{}",
+                self.users,
+                self.measured_seconds,
+                self.first_failure.as_ref().map(|f| format!(" (the first failure: {f})")).unwrap_or_default()
+            ));
+        }
+        let share = self.failed_share();
+        (share > MAX_FAILED_SHARE).then(|| {
+            format!(
+                "{:.1}% of the transactions of {} users failed (more than {}%){}",
+                share * 100.0,
+                self.users,
+                MAX_FAILED_SHARE * 100.0,
+                self.first_failure.as_ref().map(|f| format!("; the first: {f}")).unwrap_or_default()
+            )
+        })
+    }
+
     /// The latency the knee is judged by: New-Order's p95 (TPC-C), the transaction's p95 (TPC-B), in ms.
     pub fn judged_latency_ms(&self, profile: Profile) -> f64 {
         self.kind(profile.judged_kind()).map_or(0.0, |k| k.p95_ms)
@@ -220,10 +257,13 @@ pub fn process_cpu_seconds() -> f64 {
 }
 
 /// New orders so far: the sum of the districts' next order ids (as HammerDB counts them).
-fn new_orders(connection: &mut dyn Connection, profile: Profile) -> Result<Option<f64>, OltpError> {
-    match profile {
+fn new_orders(connection: &mut dyn Connection, settings: &StepSettings) -> Result<Option<f64>, OltpError> {
+    match settings.profile {
         Profile::Tpcc => Ok(connection
-            .query_optional("SELECT SUM(d_next_o_id) FROM tpcc_district", &[])?
+            .query_optional(
+                &format!("SELECT SUM(d_next_o_id) FROM {}", settings.namespace.qualify("tpcc_district")),
+                &[],
+            )?
             .map(|row| row.real(0))
             .transpose()?),
         Profile::Tpcb => Ok(None),
@@ -249,7 +289,8 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     let settings = shared.settings;
     let kinds: &[Kind] = settings.profile.kinds();
     let mut tally = Tally::new(kinds, shared.seconds);
-    let connection = shared.url.connect(USER_APPLICATION).and_then(|mut c| session_settings(c.as_mut()).map(|_| c));
+    let connection = crate::connect(shared.url, &settings.namespace, USER_APPLICATION)
+        .and_then(|mut c| session_settings(c.as_mut()).map(|_| c));
     let mut connection = match connection {
         Ok(connection) => {
             let _ = connected.send(Ok(()));
@@ -270,7 +311,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     let window = *shared.window.get().expect("the window is set before the go");
     let constants = NuRandConstants::run(settings.load_constants, settings.seed);
     let mut random = Random::new(settings.seed ^ (u64::from(index) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
-    let statements = Statements::new(connection.dialect());
+    let statements = Statements::new(&settings.namespace);
     // Users are spread over the warehouses: user i works in warehouse i mod W + 1.
     let terminal = Terminal { home: i64::from(index) % settings.scale + 1, scale: settings.scale };
     let stop = &shared.stop;
@@ -349,7 +390,7 @@ pub fn run_step(
     interrupt: &AtomicBool,
     on_tick: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<MeasuredStep>, OltpError> {
-    let mut monitor = url.connect("envbench-oltp monitor")?;
+    let mut monitor = crate::connect(url, &settings.namespace, "envbench-oltp monitor")?;
     let seconds = (settings.ramp + settings.duration).as_secs() as usize + 2;
     let shared = Shared {
         url,
@@ -447,12 +488,11 @@ fn coordinate<'scope>(
     if !wait(window.measure_from, "ramp-up") {
         return Ok(None);
     }
-    let before =
-        (new_orders(monitor, settings.profile)?, telemetry::snapshot(monitor)?, process_cpu_seconds(), Instant::now());
+    let before = (new_orders(monitor, settings)?, telemetry::snapshot(monitor)?, process_cpu_seconds(), Instant::now());
     observer.step_started(name);
     let sampler = (shared.url.dialect() == Dialect::Postgres).then(|| {
-        let (url, stop) = (shared.url, &shared.sampler_stop);
-        scope.spawn(move || match url.connect("envbench-oltp monitor") {
+        let (url, namespace, stop) = (shared.url, &settings.namespace, &shared.sampler_stop);
+        scope.spawn(move || match crate::connect(url, namespace, "envbench-oltp monitor") {
             Ok(mut connection) => telemetry::sample_wait_events(connection.as_mut(), stop),
             Err(_) => BTreeMap::new(),
         })
@@ -466,7 +506,7 @@ fn coordinate<'scope>(
     }
     let seconds = before.3.elapsed().as_secs_f64();
     let cpu_seconds = process_cpu_seconds() - before.2;
-    let after_orders = new_orders(monitor, settings.profile)?;
+    let after_orders = new_orders(monitor, settings)?;
     let server = telemetry::delta(&before.1, &telemetry::snapshot(monitor)?);
     Ok(Some(Measurement {
         seconds,

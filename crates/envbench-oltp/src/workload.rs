@@ -4,7 +4,8 @@
 
 use crate::consistency::{self, Check};
 use crate::crosscheck::{self, PgbenchFigures};
-use crate::load::{self, LoadInfo};
+use crate::load::{self, LoadInfo, LoadPlan};
+use crate::lock::TablesLock;
 use crate::random::NuRandConstants;
 use crate::schema::{self, Existing};
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
@@ -19,8 +20,8 @@ use envbench_core::workload::{
     Ending, Envelope, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
     WorkloadError,
 };
-use envbench_core::{ByteSize, parse_duration};
-use envbench_sql::{DatabaseUrl, Dialect};
+use envbench_core::{ByteSize, parse_duration, parse_duration_within};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -39,6 +40,10 @@ pub const MAX_SCALE: i64 = 10_000;
 pub const MAX_USERS: u32 = 1024;
 /// The most parallel loaders.
 pub const MAX_LOADERS: usize = 256;
+/// The shortest measured time of a step: a shorter one may end before a single transaction does.
+pub const MIN_DURATION: Duration = Duration::from_secs(1);
+/// The longest ramp-up and measured time of a step.
+pub const MAX_STEP_TIME: Duration = Duration::from_secs(24 * 3600);
 /// The flag of the pgbench cross-check's records.
 pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
 
@@ -84,6 +89,10 @@ pub struct OltpArgs {
     /// Rebuild the tables even when a matching load exists.
     #[arg(long)]
     pub fresh: bool,
+    /// Schema (PostgreSQL) or database (MariaDB/MySQL) of the tables, which must exist (default: the connection's
+    /// current schema, or the URL's database). envbench touches nothing outside it.
+    #[arg(long)]
+    pub schema: Option<String>,
     /// Run pgbench against the same server afterwards (needs --profile tpcb and a PostgreSQL target).
     #[arg(long, value_name = "TOOL")]
     pub cross_check: Option<String>,
@@ -114,9 +123,11 @@ fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
-/// Everything the arguments say, checked, with the database reached.
+/// Everything the arguments say, checked, with the database reached, its namespace resolved and its tables locked.
 pub(crate) struct OltpRun {
     pub(crate) url: DatabaseUrl,
+    /// The one schema (MySQL: database) the run's tables are in.
+    pub(crate) namespace: Namespace,
     pub(crate) profile: Profile,
     pub(crate) scale: i64,
     pub(crate) users: UsersPlan,
@@ -124,7 +135,10 @@ pub(crate) struct OltpRun {
     duration: Duration,
     pub(crate) target_ms: f64,
     keying_thinking: bool,
-    fresh: bool,
+    /// Whether the run uses the load it found or builds the tables, as decided under the lock.
+    load_plan: LoadPlan,
+    /// Held for the whole run (none on a fleet's agent: its coordinator holds it).
+    lock: Option<TablesLock>,
     pgbench: Option<PathBuf>,
     loaders: usize,
     /// The directory whose storage the run describes: the server's data directory when it is on this host.
@@ -159,7 +173,7 @@ impl Workload for OltpWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(args)?)))
+        Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
     }
 
     /// Against a server the sampler should watch the server's data directory, which `oltp` finds itself.
@@ -232,15 +246,16 @@ impl Workload for OltpWorkload {
     }
 }
 
-fn parse_time(option: &str, text: &str, allow_zero: bool) -> Result<Duration, WorkloadError> {
-    let duration = parse_duration(text).map_err(|e| usage(format!("{option}: {e}")))?;
-    if duration.is_zero() && !allow_zero {
-        return Err(usage(format!("{option} must be longer than zero, e.g. 30s")));
-    }
-    Ok(duration)
+/// Who plans a run: a run of its own (also a fleet's coordinator, which loads and locks the tables for the whole
+/// fleet), or a fleet's agent, which neither builds nor locks them (its coordinator holds the lock while the fleet
+/// runs) and learns their namespace from the coordinator with each step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Planner {
+    Run,
+    FleetAgent,
 }
 
-pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
+pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, WorkloadError> {
     let profile = Profile::parse(&args.profile)
         .ok_or_else(|| usage(format!("--profile '{}': give tpcc or tpcb", args.profile)))?;
     let scale: i64 = match args.warehouses.trim().parse() {
@@ -257,12 +272,13 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
     let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
-    let ramp = parse_time("--ramp", &args.ramp, true)?;
-    let duration = parse_time("--duration", &args.duration, false)?;
-    if ramp + duration > Duration::from_secs(7 * 24 * 3600) {
-        return Err(usage("--ramp and --duration together must stay under a week"));
+    let ramp = parse_duration_within("--ramp", &args.ramp, Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
+    let duration = parse_duration_within("--duration", &args.duration, MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
+    let target = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
+    if target.is_zero() {
+        return Err(usage("--target-latency must be longer than zero, e.g. 100ms"));
     }
-    let target_ms = parse_time("--target-latency", &args.target_latency, false)?.as_secs_f64() * 1e3;
+    let target_ms = target.as_secs_f64() * 1e3;
     if let Some(loaders) = args.loaders
         && !(1..=MAX_LOADERS).contains(&loaders)
     {
@@ -277,6 +293,12 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
             usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
         })?,
     };
+    if args.schema.is_some() && url.dialect() == Dialect::Sqlite {
+        return Err(usage(
+            "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
+             --target sqlite, whose tables are in --dir",
+        ));
+    }
     let pgbench = match args.cross_check.as_deref() {
         None => None,
         Some("pgbench") if profile == Profile::Tpcb && url.dialect() == Dialect::Postgres => {
@@ -291,43 +313,43 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         Some(other) => return Err(usage(format!("--cross-check '{other}': the cross-check tool is pgbench"))),
     };
     // Reach the database now, before anything is stored: a wrong URL, a stopped server, a missing privilege or
-    // foreign tables are the user's to fix.
+    // foreign tables are the user's to fix. The namespace is resolved here, once: every name the run checks, creates,
+    // drops, loads or queries is qualified with it, and every session it opens is pinned to it.
     // A SQLite file that does not exist yet is not created here: nothing is made before the run.
     let sqlite_file = args.dir.join(SQLITE_FILE);
-    let mut connection = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
-        None
-    } else {
-        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
+    let open = |url: &DatabaseUrl| -> Result<Option<Box<dyn Connection>>, OltpError> {
+        if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+            return Ok(None);
+        }
+        Ok(Some(url.connect("envbench-oltp plan")?))
     };
-    let (server_version, existing, watched) = match connection.as_mut() {
-        None => (format!("SQLite {}", envbench_sql::sqlite_version()), Existing::Nothing, args.dir.clone()),
+    let mut connection = open(&url)?;
+    let namespace = match connection.as_mut() {
+        Some(connection) => {
+            let namespace =
+                Namespace::resolve(connection.as_mut(), args.schema.as_deref(), false).map_err(OltpError::from)?;
+            namespace.pin(connection.as_mut()).map_err(OltpError::from)?;
+            namespace
+        }
+        None => Namespace::named(Dialect::Sqlite, "main"),
+    };
+    let (server_version, watched) = match connection.as_mut() {
+        None => (format!("SQLite {}", envbench_sql::sqlite_version()), args.dir.clone()),
         Some(connection) => {
             let server_version = connection.server_version().map_err(OltpError::from)?;
-            let existing = schema::existing(connection.as_mut(), profile)?;
             let watched =
                 envbench_sql::local_data_directory(connection.as_mut(), &url).unwrap_or_else(|| args.dir.clone());
-            (server_version, existing, watched)
+            (server_version, watched)
         }
     };
-    if let Existing::Foreign(tables) = &existing {
-        return Err(OltpError::foreign(&url, profile, tables).into());
-    }
-    let reusable = matches!(existing, Existing::Complete { scale: s, schema_version } if s == scale && schema_version == schema::SCHEMA_VERSION);
-    if args.fresh || !reusable {
-        check_space(&watched, &url, profile, scale)?;
-        if let Some(connection) = connection.as_mut()
-            && url.dialect() == Dialect::Postgres
-        {
-            check_create_privilege(connection.as_mut(), &url)?;
-        }
-    }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let loaders = match url.dialect() {
         Dialect::Sqlite => 1,
         _ => args.loaders.unwrap_or(cpus),
     };
-    Ok(OltpRun {
+    let mut run = OltpRun {
         url,
+        namespace,
         profile,
         scale,
         users,
@@ -335,35 +357,76 @@ pub(crate) fn plan(args: OltpArgs) -> Result<OltpRun, WorkloadError> {
         duration,
         target_ms,
         keying_thinking: args.keying_thinking,
-        fresh: args.fresh,
+        load_plan: LoadPlan::Reuse,
+        lock: None,
         pgbench,
         loaders,
         watched,
         server_version,
-    })
+    };
+    if planner == Planner::FleetAgent {
+        return Ok(run);
+    }
+    // What the namespace holds decides whether the run builds the tables (and so holds them alone); that is decided
+    // again under the lock, since another run may have changed them in between.
+    let mut decided = None;
+    for _ in 0..3 {
+        let existing = match connection.as_mut() {
+            Some(connection) => schema::existing(connection.as_mut(), &run.namespace, profile)?,
+            None => Existing::Nothing,
+        };
+        if let Existing::Foreign(relations) = &existing {
+            return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations).into());
+        }
+        let load_plan = LoadPlan::of(&existing, scale, args.fresh);
+        if decided == Some(load_plan) {
+            run.load_plan = load_plan;
+            return Ok(run);
+        }
+        run.lock = None;
+        if load_plan == LoadPlan::Rebuild {
+            check_space(&run.watched, &run.url, profile, scale)?;
+            if let Some(connection) = connection.as_mut()
+                && run.url.dialect() == Dialect::Postgres
+            {
+                check_create_privilege(connection.as_mut(), &run.url, &run.namespace)?;
+            }
+        }
+        run.lock =
+            Some(TablesLock::take(&run.url, &run.namespace, profile, &args.dir, load_plan == LoadPlan::Rebuild)?);
+        decided = Some(load_plan);
+        if connection.is_none() {
+            connection = open(&run.url)?;
+        }
+    }
+    Err(WorkloadError::failure(format!(
+        "{}: the {} tables kept changing while this run was planned (another envbench run is building them); run it \
+         again",
+        crate::place(&run.url, &run.namespace),
+        profile.name()
+    )))
 }
 
-/// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in its current schema.
-fn check_create_privilege(connection: &mut dyn envbench_sql::Connection, url: &DatabaseUrl) -> Result<(), OltpError> {
+/// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in the run's schema.
+fn check_create_privilege(
+    connection: &mut dyn envbench_sql::Connection,
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+) -> Result<(), OltpError> {
     let row = connection.query_optional(
-        "SELECT current_user, current_schema(), \
-                COALESCE(has_schema_privilege(current_schema(), 'CREATE'), false)::int",
-        &[],
+        "SELECT current_user, COALESCE(has_schema_privilege(?, 'CREATE'), false)::int",
+        &[namespace.name().into()],
     )?;
     let Some(row) = row else { return Ok(()) };
-    if row.int(2)? == 1 {
+    if row.int(1)? == 1 {
         return Ok(());
     }
-    let (user, schema) = (row.text(0)?, row.text(1)?);
-    Err(OltpError::BadInput(if schema.is_empty() {
-        format!("{}: user {user} has no schema to create tables in (search_path names none that exists)", url.shown())
-    } else {
-        format!(
-            "{}: user {user} may not create tables in schema {schema}; GRANT CREATE ON SCHEMA {schema} TO {user}, or \
-             use a database where it may",
-            url.shown()
-        )
-    }))
+    let (user, schema) = (row.text(0)?, namespace.quoted());
+    Err(OltpError::BadInput(format!(
+        "{}: user {user} may not create tables in schema {schema}; GRANT CREATE ON SCHEMA {schema} TO {user}, or use \
+         a database where it may",
+        url.shown()
+    )))
 }
 
 /// Refuse a scale that cannot fit in the free space of the directory the data goes to (when it is known).
@@ -467,7 +530,7 @@ impl Planned for OltpRun {
             for step in &steps {
                 progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
                 context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
-                let figures = crosscheck::run_pgbench(program, &self.url, step.users, self.duration);
+                let figures = crosscheck::run_pgbench(program, &self.url, &self.namespace, step.users, self.duration);
                 context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
                 let figures = figures?;
                 progress.line(&format!(
@@ -489,7 +552,7 @@ impl OltpRun {
         format!(
             "oltp {} on {} ({}): {} {}, {}, ramp {} then {} measured per step",
             self.profile.name(),
-            self.url.shown(),
+            crate::place(&self.url, &self.namespace),
             self.server_version,
             self.scale,
             self.profile.scale_word(),
@@ -514,11 +577,17 @@ impl OltpRun {
                 number(rate)
             ));
         };
+        // Only a run that holds the tables alone builds them.
+        let load_plan = match &self.lock {
+            Some(lock) if lock.is_exclusive() => self.load_plan,
+            _ => LoadPlan::Reuse,
+        };
         let load = load::prepare(
             &self.url,
+            &self.namespace,
             self.profile,
             self.scale,
-            self.fresh,
+            load_plan,
             self.loaders,
             context.steps,
             context.interrupt,
@@ -555,6 +624,7 @@ impl OltpRun {
     pub(crate) fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
         StepSettings {
             profile: self.profile,
+            namespace: self.namespace.clone(),
             users,
             first_user,
             scale: self.scale,
@@ -568,8 +638,9 @@ impl OltpRun {
 
     /// The profile's consistency conditions, checked on the database as it is now.
     pub(crate) fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
-        let mut connection = self.url.connect("envbench-oltp check").map_err(OltpError::from)?;
-        Ok(consistency::run(connection.as_mut(), self.profile)?)
+        let mut connection =
+            crate::connect(&self.url, &self.namespace, "envbench-oltp check").map_err(OltpError::from)?;
+        Ok(consistency::run(connection.as_mut(), &self.namespace, self.profile)?)
     }
 
     /// The run's document from its steps (the knee found here).
@@ -784,6 +855,19 @@ impl Measured for OltpMeasured {
                 failed.iter().map(|c| format!("{} ({})", c.name, c.detail)).collect::<Vec<_>>().join("; ")
             ));
         }
+        if d.steps.is_empty() {
+            return Ending::Failed("no step of users was measured".into());
+        }
+        let invalid = invalid_steps(d);
+        if invalid.len() == d.steps.len() {
+            return Ending::Failed(format!("no step is a measurement: {}", invalid.join("; ")));
+        }
+        if !invalid.is_empty() {
+            return Ending::CompleteWithFailures(format!(
+                "left out of the knee, as no measurement: {}",
+                invalid.join("; ")
+            ));
+        }
         let failures: u64 = d.steps.iter().map(|s| s.failures).sum();
         if failures > 0 {
             let first = d.steps.iter().find_map(|s| s.first_failure.clone()).unwrap_or_default();
@@ -791,6 +875,11 @@ impl Measured for OltpMeasured {
         }
         Ending::Complete
     }
+}
+
+/// The steps that are no measurement (they ended no transaction, or too many failed), each with why.
+fn invalid_steps(d: &OltpDocument) -> Vec<String> {
+    d.steps.iter().filter_map(|s| Some(format!("{}: {}", step_test_id(s.users), s.invalid()?))).collect()
 }
 
 /// The run for people: the steps with the knee, every transaction's latencies, the server's counters, the checks
@@ -833,7 +922,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
             step.db_tpm.map_or("-".into(), number),
             format!("{:.1}", step.judged_latency_ms(profile)),
             step.retries.to_string(),
-            step.failures.to_string(),
+            match step.failures {
+                0 => "0".to_string(),
+                n => format!("{n} ({:.1}%)", step.failed_share() * 100.0),
+            },
             format!("{:.0}%", step.client_cpu_percent),
             format!("{:.0}", step.client_cpu_us_per_transaction),
             disk.map_or("-".into(), |d| number(d.writes_per_s)),
@@ -841,6 +933,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         ]);
     }
     out.push_str(&table.render());
+    for reason in invalid_steps(d) {
+        out.push_str(&format!("No measurement, left out of the knee: {reason}\n"));
+    }
     let judged = format!("{} p95", profile.judged_kind().name());
     match d.knee_step() {
         Some(knee) => out.push_str(&format!(
@@ -986,5 +1081,67 @@ mod tests {
     fn transaction_kinds_name_their_tests() {
         assert_eq!(step_test_id(8), "U=8");
         assert_eq!(Kind::NewOrder.name(), "New-Order");
+    }
+
+    fn step(users: u32, transactions: u64, failures: u64) -> StepFigures {
+        StepFigures {
+            users,
+            measured_seconds: 1.0,
+            nopm: Some(transactions as f64 * 27.0),
+            tpm: transactions as f64 * 60.0,
+            db_tpm: None,
+            transactions,
+            retries: 0,
+            failures,
+            kinds: Vec::new(),
+            per_second: Vec::new(),
+            ramp_seconds: 0.0,
+            client_cpu_percent: 0.0,
+            client_cpu_us_per_transaction: 0.0,
+            server: Default::default(),
+            wait_events: Default::default(),
+            first_failure: (failures > 0).then(|| "Payment: disk full".to_string()),
+        }
+    }
+
+    fn ending(steps: Vec<StepFigures>) -> (Ending, String) {
+        let document = OltpDocument {
+            profile: Profile::Tpcc,
+            target: "x.sqlite".into(),
+            dialect: "sqlite".into(),
+            server_version: "SQLite".into(),
+            scale: 1,
+            ramp_seconds: 0.0,
+            duration_seconds: 1.0,
+            keying_thinking: false,
+            target_latency_ms: 100.0,
+            load: LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 },
+            knee: sweep::knee(&steps, Profile::Tpcc, 100.0),
+            steps,
+            stop_reason: StopReason::ListDone,
+            consistency: Vec::new(),
+            pgbench: Vec::new(),
+        };
+        let text = render(&document, &SamplerSeries::default());
+        (OltpMeasured::new(document).ending(), text)
+    }
+
+    /// A run whose steps ended no transaction (a `--duration` of 1ns once did) or lost more than 1% of them is no
+    /// result: it ends failed, or with failures when some step stands, and the table says which step is left out.
+    #[test]
+    fn runs_without_a_measured_step_fail() {
+        let (end, text) = ending(vec![step(2, 0, 0)]);
+        assert!(matches!(&end, Ending::Failed(why) if why.contains("U=2: 2 users ended no transaction")), "{end:?}");
+        assert!(text.contains("No measurement, left out of the knee: U=2") && text.contains("Knee: no step"), "{text}");
+        let (end, _) = ending(vec![step(1, 100, 0), step(2, 96, 104)]);
+        assert!(matches!(&end, Ending::CompleteWithFailures(why) if why.contains("52.0%")), "{end:?}");
+        let (end, _) = ending(Vec::new());
+        assert!(matches!(end, Ending::Failed(_)));
+        let (end, _) = ending(vec![step(1, 1000, 3)]);
+        assert!(
+            matches!(&end, Ending::CompleteWithFailures(why) if why.starts_with("3 transactions failed")),
+            "{end:?}"
+        );
+        assert_eq!(ending(vec![step(1, 1000, 0)]).0, Ending::Complete);
     }
 }

@@ -5,9 +5,15 @@
 //! It is kept between runs so a file of twice the RAM is not rewritten every time; a complete file of the same size is
 //! reused, whatever block size a later run reads with (the data region starts 64 KiB in, so any block up to 64 KiB
 //! stays aligned). Reads go through `envbench-io`'s loop: random, queue depth 1, J threads released together.
+//!
+//! A run holds a lock on the file for its whole life ([`envbench_io::lock`], on `envbench-ranread.lock` beside it):
+//! shared while it reads a complete file as it is, alone while it creates or refills one (and through its sweep), so
+//! no run replaces the file under another. A run that cannot take the lock is refused before it touches the file,
+//! with the holder named.
 
 use crate::RanReadError;
 use crate::sweep::{StepFigures, StepLimit, StepRunner};
+use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use envbench_io::testfile::{check_free_space, file_system_name, fill_region};
 use envbench_io::{
     BenchError, EngineKind, JobConfig, Operation, Pattern, Region, RunLimit, TestSpec, open_for_io, run_job,
@@ -22,6 +28,8 @@ use std::sync::atomic::AtomicBool;
 
 /// The one file this mode creates in `--dir`.
 pub const DATABASE_FILE_NAME: &str = "envbench-ranread.dat";
+/// The lock file beside it.
+pub const LOCK_FILE_NAME: &str = "envbench-ranread.lock";
 const MAGIC: &str = "ENVBENCH-RANREAD 1\n";
 /// Bytes before the data: room for the header and alignment for blocks up to this size.
 pub const HEADER_BYTES: u64 = 64 << 10;
@@ -66,6 +74,8 @@ pub struct FileRanRead {
     options: FileOptions,
     pub state: FileState,
     seed: u64,
+    /// Held until the sweep ends.
+    _lock: FileLock,
 }
 
 impl FileRanRead {
@@ -79,9 +89,8 @@ impl FileRanRead {
         validate_block(options.block_bytes)?;
         check_data_size(options.data_bytes, options.block_bytes)?;
         let path = options.dir.join(DATABASE_FILE_NAME);
-        let existing = read_header(&path)?;
-        let reusable = existing.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes);
-        let state = if reusable && !options.fresh {
+        let (lock, existing, reused) = lock_file(&path, &options)?;
+        let state = if reused {
             FileState::Reused
         } else {
             // Only a file carrying our header may be replaced (read_header refused anything else).
@@ -99,13 +108,53 @@ impl FileRanRead {
             }),
             _ => RanReadError::Io(BenchError::from_io(&path, "opening the database file", error)),
         })?;
-        Ok(FileRanRead { path, file: Arc::new(file), options, state, seed: 0x00dd_ba11 })
+        Ok(FileRanRead { path, file: Arc::new(file), options, state, seed: 0x00dd_ba11, _lock: lock })
     }
 
     /// The database file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Take the lock on the database file at `path`: shared to reuse a complete file of the size asked for, alone to
+/// create or refill it. Decided on the header, then again under the lock (another run may have changed the file in
+/// between). Returns the lock, the header found, and whether the file is reused.
+fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Header>, bool), RanReadError> {
+    let lock_path = path.with_file_name(LOCK_FILE_NAME);
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let reusable = |header: &Option<Header>| {
+        !options.fresh && header.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes)
+    };
+    let mut held: Option<(FileLock, bool)> = None;
+    for _ in 0..3 {
+        // read_header refuses a file of this name that is not envbench's.
+        let existing = read_header(path)?;
+        let reuse = reusable(&existing);
+        // A lock taken for the other decision is released before the next is taken.
+        if let Some((lock, before)) = held.take()
+            && before == reuse
+        {
+            return Ok((lock, existing, reuse));
+        }
+        let mode = if reuse { LockMode::Shared } else { LockMode::Exclusive };
+        let lock = FileLock::take(&lock_path, mode, &command).map_err(|refused| match refused {
+            LockRefused::Io { path, source } => {
+                RanReadError::Io(BenchError::from_io(&path, "taking the lock on the database file", source))
+            }
+            busy => RanReadError::Busy(format!(
+                "{}: in use by {}; wait for it to end, or use another --dir",
+                path.display(),
+                busy.holder_text()
+            )),
+        })?;
+        held = Some((lock, reuse));
+    }
+    Err(RanReadError::Failed(format!(
+        "{}: the database file kept changing while this run looked at it (another envbench run is creating it); run \
+         it again",
+        path.display()
+    )))
 }
 
 /// The database file holds whole 4 KiB pages and at least one block.
@@ -262,5 +311,51 @@ impl StepRunner for FileRanRead {
             started_at,
             None,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(dir: &Path, fresh: bool) -> FileOptions {
+        FileOptions {
+            dir: dir.to_path_buf(),
+            data_bytes: 1 << 20,
+            block_bytes: 4096,
+            direct: false,
+            engine: EngineKind::ThreadPool,
+            fresh,
+        }
+    }
+
+    fn prepare(dir: &Path, fresh: bool) -> Result<FileRanRead, RanReadError> {
+        FileRanRead::prepare(options(dir, fresh), &AtomicBool::new(false), &mut |_, _| {})
+    }
+
+    /// Runs that read a complete file share it; a run that creates or refills it holds it alone, and a run that
+    /// cannot take the lock is refused with the holder named, the file untouched.
+    #[test]
+    fn the_database_file_is_never_replaced_under_another_run() {
+        let dir = std::env::temp_dir().join(format!("envbench-ranread-lock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let creator = prepare(&dir, false).unwrap();
+        assert_eq!(creator.state, FileState::Created);
+        for fresh in [false, true] {
+            let refused = prepare(&dir, fresh).err().unwrap().to_string();
+            assert!(refused.contains(&format!("pid {}", std::process::id())), "{refused}");
+            assert!(refused.contains("envbench-ranread.dat: in use by another envbench run"), "{refused}");
+        }
+        drop(creator);
+        let modified = std::fs::metadata(dir.join(DATABASE_FILE_NAME)).unwrap().modified().unwrap();
+        let (first, second) = (prepare(&dir, false).unwrap(), prepare(&dir, false).unwrap());
+        assert_eq!((first.state, second.state), (FileState::Reused, FileState::Reused), "readers share it");
+        let refused = prepare(&dir, true).err().unwrap().to_string();
+        assert!(refused.contains("reads it"), "{refused}");
+        assert_eq!(std::fs::metadata(dir.join(DATABASE_FILE_NAME)).unwrap().modified().unwrap(), modified);
+        drop((first, second));
+        assert_eq!(prepare(&dir, true).unwrap().state, FileState::Created, "--fresh refills it once alone");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

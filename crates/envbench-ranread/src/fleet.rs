@@ -3,10 +3,15 @@
 //! single-host sweep raises one host's (to the knee, or down a list), splits each step's jobs over the agents as
 //! evenly as they go, and merges the agents' steps: IOPS add up, latency percentiles come from every read's latency
 //! (the agents' HDR histograms merged, not their percentiles averaged).
+//!
+//! With `--db` every agent reads one table: the coordinator builds it before any agent starts and holds its lock
+//! until the fleet's run ends; it resolves the schema the table is in and names it in every step, and each agent
+//! opens the table there with its first step.
 
 use crate::workload::{Comparable, Prepared, RanreadArgs, RanreadDocument, RanreadMeasured, RanreadRun, plan, render};
 use crate::{
-    DatabaseCounters, JobsPlan, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step, results,
+    DatabaseCounters, JobsPlan, RanReadError, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step,
+    results,
 };
 use clap::FromArgMatches;
 use envbench_core::fleet::{
@@ -38,14 +43,14 @@ impl FleetWorkload for RanreadFleet {
             JobsPlan::List(list) => list.clone(),
             JobsPlan::Auto { .. } => Vec::new(),
         };
-        Ok(Box::new(RanreadCoordinator { run, listed, steps: Vec::new(), stop_reason: None, first: None }))
+        Ok(Box::new(RanreadCoordinator { run, listed, steps: Vec::new(), stop_reason: None, first: None, table: None }))
     }
 
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         let mut run = plan(args)?;
-        // With --db the coordinator built the table: an agent only reads it (and never rebuilds it).
-        run.build_table = false;
+        // With --db the coordinator built the table: an agent only reads it (and never rebuilds or locks it).
+        run.fleet_agent = true;
         run.fresh = false;
         let directory = AgentDirectory::new(run.dir.join(&place.subdirectory));
         run.dir = directory.path().to_path_buf();
@@ -70,7 +75,12 @@ struct RanreadCoordinator {
     stop_reason: Option<StopReason>,
     /// What the first agent read and how: the merged run's parameters.
     first: Option<(Comparable, Vec<String>)>,
+    /// With --db, the table the agents read, kept (with its lock) until the fleet's run ends.
+    table: Option<Prepared>,
 }
+
+/// The key of a step's assignment that names the schema of the table (with --db).
+const SCHEMA_KEY: &str = "schema";
 
 impl FleetCoordinator for RanreadCoordinator {
     fn data_dir(&self) -> &Path {
@@ -98,7 +108,9 @@ impl FleetCoordinator for RanreadCoordinator {
             return Ok(None);
         }
         let prepared = self.run.prepare(context)?;
-        Ok(Some(format!("the agents share this table: {}", prepared.runner.target())))
+        let line = format!("the agents share this table: {}", prepared.runner.target());
+        self.table = Some(prepared);
+        Ok(Some(line))
     }
 
     fn next_step(&mut self, agents: usize) -> Option<FleetStep> {
@@ -117,9 +129,14 @@ impl FleetCoordinator for RanreadCoordinator {
                 return None;
             }
         };
+        let schema = self.table.as_ref().and_then(|t| t.namespace.as_ref()).map(|n| n.name().to_string());
         let assignments = split_evenly(jobs, agents)
             .into_iter()
-            .map(|n| if n == 0 { Value::Null } else { json!({ "jobs": n }) })
+            .map(|n| match (n, &schema) {
+                (0, _) => Value::Null,
+                (n, Some(schema)) => json!({ "jobs": n, SCHEMA_KEY: schema }),
+                (n, None) => json!({ "jobs": n }),
+            })
             .collect();
         Some(FleetStep { name: crate::step_test_id(jobs), assignments, pause: std::time::Duration::ZERO })
     }
@@ -227,6 +244,16 @@ impl RanreadAgent {
                 std::fs::remove_file(&path).map_err(|e| format!("{}: cannot remove it ({e})", path.display()))?;
             }
         }
+        // The lock file beside the database file, in the agent's own directory: no other run ever takes it.
+        if self.run.db.is_none() {
+            let lock = self.directory.path().join(crate::file::LOCK_FILE_NAME);
+            match std::fs::remove_file(&lock) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("{}: cannot remove it ({e})", lock.display()));
+                }
+                _ => {}
+            }
+        }
         self.directory.remove()
     }
 }
@@ -242,10 +269,15 @@ impl FleetAgent for RanreadAgent {
         self.directory.parent()
     }
 
+    /// In file mode, the agent's own database file; with --db, only the server is reached here: the agent opens the
+    /// table in the schema its coordinator names with the first step.
     fn prepare(&mut self, context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        if self.run.db.is_none() {
-            self.directory.create()?;
+        if let Some(url) = &self.run.db {
+            let url = envbench_sql::DatabaseUrl::parse(url).map_err(RanReadError::from)?;
+            url.connect("envbench-ranread agent").map_err(RanReadError::from)?;
+            return Ok(format!("ready: {}", url.shown()));
         }
+        self.directory.create()?;
         let prepared = self.run.prepare(context)?;
         let line = format!("ready: {}", prepared.runner.target());
         self.prepared = Some(prepared);
@@ -266,6 +298,13 @@ impl FleetAgent for RanreadAgent {
             .ok_or_else(|| {
                 WorkloadError::failure(format!("{step}: the coordinator sent no job count ({assignment})"))
             })?;
+        if self.run.db.is_some() && self.prepared.is_none() {
+            let schema = assignment.get(SCHEMA_KEY).and_then(Value::as_str).ok_or_else(|| {
+                WorkloadError::failure(format!("{step}: the coordinator named no schema ({assignment})"))
+            })?;
+            self.run.namespace = Some(schema.to_string());
+            self.prepared = Some(self.run.prepare(context)?);
+        }
         let prepared = self.prepared.as_mut().ok_or_else(|| WorkloadError::failure("a step before preparing"))?;
         let figures = prepared
             .runner

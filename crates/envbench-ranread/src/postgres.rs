@@ -5,14 +5,22 @@
 //! `SELECT` by random key at queue depth 1. Around each step the table's `pg_statio` counters show how many heap blocks
 //! came from outside shared_buffers — the reads that left the database for the OS and, unless the OS cached them,
 //! the storage.
+//!
+//! The table lives in one schema, resolved once ([`Namespace`]): it is checked, built, dropped and read only by its
+//! qualified name there, and every session is pinned to that schema. The run holds a lock on it for its whole life
+//! ([`ServerLock`]): shared to read a complete table, alone to build or rebuild one; a run that cannot take it is
+//! refused before it touches the table, with the holder named.
 
 use crate::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner};
-use envbench_core::model::{postgres_advice, redact_secrets};
+use envbench_core::model::redact_secrets;
 use envbench_io::LatencyHistogram;
-use postgres::{Client, NoTls};
+use envbench_sql::{
+    Connection, DatabaseUrl, DbError, Dialect, Namespace, Relation, RelationKind, ServerLock, ServerLockError,
+    ServerLockMode, Value, quote_literal,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// The table envbench reads; envbench creates it and marks it with a comment.
@@ -20,8 +28,15 @@ pub const TABLE: &str = "envbench_ranread";
 const TABLE_COMMENT: &str = "created by envbench ranread: one row per 8 KiB page";
 /// Characters of padding per row: two rows cannot share an 8 KiB page.
 const PAD_CHARS: i64 = 5024;
-const APPLICATION_NAME: &str = "envbench-ranread";
 const BUILD_BATCH_ROWS: i64 = 20_000;
+/// What the lock on the table is called in a refusal.
+const LOCKED: &str = "the ranread table";
+
+/// The application name of this run's sessions, by which the run finds its own jobs in pg_stat_activity (and only
+/// its own, when other runs read the same table).
+fn application_name() -> String {
+    format!("envbench-ranread {}", std::process::id())
+}
 
 /// How to build or reuse the table.
 #[derive(Clone, Debug)]
@@ -32,9 +47,12 @@ pub struct PostgresOptions {
     pub size_bytes: Option<u64>,
     /// Rebuild even when a table of the right size exists.
     pub fresh: bool,
-    /// Build the table when none of the right size exists; false: refuse (a fleet's agents, whose coordinator built
-    /// it before they started).
-    pub build: bool,
+    /// The schema the table is in (it must exist), as the user named it or a fleet's coordinator resolved it for its
+    /// agents; `None`: the connection's own (`current_schema()`), resolved here.
+    pub namespace: Option<String>,
+    /// A fleet's agent: it never builds or locks the table (its coordinator built it and holds the lock while the
+    /// fleet runs), and refuses to run without a complete one.
+    pub agent: bool,
 }
 
 /// What the build did, for the user.
@@ -51,110 +69,174 @@ pub struct TableInfo {
 
 /// A prepared database target.
 pub struct PostgresRanRead {
-    config: postgres::Config,
-    monitor: Client,
-    url_for_people: String,
+    url: DatabaseUrl,
+    namespace: Namespace,
+    monitor: Box<dyn Connection>,
     pub info: TableInfo,
     seed: u64,
+    /// Held until the sweep ends (none on a fleet's agent); in a mutex only to be shared between threads.
+    _lock: Option<Mutex<ServerLock>>,
 }
 
-/// Turn a driver error into one that says what to do.
-fn explain(url: &str, error: postgres::Error) -> RanReadError {
-    let message = match error.as_db_error() {
-        Some(db) => postgres_advice(Some(db.code().code()), db.message(), "--db"),
-        None => postgres_advice(None, &error.to_string(), "--db"),
-    };
-    RanReadError::Database { url: url.to_string(), message }
+fn database(error: DbError) -> RanReadError {
+    RanReadError::Sql(error)
 }
 
 /// Refuse a `--db` that is not a PostgreSQL URL, before anything is created.
 pub(crate) fn check_url(url: &str) -> Result<(), RanReadError> {
-    let url_for_people = redact_secrets(url);
+    let refused = |reason: String| RanReadError::BadDatabaseUrl { url: redact_secrets(url), reason };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err(RanReadError::BadDatabaseUrl {
-            url: url_for_people,
-            reason: "only postgres:// and postgresql:// URLs are supported".into(),
-        });
+        return Err(refused("only postgres:// and postgresql:// URLs are supported".into()));
     }
-    url.parse::<postgres::Config>()
-        .map(|_| ())
-        .map_err(|e| RanReadError::BadDatabaseUrl { url: url_for_people, reason: format!("{e}") })
+    DatabaseUrl::parse(url).map(|_| ()).map_err(|e| refused(e.message))
+}
+
+/// A session pinned to `namespace`: its unqualified names cannot reach another schema.
+fn connect(url: &DatabaseUrl, namespace: &Namespace) -> Result<Box<dyn Connection>, RanReadError> {
+    let mut connection = url.connect(&application_name()).map_err(database)?;
+    namespace.pin(connection.as_mut()).map_err(database)?;
+    Ok(connection)
+}
+
+/// What the namespace holds of the table, before the run decides to reuse or build it.
+#[derive(Clone, Debug, PartialEq)]
+enum Existing {
+    None,
+    /// Relations of the table's names that envbench did not make, each with its kind.
+    Foreign(Vec<String>),
+    /// envbench's table; `rows` from the comment of a complete build (-1 while a build is under way).
+    Ours {
+        rows: i64,
+    },
+}
+
+fn existing_table(connection: &mut dyn Connection, namespace: &Namespace) -> Result<Existing, DbError> {
+    let primary_key = format!("{TABLE}_pkey");
+    let found = namespace.relations(connection, &[TABLE, &primary_key])?;
+    let table = found.iter().find(|r| r.name == TABLE && r.kind == RelationKind::Table);
+    let ours = table.and_then(|t| t.comment.as_deref()).filter(|c| c.starts_with(TABLE_COMMENT));
+    let foreign: Vec<String> = found
+        .iter()
+        .filter(|r| ours.is_none() || (r.name == primary_key && r.kind != RelationKind::Other("index".into())))
+        .map(Relation::describe)
+        .collect();
+    if !foreign.is_empty() {
+        return Ok(Existing::Foreign(foreign));
+    }
+    Ok(match ours {
+        None => Existing::None,
+        // The comment records the row count of a complete build; an interrupted build has none.
+        Some(comment) => {
+            Existing::Ours { rows: comment.rsplit("rows=").next().and_then(|n| n.trim().parse().ok()).unwrap_or(-1) }
+        }
+    })
+}
+
+/// A number from the first row of a query.
+fn number(connection: &mut dyn Connection, sql: &str, params: &[Value]) -> Result<i64, DbError> {
+    connection.query_optional(sql, params)?.ok_or_else(|| DbError::other(format!("{sql}: no row")))?.int(0)
 }
 
 impl PostgresRanRead {
-    /// Connect, then build the table unless a complete one of the right size exists. `progress` gets rows done and
-    /// rows in all.
+    /// Connect, resolve the namespace, take the lock, then build the table unless a complete one of the right size
+    /// exists. `progress` gets rows done and rows in all.
     pub fn prepare(
         options: &PostgresOptions,
         interrupt: &AtomicBool,
         progress: &mut dyn FnMut(i64, i64),
     ) -> Result<PostgresRanRead, RanReadError> {
-        let url_for_people = redact_secrets(&options.url);
-        let mut config: postgres::Config = options
-            .url
-            .parse()
-            .map_err(|e| RanReadError::BadDatabaseUrl { url: url_for_people.clone(), reason: format!("{e}") })?;
-        config.application_name(APPLICATION_NAME);
-        config.connect_timeout(Duration::from_secs(10));
-        envbench_sql::postgres_password_from_environment(&mut config);
-        let explain_here = |e| explain(&url_for_people, e);
-        let mut monitor = config.connect(NoTls).map_err(explain_here)?;
-        let server_version: String = monitor.query_one("SHOW server_version", &[]).map_err(explain_here)?.get(0);
-        let shared_buffers_bytes: i64 = monitor
-            .query_one(
-                "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings \
-                 WHERE name = 'shared_buffers'",
-                &[],
-            )
-            .map_err(explain_here)?
-            .get(0);
-        let block_size: i64 =
-            monitor.query_one("SELECT current_setting('block_size')::bigint", &[]).map_err(explain_here)?.get(0);
+        check_url(&options.url)?;
+        let url = DatabaseUrl::parse(&options.url).map_err(database)?;
+        let shown = url.shown();
+        let mut monitor = url.connect(&application_name()).map_err(database)?;
+        let namespace = Namespace::resolve(monitor.as_mut(), options.namespace.as_deref(), false).map_err(database)?;
+        namespace.pin(monitor.as_mut()).map_err(database)?;
+        let server_version = monitor.server_version().map_err(database)?;
+        let shared_buffers_bytes = number(
+            monitor.as_mut(),
+            "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings \
+             WHERE name = 'shared_buffers'",
+            &[],
+        )
+        .map_err(database)?;
+        let block_size =
+            number(monitor.as_mut(), "SELECT current_setting('block_size')::bigint", &[]).map_err(database)?;
         let table_bytes = options.size_bytes.map(|b| b as i64).unwrap_or(2 * shared_buffers_bytes);
         let rows = (table_bytes / block_size).max(1);
+        let place = format!("{shown}, schema {}", namespace.quoted());
 
-        let existing = existing_table(&mut monitor).map_err(explain_here)?;
-        let reused = match existing {
-            Existing::None => false,
-            Existing::Foreign => {
-                return Err(RanReadError::Database {
-                    url: url_for_people,
-                    message: format!(
-                        "a table named {TABLE} exists that envbench did not create; envbench will not touch it. \
-                         Use another database in --db"
-                    ),
-                });
+        // Reuse or build, decided on what the schema holds, then again under the lock (another run may have changed
+        // the table in between): a run that builds holds the table alone.
+        let mut held: Option<(bool, Option<ServerLock>)> = None;
+        let mut settled = false;
+        for _ in 0..3 {
+            let reused = match existing_table(monitor.as_mut(), &namespace).map_err(database)? {
+                Existing::Foreign(relations) => {
+                    return Err(RanReadError::Foreign(format!(
+                        "{place}: {} bear the names of envbench's table but envbench did not create them (its comment \
+                         says which it made); envbench never creates, drops or alters anything beside what it made. \
+                         Use another database or schema in --db",
+                        relations.join(", ")
+                    )));
+                }
+                Existing::None => false,
+                Existing::Ours { rows: have } => have == rows && !options.fresh,
+            };
+            if held.as_ref().is_some_and(|(before, _)| *before == reused) {
+                settled = true;
+                break;
             }
-            Existing::Ours { rows: have } => have == rows && !options.fresh,
-        };
-        if !reused && !options.build {
-            return Err(RanReadError::Database {
-                url: url_for_people,
-                message: format!(
-                    "this host finds no {TABLE} table of {rows} pages there; the fleet's coordinator builds it before \
-                     the agents start, so this host reaches another server than the coordinator did (a loopback or \
-                     private address means something else on each host)"
-                ),
-            });
+            // A lock taken for the other decision is released before the next is taken.
+            drop(held.take());
+            if options.agent {
+                if !reused {
+                    return Err(RanReadError::Failed(format!(
+                        "{place}: this host finds no {TABLE} table of {rows} pages there; the fleet's coordinator \
+                         builds it before the agents start, so this host reaches another server than the coordinator \
+                         did (a loopback or private address means something else on each host)"
+                    )));
+                }
+                held = Some((true, None));
+                settled = true;
+                break;
+            }
+            let mode = if reused { ServerLockMode::Shared } else { ServerLockMode::Exclusive };
+            let application = format!("envbench ranread, pid {}", std::process::id());
+            let lock = match ServerLock::take(&url, &namespace, LOCKED, mode, &application) {
+                Ok(lock) => lock,
+                Err(ServerLockError::Database(error)) => return Err(database(error)),
+                Err(busy) => return Err(RanReadError::Busy(format!("{shown}: {busy}"))),
+            };
+            held = Some((reused, Some(lock)));
         }
+        let Some((reused, lock)) = held.filter(|_| settled) else {
+            return Err(RanReadError::Failed(format!(
+                "{place}: the {TABLE} table kept changing while this run looked at it (another envbench run is \
+                 building it); run it again"
+            )));
+        };
         if !reused {
-            build_table(&mut monitor, rows, interrupt, progress).map_err(explain_here)?;
+            build_table(monitor.as_mut(), &namespace, rows, interrupt, progress).map_err(database)?;
             if interrupt.load(Ordering::SeqCst) {
                 return Err(RanReadError::Interrupted);
             }
             // The build's own block accesses must not land in the first step: a backend flushes its statistics when
             // it exits, so replace the building connection and wait for it to be gone.
-            let builder_pid: i32 = monitor.query_one("SELECT pg_backend_pid()", &[]).map_err(explain_here)?.get(0);
+            let builder = number(monitor.as_mut(), "SELECT pg_backend_pid()", &[]).map_err(database)?;
             drop(monitor);
-            monitor = config.connect(NoTls).map_err(explain_here)?;
-            wait_for_exit(&mut monitor, "pid = $1", &builder_pid).map_err(explain_here)?;
+            monitor = connect(&url, &namespace)?;
+            wait_for_exit(monitor.as_mut(), "pid = ?", Value::Int(builder)).map_err(database)?;
         }
-        let table_bytes: i64 =
-            monitor.query_one(&format!("SELECT pg_relation_size('{TABLE}')"), &[]).map_err(explain_here)?.get(0);
+        let table_bytes = number(
+            monitor.as_mut(),
+            "SELECT pg_relation_size(?::text::regclass)",
+            &[Value::Text(namespace.qualify(TABLE))],
+        )
+        .map_err(database)?;
         Ok(PostgresRanRead {
-            config,
+            url,
+            namespace,
             monitor,
-            url_for_people,
             info: TableInfo {
                 rows,
                 table_bytes,
@@ -164,45 +246,51 @@ impl PostgresRanRead {
                 server_version,
             },
             seed: 0x005e_ed0f_ba5e,
+            _lock: lock.map(Mutex::new),
         })
+    }
+
+    /// The schema the table is in.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
     }
 
     fn counters(&mut self) -> Result<DatabaseCounters, RanReadError> {
         let row = self
             .monitor
-            .query_one(
+            .query_optional(
                 "SELECT coalesce(heap_blks_read, 0), coalesce(heap_blks_hit, 0), coalesce(idx_blks_read, 0), \
-                 coalesce(idx_blks_hit, 0) FROM pg_statio_user_tables \
-                 WHERE relname = $1 AND schemaname = current_schema()",
-                &[&TABLE],
+                 coalesce(idx_blks_hit, 0) FROM pg_statio_user_tables WHERE relname = ? AND schemaname = ?",
+                &[Value::Text(TABLE.into()), Value::Text(self.namespace.name().into())],
             )
-            .map_err(|e| explain(&self.url_for_people, e))?;
+            .map_err(database)?
+            .ok_or_else(|| RanReadError::Failed(format!("{}: {TABLE} has no statistics", self.url.shown())))?;
         Ok(DatabaseCounters {
-            heap_blocks_read: row.get(0),
-            heap_blocks_hit: row.get(1),
-            index_blocks_read: row.get(2),
-            index_blocks_hit: row.get(3),
+            heap_blocks_read: row.int(0).map_err(database)?,
+            heap_blocks_hit: row.int(1).map_err(database)?,
+            index_blocks_read: row.int(2).map_err(database)?,
+            index_blocks_hit: row.int(3).map_err(database)?,
         })
     }
 
     /// Wait until the workers' backends have exited: a backend flushes its statistics before it leaves
     /// pg_stat_activity, so the counters read after this include the whole step.
     fn wait_for_workers_to_exit(&mut self) -> Result<(), RanReadError> {
-        wait_for_exit(&mut self.monitor, "application_name = $1 AND pid <> pg_backend_pid()", &APPLICATION_NAME)
-            .map_err(|e| explain(&self.url_for_people, e))
+        wait_for_exit(
+            self.monitor.as_mut(),
+            "application_name = ? AND pid <> pg_backend_pid()",
+            Value::Text(application_name()),
+        )
+        .map_err(database)
     }
 }
 
 /// Wait (up to 10 s) until no backend matching `condition` remains in pg_stat_activity.
-fn wait_for_exit(
-    client: &mut Client,
-    condition: &str,
-    parameter: &(dyn postgres::types::ToSql + Sync),
-) -> Result<(), postgres::Error> {
+fn wait_for_exit(connection: &mut dyn Connection, condition: &str, parameter: Value) -> Result<(), DbError> {
     let query = format!("SELECT count(*) FROM pg_stat_activity WHERE {condition}");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let remaining: i64 = client.query_one(&query, &[parameter])?.get(0);
+        let remaining = number(connection, &query, std::slice::from_ref(&parameter))?;
         if remaining == 0 || Instant::now() > deadline {
             return Ok(());
         }
@@ -210,63 +298,47 @@ fn wait_for_exit(
     }
 }
 
-enum Existing {
-    None,
-    Foreign,
-    Ours { rows: i64 },
-}
-
-fn existing_table(client: &mut Client) -> Result<Existing, postgres::Error> {
-    let row = client.query_opt(
-        "SELECT obj_description(c.oid, 'pg_class') FROM pg_class c \
-         WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace",
-        &[&TABLE],
-    )?;
-    let Some(row) = row else { return Ok(Existing::None) };
-    let comment: Option<String> = row.get(0);
-    let Some(comment) = comment.filter(|c| c.starts_with(TABLE_COMMENT)) else { return Ok(Existing::Foreign) };
-    // The comment records the row count of a complete build; an interrupted build has none.
-    let rows = comment.rsplit("rows=").next().and_then(|n| n.trim().parse().ok()).unwrap_or(-1);
-    Ok(Existing::Ours { rows })
-}
-
 fn build_table(
-    client: &mut Client,
+    connection: &mut dyn Connection,
+    namespace: &Namespace,
     rows: i64,
     interrupt: &AtomicBool,
     progress: &mut dyn FnMut(i64, i64),
-) -> Result<(), postgres::Error> {
-    client.batch_execute(&format!(
-        "DROP TABLE IF EXISTS {TABLE};
-         CREATE UNLOGGED TABLE {TABLE} (id bigint NOT NULL, pad text NOT NULL)
+) -> Result<(), DbError> {
+    let table = namespace.qualify(TABLE);
+    let comment = |text: &str| format!("COMMENT ON TABLE {table} IS {}", quote_literal(Dialect::Postgres, text));
+    connection.batch(&format!(
+        "DROP TABLE IF EXISTS {table};
+         CREATE UNLOGGED TABLE {table} (id bigint NOT NULL, pad text NOT NULL)
              WITH (fillfactor = 100, autovacuum_enabled = false);
-         ALTER TABLE {TABLE} ALTER COLUMN pad SET STORAGE PLAIN;
-         COMMENT ON TABLE {TABLE} IS '{TABLE_COMMENT} (building)';"
+         ALTER TABLE {table} ALTER COLUMN pad SET STORAGE PLAIN;
+         {};",
+        comment(&format!("{TABLE_COMMENT} (building)"))
     ))?;
-    let insert = client.prepare(&format!(
-        "INSERT INTO {TABLE} SELECT g, repeat(md5(g::text), {}) FROM generate_series($1::bigint, $2::bigint) g",
+    let insert = format!(
+        "INSERT INTO {table} SELECT g, repeat(md5(g::text), {}) FROM generate_series(?::bigint, ?::bigint) g",
         PAD_CHARS / 32
-    ))?;
+    );
     let mut done = 0;
     while done < rows {
         if interrupt.load(Ordering::SeqCst) {
             return Ok(());
         }
         let last = (done + BUILD_BATCH_ROWS).min(rows);
-        client.execute(&insert, &[&(done + 1), &last])?;
+        connection.execute(&insert, &[Value::Int(done + 1), Value::Int(last)])?;
         done = last;
         progress(done, rows);
     }
     // One statement each: VACUUM cannot run inside the implicit transaction of a multi-statement batch.
-    client.batch_execute(&format!("ALTER TABLE {TABLE} ADD PRIMARY KEY (id)"))?;
-    client.batch_execute(&format!("VACUUM ANALYZE {TABLE}"))?;
-    client.batch_execute(&format!("COMMENT ON TABLE {TABLE} IS '{TABLE_COMMENT} rows={rows}'"))?;
+    connection.batch(&format!("ALTER TABLE {table} ADD PRIMARY KEY (id)"))?;
+    connection.batch(&format!("VACUUM ANALYZE {table}"))?;
+    connection.batch(&comment(&format!("{TABLE_COMMENT} rows={rows}")))?;
     Ok(())
 }
 
 impl StepRunner for PostgresRanRead {
     fn target(&self) -> String {
-        format!("{} table {TABLE}", self.url_for_people)
+        format!("{}, table {}", self.url.shown(), self.namespace.qualify(TABLE))
     }
 
     fn run_step(
@@ -276,23 +348,24 @@ impl StepRunner for PostgresRanRead {
         interrupt: &AtomicBool,
     ) -> Result<Option<StepFigures>, RanReadError> {
         // Connect every job before the barrier, so connection set-up is not measured and no job starts early.
-        let mut clients = Vec::with_capacity(jobs as usize);
+        let mut connections = Vec::with_capacity(jobs as usize);
         for _ in 0..jobs {
-            clients.push(self.config.connect(NoTls).map_err(|e| explain(&self.url_for_people, e))?);
+            connections.push(connect(&self.url, &self.namespace)?);
         }
         let before = self.counters()?;
         let barrier = Arc::new(Barrier::new(jobs as usize + 1));
         let rows = self.info.rows as u64;
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let started_at = crate::now_utc();
+        let read = format!("SELECT length(pad) FROM {} WHERE id = ?", self.namespace.qualify(TABLE));
         let outcome = std::thread::scope(|scope| {
-            let handles: Vec<_> = clients
+            let handles: Vec<_> = connections
                 .into_iter()
                 .enumerate()
-                .map(|(index, mut client)| {
-                    let barrier = Arc::clone(&barrier);
+                .map(|(index, mut connection)| {
+                    let (barrier, read) = (Arc::clone(&barrier), &read);
                     let seed = self.seed ^ (index as u64 + 1).wrapping_mul(0xd6e8_feb8_6659_fd93);
-                    scope.spawn(move || job(&mut client, rows, limit, seed, &barrier, interrupt))
+                    scope.spawn(move || job(connection.as_mut(), read, rows, limit, seed, &barrier, interrupt))
                 })
                 .collect();
             barrier.wait();
@@ -304,7 +377,7 @@ impl StepRunner for PostgresRanRead {
         let mut histogram = LatencyHistogram::new();
         let mut rates = Vec::new();
         for result in results {
-            let (job_histogram, job_elapsed) = result.map_err(|e| explain(&self.url_for_people, e))?;
+            let (job_histogram, job_elapsed) = result.map_err(database)?;
             rates.push(job_histogram.count() as f64 / job_elapsed.as_secs_f64().max(1e-9));
             histogram.merge(&job_histogram);
         }
@@ -323,17 +396,19 @@ impl StepRunner for PostgresRanRead {
     }
 }
 
-/// One job: synchronous random-key reads until the limit; the connection closes when the job ends.
+/// One job: synchronous random-key reads (`read`, which makes the executor fetch the heap tuple: an index-only scan
+/// would never touch the table's pages) until the limit; the connection closes when the job ends.
 fn job(
-    client: &mut Client,
+    connection: &mut dyn Connection,
+    read: &str,
     rows: u64,
     limit: StepLimit,
     seed: u64,
     barrier: &Barrier,
     interrupt: &AtomicBool,
-) -> Result<(LatencyHistogram, Duration), postgres::Error> {
-    // length(pad) makes the executor read the heap tuple: an index-only scan would never touch the table's pages.
-    let statement = client.prepare(&format!("SELECT length(pad) FROM {TABLE} WHERE id = $1"))?;
+) -> Result<(LatencyHistogram, Duration), DbError> {
+    // Prepared before the barrier, so the first read is not a parse: key 0 is no row, so no heap page is read.
+    connection.query_optional(read, &[Value::Int(0)])?;
     let mut histogram = LatencyHistogram::new();
     let mut state = seed | 1;
     barrier.wait();
@@ -354,7 +429,7 @@ fn job(
         state ^= state >> 27;
         let key = (state.wrapping_mul(0x2545_f491_4f6c_dd1d) % rows) as i64 + 1;
         let sent = Instant::now();
-        client.query_one(&statement, &[&key])?;
+        connection.query_optional(read, &[Value::Int(key)])?;
         histogram.record_ns(sent.elapsed().as_nanos() as u64);
         done += 1;
     }

@@ -305,11 +305,21 @@ pub fn sweep(
         let figures = runner.run_step(jobs, limit, interrupt);
         steps_observer.step_finished(&step_name);
         match figures? {
-            Some(figures) if !interrupt.load(Ordering::SeqCst) => {
+            _ if interrupt.load(Ordering::SeqCst) => break StopReason::Interrupted,
+            Some(figures) => {
                 on_step(&figures);
                 steps.push(figures);
             }
-            _ => break StopReason::Interrupted,
+            // A step that read nothing measured nothing: not a result.
+            None => {
+                return Err(crate::RanReadError::Failed(format!(
+                    "{step_name}: the {jobs} jobs completed no read in {}; the storage did not answer",
+                    match limit {
+                        StepLimit::Iterations(n) => format!("{n} iterations"),
+                        StepLimit::Duration(d) => envbench_core::units::format_duration(d),
+                    }
+                )));
+            }
         }
     };
     let knee = find_knee(&steps, targets.latency_ms);
@@ -325,6 +335,7 @@ pub fn cv_percent(values: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RanReadError;
     use envbench_core::sampler::NoSteps;
 
     fn step(jobs: u32, iops: f64, mean_ms: f64) -> StepFigures {
@@ -449,5 +460,32 @@ mod tests {
         .unwrap();
         assert_eq!(outcome.stop_reason, StopReason::Interrupted);
         assert!(runner.1.is_empty());
+    }
+
+    /// A step that read nothing (and was not interrupted) measured nothing: the sweep fails instead of storing it as
+    /// interrupted or as a result.
+    #[test]
+    fn a_step_without_reads_fails_the_sweep() {
+        struct Silent;
+        impl StepRunner for Silent {
+            fn target(&self) -> String {
+                "silent".into()
+            }
+            fn run_step(&mut self, _: u32, _: StepLimit, _: &AtomicBool) -> Result<Option<StepFigures>, RanReadError> {
+                Ok(None)
+            }
+        }
+        let limit = StepLimit::Duration(Duration::from_millis(100));
+        let outcome = sweep(
+            &mut Silent,
+            &JobsPlan::List(vec![2]),
+            TARGETS,
+            limit,
+            &NoSteps,
+            &AtomicBool::new(false),
+            &mut |_| {},
+        );
+        let error = outcome.err().unwrap().to_string();
+        assert!(error.contains("J=2: the 2 jobs completed no read in 100.00 ms"), "{error}");
     }
 }

@@ -10,10 +10,11 @@ use clap::{Args, FromArgMatches};
 use envbench_core::model::{ResultRecord, StoredRun, redact_secrets};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
+use envbench_core::workload::MAX_LIST_SETTINGS;
 use envbench_core::workload::{
     Envelope, Measured, NativeTable, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
 };
-use envbench_core::{ByteSize, parse_byte_size, parse_duration};
+use envbench_core::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
 use envbench_io::{BenchError, EngineChoice, cache_honesty, check_directory, select_engine};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -29,6 +30,9 @@ pub const IOPS_METRIC: &str = "iops";
 pub const LATENCY_MEAN_METRIC: &str = "latency_mean";
 /// The default database file with O_DIRECT: large enough to defeat a storage controller's cache.
 pub const DEFAULT_DIRECT_FILE_BYTES: u64 = 8 << 30;
+/// The shortest and longest `--duration` of a step: a shorter one measures the start of the reads, not their rate.
+pub const MIN_STEP_DURATION: Duration = Duration::from_millis(100);
+pub const MAX_STEP_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// The most jobs a step may run (as the I/O engine's thread limit).
 pub const MAX_JOBS: u32 = envbench_io::spec::MAX_THREADS;
 
@@ -89,6 +93,10 @@ pub struct RanreadArgs {
     /// Run the sweep inside PostgreSQL instead: postgres://user@host:port/database.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// With --db: the schema of the table, which must exist (default: the connection's current schema). envbench
+    /// touches nothing outside it.
+    #[arg(long, requires = "db")]
+    pub schema: Option<String>,
     /// Database file size (default 8 GiB with O_DIRECT, 2x RAM buffered) or table size (default 2x shared_buffers).
     #[arg(long)]
     pub size: Option<String>,
@@ -160,8 +168,11 @@ pub(crate) struct RanreadRun {
     no_keep: bool,
     direct: bool,
     engine: EngineChoice,
-    /// With --db: build the table when it is missing (false on a fleet's agents: their coordinator built it).
-    pub(crate) build_table: bool,
+    /// A fleet's agent: with --db it never builds or locks the table (its coordinator built it and holds the lock).
+    pub(crate) fleet_agent: bool,
+    /// With --db: the schema of the table, as the user named it (--schema) or a fleet's coordinator resolved it for
+    /// its agents (`None`: the connection's own).
+    pub(crate) namespace: Option<String>,
 }
 
 impl Workload for RanreadWorkload {
@@ -287,30 +298,28 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         }
         JobsPlan::Auto { max_jobs: args.max_jobs }
     } else {
-        let list: Vec<u32> = args
-            .jobs
-            .split(',')
-            .map(|part| match part.trim().parse::<u32>() {
+        let parts: Vec<&str> = args.jobs.split(',').map(str::trim).collect();
+        check_settings("--jobs", &parts, MAX_LIST_SETTINGS).map_err(usage)?;
+        let list: Vec<u32> = parts
+            .iter()
+            .map(|part| match part.parse::<u32>() {
                 Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
                 _ => Err(usage(format!(
                     "--jobs '{}': each job count must be a whole number from 1 to {MAX_JOBS}, e.g. --jobs 1,2,4,8 or \
                      --jobs auto",
-                    args.jobs
+                    envbench_core::text::truncate(&args.jobs, 80)
                 ))),
             })
             .collect::<Result<_, _>>()?;
+        check_settings("--jobs", &list, MAX_LIST_SETTINGS).map_err(usage)?;
         JobsPlan::List(list)
     };
     let limit = match (&args.iterations, &args.duration) {
         (Some(0), _) => return Err(usage("--iterations must be at least 1")),
         (Some(n), _) => StepLimit::Iterations(*n),
-        (None, Some(text)) => {
-            let duration = parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
-            if duration.is_zero() {
-                return Err(usage("--duration must be longer than zero, e.g. 30s"));
-            }
-            StepLimit::Duration(duration)
-        }
+        (None, Some(text)) => StepLimit::Duration(
+            parse_duration_within("--duration", text, MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?,
+        ),
         (None, None) => StepLimit::Duration(Duration::from_secs(10)),
     };
     let latency = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
@@ -357,7 +366,8 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         no_keep: args.no_keep,
         direct: !args.buffered,
         engine,
-        build_table: true,
+        fleet_agent: false,
+        namespace: args.schema,
     })
 }
 
@@ -368,6 +378,8 @@ pub(crate) struct Prepared {
     pub(crate) flags: Vec<String>,
     /// The database file, in file mode.
     pub(crate) database_file: Option<PathBuf>,
+    /// The schema of the table, with --db.
+    pub(crate) namespace: Option<envbench_sql::Namespace>,
 }
 
 impl RanreadRun {
@@ -380,7 +392,8 @@ impl RanreadRun {
                     url: url.clone(),
                     size_bytes: self.size_bytes,
                     fresh: self.fresh,
-                    build: self.build_table,
+                    namespace: self.namespace.clone(),
+                    agent: self.fleet_agent,
                 };
                 let mut on_rows = |done: i64, total: i64| {
                     progress.update(&format!("building the table: {:>3}% of {total} pages", done * 100 / total.max(1)));
@@ -388,8 +401,9 @@ impl RanreadRun {
                 let target = PostgresRanRead::prepare(&options, context.interrupt, &mut on_rows)?;
                 let info = &target.info;
                 progress.line(&format!(
-                    "{} table {TABLE}: {} pages ({}), shared_buffers {}, PostgreSQL {}",
+                    "{} table {}: {} pages ({}), shared_buffers {}, PostgreSQL {}",
                     if info.reused { "reusing" } else { "built" },
+                    target.namespace().qualify(TABLE),
                     info.rows,
                     ByteSize(info.table_bytes as u64),
                     ByteSize(info.shared_buffers_bytes as u64),
@@ -400,7 +414,8 @@ impl RanreadRun {
                     table_pages: info.rows,
                     limit: self.limit,
                 };
-                Ok(Prepared { runner: Box::new(target), parameters, flags: Vec::new(), database_file: None })
+                let namespace = Some(target.namespace().clone());
+                Ok(Prepared { runner: Box::new(target), parameters, flags: Vec::new(), database_file: None, namespace })
             }
             None => {
                 let selection = select_engine(self.engine)?;
@@ -449,7 +464,13 @@ impl RanreadRun {
                     limit: self.limit,
                 };
                 let path = target.path().to_path_buf();
-                Ok(Prepared { runner: Box::new(target), parameters, flags: cache.flags(), database_file: Some(path) })
+                Ok(Prepared {
+                    runner: Box::new(target),
+                    parameters,
+                    flags: cache.flags(),
+                    database_file: Some(path),
+                    namespace: None,
+                })
             }
         }
     }
@@ -461,7 +482,7 @@ impl Planned for RanreadRun {
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
-        let Prepared { mut runner, parameters, flags, database_file } = self.prepare(context)?;
+        let Prepared { mut runner, parameters, flags, database_file, .. } = self.prepare(context)?;
         context.progress.line(&format!(
             "sweep: {}, each step {} per job, target mean response time {} ms{}",
             match &self.jobs {

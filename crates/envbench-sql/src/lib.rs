@@ -285,14 +285,31 @@ impl DatabaseUrl {
     }
 
     /// The URL without its password, and the password: for handing a server URL to another program (pgbench) with
-    /// the password in its environment (`PGPASSWORD`) rather than on its command line, where `ps` shows it.
+    /// the password in its environment (`PGPASSWORD`) rather than on its command line, where `ps` shows it. Every
+    /// form is taken out: the authority's (`user:pw@host`) and the query's (`?password=pw`, which libpq reads too and
+    /// which wins over the authority's, as there).
     pub fn split_password(&self) -> (String, Option<String>) {
         let Some((scheme, rest)) = self.target.split_once("://") else { return (self.target.clone(), None) };
+        let (rest, query) = rest.split_once('?').map_or((rest, None), |(r, q)| (r, Some(q)));
         let (authority, path) = rest.split_once('/').map_or((rest, None), |(a, p)| (a, Some(p)));
-        let Some((userinfo, host)) = authority.rsplit_once('@') else { return (self.target.clone(), None) };
-        let Some((user, password)) = userinfo.split_once(':') else { return (self.target.clone(), None) };
+        let (mut password, authority) = match authority.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, password)) => (Some(percent_decoded(password)), format!("{user}@{host}")),
+                None => (None, authority.to_string()),
+            },
+            None => (None, authority.to_string()),
+        };
+        let mut kept = Vec::new();
+        for parameter in query.into_iter().flat_map(|q| q.split('&')) {
+            match parameter.split_once('=') {
+                Some((key, value)) if percent_decoded(key) == "password" => password = Some(percent_decoded(value)),
+                _ if parameter.is_empty() => {}
+                _ => kept.push(parameter),
+            }
+        }
         let path = path.map(|p| format!("/{p}")).unwrap_or_default();
-        (format!("{scheme}://{user}@{host}{path}"), Some(percent_decoded(password)))
+        let query = if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) };
+        (format!("{scheme}://{authority}{path}{query}"), password)
     }
 
     /// True when the server runs on this machine (loopback or a socket), so its data directory's storage is this
@@ -441,6 +458,16 @@ mod tests {
         assert_eq!(escaped.split_password().1.as_deref(), Some("p@ss"));
         let plain = DatabaseUrl::parse("postgres://bob@127.0.0.1/test").unwrap();
         assert_eq!(plain.split_password(), ("postgres://bob@127.0.0.1/test".to_string(), None));
+        // libpq also takes the password from the query, which wins over the authority's.
+        let query =
+            DatabaseUrl::parse("postgres://bob:old@127.0.0.1/test?sslmode=disable&password=p%26w&connect_timeout=5")
+                .unwrap();
+        assert_eq!(
+            query.split_password(),
+            ("postgres://bob@127.0.0.1/test?sslmode=disable&connect_timeout=5".to_string(), Some("p&w".to_string()))
+        );
+        let only = DatabaseUrl::parse("postgresql://bob@127.0.0.1?password=hunter2").unwrap();
+        assert_eq!(only.split_password(), ("postgresql://bob@127.0.0.1".to_string(), Some("hunter2".to_string())));
     }
 
     #[test]

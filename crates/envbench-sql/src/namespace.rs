@@ -76,11 +76,15 @@ pub struct Relation {
 }
 
 impl Relation {
-    /// `orders` for a table, `orders (a view)` for anything else: names for a refusal.
+    /// `orders` for a table, `orders (a view)`, `orders_pkey (an index)` for anything else: names for a refusal.
     pub fn describe(&self) -> String {
         match self.kind {
             RelationKind::Table => self.name.clone(),
-            ref other => format!("{} (a {other})", self.name),
+            ref other => {
+                let kind = other.to_string();
+                let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                format!("{} ({article} {kind})", self.name)
+            }
         }
     }
 }
@@ -208,9 +212,11 @@ impl Namespace {
                 "SELECT table_name, table_type, table_comment FROM information_schema.tables \
                  WHERE table_schema = ? AND table_name IN ({list}) ORDER BY 1"
             ),
-            Dialect::Sqlite => {
-                format!("SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name IN ({list}) ORDER BY 1")
-            }
+            // SQLite's names are case-insensitive: `DROP TABLE orders` drops a table created as `ORDERS`.
+            Dialect::Sqlite => format!(
+                "SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name COLLATE NOCASE IN ({list}) \
+                 ORDER BY 1"
+            ),
         };
         let mut params = vec![Value::Text(self.name.clone())];
         params.extend(names.iter().map(|n| Value::Text(n.to_string())));
@@ -260,13 +266,19 @@ mod tests {
         let path = std::env::temp_dir().join(format!("envbench-namespace-{}.db", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let mut connection = crate::DatabaseUrl::sqlite(&path).connect("test").unwrap();
-        connection.batch("CREATE TABLE orders (x INTEGER); CREATE VIEW tpcc_item AS SELECT 1 AS x").unwrap();
+        connection
+            .batch(
+                "CREATE TABLE orders (x INTEGER); CREATE VIEW tpcc_item AS SELECT 1 AS x; \
+                 CREATE INDEX orders_x ON orders (x); CREATE TABLE TPCC_Stock (x INTEGER)",
+            )
+            .unwrap();
         let namespace = Namespace::resolve(connection.as_mut(), None, false).unwrap();
         assert_eq!(namespace.name(), "main");
-        let found = namespace.relations(connection.as_mut(), &["orders", "tpcc_item", "nothing"]).unwrap();
+        let names = ["orders", "tpcc_item", "orders_x", "tpcc_stock", "nothing"];
+        let found = namespace.relations(connection.as_mut(), &names).unwrap();
         assert_eq!(
             found.iter().map(Relation::describe).collect::<Vec<_>>(),
-            ["orders", "tpcc_item (a view)"],
+            ["TPCC_Stock", "orders", "orders_x (an index)", "tpcc_item (a view)"],
             "{found:?}"
         );
         let _ = std::fs::remove_file(&path);

@@ -1,10 +1,14 @@
 //! `envbench oltp` end to end on the real binary: embedded SQLite, PostgreSQL and MariaDB, a sweep with its knee,
-//! the stored results per transaction type, the pgbench cross-check, Ctrl-C, and bad input.
+//! the stored results per transaction type, the pgbench cross-check, Ctrl-C, and bad input; and what keeps a run's
+//! hands off everything else: the one schema its names live in (the user's own tables of the same names elsewhere on
+//! the search path are never touched, by oltp or `ranread --db`), the lock that keeps two runs from rebuilding
+//! tables under each other, and steps whose transactions failed are no measurement.
 
 mod common;
 
-use common::{envbench, runs, scratch, show, stderr, stdout};
-use std::process::Command;
+use common::{Schema, envbench, runs, scratch, show, stderr, stdout};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -137,16 +141,19 @@ fn mariadb_runs_with_its_server_counters() {
     assert!(document["consistency"].as_array().unwrap().iter().all(|c| c["passed"] == true));
 }
 
+/// The cross-check also runs with a password in the URL's query (libpq's `?password=`), which reaches pgbench
+/// through its environment: it is shown and stored nowhere.
 #[test]
 fn tpcb_with_the_pgbench_cross_check_shows_both_side_by_side() {
     let dir = scratch("oltp", "pgbench");
     let store = dir.join("results.db");
+    let target = format!("{POSTGRES}?password=not-shown-anywhere");
     let output = envbench(
         &store,
         &[
             "oltp",
             "--target",
-            POSTGRES,
+            &target,
             "--profile",
             "tpcb",
             "--scale",
@@ -174,6 +181,10 @@ fn tpcb_with_the_pgbench_cross_check_shows_both_side_by_side() {
         .filter(|r| r["flags"].as_array().unwrap().iter().any(|f| f == "pgbench-cross-check"))
         .collect();
     assert_eq!(pgbench.len(), 2, "TPS and p95 of pgbench");
+    let stored = serde_json::to_string(&run).unwrap();
+    for shown in [text.as_str(), &stderr(&output), &stored] {
+        assert!(!shown.contains("not-shown-anywhere"), "{shown}");
+    }
 }
 
 #[test]
@@ -213,6 +224,15 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
     std::fs::create_dir_all(&foreign).unwrap();
     let theirs = foreign.join("envbench-oltp.sqlite");
     rusqlite::Connection::open(&theirs).unwrap().execute_batch("CREATE TABLE tpcc_stock (x)").unwrap();
+    // A view of one of envbench's names is seen (and named with its kind) before anything is created.
+    let view = dir.join("view");
+    std::fs::create_dir_all(&view).unwrap();
+    let theirs_with_view = view.join("envbench-oltp.sqlite");
+    rusqlite::Connection::open(&theirs_with_view)
+        .unwrap()
+        .execute_batch("CREATE TABLE items (x); CREATE VIEW tpcc_item AS SELECT x FROM items")
+        .unwrap();
+    let many_users = (1..=5000).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
     // A user without privileges on each server: PostgreSQL lets it connect but not create tables (PUBLIC may not
     // create in the public schema of a database it does not own), MariaDB refuses the database.
     let psql = |sql: &str| {
@@ -249,7 +269,15 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--users", "0"], 2, "--users '0'"),
         (vec!["--users", "1,x"], 2, "a list such as 1,2,4,8"),
         (vec!["--ramp", "soon"], 2, "--ramp"),
-        (vec!["--duration", "0s"], 2, "--duration must be longer than zero"),
+        (vec!["--duration", "0s"], 2, "--duration 0s: give from 1s to 24h"),
+        (vec!["--duration", "1ns"], 2, "--duration 1ns: give from 1s to 24h"),
+        (vec!["--duration", "25h"], 2, "--duration 25h: give from 1s to 24h"),
+        (vec!["--ramp", "48h"], 2, "--ramp 48h: give from 0s to 24h"),
+        (vec!["--users", many_users.as_str()], 2, "--users: 5000 settings are more than 64"),
+        (vec!["--users", "2,2"], 2, "--users: 2 is given twice"),
+        (vec!["--target", "postgres:/127.0.0.1/test"], 2, "is not a database URL"),
+        (vec!["--target", "mysql:/127.0.0.1/test"], 2, "is not a database URL"),
+        (vec!["--dir", view.to_str().unwrap()], 2, "tpcc_item (a view)"),
         (vec!["--profile", "tpce"], 2, "give tpcc or tpcb"),
         (vec!["--loaders", "100000"], 2, "--loaders 100000: give 1 to 256"),
         (vec!["--target", "oracle://x@y/z"], 2, "postgres://"),
@@ -300,4 +328,379 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
         .unwrap();
     assert_eq!(tables, 1, "the foreign database is untouched");
+    let relations: i64 = rusqlite::Connection::open(&theirs_with_view)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM sqlite_master", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(relations, 2, "nothing was created beside the view");
+    assert!(!std::path::Path::new("postgres:").exists() && !dir.join("postgres:").exists(), "no file of a bad URL");
+}
+
+/// Run SQL with psql in `database` of the local server; its output, trimmed.
+fn psql_in(database: &str, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-Atqc", sql])
+        .output()
+        .expect("psql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// Run SQL with the mysql client on the local MariaDB; its output, trimmed.
+fn mysql(sql: &str) -> String {
+    let output = Command::new("mysql")
+        .args(["--protocol=tcp", "-h", "127.0.0.1", "-u", "root", "-N", "-B", "-e", sql])
+        .output()
+        .expect("mysql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A PostgreSQL database of the test's own, dropped when the guard goes.
+struct PostgresDatabase(String);
+
+impl PostgresDatabase {
+    fn new(tag: &str) -> PostgresDatabase {
+        let name = format!("envbench_{tag}_{}", std::process::id());
+        psql_in("postgres", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        psql_in("postgres", &format!("CREATE DATABASE {name}"));
+        PostgresDatabase(name)
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:5432/{}", self.0)
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        psql_in("postgres", &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0));
+    }
+}
+
+/// A MariaDB database of the test's own, dropped when the guard goes.
+struct MariaDatabase(String);
+
+impl MariaDatabase {
+    fn new(tag: &str) -> MariaDatabase {
+        let name = format!("envbench_{tag}_{}", std::process::id());
+        mysql(&format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"));
+        MariaDatabase(name)
+    }
+
+    fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}", self.0)
+    }
+}
+
+impl Drop for MariaDatabase {
+    fn drop(&mut self) {
+        mysql(&format!("DROP DATABASE IF EXISTS {}", self.0));
+    }
+}
+
+/// The user's own tables that bear envbench's names, each holding rows of the user's own design.
+const USERS_TABLES: [&str; 8] = [
+    "tpcc_warehouse",
+    "tpcc_item",
+    "tpcc_stock",
+    "tpcc_history",
+    "pgbench_accounts",
+    "pgbench_branches",
+    "pgbench_history",
+    "envbench_ranread",
+];
+
+/// A sha256 over every row of each of the user's tables in `schema`, in order.
+fn postgres_sums(database: &str, schema: &str) -> Vec<String> {
+    USERS_TABLES
+        .iter()
+        .map(|table| {
+            psql_in(
+                database,
+                &format!(
+                    "SELECT encode(sha256(convert_to(string_agg(t::text, E'\\n' ORDER BY t::text), 'UTF8')), 'hex') \
+                     FROM {schema}.{table} t"
+                ),
+            )
+        })
+        .collect()
+}
+
+/// With PostgreSQL's default search path (`"$user", public`) and a schema named after the user, envbench resolves
+/// that schema once and touches nothing else: the user's own tables of envbench's names in `public` keep every row,
+/// through oltp's tpcc, a rebuilt tpcb with the pgbench cross-check, and ranread --db; envbench's tables are all in
+/// the resolved schema.
+#[test]
+fn postgresql_runs_keep_to_the_schema_they_resolve_and_leave_the_users_tables_alone() {
+    let database = PostgresDatabase::new("oltp_schema");
+    let db = database.0.as_str();
+    psql_in(db, "CREATE SCHEMA postgres");
+    for table in USERS_TABLES {
+        psql_in(
+            db,
+            &format!(
+                "CREATE TABLE public.{table} (id integer PRIMARY KEY, note text); \
+                 INSERT INTO public.{table} SELECT g, 'the user''s ' || md5(g::text) FROM generate_series(1, 50) g"
+            ),
+        );
+    }
+    let before = postgres_sums(db, "public");
+    let dir = scratch("oltp", "schema-postgres");
+    let store = dir.join("results.db");
+    let url = database.url();
+    let runs: [Vec<&str>; 3] = [
+        vec!["oltp", "--target", &url, "--users", "1", "--ramp", "0s", "--duration", "1s", "--target-latency", "10s"],
+        vec![
+            "oltp",
+            "--target",
+            &url,
+            "--profile",
+            "tpcb",
+            "--fresh",
+            "--users",
+            "1",
+            "--ramp",
+            "0s",
+            "--duration",
+            "1s",
+            "--cross-check",
+            "pgbench",
+        ],
+        vec!["ranread", "--db", &url, "--size", "8m", "--jobs", "1", "--duration", "1s"],
+    ];
+    for args in &runs {
+        let output = envbench(&store, args);
+        assert!(output.status.success(), "{args:?}: {}\n{}", stderr(&output), stdout(&output));
+        assert!(!stdout(&output).contains("  FAIL "), "{}", stdout(&output));
+    }
+    assert_eq!(postgres_sums(db, "public"), before, "the user's rows are all still there, unchanged");
+    let ours = psql_in(
+        db,
+        "SELECT string_agg(schemaname || '.' || tablename, ',' ORDER BY tablename) FROM pg_tables \
+         WHERE tablename LIKE 'tpcc%' OR tablename LIKE 'pgbench%' OR tablename LIKE 'envbench%'",
+    );
+    for table in ["envbench_oltp_tpcc", "envbench_oltp_tpcb", "tpcc_order_line", "pgbench_tellers", "envbench_ranread"]
+    {
+        assert!(ours.contains(&format!("postgres.{table}")), "{table} in the resolved schema: {ours}");
+    }
+    let public: Vec<&str> = ours.split(',').filter(|t| t.starts_with("public.")).collect();
+    assert_eq!(public.len(), USERS_TABLES.len(), "nothing of envbench's in public: {ours}");
+}
+
+/// On MariaDB the namespace is the URL's database: tables of envbench's names in another database (one named like a
+/// user's own) are never touched, and same-named tables in the target database are refused by name.
+#[test]
+fn mariadb_runs_keep_to_the_urls_database() {
+    let other = MariaDatabase::new("oltp_root");
+    let target = MariaDatabase::new("oltp_target");
+    let theirs = MariaDatabase::new("oltp_theirs");
+    for table in ["tpcc_warehouse", "tpcc_item", "pgbench_accounts", "pgbench_branches"] {
+        mysql(&format!(
+            "USE {0}; CREATE TABLE {table} (id INTEGER PRIMARY KEY, note TEXT); \
+             INSERT INTO {table} SELECT seq, CONCAT('the user''s ', MD5(seq)) FROM seq_1_to_50",
+            other.0
+        ));
+    }
+    let sums = || {
+        ["tpcc_warehouse", "tpcc_item", "pgbench_accounts", "pgbench_branches"]
+            .map(|table| {
+                mysql(&format!(
+                    "SELECT SHA2(GROUP_CONCAT(CONCAT(id, ':', note) ORDER BY id SEPARATOR '\\n'), 256) FROM {}.{table}",
+                    other.0
+                ))
+            })
+            .to_vec()
+    };
+    let before = sums();
+    let dir = scratch("oltp", "schema-mariadb");
+    let store = dir.join("results.db");
+    let url = target.url();
+    for profile in [["--profile", "tpcc"], ["--profile", "tpcb"]] {
+        let mut args = vec!["oltp", "--target", &url, "--fresh", "--users", "1", "--ramp", "0s", "--duration", "1s"];
+        args.extend(profile);
+        let output = envbench(&store, &args);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+    assert_eq!(sums(), before, "the other database's rows are unchanged");
+    let ours = mysql(&format!(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{}' AND \
+         (table_name LIKE 'tpcc%' OR table_name LIKE 'pgbench%' OR table_name LIKE 'envbench%')",
+        target.0
+    ));
+    assert_eq!(ours, "15", "9 + 4 tables and 2 markers in the target database");
+    // Tables of envbench's names that envbench did not make, in the database of the URL: refused by name.
+    mysql(&format!("CREATE TABLE {}.tpcc_item (id INTEGER); INSERT INTO {0}.tpcc_item VALUES (7)", theirs.0));
+    let output = envbench(&store, &["oltp", "--target", &theirs.url(), "--users", "1", "--duration", "1s"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("tpcc_item") && stderr(&output).contains("did not make"), "{}", stderr(&output));
+    assert_eq!(
+        mysql(&format!(
+            "SELECT GROUP_CONCAT(table_name) FROM information_schema.tables WHERE table_schema = '{}'",
+            theirs.0
+        )),
+        "tpcc_item"
+    );
+}
+
+/// A run of oltp started in the background, its standard error read until it has announced itself (after its plan,
+/// which takes the lock on its tables).
+fn started(args: &[&str], store: &std::path::Path) -> (Child, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("the first run ended before it announced itself: {lines:?}");
+        }
+        let announced = line.starts_with("oltp ");
+        lines.push(line);
+        if announced {
+            break;
+        }
+    }
+    // The rest of standard error is drained, so the run never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    (child, lines)
+}
+
+/// A second `oltp --fresh` while a first one rebuilds and measures the same tables is refused before it touches
+/// anything, naming the first; so is a run that would only use them; the first finishes with its checks passing.
+fn a_rebuild_holds_its_tables_alone(first: &[&str], second: &[&str], store: &std::path::Path) {
+    let (child, _) = started(first, store);
+    let pid = child.id();
+    for args in [second.to_vec(), second.iter().copied().filter(|a| *a != "--fresh").collect()] {
+        let output = envbench(store, &args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("in use by another envbench run") && err.contains(&format!("pid {pid}")), "{err}");
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("PASS") && !text.contains("  FAIL "), "{text}");
+}
+
+#[test]
+fn a_second_fresh_run_on_sqlite_is_refused_while_the_first_holds_its_tables() {
+    let dir = scratch("oltp", "lock-sqlite");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let first = ["oltp", "--dir", d, "--fresh", "--users", "1", "--ramp", "0s", "--duration", "4s"];
+    let second = ["oltp", "--dir", d, "--fresh", "--users", "1", "--ramp", "0s", "--duration", "1s"];
+    a_rebuild_holds_its_tables_alone(&first, &second, &store);
+    // Runs that use the load share it: a second one runs while the first measures.
+    let (child, _) = started(&["oltp", "--dir", d, "--users", "1", "--ramp", "0s", "--duration", "4s"], &store);
+    let output = envbench(&store, &["oltp", "--dir", d, "--users", "1", "--ramp", "0s", "--duration", "1s"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("reusing"), "{}", stderr(&output));
+    assert!(child.wait_with_output().unwrap().status.success());
+    let statuses: Vec<String> = runs(&store).iter().map(|r| r["status"].as_str().unwrap().to_string()).collect();
+    assert_eq!(statuses, ["complete"; 3], "refused runs store nothing");
+}
+
+#[test]
+fn a_second_fresh_run_on_postgresql_is_refused_while_the_first_holds_its_tables() {
+    let schema = Schema::new("oltp_lock");
+    let url = schema.url();
+    let dir = scratch("oltp", "lock-postgres");
+    let store = dir.join("results.db");
+    let run = |duration| {
+        [
+            "oltp",
+            "--target",
+            &url,
+            "--profile",
+            "tpcb",
+            "--fresh",
+            "--users",
+            "1",
+            "--ramp",
+            "0s",
+            "--duration",
+            duration,
+        ]
+    };
+    a_rebuild_holds_its_tables_alone(&run("4s"), &run("1s"), &store);
+}
+
+/// --schema puts the tables in the schema (MariaDB: the database) it names, which must exist, and nowhere else.
+#[test]
+fn schema_names_where_the_tables_go() {
+    let schema = Schema::new("oltp_named");
+    let dir = scratch("oltp", "named-schema");
+    let store = dir.join("results.db");
+    let quick = ["--profile", "tpcb", "--fresh", "--users", "1", "--ramp", "0s", "--duration", "1s"];
+    let mut args = vec!["oltp", "--target", POSTGRES, "--schema", &schema.name];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables = common::psql(&format!(
+        "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = '{}'",
+        schema.name
+    ));
+    assert_eq!(tables, "envbench_oltp_tpcb,pgbench_accounts,pgbench_branches,pgbench_history,pgbench_tellers");
+
+    let database = MariaDatabase::new("oltp_named");
+    let mut args = vec!["oltp", "--target", MARIADB, "--schema", &database.0];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables = mysql(&format!(
+        "SELECT GROUP_CONCAT(table_name ORDER BY table_name) FROM information_schema.tables WHERE table_schema = '{}'",
+        database.0
+    ));
+    assert_eq!(tables, "envbench_oltp_tpcb,pgbench_accounts,pgbench_branches,pgbench_history,pgbench_tellers");
+
+    // A schema that does not exist is refused and not created; SQLite has no schema to name.
+    let missing = format!("{}_missing", schema.name);
+    let output = envbench(&store, &["oltp", "--target", POSTGRES, "--schema", &missing, "--profile", "tpcb"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("does not exist"), "{}", stderr(&output));
+    assert_eq!(common::psql(&format!("SELECT COUNT(*) FROM pg_namespace WHERE nspname = '{missing}'")), "0");
+    let output = envbench(&store, &["oltp", "--dir", dir.to_str().unwrap(), "--schema", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--schema names a schema"), "{}", stderr(&output));
+}
+
+/// A step in which more than 1% of the transactions failed (here every Payment: the database refuses its history
+/// row, as a full disk would) is no measurement: it is left out of the knee, the table says so, the sweep stops and
+/// the run ends failed.
+#[test]
+fn steps_whose_transactions_fail_are_no_measurement() {
+    let dir = scratch("oltp", "failing");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let quick = ["--ramp", "0s", "--duration", "2s", "--target-latency", "10s"];
+    let mut args = vec!["oltp", "--dir", d, "--users", "1"];
+    args.extend(quick);
+    assert!(envbench(&store, &args).status.success());
+    rusqlite::Connection::open(dir.join("envbench-oltp.sqlite"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER full_disk BEFORE INSERT ON tpcc_history BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+        )
+        .unwrap();
+    let mut args = vec!["oltp", "--dir", d, "--users", "1,2"];
+    args.extend(quick);
+    let output = envbench(&store, &args);
+    let (text, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{text}\n{err}");
+    assert!(text.contains("No measurement, left out of the knee: U=1") && text.contains("more than 1%"), "{text}");
+    assert!(text.contains("Knee: no step"), "{text}");
+    assert!(text.contains("the last step was no measurement"), "the sweep stops: {text}");
+    assert!(err.contains("no step is a measurement") && err.contains("disk full"), "{err}");
+    let listed = runs(&store);
+    assert_eq!(listed[0]["status"], "failed", "{}", listed[0]);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    assert!(run["results"].as_array().unwrap().iter().all(|r| r["test_id"] != "knee"), "no knee is stored");
+    assert_eq!(run["attachments"]["oltp"]["steps"].as_array().unwrap().len(), 1);
 }

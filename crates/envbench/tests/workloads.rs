@@ -226,6 +226,7 @@ fn ranread_bad_input() {
     let dir = scratch("ranread-bad");
     let store = dir.join("results.db");
     let d = dir.to_str().unwrap();
+    let many_jobs = (1..=5000).map(|n| (n % 64 + 1).to_string()).collect::<Vec<_>>().join(",");
     let cases: &[(&[&str], &str)] = &[
         (&["ranread", "--dir", d, "--block", "3000"], "not a database block size"),
         (&["ranread", "--dir", d, "--block", "256"], "not a database block size"),
@@ -236,6 +237,13 @@ fn ranread_bad_input() {
         (&["ranread", "--dir", d, "--iterations", "0"], "--iterations"),
         (&["ranread", "--dir", d, "--iterations", "5", "--duration", "1s"], "cannot be used with"),
         (&["ranread", "--dir", d, "--db", "mysql://x"], "not a PostgreSQL URL"),
+        (&["ranread", "--dir", d, "--db", "postgres:/127.0.0.1/test"], "not a PostgreSQL URL"),
+        (&["ranread", "--dir", d, "--schema", "s"], "--db"),
+        (&["ranread", "--dir", d, "--jobs", &many_jobs], "--jobs: 5000 settings are more than 64"),
+        (&["ranread", "--dir", d, "--jobs", "1,1"], "--jobs: 1 is given twice"),
+        (&["ranread", "--dir", d, "--jobs", "2,4,02"], "--jobs: 2 is given twice"),
+        (&["ranread", "--dir", d, "--duration", "1ns"], "--duration 1ns: give from 100ms to 24h"),
+        (&["ranread", "--dir", d, "--duration", "48h"], "--duration 48h: give from 100ms to 24h"),
     ];
     for (args, message) in cases {
         let output = envbench(&store, args);
@@ -243,6 +251,62 @@ fn ranread_bad_input() {
         assert!(stderr(&output).contains(message), "{args:?}: {}", stderr(&output));
     }
     assert!(!dir.join("envbench-ranread.dat").exists());
+    assert!(!store.exists() || runs(&store).is_empty(), "bad input stores nothing");
+}
+
+/// A second `ranread --db --fresh` while a first one builds and reads the table is refused, naming the first (whose
+/// lock's session carries its pid), and the table is never rebuilt under the first, which completes.
+#[test]
+fn ranread_table_is_never_rebuilt_under_another_run() {
+    let schema = common::Schema::new("ranread_lock");
+    let url = schema.url();
+    let dir = scratch("ranread-lock");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["ranread", "--db", &url, "--dir", d, "--size", "8m", "--fresh", "--jobs", "1", "--duration", "4s"])
+        .env("ENVBENCH_STORE", &store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let holder = format!("envbench ranread, pid {}", first.id());
+    // The first run holds the lock once its lock's session is there (it takes it before it touches the table).
+    while common::psql(&format!("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '{holder}'")) != "1" {
+        assert!(first.try_wait().unwrap().is_none(), "the first run ended before it took its lock");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for args in [vec!["--fresh"], vec![]] {
+        let mut all = vec!["ranread", "--db", &url, "--dir", d, "--size", "8m", "--jobs", "1", "--duration", "1s"];
+        all.extend(args);
+        let output = envbench(&store, &all);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{all:?}: {err}");
+        assert!(err.contains("in use by another envbench run") && err.contains(&holder), "{err}");
+    }
+    let output = first.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let statuses: Vec<Value> = runs(&store).iter().map(|r| r["status"].clone()).collect();
+    assert!(statuses.contains(&Value::from("complete")), "{statuses:?}");
+    // Runs that read the complete table share it, whether its schema is named by the URL or by --schema.
+    let postgres = "postgres://postgres@127.0.0.1:5432/test";
+    let reader = || {
+        Command::new(env!("CARGO_BIN_EXE_envbench"))
+            .args(["ranread", "--db", postgres, "--schema", &schema.name, "--dir", d, "--size", "8m", "--jobs", "1"])
+            .args(["--duration", "1s"])
+            .env("ENVBENCH_STORE", &store)
+            .output()
+            .unwrap()
+    };
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(reader);
+        let b = scope.spawn(reader);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for output in [a, b] {
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(stderr(&output).contains("reusing table"), "{}", stderr(&output));
+    }
 }
 
 #[test]

@@ -1,0 +1,80 @@
+//! The lock an oltp run holds on its tables for its whole life, load and measurement included, so that two runs
+//! never rebuild tables under each other: a run that uses a complete load shares it (parallel runs and a fleet's
+//! users keep working), a run that builds the tables (`--fresh`, or a missing, old or unfinished load) holds it
+//! alone. On SQLite it is a file lock beside the database ([`envbench_io::lock`]); on a server, a lock held by a
+//! session of its own in the run's namespace ([`ServerLock`]). A run that cannot take it is refused before it
+//! touches anything, with the holder named.
+
+use crate::{OltpError, Profile};
+use envbench_io::lock::{FileLock, LockMode, LockRefused};
+use envbench_sql::{DatabaseUrl, Dialect, Namespace, ServerLock, ServerLockError, ServerLockMode};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The lock file beside the SQLite database in `--dir`.
+pub const LOCK_FILE: &str = "envbench-oltp.lock";
+
+/// A held lock on a profile's tables, released when dropped.
+pub struct TablesLock {
+    exclusive: bool,
+    _held: Held,
+}
+
+/// The lock itself, held only to be released when dropped.
+enum Held {
+    File {
+        _lock: FileLock,
+    },
+    /// In a mutex only to be shared between threads: its session is never used again.
+    Server {
+        _lock: Mutex<ServerLock>,
+    },
+}
+
+impl TablesLock {
+    /// Take the lock on `profile`'s tables without waiting: exclusively to build them, shared to use them. `dir` is
+    /// the directory of the SQLite database (unused on a server).
+    pub fn take(
+        url: &DatabaseUrl,
+        namespace: &Namespace,
+        profile: Profile,
+        dir: &Path,
+        exclusive: bool,
+    ) -> Result<TablesLock, OltpError> {
+        let what = format!("the oltp {} tables", profile.name());
+        let held = if url.dialect() == Dialect::Sqlite {
+            let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            match FileLock::take(&dir.join(LOCK_FILE), mode, &command) {
+                Ok(lock) => Held::File { _lock: lock },
+                Err(LockRefused::Io { path, source }) => {
+                    return Err(OltpError::Other(format!(
+                        "{}: cannot take the lock on {what} ({source})",
+                        path.display()
+                    )));
+                }
+                Err(busy) => {
+                    return Err(OltpError::Busy(format!(
+                        "{}: {what} are in use by {}; wait for it to end, or use another --dir",
+                        url.shown(),
+                        busy.holder_text()
+                    )));
+                }
+            }
+        } else {
+            let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
+            let application = format!("envbench oltp, pid {}", std::process::id());
+            match ServerLock::take(url, namespace, &what, mode, &application) {
+                Ok(lock) => Held::Server { _lock: Mutex::new(lock) },
+                Err(ServerLockError::Database(error)) => return Err(error.into()),
+                Err(busy) => return Err(OltpError::Busy(format!("{}: {busy}", url.shown()))),
+            }
+        };
+        Ok(TablesLock { exclusive, _held: held })
+    }
+
+    /// True when this run holds the tables alone (it may build them).
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+}
