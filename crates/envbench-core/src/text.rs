@@ -73,7 +73,7 @@ pub fn check_name(option: &str, text: &str) -> Result<(), String> {
         ));
     }
     if text.chars().all(is_invisible) {
-        return Err(format!("{option} is empty or only invisible characters; give a name such as physical-p3605"));
+        return Err(format!("{option} is empty or only invisible characters; give a name people can read"));
     }
     let length = text.chars().count();
     if length > MAX_NAME_CHARS {

@@ -11,7 +11,7 @@
 //! shared one and never write. The lock file records the writer's pid, so the refusal can name it.
 
 use crate::error::{CubeError, IoContext};
-use envbench_io::lock::{FileLock, LockMode, LockRefused};
+use envbench_io::lock::{FileLock, LockMode, LockRefused, this_command_line};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -150,7 +150,7 @@ impl CubeLock {
     /// The writer's lock: refused while another run or a reader holds the cube.
     pub fn exclusive(cube_dir: &Path) -> Result<CubeLock, CubeError> {
         let path = cube_dir.join(LOCK_FILE);
-        match FileLock::take(&path, LockMode::Exclusive, &command_line()) {
+        match FileLock::take(&path, LockMode::Exclusive, &this_command_line()) {
             Ok(lock) => Ok(CubeLock { _lock: lock }),
             Err(LockRefused::Io { path, source }) => Err(CubeError::Io { path, source }),
             Err(busy) => Err(CubeError::Busy { dir: cube_dir.to_path_buf(), holder: busy.holder_text() }),
@@ -165,11 +165,6 @@ impl CubeLock {
             Err(busy) => Err(CubeError::BeingWritten { dir: cube_dir.to_path_buf(), holder: busy.holder_text() }),
         }
     }
-}
-
-/// This process's command line, for the lock's record of who holds it.
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// Bytes a run at `scale` needs free: the generated input (unless it is reused) and twice the cube, whose dense

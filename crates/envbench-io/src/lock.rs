@@ -79,6 +79,11 @@ pub struct FileLock {
     mode: LockMode,
 }
 
+/// This process's command line, as a writer records it in the lock file (redacted when recorded).
+pub fn this_command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
 /// `flock` without waiting: `Ok(false)` when another holder has it.
 fn try_flock(file: &File, mode: LockMode) -> std::io::Result<bool> {
     let operation = match mode {

@@ -9,7 +9,6 @@ use crate::{OltpError, Profile};
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use envbench_sql::{DatabaseUrl, Dialect, Namespace, ServerLock, ServerLockError, ServerLockMode};
 use std::path::Path;
-use std::sync::Mutex;
 
 /// The lock file beside the SQLite database in `--dir`.
 pub const LOCK_FILE: &str = "envbench-oltp.lock";
@@ -22,13 +21,8 @@ pub struct TablesLock {
 
 /// The lock itself, held only to be released when dropped.
 enum Held {
-    File {
-        _lock: FileLock,
-    },
-    /// In a mutex only to be shared between threads: its session is never used again.
-    Server {
-        _lock: Mutex<ServerLock>,
-    },
+    File { _lock: FileLock },
+    Server { _lock: ServerLock },
 }
 
 impl TablesLock {
@@ -44,7 +38,7 @@ impl TablesLock {
         let what = format!("the oltp {} tables", profile.name());
         let held = if url.dialect() == Dialect::Sqlite {
             let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
-            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let command = envbench_io::lock::this_command_line();
             match FileLock::take(&dir.join(LOCK_FILE), mode, &command) {
                 Ok(lock) => Held::File { _lock: lock },
                 Err(LockRefused::Io { path, source }) => {
@@ -65,7 +59,7 @@ impl TablesLock {
             let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
             let application = format!("envbench oltp, pid {}", std::process::id());
             match ServerLock::take(url, namespace, &what, mode, &application) {
-                Ok(lock) => Held::Server { _lock: Mutex::new(lock) },
+                Ok(lock) => Held::Server { _lock: lock },
                 Err(ServerLockError::Database(error)) => return Err(error.into()),
                 Err(busy) => return Err(OltpError::Busy(format!("{}: {busy}", url.shown()))),
             }

@@ -122,7 +122,7 @@ impl FileRanRead {
 /// between). Returns the lock, the header found, and whether the file is reused.
 fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Header>, bool), RanReadError> {
     let lock_path = path.with_file_name(LOCK_FILE_NAME);
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let command = envbench_io::lock::this_command_line();
     let reusable = |header: &Option<Header>| {
         !options.fresh && header.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes)
     };

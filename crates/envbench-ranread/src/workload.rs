@@ -286,6 +286,11 @@ fn from_results(run: &StoredRun) -> Option<(Vec<ScalingPoint>, Option<usize>, Op
     Some((points, knee, target))
 }
 
+/// The most reads one job makes in a step (`--iterations`): over an hour at a million reads a second.
+const MAX_ITERATIONS: u64 = 1_000_000_000;
+/// The highest `--target-latency`: storage is judged in milliseconds; seconds are a mistyped unit.
+const MAX_TARGET_LATENCY: Duration = Duration::from_secs(10);
+
 /// A usage error (exit status 2).
 fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
@@ -316,6 +321,12 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     };
     let limit = match (&args.iterations, &args.duration) {
         (Some(0), _) => return Err(usage("--iterations must be at least 1")),
+        (Some(n), _) if *n > MAX_ITERATIONS => {
+            return Err(usage(format!(
+                "--iterations {n}: give at most {MAX_ITERATIONS} reads per job (hours even on fast storage); for a \
+                 long step give --duration"
+            )));
+        }
         (Some(n), _) => StepLimit::Iterations(*n),
         (None, Some(text)) => StepLimit::Duration(
             parse_duration_within("--duration", text, MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?,
@@ -325,6 +336,12 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     let latency = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
     if latency.is_zero() {
         return Err(usage("--target-latency must be longer than zero, e.g. 8ms"));
+    }
+    if latency > MAX_TARGET_LATENCY {
+        return Err(usage(format!(
+            "--target-latency {}: give at most 10s; storage targets are milliseconds (8ms, 10ms)",
+            args.target_latency.trim()
+        )));
     }
     if let Some(iops) = args.target_iops
         && !(iops > 0.0 && iops.is_finite())

@@ -53,9 +53,10 @@ impl From<DbError> for ServerLockError {
     }
 }
 
-/// A lock on a workload's data in one namespace of a server, held by its own session until dropped.
+/// A lock on a workload's data in one namespace of a server, held by its own session until dropped. The session is
+/// never used again; it sits in a mutex only so the lock can be shared between threads (a run's users).
 pub struct ServerLock {
-    _session: Box<dyn Connection>,
+    _session: std::sync::Mutex<Box<dyn Connection>>,
     mode: ServerLockMode,
 }
 
@@ -93,7 +94,7 @@ impl ServerLock {
             Dialect::Postgres => postgres_take(session.as_mut(), &key_text, mode, &label)?,
             _ => mysql_take(session.as_mut(), &key_text, mode, &label)?,
         }
-        Ok(ServerLock { _session: session, mode })
+        Ok(ServerLock { _session: std::sync::Mutex::new(session), mode })
     }
 
     pub fn mode(&self) -> ServerLockMode {

@@ -389,7 +389,7 @@ pub fn lock(data_dir: &Path, scale_factor: f64, exclusive: bool) -> Result<FileL
     std::fs::create_dir_all(data_dir).map_err(io_error(data_dir, "creating"))?;
     let path = lock_path(data_dir, scale_factor);
     let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let command = envbench_io::lock::this_command_line();
     FileLock::take(&path, mode, &command).map_err(|refused| match refused {
         LockRefused::Io { path, source } => TpchError::Io { path, action: "locking", source },
         busy => TpchError::Busy(format!(

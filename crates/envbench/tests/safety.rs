@@ -149,10 +149,12 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
     let many_hosts = many_hosts.to_str().unwrap();
     let long_label = "x".repeat(300);
     let five_thousand = "n".repeat(5000);
+    let long_schema = "s".repeat(70);
     let long_step = format!("{}=true", "s".repeat(5000));
     let many_threads: String = (1..=20).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let seventy: String = (1..=70).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let thousand: String = (1..=1000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let five_thousand_list: String = (1..=5000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let (huge, bad, big) = (huge_matrix.to_str().unwrap(), bad_suite.to_str().unwrap(), big_suite.to_str().unwrap());
     let mut seventy_tests = vec!["disk", "--dir", w];
     seventy_tests.extend(std::iter::repeat_n(["--test", "rnd:4k:q1:t1:read"], 70).flatten());
@@ -271,8 +273,19 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["tpch", "--dir", w, "--users", "0"], 2, "--users must be at least 1"),
         (vec!["tpch", "--dir", w, "--sf", "0.01", "--users", "100000", "--throughput-only"], 2, "--users 100000"),
         (vec!["tpch", "--dir", w, "--sets", "0"], 2, "--sets must be at least 1"),
-        (vec!["tpch", "--dir", w, "--query-timeout", "0s"], 2, "--query-timeout must be longer than zero"),
+        (vec!["tpch", "--dir", w, "--query-timeout", "0s"], 2, "--query-timeout 0s: give from 1s to 24h"),
         (vec!["tpch", "--dir", w, "--query-timeout", "soon"], 2, "--query-timeout"),
+        // D15, D16, D17: tpch.
+        (vec!["tpch", "--dir", w, "--query-timeout", "1ns"], 2, "--query-timeout 1ns: give from 1s to 24h"),
+        (vec!["tpch", "--dir", w, "--query-timeout", "100000h"], 2, "give from 1s to 24h"),
+        (vec!["tpch", "--dir", w, "--threads", "2,2"], 2, "--threads: 2 is given twice"),
+        (vec!["tpch", "--dir", w, "--threads", &seventy], 2, "70 settings are more than 64"),
+        (vec!["tpch", "--dir", w, "--threads", &five_thousand_list], 2, "--threads"),
+        (vec!["tpch", "--dir", w, "--schema", ""], 2, "--schema is empty"),
+        (vec!["tpch", "--dir", w, "--schema", "a\x1b[2J"], 2, "control character"),
+        (vec!["tpch", "--dir", w, "--schema", &long_schema], 2, "70 bytes long; keep it to 63"),
+        (vec!["tpch", "--dir", w, "--sf", "100000"], 2, "the Parquet files of SF 100000 need about"),
+        (vec!["tpch", "--dir", w, "--target", "postgres:/host/db"], 2, "give datafusion"),
         (vec!["tpch", "--dir", "/nonexistent/envbench"], 2, "not a directory"),
         (vec!["tpch", "--dir", w, "--threads", "0"], 2, "--threads '0'"),
         (vec!["tpch", "--dir", w, "--power-only", "--throughput-only"], 2, "cannot be used with"),
@@ -411,6 +424,33 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["ranread", "--dir", w, "--max-jobs", "100000"], 2, "--max-jobs"),
         (vec!["ranread", "--dir", w, "--target-latency", "0ms"], 2, "--target-latency"),
         (vec!["ranread", "--dir", w, "--size", "1p"], 2, "--size"),
+        // D15 and D16: ranread's lists and bounds.
+        (vec!["ranread", "--dir", w, "--jobs", "1,1"], 2, "--jobs: 1 is given twice"),
+        (vec!["ranread", "--dir", w, "--jobs", &seventy], 2, "70 settings are more than 64"),
+        (vec!["ranread", "--dir", w, "--jobs", &five_thousand_list], 2, "--jobs"),
+        (vec!["ranread", "--dir", w, "--duration", "1ns"], 2, "--duration 1ns: give from 100ms to 24h"),
+        (vec!["ranread", "--dir", w, "--duration", "100000h"], 2, "--duration 100000h: give from 100ms to 24h"),
+        (vec!["ranread", "--dir", w, "--iterations", "99999999999999"], 2, "give at most 1000000000 reads per job"),
+        (vec!["ranread", "--dir", w, "--target-latency", "100000h"], 2, "give at most 10s"),
+        (vec!["ranread", "--dir", w, "--schema", "x"], 2, "--schema"),
+        // D15, D16, D17: oltp.
+        (vec!["oltp", "--dir", w, "--users", "2,2"], 2, "--users: 2 is given twice"),
+        (vec!["oltp", "--dir", w, "--users", &seventy], 2, "70 settings are more than 64"),
+        (vec!["oltp", "--dir", w, "--users", &five_thousand_list], 2, "--users"),
+        (vec!["oltp", "--dir", w, "--duration", "1ns"], 2, "--duration 1ns: give from 1s to 24h"),
+        (vec!["oltp", "--dir", w, "--duration", "100000h"], 2, "give from 1s to 24h"),
+        (vec!["oltp", "--dir", w, "--ramp", "100000h"], 2, "--ramp 100000h: give from 0s to 24h"),
+        (vec!["oltp", "--dir", w, "--schema", "x"], 2, "leave it out with --target sqlite"),
+        (vec!["oltp", "--dir", w, "--target", "postgres:/host/db"], 2, "is not a database URL"),
+        (vec!["oltp", "--dir", w, "--target", "sqlite:/x"], 2, "is not a database URL"),
+        (vec!["oltp", "--dir", w, "--profile", "tpcx"], 2, "give tpcc or tpcb"),
+        (vec!["oltp", "--dir", w, "--warehouses", "0"], 2, "--warehouses '0'"),
+        (vec!["oltp", "--dir", w, "--warehouses", "100000"], 2, "from 1 to 10000"),
+        (vec!["oltp", "--dir", w, "--max-users", "0"], 2, "--max-users 0"),
+        (vec!["oltp", "--dir", w, "--loaders", "0"], 2, "--loaders 0"),
+        (vec!["oltp", "--dir", w, "--target-latency", "0ms"], 2, "--target-latency"),
+        (vec!["oltp", "--dir", w, "--cross-check", "pgbench"], 2, "add --profile tpcb"),
+        (vec!["oltp", "--dir", "/dev"], 2, "devtmpfs"),
         (vec!["ranread", "--dir", w, "--db", "postgres://u:Co,mma'4@127.0.0.1:1/x", "--jobs", "1"], 1, "postgres://u:***@127.0.0.1:1/x"),
         // D15 and D16: cube.
         (vec!["cube", "--dir", w, "--scale", "1e-12"], 2, "give a number from 0.001"),

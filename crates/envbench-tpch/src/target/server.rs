@@ -113,8 +113,8 @@ pub enum ExistingLoad {
 pub struct ServerTables {
     url: DatabaseUrl,
     namespace: Namespace,
-    /// Held, never used: a mutex makes the lock's session shareable with the target's threads.
-    lock: std::sync::Mutex<Option<ServerLock>>,
+    /// Held, never used: released when dropped or replaced.
+    lock: Option<ServerLock>,
 }
 
 impl ServerTables {
@@ -126,7 +126,7 @@ impl ServerTables {
         schema: Option<&str>,
     ) -> Result<ServerTables, DbError> {
         let namespace = Namespace::resolve(connection, schema, true)?;
-        Ok(ServerTables { url, namespace, lock: std::sync::Mutex::new(None) })
+        Ok(ServerTables { url, namespace, lock: None })
     }
 
     pub fn url(&self) -> &DatabaseUrl {
@@ -327,13 +327,12 @@ impl ServerTables {
     /// reads; a run that already holds one gives it up first. Refused, without waiting, while another run holds it
     /// in a mode that conflicts, naming that run.
     pub fn lock(&mut self, exclusive: bool) -> Result<(), TpchError> {
-        let held = self.lock.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *held = None;
+        self.lock = None;
         let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
         let application = format!("{APPLICATION_NAME} (pid {})", std::process::id());
         match ServerLock::take(&self.url, &self.namespace, LOCK_RESOURCE, mode, &application) {
             Ok(lock) => {
-                *held = Some(lock);
+                self.lock = Some(lock);
                 Ok(())
             }
             Err(busy @ ServerLockError::Busy { .. }) => Err(TpchError::Busy(format!("{}: {busy}", self.url.shown()))),
