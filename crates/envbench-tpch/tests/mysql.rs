@@ -6,6 +6,9 @@
 //! database of its own, created here and dropped afterwards, so they run in parallel with each other and with tests
 //! that use the database `test`.
 
+mod common;
+
+use common::decoy_rows;
 use envbench_core::sampler::{NoSteps, StepObserver};
 use envbench_sql::{Connection, DatabaseUrl};
 use envbench_tpch::data::{GenerationOptions, TableName, ensure_data};
@@ -110,20 +113,6 @@ impl RecordedSteps {
 fn target(url: &str) -> MySqlTarget {
     MySqlTarget::connect(&MySqlOptions { url: url.to_string(), schema: None, load_threads: None })
         .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"))
-}
-
-/// Half of each table's rows (about), so a query that read a decoy would answer differently.
-fn decoy_rows(table: TableName) -> &'static str {
-    match table {
-        TableName::Region => "r_regionkey <> 0",
-        TableName::Nation => "n_nationkey % 2 = 0",
-        TableName::Supplier => "s_suppkey % 2 = 0",
-        TableName::Customer => "c_custkey % 2 = 0",
-        TableName::Part => "p_partkey % 2 = 0",
-        TableName::PartSupp => "ps_partkey % 2 = 0",
-        TableName::Orders => "o_orderkey % 3 <> 0",
-        TableName::LineItem => "l_linenumber <> 1",
-    }
 }
 
 /// A digest of every table's rows in a database.

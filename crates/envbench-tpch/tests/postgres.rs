@@ -3,6 +3,9 @@
 //! the same names, in a schema earlier on the connection's search path, are never read or written. Needs the local
 //! server (postgres://postgres@127.0.0.1:5432/test, trust authentication); the test fails when it is absent.
 
+mod common;
+
+use common::decoy_rows;
 use envbench_core::sampler::NoSteps;
 use envbench_tpch::data::{GenerationOptions, TableName, ensure_data};
 use envbench_tpch::params::{QueryParameters, SeededRandom};
@@ -25,20 +28,6 @@ impl Drop for SchemaGuard {
         if let Ok(mut client) = postgres::Client::connect(URL, postgres::NoTls) {
             let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0));
         }
-    }
-}
-
-/// Half of each table's rows (about), so a query that read a decoy would answer differently.
-fn decoy_rows(table: TableName) -> &'static str {
-    match table {
-        TableName::Region => "r_regionkey <> 0",
-        TableName::Nation => "n_nationkey % 2 = 0",
-        TableName::Supplier => "s_suppkey % 2 = 0",
-        TableName::Customer => "c_custkey % 2 = 0",
-        TableName::Part => "p_partkey % 2 = 0",
-        TableName::PartSupp => "ps_partkey % 2 = 0",
-        TableName::Orders => "o_orderkey % 3 <> 0",
-        TableName::LineItem => "l_linenumber <> 1",
     }
 }
 
