@@ -79,6 +79,28 @@ pub struct FileLock {
     mode: LockMode,
 }
 
+/// Take a lock whose mode follows from the data it guards, file or server alike: `must_build(state)` looks at the
+/// data and says whether it must be built or rebuilt (the lock is then taken alone) or is complete and only read
+/// (the lock is shared); `take(state, exclusive)` takes the lock. Data found complete is looked at again once the
+/// shared lock is held, since another run may have rebuilt or removed it in between; the shared lock is then given up
+/// and the lock taken alone. The holder of the exclusive lock finds the data's state itself as it builds. Returns the
+/// lock and whether it is held alone.
+pub fn take_as_needed<S: ?Sized, L, E>(
+    state: &mut S,
+    mut must_build: impl FnMut(&mut S) -> Result<bool, E>,
+    mut take: impl FnMut(&mut S, bool) -> Result<L, E>,
+) -> Result<(L, bool), E> {
+    if must_build(state)? {
+        return Ok((take(state, true)?, true));
+    }
+    let shared = take(state, false)?;
+    if must_build(state)? {
+        drop(shared);
+        return Ok((take(state, true)?, true));
+    }
+    Ok((shared, false))
+}
+
 /// This process's command line, as a writer records it in the lock file (redacted when recorded).
 pub fn this_command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
@@ -180,6 +202,28 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir.join("data.lock")
+    }
+
+    /// Complete data shares the lock, data to build takes it alone, and data that another run removed between the
+    /// first look and the shared lock is looked at again and built alone.
+    #[test]
+    fn the_mode_follows_the_data_and_is_checked_again_under_a_shared_lock() {
+        let path = scratch("as-needed");
+        let take = |_: &mut Vec<bool>, exclusive: bool| {
+            FileLock::take(&path, if exclusive { LockMode::Exclusive } else { LockMode::Shared }, "t")
+        };
+        let next = |looks: &mut Vec<bool>| Ok::<_, LockRefused>(looks.remove(0));
+        let (lock, alone) = take_as_needed(&mut vec![false, false], next, take).unwrap();
+        assert_eq!((lock.mode(), alone), (LockMode::Shared, false));
+        drop(lock);
+        let (lock, alone) = take_as_needed(&mut vec![true], next, take).unwrap();
+        assert_eq!((lock.mode(), alone), (LockMode::Exclusive, true));
+        drop(lock);
+        let mut looks = vec![false, true];
+        let (lock, alone) = take_as_needed(&mut looks, next, take).unwrap();
+        assert_eq!((lock.mode(), alone, looks.len()), (LockMode::Exclusive, true, 0), "the shared lock was given up");
+        // Held alone by another run: refused, whatever the data says.
+        assert!(take_as_needed(&mut vec![false], next, take).is_err());
     }
 
     #[test]

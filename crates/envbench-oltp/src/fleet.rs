@@ -258,7 +258,7 @@ impl OltpAgent {
         }
         let (url, profile, scale) = (&self.run.url, self.run.profile, self.run.scale);
         let namespace = Namespace::named(url.dialect(), name);
-        let mut connection = crate::connect(url, &namespace, "envbench-oltp agent").map_err(OltpError::from)?;
+        let mut connection = namespace.connect(url, "envbench-oltp agent").map_err(OltpError::from)?;
         let found = schema::existing(connection.as_mut(), &namespace, profile)?;
         if !found.is_reusable(scale) {
             return Err(WorkloadError::failure(format!(

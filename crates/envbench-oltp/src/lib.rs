@@ -28,7 +28,7 @@ pub mod workload;
 
 pub use workload::OLTP;
 
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
+use envbench_sql::{DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 use transactions::Kind;
 
@@ -135,14 +135,6 @@ pub fn place(url: &DatabaseUrl, namespace: &Namespace) -> String {
         Dialect::MySql => format!("{}, database {}", url.shown(), namespace.quoted()),
         Dialect::Sqlite => url.shown(),
     }
-}
-
-/// A connection whose unqualified names resolve in `namespace` only ([`Namespace::pin`]): every session a run opens
-/// (loaders, users, checks, the monitor) is one of these, and its statements qualify every name as well.
-pub fn connect(url: &DatabaseUrl, namespace: &Namespace, application: &str) -> Result<Box<dyn Connection>, DbError> {
-    let mut connection = url.connect(application)?;
-    namespace.pin(connection.as_mut())?;
-    Ok(connection)
 }
 
 impl std::fmt::Display for OltpError {

@@ -413,7 +413,7 @@ pub fn prepare(
     interrupt: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<LoadInfo, OltpError> {
-    let mut connection = crate::connect(url, namespace, "envbench-oltp load")?;
+    let mut connection = namespace.connect(url, "envbench-oltp load")?;
     let found = schema::existing(connection.as_mut(), namespace, profile)?;
     match (&found, plan) {
         (Existing::Foreign(relations), _) => {
@@ -486,7 +486,7 @@ fn load(
             .map(|loader| {
                 let feed = &feed;
                 scope.spawn(move || -> Result<(), OltpError> {
-                    let mut connection = crate::connect(url, namespace, "envbench-oltp load")?;
+                    let mut connection = namespace.connect(url, "envbench-oltp load")?;
                     loader_settings(connection.as_mut())?;
                     // Warehouses (or branches) loader, loader + loaders, ...: each its own random stream.
                     for unit in (1..=scale).skip(loader).step_by(loaders) {

@@ -289,7 +289,9 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     let settings = shared.settings;
     let kinds: &[Kind] = settings.profile.kinds();
     let mut tally = Tally::new(kinds, shared.seconds);
-    let connection = crate::connect(shared.url, &settings.namespace, USER_APPLICATION)
+    let connection = settings
+        .namespace
+        .connect(shared.url, USER_APPLICATION)
         .and_then(|mut c| session_settings(c.as_mut()).map(|_| c));
     let mut connection = match connection {
         Ok(connection) => {
@@ -390,7 +392,7 @@ pub fn run_step(
     interrupt: &AtomicBool,
     on_tick: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<MeasuredStep>, OltpError> {
-    let mut monitor = crate::connect(url, &settings.namespace, "envbench-oltp monitor")?;
+    let mut monitor = settings.namespace.connect(url, "envbench-oltp monitor")?;
     let seconds = (settings.ramp + settings.duration).as_secs() as usize + 2;
     let shared = Shared {
         url,
@@ -492,7 +494,7 @@ fn coordinate<'scope>(
     observer.step_started(name);
     let sampler = (shared.url.dialect() == Dialect::Postgres).then(|| {
         let (url, namespace, stop) = (shared.url, &settings.namespace, &shared.sampler_stop);
-        scope.spawn(move || match crate::connect(url, namespace, "envbench-oltp monitor") {
+        scope.spawn(move || match namespace.connect(url, "envbench-oltp monitor") {
             Ok(mut connection) => telemetry::sample_wait_events(connection.as_mut(), stop),
             Err(_) => BTreeMap::new(),
         })

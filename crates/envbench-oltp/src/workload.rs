@@ -317,13 +317,11 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
     // drops, loads or queries is qualified with it, and every session it opens is pinned to it.
     // A SQLite file that does not exist yet is not created here: nothing is made before the run.
     let sqlite_file = args.dir.join(SQLITE_FILE);
-    let open = |url: &DatabaseUrl| -> Result<Option<Box<dyn Connection>>, OltpError> {
-        if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
-            return Ok(None);
-        }
-        Ok(Some(url.connect("envbench-oltp plan")?))
+    let mut connection: Option<Box<dyn Connection>> = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+        None
+    } else {
+        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
     };
-    let mut connection = open(&url)?;
     let namespace = match connection.as_mut() {
         Some(connection) => {
             let namespace =
@@ -367,24 +365,20 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
     if planner == Planner::FleetAgent {
         return Ok(run);
     }
-    // What the namespace holds decides whether the run builds the tables (and so holds them alone); that is decided
-    // again under the lock, since another run may have changed them in between.
-    let mut decided = None;
-    for _ in 0..3 {
+    // What the namespace holds decides whether the run builds the tables, and so holds them alone
+    // ([`envbench_io::lock::take_as_needed`]: looked at again once a shared lock is held).
+    let must_build = |connection: &mut Option<Box<dyn Connection>>| {
         let existing = match connection.as_mut() {
             Some(connection) => schema::existing(connection.as_mut(), &run.namespace, profile)?,
             None => Existing::Nothing,
         };
         if let Existing::Foreign(relations) = &existing {
-            return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations).into());
+            return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations));
         }
-        let load_plan = LoadPlan::of(&existing, scale, args.fresh);
-        if decided == Some(load_plan) {
-            run.load_plan = load_plan;
-            return Ok(run);
-        }
-        run.lock = None;
-        if load_plan == LoadPlan::Rebuild {
+        Ok(LoadPlan::of(&existing, scale, args.fresh) == LoadPlan::Rebuild)
+    };
+    let take = |connection: &mut Option<Box<dyn Connection>>, exclusive: bool| {
+        if exclusive {
             check_space(&run.watched, &run.url, profile, scale)?;
             if let Some(connection) = connection.as_mut()
                 && run.url.dialect() == Dialect::Postgres
@@ -392,19 +386,12 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
                 check_create_privilege(connection.as_mut(), &run.url, &run.namespace)?;
             }
         }
-        run.lock =
-            Some(TablesLock::take(&run.url, &run.namespace, profile, &args.dir, load_plan == LoadPlan::Rebuild)?);
-        decided = Some(load_plan);
-        if connection.is_none() {
-            connection = open(&run.url)?;
-        }
-    }
-    Err(WorkloadError::failure(format!(
-        "{}: the {} tables kept changing while this run was planned (another envbench run is building them); run it \
-         again",
-        crate::place(&run.url, &run.namespace),
-        profile.name()
-    )))
+        TablesLock::take(&run.url, &run.namespace, profile, &args.dir, exclusive)
+    };
+    let (lock, alone) = envbench_io::lock::take_as_needed(&mut connection, must_build, take)?;
+    run.load_plan = if alone { LoadPlan::Rebuild } else { LoadPlan::Reuse };
+    run.lock = Some(lock);
+    Ok(run)
 }
 
 /// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in the run's schema.
@@ -638,8 +625,7 @@ impl OltpRun {
 
     /// The profile's consistency conditions, checked on the database as it is now.
     pub(crate) fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
-        let mut connection =
-            crate::connect(&self.url, &self.namespace, "envbench-oltp check").map_err(OltpError::from)?;
+        let mut connection = self.namespace.connect(&self.url, "envbench-oltp check").map_err(OltpError::from)?;
         Ok(consistency::run(connection.as_mut(), &self.namespace, self.profile)?)
     }
 

@@ -118,27 +118,19 @@ impl FileRanRead {
 }
 
 /// Take the lock on the database file at `path`: shared to reuse a complete file of the size asked for, alone to
-/// create or refill it. Decided on the header, then again under the lock (another run may have changed the file in
-/// between). Returns the lock, the header found, and whether the file is reused.
+/// create or refill it ([`envbench_io::lock::take_as_needed`]: decided on the header, looked at again under a shared
+/// lock). Returns the lock, the header found under it, and whether the file is reused.
 fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Header>, bool), RanReadError> {
     let lock_path = path.with_file_name(LOCK_FILE_NAME);
     let command = envbench_io::lock::this_command_line();
-    let reusable = |header: &Option<Header>| {
-        !options.fresh && header.as_ref().is_some_and(|h| h.complete && h.data_bytes == options.data_bytes)
+    // read_header refuses a file of this name that is not envbench's.
+    let must_build = |_: &mut ()| {
+        let header = read_header(path)?;
+        Ok(options.fresh || !header.is_some_and(|h| h.complete && h.data_bytes == options.data_bytes))
     };
-    let mut held: Option<(FileLock, bool)> = None;
-    for _ in 0..3 {
-        // read_header refuses a file of this name that is not envbench's.
-        let existing = read_header(path)?;
-        let reuse = reusable(&existing);
-        // A lock taken for the other decision is released before the next is taken.
-        if let Some((lock, before)) = held.take()
-            && before == reuse
-        {
-            return Ok((lock, existing, reuse));
-        }
-        let mode = if reuse { LockMode::Shared } else { LockMode::Exclusive };
-        let lock = FileLock::take(&lock_path, mode, &command).map_err(|refused| match refused {
+    let take = |_: &mut (), exclusive: bool| {
+        let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
+        FileLock::take(&lock_path, mode, &command).map_err(|refused| match refused {
             LockRefused::Io { path, source } => {
                 RanReadError::Io(BenchError::from_io(&path, "taking the lock on the database file", source))
             }
@@ -147,14 +139,10 @@ fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Hea
                 path.display(),
                 busy.holder_text()
             )),
-        })?;
-        held = Some((lock, reuse));
-    }
-    Err(RanReadError::Failed(format!(
-        "{}: the database file kept changing while this run looked at it (another envbench run is creating it); run \
-         it again",
-        path.display()
-    )))
+        })
+    };
+    let (lock, alone) = envbench_io::lock::take_as_needed(&mut (), must_build, take)?;
+    Ok((lock, read_header(path)?, !alone))
 }
 
 /// The database file holds whole 4 KiB pages and at least one block.

@@ -20,7 +20,7 @@ use envbench_sql::{
     ServerLockMode, Value, quote_literal,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// The table envbench reads; envbench creates it and marks it with a comment.
@@ -74,8 +74,8 @@ pub struct PostgresRanRead {
     monitor: Box<dyn Connection>,
     pub info: TableInfo,
     seed: u64,
-    /// Held until the sweep ends (none on a fleet's agent); in a mutex only to be shared between threads.
-    _lock: Option<Mutex<ServerLock>>,
+    /// Held until the sweep ends (none on a fleet's agent).
+    _lock: Option<ServerLock>,
 }
 
 fn database(error: DbError) -> RanReadError {
@@ -93,9 +93,7 @@ pub(crate) fn check_url(url: &str) -> Result<(), RanReadError> {
 
 /// A session pinned to `namespace`: its unqualified names cannot reach another schema.
 fn connect(url: &DatabaseUrl, namespace: &Namespace) -> Result<Box<dyn Connection>, RanReadError> {
-    let mut connection = url.connect(&application_name()).map_err(database)?;
-    namespace.pin(connection.as_mut()).map_err(database)?;
-    Ok(connection)
+    namespace.connect(url, &application_name()).map_err(database)
 }
 
 /// What the namespace holds of the table, before the run decides to reuse or build it.
@@ -165,55 +163,39 @@ impl PostgresRanRead {
         let rows = (table_bytes / block_size).max(1);
         let place = format!("{shown}, schema {}", namespace.quoted());
 
-        // Reuse or build, decided on what the schema holds, then again under the lock (another run may have changed
-        // the table in between): a run that builds holds the table alone.
-        let mut held: Option<(bool, Option<ServerLock>)> = None;
-        let mut settled = false;
-        for _ in 0..3 {
-            let reused = match existing_table(monitor.as_mut(), &namespace).map_err(database)? {
-                Existing::Foreign(relations) => {
-                    return Err(RanReadError::Foreign(format!(
-                        "{place}: {} bear the names of envbench's table but envbench did not create them (its comment \
-                         says which it made); envbench never creates, drops or alters anything beside what it made. \
-                         Use another database or schema in --db",
-                        relations.join(", ")
-                    )));
-                }
-                Existing::None => false,
-                Existing::Ours { rows: have } => have == rows && !options.fresh,
+        // Reuse or build, decided on what the schema holds ([`envbench_io::lock::take_as_needed`]): a run that builds
+        // holds the table alone. A fleet's agent takes no lock (its coordinator holds it) and never builds.
+        let must_build =
+            |monitor: &mut Box<dyn Connection>| match existing_table(monitor.as_mut(), &namespace).map_err(database)? {
+                Existing::Foreign(relations) => Err(RanReadError::Foreign(format!(
+                    "{place}: {} bear the names of envbench's table but envbench did not create them (its comment says \
+                 which it made); envbench never creates, drops or alters anything beside what it made. Use another \
+                 database or schema in --db",
+                    relations.join(", ")
+                ))),
+                Existing::None => Ok(true),
+                Existing::Ours { rows: have } => Ok(have != rows || options.fresh),
             };
-            if held.as_ref().is_some_and(|(before, _)| *before == reused) {
-                settled = true;
-                break;
+        let (lock, reused) = if options.agent {
+            if must_build(&mut monitor)? {
+                return Err(RanReadError::Failed(format!(
+                    "{place}: this host finds no {TABLE} table of {rows} pages there; the fleet's coordinator builds \
+                     it before the agents start, so this host reaches another server than the coordinator did (a \
+                     loopback or private address means something else on each host)"
+                )));
             }
-            // A lock taken for the other decision is released before the next is taken.
-            drop(held.take());
-            if options.agent {
-                if !reused {
-                    return Err(RanReadError::Failed(format!(
-                        "{place}: this host finds no {TABLE} table of {rows} pages there; the fleet's coordinator \
-                         builds it before the agents start, so this host reaches another server than the coordinator \
-                         did (a loopback or private address means something else on each host)"
-                    )));
-                }
-                held = Some((true, None));
-                settled = true;
-                break;
-            }
-            let mode = if reused { ServerLockMode::Shared } else { ServerLockMode::Exclusive };
+            (None, true)
+        } else {
             let application = format!("envbench ranread, pid {}", std::process::id());
-            let lock = match ServerLock::take(&url, &namespace, LOCKED, mode, &application) {
-                Ok(lock) => lock,
-                Err(ServerLockError::Database(error)) => return Err(database(error)),
-                Err(busy) => return Err(RanReadError::Busy(format!("{shown}: {busy}"))),
+            let take = |_: &mut Box<dyn Connection>, exclusive: bool| {
+                let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
+                ServerLock::take(&url, &namespace, LOCKED, mode, &application).map_err(|refused| match refused {
+                    ServerLockError::Database(error) => database(error),
+                    busy => RanReadError::Busy(format!("{shown}: {busy}")),
+                })
             };
-            held = Some((reused, Some(lock)));
-        }
-        let Some((reused, lock)) = held.filter(|_| settled) else {
-            return Err(RanReadError::Failed(format!(
-                "{place}: the {TABLE} table kept changing while this run looked at it (another envbench run is \
-                 building it); run it again"
-            )));
+            let (lock, alone) = envbench_io::lock::take_as_needed(&mut monitor, must_build, take)?;
+            (Some(lock), !alone)
         };
         if !reused {
             build_table(monitor.as_mut(), &namespace, rows, interrupt, progress).map_err(database)?;
@@ -246,7 +228,7 @@ impl PostgresRanRead {
                 server_version,
             },
             seed: 0x005e_ed0f_ba5e,
-            _lock: lock.map(Mutex::new),
+            _lock: lock,
         })
     }
 

@@ -185,6 +185,14 @@ impl Namespace {
         }
     }
 
+    /// A new connection to `url` whose unqualified names resolve in this namespace only ([`Namespace::pin`]): every
+    /// session a run opens on its tables (loaders, users, checks, monitors) is one of these.
+    pub fn connect(&self, url: &crate::DatabaseUrl, application: &str) -> Result<Box<dyn Connection>, DbError> {
+        let mut connection = url.connect(application)?;
+        self.pin(connection.as_mut())?;
+        Ok(connection)
+    }
+
     /// The statement [`Namespace::pin`] runs (`None` for SQLite), for a session opened with another driver (a
     /// PostgreSQL client that streams `COPY`).
     pub fn pin_statement(&self) -> Option<String> {

@@ -231,8 +231,8 @@ impl Target for DataFusionTarget {
     /// any directory is created), shared to read complete data.
     fn lock(&mut self, scale_factor: f64, fresh: bool, _writes: bool) -> Result<(), TpchError> {
         let must_generate =
-            |target: &DataFusionTarget| Ok(fresh || !crate::data::reusable(&target.data_dir, scale_factor)?);
-        super::hold_lock(self, false, must_generate, |target, exclusive| {
+            |target: &mut DataFusionTarget| Ok(fresh || !crate::data::reusable(&target.data_dir, scale_factor)?);
+        envbench_io::lock::take_as_needed(self, must_generate, |target, exclusive| {
             target.lock = None;
             if exclusive {
                 crate::data::check_space(&target.data_dir, scale_factor)?;
@@ -240,6 +240,7 @@ impl Target for DataFusionTarget {
             target.lock = Some(crate::data::lock(&target.data_dir, scale_factor, exclusive)?);
             Ok(())
         })
+        .map(|_| ())
     }
 
     fn session(&self) -> Result<Box<dyn Session>, TpchError> {

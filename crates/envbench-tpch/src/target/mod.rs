@@ -244,27 +244,6 @@ pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>,
     })
 }
 
-/// Take the lock a run holds on a target's data (kept by the target, `take` given whether exclusively): exclusive
-/// when the run `writes` or the data must be built (`must_build`), shared when the run only reads complete data.
-/// Data found complete is checked again once the shared lock is held, since another run may have rebuilt or removed
-/// it in between; then the lock is taken again, exclusively. A run that holds the exclusive lock finds the data's
-/// state itself as it prepares.
-pub(crate) fn hold_lock<T: ?Sized>(
-    target: &mut T,
-    writes: bool,
-    must_build: impl Fn(&T) -> Result<bool, TpchError>,
-    take: impl Fn(&mut T, bool) -> Result<(), TpchError>,
-) -> Result<(), TpchError> {
-    if writes || must_build(target)? {
-        return take(target, true);
-    }
-    take(target, false)?;
-    if must_build(target)? {
-        take(target, true)?;
-    }
-    Ok(())
-}
-
 /// Run `jobs` on up to `threads` connections made by `connect`, each taking the next job until none is left; the
 /// first error (or an interrupt) stops the others. The parallel loads of the server targets.
 pub(crate) fn parallel<C, J: Send>(

@@ -149,9 +149,7 @@ impl ServerTables {
 
     /// A new connection whose unqualified names resolve in the namespace only.
     pub fn connection(&self) -> Result<Box<dyn Connection>, DbError> {
-        let mut connection = self.url.connect(APPLICATION_NAME)?;
-        self.namespace.pin(connection.as_mut())?;
-        Ok(connection)
+        self.namespace.connect(&self.url, APPLICATION_NAME)
     }
 
     /// An error of the server as the target reports it, the URL named once.
