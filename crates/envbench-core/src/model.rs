@@ -38,6 +38,57 @@ impl Direction {
     }
 }
 
+/// What a metric measures, which decides the words a change takes: only times and rates get a speed factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// A time (s, ms, us) or a rate (MB/s, IOPS, TPM, NOPM, QphH...): `1.50x faster`, `8% slower`.
+    Speed,
+    /// A spread such as a coefficient of variation: `2.1x less variable`.
+    Dispersion,
+    /// Anything else (counts, ratios, speedups): `12% better`, `1.50x worse`.
+    Other,
+}
+
+/// The kind of a metric, from its name and unit: a name ending in `cv` (or `stddev`) is a dispersion, a unit of
+/// time or a unit per second, minute or hour is a speed.
+pub fn metric_kind(metric: &str, unit: &str) -> MetricKind {
+    if metric == "cv" || metric.ends_with("_cv") || metric.ends_with("stddev") {
+        return MetricKind::Dispersion;
+    }
+    let rate = unit.contains("/s") || unit.contains("/min") || unit.contains("/h");
+    let named = ["IOPS", "TPM", "NOPM", "TPS", "QPS", "QphH", "qph", "MB/s", "GB/s", "KiB/s", "MiB/s"];
+    let time = ["s", "ms", "us", "µs", "ns", "min", "h"];
+    if rate || named.iter().any(|n| unit.eq_ignore_ascii_case(n)) || time.contains(&unit) {
+        MetricKind::Speed
+    } else {
+        MetricKind::Other
+    }
+}
+
+/// A metric's name for people: `latency_p99_9` reads `latency p99.9`, `client_cpu_per_transaction` reads `client
+/// CPU per transaction`, `blocks_per_s` reads `blocks per second`.
+pub fn metric_title(metric: &str) -> String {
+    let mut text = String::new();
+    let mut previous = "";
+    for word in metric.split('_').filter(|w| !w.is_empty()) {
+        let shown = match word {
+            "cpu" | "io" | "tpm" | "nopm" | "tps" | "iops" | "db" => word.to_uppercase(),
+            "qphh" => "QphH".to_string(),
+            "s" if previous == "per" => "second".to_string(),
+            other => other.to_string(),
+        };
+        // A percentile's decimals: p99 then 9 is p99.9.
+        let decimals = previous.starts_with('p') && previous[1..].chars().all(|c| c.is_ascii_digit());
+        if !text.is_empty() {
+            text.push(if decimals && word.chars().all(|c| c.is_ascii_digit()) { '.' } else { ' ' });
+        }
+        text.push_str(&shown);
+        previous = word;
+    }
+    text
+}
+
 /// How a run ended. A run starts as `Running` and moves once to one of the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -301,6 +352,23 @@ pub fn format_utc(seconds: i64, millis: u32) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn metrics_read_as_words_and_kinds() {
+        use super::{MetricKind, metric_kind, metric_title};
+        assert_eq!(metric_title("latency_p99_9"), "latency p99.9");
+        assert_eq!(metric_title("latency_p95"), "latency p95");
+        assert_eq!(metric_title("client_cpu_per_transaction"), "client CPU per transaction");
+        assert_eq!(metric_title("blocks_per_s"), "blocks per second");
+        assert_eq!(metric_title("db_tpm"), "DB TPM");
+        assert_eq!(metric_kind("job_cv", "%"), MetricKind::Dispersion);
+        assert_eq!(metric_kind("latency_p99", "us"), MetricKind::Speed);
+        assert_eq!(metric_kind("iops", "IOPS"), MetricKind::Speed);
+        assert_eq!(metric_kind("cells_per_s", "cells/s"), MetricKind::Speed);
+        assert_eq!(metric_kind("tpm", "TPM"), MetricKind::Speed);
+        assert_eq!(metric_kind("failures", "count"), MetricKind::Other);
+        assert_eq!(metric_kind("speedup", "x"), MetricKind::Other);
+    }
+
     use super::*;
 
     #[test]

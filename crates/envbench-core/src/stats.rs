@@ -70,6 +70,9 @@ pub enum PValueMethod {
     Exact,
     /// The normal approximation with tie correction and continuity correction.
     Normal,
+    /// Welch's t-test on the logarithms of the samples (a ratio test), for sample counts too small for Mann-Whitney
+    /// to decide.
+    WelchLog,
 }
 
 /// The outcome of a two-sided Mann-Whitney U (Wilcoxon rank-sum) test of two independent samples.
@@ -133,6 +136,141 @@ pub fn smallest_possible_p(first_count: usize, second_count: usize) -> f64 {
 /// 3 against 5 (0.036) and 2 against 8 (0.044) are the smallest that can.
 pub fn can_reach_significance(first_count: usize, second_count: usize, alpha: f64) -> bool {
     smallest_possible_p(first_count, second_count) < alpha
+}
+
+/// Fewest samples a side for the Mann-Whitney U test; below it Welch's t-test on logarithms decides. With 4 a side
+/// Mann-Whitney reaches p < 0.05 only when the samples do not overlap at all (its smallest p is 0.029); with 5 a side
+/// two overlapping pairs still can (p = 0.032), so a single stray sample no longer hides a real change.
+pub const MANN_WHITNEY_MIN_SAMPLES: usize = 5;
+
+/// A change smaller than this fraction is "about the same" whatever its p-value. Two runs of the same environment
+/// differ by more than their own samples' spread (another file placement, another cache state, another moment on a
+/// shared host), and no test of the samples of one run per side can see that: this margin, measured by
+/// `bench/verdict-calibration.sh` as what A/A pairs differ by, is what keeps false alarms below 5%.
+pub const NOISE_MARGIN: f64 = 0.05;
+
+/// The outcome of the test [`compare_samples`] chose.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleTest {
+    pub p_value: f64,
+    pub method: PValueMethod,
+}
+
+/// The two-sided test of two independent samples that their sizes allow: Mann-Whitney U with at least
+/// [`MANN_WHITNEY_MIN_SAMPLES`] a side, Welch's t-test on logarithms with 2 to 4 (positive samples only), and `None`
+/// with a single sample on either side (nothing can be tested).
+pub fn compare_samples(first: &[f64], second: &[f64]) -> Option<SampleTest> {
+    if first.len().min(second.len()) >= MANN_WHITNEY_MIN_SAMPLES {
+        return mann_whitney_u(first, second).map(|t| SampleTest { p_value: t.p_value, method: t.method });
+    }
+    welch_log(first, second).map(|p_value| SampleTest { p_value, method: PValueMethod::WelchLog })
+}
+
+/// Welch's two-sided t-test of the means of the samples' natural logarithms: `None` with fewer than 2 samples on
+/// either side or any sample that is not positive. Samples alike on both sides give p = 1; samples without spread
+/// that differ give p = 0.
+pub fn welch_log(first: &[f64], second: &[f64]) -> Option<f64> {
+    if first.len() < 2
+        || second.len() < 2
+        || first.iter().chain(second).any(|v| v.is_nan() || *v <= 0.0 || v.is_infinite())
+    {
+        return None;
+    }
+    let moments = |values: &[f64]| {
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let variance = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, variance / n, n)
+    };
+    let ((m1, v1, n1), (m2, v2, n2)) = (moments(first), moments(second));
+    let standard_error = (v1 + v2).sqrt();
+    if standard_error == 0.0 {
+        return Some(if (m1 - m2).abs() < 1e-12 { 1.0 } else { 0.0 });
+    }
+    let t = (m1 - m2) / standard_error;
+    // Welch-Satterthwaite degrees of freedom.
+    let df = (v1 + v2).powi(2) / (v1.powi(2) / (n1 - 1.0) + v2.powi(2) / (n2 - 1.0));
+    Some(student_t_two_sided(t, df))
+}
+
+/// P(|T| > |t|) for Student's t with `df` degrees of freedom: the regularized incomplete beta I_x(df/2, 1/2) at
+/// x = df / (df + t^2).
+pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return if t.is_nan() { f64::NAN } else { 0.0 };
+    }
+    regularized_incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0)
+}
+
+/// I_x(a, b), by the continued fraction (modified Lentz), using the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where
+/// the fraction converges slowly.
+fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(x, a, b) / a
+    } else {
+        1.0 - front * beta_fraction(1.0 - x, b, a) / b
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
+    let tiny = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    d = if d.abs() < tiny { tiny } else { d };
+    d = 1.0 / d;
+    let mut f = d;
+    for m in 1..1000 {
+        let m = m as f64;
+        for numerator in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + numerator * d;
+            d = if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + numerator / c;
+            c = if c.abs() < tiny { tiny } else { c };
+            d = 1.0 / d;
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    f
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: about 1e-15 relative).
+fn ln_gamma(x: f64) -> f64 {
+    const COEFFICIENTS: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x) Γ(1 - x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = COEFFICIENTS[0];
+    for (i, c) in COEFFICIENTS.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
 }
 
 /// The standard normal distribution's upper tail, P(Z > z).
@@ -406,5 +544,47 @@ mod tests {
         assert!(close(normal_upper_tail(1.96), 0.024997895148220435, 1e-12));
         assert!(close(normal_upper_tail(5.0), 2.866515718791933e-07, 1e-11));
         assert!(close(normal_upper_tail(0.0), 0.5, 1e-15));
+    }
+
+    #[test]
+    fn student_t_matches_tables() {
+        // Two-sided 5% critical values: df 1 -> 12.706, 4 -> 2.776, 30 -> 2.042; df 2, t 4.303 -> 0.05.
+        for (t, df, p) in [(12.706_2, 1.0, 0.05), (2.776_4, 4.0, 0.05), (2.042_3, 30.0, 0.05), (4.302_7, 2.0, 0.05)] {
+            assert!(close(student_t_two_sided(t, df), p, 1e-3), "t {t} df {df}: {}", student_t_two_sided(t, df));
+        }
+        assert!(close(student_t_two_sided(1.0, 10.0), 0.340_893_13, 1e-6));
+        assert_eq!(student_t_two_sided(0.0, 5.0), 1.0);
+        assert!(
+            close(ln_gamma(5.0), 24f64.ln(), 1e-13) && close(ln_gamma(0.5), std::f64::consts::PI.sqrt().ln(), 1e-12)
+        );
+    }
+
+    #[test]
+    fn welch_on_logarithms_decides_three_against_three() {
+        // SciPy: ttest_ind(log([10, 10.2, 9.9]), log([20, 20.5, 19.7]), equal_var=False) gives p = 2.5208e-6
+        // (df 3.72).
+        let p = welch_log(&[10.0, 10.2, 9.9], &[20.0, 20.5, 19.7]).unwrap();
+        assert!(close(p, 2.520_755_6e-6, 1e-4), "{p}");
+        // The same spread and no shift: far from significant.
+        let p = welch_log(&[10.0, 10.2, 9.9], &[10.1, 9.95, 10.15]).unwrap();
+        assert!(p > 0.5, "{p}");
+        // A ratio test: scaling both sides changes nothing.
+        let scaled = welch_log(&[1000.0, 1020.0, 990.0], &[2000.0, 2050.0, 1970.0]).unwrap();
+        assert!(close(scaled, welch_log(&[10.0, 10.2, 9.9], &[20.0, 20.5, 19.7]).unwrap(), 1e-9));
+        assert_eq!(welch_log(&[1.0], &[2.0, 3.0]), None);
+        assert_eq!(welch_log(&[1.0, 0.0], &[2.0, 3.0]), None);
+        assert_eq!(welch_log(&[2.0, 2.0], &[2.0, 2.0]), Some(1.0));
+        assert_eq!(welch_log(&[2.0, 2.0], &[3.0, 3.0]), Some(0.0));
+    }
+
+    #[test]
+    fn the_test_follows_the_sample_count() {
+        let few = compare_samples(&[10.0, 10.2, 9.9], &[20.0, 20.5, 19.7]).unwrap();
+        assert_eq!(few.method, PValueMethod::WelchLog);
+        assert!(few.p_value < SIGNIFICANCE_ALPHA);
+        let many = compare_samples(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+        assert_eq!(many.method, PValueMethod::Exact);
+        assert!(close(many.p_value, 2.0 / 252.0, 1e-12));
+        assert_eq!(compare_samples(&[1.0], &[2.0, 3.0, 4.0]), None);
     }
 }

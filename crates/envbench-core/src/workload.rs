@@ -347,6 +347,12 @@ pub trait Workload: Sync {
         &[]
     }
 
+    /// How a user gets more samples of every test, for a verdict that cannot tell: an option such as `--repeat 5`
+    /// when the workload repeats its tests itself; otherwise more runs, which a side pools.
+    fn more_samples(&self) -> &'static str {
+        "5 runs on each side under one --label (a side pools its runs' samples)"
+    }
+
     /// What in an environment governs the workload's results, so a verdict names the differences that matter.
     fn governed_by(&self) -> &'static [Resource] {
         &[Resource::Cpu, Resource::Memory, Resource::Storage]
@@ -475,6 +481,12 @@ impl Registry {
     /// The timelines of a run, when its workload keeps them.
     pub fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
         self.find(&run.summary.workload).map(|w| w.timelines(run)).unwrap_or_default()
+    }
+
+    /// How to get more samples of a workload's tests (more runs when it is not registered).
+    pub fn more_samples(&self, name: &str) -> &'static str {
+        self.find(name)
+            .map_or("5 runs on each side under one --label (a side pools its runs' samples)", |w| w.more_samples())
     }
 
     /// A workload's name for people (its command name when it is not registered).

@@ -133,6 +133,10 @@ impl Workload for CubeWorkload {
         "OLAP cube"
     }
 
+    fn more_samples(&self) -> &'static str {
+        "--repeat 5"
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Memory, Resource::Storage]

@@ -66,6 +66,10 @@ impl Workload for ExecWorkload {
         "timed steps"
     }
 
+    fn more_samples(&self) -> &'static str {
+        "--repeat 5"
+    }
+
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }

@@ -155,6 +155,12 @@ impl Workload for OltpWorkload {
         "transactions"
     }
 
+    /// TPM over each fifth of the measured window ([`TPM_WINDOW_METRIC`]), so a verdict can test it; NOPM and TPM are
+    /// one figure each over the whole window.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[TPM_WINDOW_METRIC]
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Storage, Resource::Memory]
@@ -731,6 +737,35 @@ impl OltpMeasured {
     }
 }
 
+/// The metric holding the TPM of each of [`TPM_WINDOWS`] equal parts of the measured window.
+pub const TPM_WINDOW_METRIC: &str = "tpm_window";
+
+/// Parts of the measured window whose TPMs are a step's samples: enough for the verdict's test to decide (5 a side
+/// for Mann-Whitney U), few enough that a part spans several seconds and so counts stalls (a checkpoint, an fsync
+/// storm) as a run over the whole window does. Per-second samples would let a median step over them.
+pub const TPM_WINDOWS: usize = 5;
+
+/// Per-minute rates of `parts` consecutive parts of per-second counts (one part per second when there are fewer
+/// seconds), the parts' lengths differing by at most a second, so their mean weighted by length is the whole
+/// window's rate. `None` without a measured second.
+fn window_rates(per_second: &[f64], parts: usize) -> Option<Vec<f64>> {
+    let parts = parts.min(per_second.len());
+    if parts == 0 {
+        return None;
+    }
+    let (base, extra) = (per_second.len() / parts, per_second.len() % parts);
+    let mut start = 0;
+    let rates = (0..parts)
+        .map(|part| {
+            let length = base + usize::from(part < extra);
+            let count: f64 = per_second[start..start + length].iter().sum();
+            start += length;
+            count * 60.0 / length as f64
+        })
+        .collect();
+    Some(rates)
+}
+
 /// The records of one step, under test id `test` (its transactions' tests are `test` and the transaction's name).
 fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<ResultRecord> {
     use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
@@ -738,11 +773,14 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
     if let Some(nopm) = step.nopm {
         records.push(record(test, parameters, "nopm", "NOPM", Higher, vec![nopm]));
     }
-    // Every measured second is a sample, so comparisons see the spread, not one number.
+    // TPM has one definition: transactions ended in the measured window over its minutes, the figure the terminal
+    // prints. The windows' TPMs are the samples a comparison tests.
+    records.push(record(test, parameters, "tpm", "TPM", Higher, vec![step.tpm]));
     let first = step.ramp_seconds.ceil() as usize;
-    let per_minute: Vec<f64> = step.per_second.iter().skip(first).map(|n| n * 60.0).collect();
-    let tpm = if per_minute.is_empty() { vec![step.tpm] } else { per_minute };
-    records.push(record(test, parameters, "tpm", "TPM", Higher, tpm));
+    let measured = step.per_second.get(first..).unwrap_or_default();
+    if let Some(windows) = window_rates(measured, TPM_WINDOWS) {
+        records.push(record(test, parameters, TPM_WINDOW_METRIC, "TPM", Higher, windows));
+    }
     if let Some(db_tpm) = step.db_tpm {
         records.push(record(test, parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
     }
@@ -1061,6 +1099,19 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn window_rates_cover_the_window_and_average_to_its_rate() {
+        let seconds = [10.0, 12.0, 8.0, 10.0, 10.0, 11.0, 9.0, 10.0, 10.0, 10.0, 10.0, 12.0];
+        let rates = window_rates(&seconds, 5).unwrap();
+        // 12 seconds in 5 parts: 3, 3, 2, 2, 2 seconds.
+        assert_eq!(rates, vec![600.0, 620.0, 570.0, 600.0, 660.0]);
+        let weighted: f64 = rates.iter().zip([3.0, 3.0, 2.0, 2.0, 2.0]).map(|(r, l)| r * l).sum::<f64>() / 12.0;
+        let whole = seconds.iter().sum::<f64>() * 60.0 / 12.0;
+        assert!((weighted - whole).abs() < 1e-9);
+        assert_eq!(window_rates(&seconds[..3], 5), Some(vec![600.0, 720.0, 480.0]));
+        assert_eq!(window_rates(&[], 5), None);
+    }
     use crate::transactions::Kind;
 
     #[test]

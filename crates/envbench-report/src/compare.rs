@@ -2,17 +2,17 @@
 //! parameters and the metric all match; everything else is listed as unmatched and never compared.
 //!
 //! The first side is the baseline. Per matched result and side: the median of the pooled samples, spread, and against
-//! the baseline the change of the medians in the better direction with a Mann-Whitney U test. Per workload and metric
-//! a geometric mean of the direction-aware ratios sums the tests up. Metrics are not mixed in one mean: throughput and
-//! IOPS of the same test move together and would count twice, and a latency percentile is not a throughput.
+//! the baseline the change of the medians in the better direction, tested by the test the sample counts allow
+//! (Mann-Whitney U with 5 or more a side, Welch's t-test on logarithms with 2 to 4) and called a change only beyond
+//! the noise margin two runs of one environment differ by. Per workload and metric a geometric mean of the
+//! direction-aware ratios of times and rates sums the tests up. Metrics are not mixed in one mean: throughput and IOPS
+//! of the same test move together and would count twice, and a latency percentile is not a throughput.
 
 use crate::environment::{EnvironmentField, differences, environment_identity, environment_table};
 use crate::side::{Side, run_name};
 use crate::verdict::{SideVerdict, verdicts};
-use envbench_core::model::Direction;
-use envbench_core::stats::{
-    PValueMethod, SIGNIFICANCE_ALPHA, Summary, can_reach_significance, geometric_mean, mann_whitney_u,
-};
+use envbench_core::model::{Direction, MetricKind, metric_kind};
+use envbench_core::stats::{NOISE_MARGIN, PValueMethod, SIGNIFICANCE_ALPHA, Summary, compare_samples, geometric_mean};
 use envbench_core::workload::Registry;
 use serde::Serialize;
 use serde_json::Value;
@@ -124,11 +124,15 @@ pub struct Change {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Significance {
-    /// p below alpha.
+    /// p below alpha and the change beyond the noise margin.
     Significant,
     /// p at or above alpha: shown as `~`.
     NotSignificant,
-    /// Even the most extreme arrangement of this many samples could not reach alpha (e.g. 3 against 3): shown as `~`.
+    /// p below alpha but the change within the noise margin ([`NOISE_MARGIN`]), what two runs of one environment
+    /// differ by: shown as `~`, counted as about the same.
+    Negligible,
+    /// A single sample on a side: nothing can be tested, shown as `?` and counted as "cannot tell", never as
+    /// unchanged.
     TooFewSamples,
 }
 
@@ -333,17 +337,9 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
     let change = baseline.and_then(|base| {
         let base_summary = Summary::of(&base.samples)?;
         let ratio = directed_ratio(base_summary.median, summary.median, direction);
-        let (n_base, n_side) = (base.samples.len(), side.samples.len());
-        let (significance, p_value, method) = if !can_reach_significance(n_base, n_side, SIGNIFICANCE_ALPHA) {
-            (Significance::TooFewSamples, None, None)
-        } else {
-            match mann_whitney_u(&base.samples, &side.samples) {
-                Some(test) if test.is_significant(SIGNIFICANCE_ALPHA) => {
-                    (Significance::Significant, Some(test.p_value), Some(test.method))
-                }
-                Some(test) => (Significance::NotSignificant, Some(test.p_value), Some(test.method)),
-                None => (Significance::TooFewSamples, None, None),
-            }
+        let (significance, p_value, method) = match compare_samples(&base.samples, &side.samples) {
+            None => (Significance::TooFewSamples, None, None),
+            Some(test) => (significance(test.p_value, ratio), Some(test.p_value), Some(test.method)),
         };
         Some(Change { ratio, better_percent: ratio.map(|r| (r - 1.0) * 100.0), significance, p_value, method })
     });
@@ -355,6 +351,23 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
         flags: side.flags.clone(),
         change,
     })
+}
+
+/// A p-value and a change as a significance: below alpha and beyond the noise margin, or not.
+pub fn significance(p_value: f64, ratio: Option<f64>) -> Significance {
+    if p_value >= SIGNIFICANCE_ALPHA {
+        Significance::NotSignificant
+    } else if ratio.is_some_and(beyond_noise) {
+        Significance::Significant
+    } else {
+        Significance::Negligible
+    }
+}
+
+/// True when a speed factor differs from 1 by more than [`NOISE_MARGIN`], in either direction alike (1.05x faster
+/// and 1.05x slower are the same distance).
+pub fn beyond_noise(ratio: f64) -> bool {
+    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() > (1.0 + NOISE_MARGIN).ln()
 }
 
 /// Side over baseline, inverted when lower is better, so that above 1 always means better. `None` when either is not
@@ -369,9 +382,10 @@ pub fn directed_ratio(baseline: f64, side: f64, direction: Direction) -> Option<
     })
 }
 
+/// Geometric means of times and rates only: a mean of coefficients of variation or of failure counts says nothing.
 fn geomeans(rows: &[ComparisonRow], side_count: usize) -> Vec<GeomeanRow> {
     let mut groups: Vec<GeomeanRow> = Vec::new();
-    for row in rows {
+    for row in rows.iter().filter(|r| metric_kind(&r.metric, &r.unit) == MetricKind::Speed) {
         if !groups.iter().any(|g| g.workload == row.workload && g.metric == row.metric) {
             groups.push(GeomeanRow {
                 workload: row.workload.clone(),

@@ -38,7 +38,7 @@ pub use svg::{
     change_chart, line_chart, nice_step,
 };
 pub use verdict::{
-    BOOTSTRAP_RESAMPLES, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, headline_rows, interval_words,
-    speed_words, test_change,
+    BOOTSTRAP_RESAMPLES, Decision, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, change_words,
+    headline_rows, interval_words, speed_words, test_change,
 };
 pub use viewer::{DEFAULT_LISTEN, bind, is_loopback, router, serve, serve_blocking};

@@ -2,8 +2,8 @@
 //! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
 
 use crate::compare::{Change, Comparison, ComparisonRow, GeomeanRow, Significance};
-use crate::verdict::{SideVerdict, WorkloadVerdict, interval_words, speed_words};
-use envbench_core::model::Direction;
+use crate::verdict::{SideVerdict, WorkloadVerdict, change_words, interval_words, speed_words};
+use envbench_core::model::{Direction, MetricKind, metric_kind};
 
 /// The output formats of a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +111,7 @@ pub fn cells(row: &ComparisonRow) -> Vec<String> {
         if i > 0 {
             match cell.as_ref().and_then(|c| c.change.as_ref()) {
                 Some(change) => {
-                    cells.push(change_text(change, row.direction));
+                    cells.push(change_text(change, row.direction, metric_kind(&row.metric, &row.unit)));
                     cells.push(significance_text(change.significance, change.p_value));
                 }
                 None => cells.extend(["-".to_string(), "-".to_string()]),
@@ -122,10 +122,11 @@ pub fn cells(row: &ComparisonRow) -> Vec<String> {
     cells
 }
 
-/// A change as every table shows it: how the value itself changed (+ more, - less), then whether that is better:
-/// `+12.3% better` and `-4.0% worse` for higher-is-better metrics; for lower-is-better ones (times, latencies) the
-/// speed factor, `-78.0% (4.50x faster)` and `+50.0% (1.50x slower)`, never "+353.9% better".
-pub fn change_text(change: &Change, direction: Direction) -> String {
+/// A change as every table shows it: how the value itself changed (+ more, - less), then what that means in the
+/// metric's own words: `+12.3% better` for higher-is-better rates and counts; the speed factor for times,
+/// `-78.0% (4.50x faster)` and `+50.0% (1.50x slower)`, never "+353.9% better"; and for a spread such as a
+/// coefficient of variation, `-60.0% (2.50x less variable)`, never "faster".
+pub fn change_text(change: &Change, direction: Direction, kind: MetricKind) -> String {
     let Some(ratio) = change.ratio else { return "-".to_string() };
     let raw = match direction {
         Direction::HigherIsBetter => ratio,
@@ -135,29 +136,29 @@ pub fn change_text(change: &Change, direction: Direction) -> String {
     if percent.abs() < 0.05 {
         return "±0.0%".to_string();
     }
-    match direction {
-        Direction::HigherIsBetter => {
-            format!("{} {}", signed_percent(percent), if ratio > 1.0 { "better" } else { "worse" })
+    match (kind, direction) {
+        (MetricKind::Speed, Direction::LowerIsBetter) | (MetricKind::Dispersion, _) => {
+            format!("{} ({})", signed_percent(percent), change_words(ratio, kind))
         }
-        Direction::LowerIsBetter if ratio > 1.0 => format!("{} ({ratio:.2}x faster)", signed_percent(percent)),
-        Direction::LowerIsBetter => format!("{} ({:.2}x slower)", signed_percent(percent), 1.0 / ratio),
+        _ => format!("{} {}", signed_percent(percent), if ratio > 1.0 { "better" } else { "worse" }),
     }
 }
 
 /// True when a change text says better (for styling).
 pub fn says_better(text: &str) -> bool {
-    text.contains("better") || text.contains("faster")
+    text.contains("better") || text.contains("faster") || text.contains("less variable")
 }
 
 /// True when a change text says worse.
 pub fn says_worse(text: &str) -> bool {
-    text.contains("worse") || text.contains("slower")
+    text.contains("worse") || text.contains("slower") || text.contains("more variable")
 }
 
-/// `p=0.008` when significant, `~` otherwise.
+/// `p=0.008` when significant, `?` with a single sample on a side (nothing can be tested), `~` otherwise.
 pub fn significance_text(significance: Significance, p_value: Option<f64>) -> String {
     match (significance, p_value) {
         (Significance::Significant, Some(p)) => p_value_text(p),
+        (Significance::TooFewSamples, _) => "?".to_string(),
         _ => "~".to_string(),
     }
 }
@@ -218,11 +219,12 @@ fn side_lines(comparison: &Comparison) -> Vec<String> {
 
 /// How changes are written, said once.
 pub const LEGEND: &str = "Medians of all samples of each side. \"vs\": how the median itself changed against A (+ more, \
-- less) and whether that is better; for lower-is-better metrics (times, latencies) with the speed factor \
-(-78% = 4.5x faster). \"sig\": two-sided Mann-Whitney U p-value when below 0.05; ~ when not significant or when the \
-sample counts cannot reach significance at all (fewer than 4+4, 3+5 or 2+8 samples). cv: coefficient of variation; \
-! marks noisy (over 5%). geomean and the verdict: geometric mean of the per-test speed factors against A (above 1 is \
-better: more work per second or less time).";
+- less) and whether that is better; for times the speed factor (-78% = 4.5x faster), for coefficients of variation \
+less or more variable. \"sig\": the two-sided p-value when below 0.05 and the change is beyond the 5% noise margin \
+(two runs of one environment differ by that much); Mann-Whitney U with 5 or more samples a side, Welch's t-test on \
+logarithms with 2 to 4. ~: no change beyond noise; ?: one sample on a side, nothing can be tested. cv: coefficient of \
+variation; ! marks noisy (over 5%). geomean and the verdict: geometric mean of the per-test speed factors of times and \
+rates against A (above 1 is better: more work per second or less time).";
 
 /// The verdict of one workload in one line: its change, then [`verdict_evidence`].
 pub fn verdict_line(verdict: &WorkloadVerdict) -> String {
@@ -239,8 +241,8 @@ pub fn verdict_evidence(verdict: &WorkloadVerdict) -> String {
         verdict.unchanged,
         verdict.tests,
         if verdict.tests == 1 { "" } else { "s" },
-        if verdict.untestable > 0 {
-            format!(", {} with too few samples to test", verdict.untestable)
+        if verdict.cannot_tell > 0 {
+            format!(", {} with one sample a side (cannot tell)", verdict.cannot_tell)
         } else {
             String::new()
         },

@@ -609,7 +609,7 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
                     "{} {}: {} ({})",
                     row.test_name(),
                     crate::compare::side_letter(side),
-                    change_text(change, row.direction),
+                    change_text(change, row.direction, envbench_core::model::metric_kind(&row.metric, &row.unit)),
                     significance_text(change.significance, change.p_value)
                 ));
             }

@@ -5,12 +5,14 @@
 //! Changes here are speed factors (directed ratios): above 1 the side did more work per second or took less time.
 //! The interval resamples every test's samples on both sides (with replacement, the medians' ratio recomputed, the
 //! geometric mean taken again) a fixed number of times with a fixed seed, so the same store always gives the same
-//! verdict; a workload whose tests all have one sample per side gets no interval and says so.
+//! verdict. A workload is called faster or slower only when its interval leaves out 1 and its change is beyond the
+//! noise margin two runs of one environment differ by; a workload whose tests have a single sample on a side cannot
+//! be told, says so and names the option that gives more samples. It is never counted as unchanged.
 
-use crate::compare::{ComparisonRow, Significance, natural_cmp};
+use crate::compare::{ComparisonRow, Significance, beyond_noise, natural_cmp};
 use crate::environment::EnvironmentField;
 use crate::side::Side;
-use envbench_core::model::Direction;
+use envbench_core::model::{Direction, MetricKind, metric_kind};
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
 use serde::Serialize;
@@ -46,18 +48,36 @@ pub struct WorkloadVerdict {
     pub ratio: f64,
     /// The 95% bootstrap interval of `ratio`; `None` with a single sample per side.
     pub interval: Option<(f64, f64)>,
-    /// Significantly better tests (Mann-Whitney U).
+    /// What the verdict decided.
+    pub decision: Decision,
+    /// Why the verdict cannot tell and what gives it enough samples, e.g. `1 sample each (rerun with --repeat 5)`.
+    pub advice: Option<String>,
+    /// Significantly better tests.
     pub better: usize,
     /// Significantly worse tests.
     pub worse: usize,
-    /// Tests without a significant change, including `untestable`.
+    /// Tests without a significant change beyond the noise margin.
     pub unchanged: usize,
-    /// Tests whose sample counts could not reach significance at all.
-    pub untestable: usize,
+    /// Tests with a single sample on a side: nothing can be said of them, and they are not counted as unchanged.
+    pub cannot_tell: usize,
     /// E.g. `analytic queries 1.50x slower on B`.
     pub summary: String,
     /// The environment differences that plausibly explain the change, one sentence each.
     pub explanations: Vec<String>,
+}
+
+/// What a workload's verdict says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Its interval is above 1 and its change beyond the noise margin.
+    Faster,
+    /// Its interval is below 1 and its change beyond the noise margin.
+    Slower,
+    /// No change beyond noise.
+    Same,
+    /// Too few samples to test: one a side.
+    CannotTell,
 }
 
 /// A test's speed factor and its bootstrap interval (for the relative charts).
@@ -87,24 +107,52 @@ pub fn speed_words(ratio: f64) -> String {
 }
 
 impl WorkloadVerdict {
-    /// The change in words, qualified when its interval includes no change: `1.52x faster`, `4% faster (within
-    /// noise)`.
+    /// The change in words, as decided: `1.52x faster`, `about the same`, `about the same (4% faster, within
+    /// noise)`, `cannot tell: 1 sample each (rerun with --repeat 5)`.
     pub fn change_words(&self) -> String {
-        let words = speed_words(self.ratio);
-        match self.interval {
-            Some((low, high)) if low <= 1.0 && 1.0 <= high && words != "about the same" => {
-                format!("{words} (within noise)")
-            }
-            _ => words,
+        match self.decision {
+            Decision::Faster | Decision::Slower => speed_words(self.ratio),
+            Decision::Same => match speed_words(self.ratio) {
+                words if words == "about the same" => words,
+                words => format!("about the same ({words}, within noise)"),
+            },
+            Decision::CannotTell => format!("cannot tell: {}", self.advice.as_deref().unwrap_or("too few samples")),
         }
     }
 }
 
-/// An interval of speed factors, e.g. `95% interval 0.91x to 1.12x`.
+/// An interval of speed factors in the words of the headline: `95% interval 1.16x to 1.59x slower`, `95% interval
+/// 1.05x slower to 1.12x faster`.
 pub fn interval_words(interval: Option<(f64, f64)>) -> String {
     match interval {
-        Some((low, high)) => format!("95% interval {low:.2}x to {high:.2}x"),
-        None => "single sample, no interval".to_string(),
+        Some((low, high)) if low >= 1.0 => format!("95% interval {low:.2}x to {high:.2}x faster"),
+        Some((low, high)) if high <= 1.0 => format!("95% interval {:.2}x to {:.2}x slower", 1.0 / high, 1.0 / low),
+        Some((low, high)) => format!("95% interval {:.2}x slower to {high:.2}x faster", 1.0 / low),
+        None => "no interval (one sample a side)".to_string(),
+    }
+}
+
+/// The change of a metric in its own words: a speed factor for times and rates ([`speed_words`]), `2.1x less
+/// variable` for a spread, `12% better` for anything else. `ratio` is directed: above 1 is better.
+pub fn change_words(ratio: f64, kind: MetricKind) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "-".to_string();
+    }
+    let (up, down) = match kind {
+        MetricKind::Speed => return speed_words(ratio),
+        MetricKind::Dispersion => ("less variable", "more variable"),
+        MetricKind::Other => ("better", "worse"),
+    };
+    if (ratio - 1.0).abs() < SAME_WITHIN && (1.0 / ratio - 1.0).abs() < SAME_WITHIN {
+        "about the same".to_string()
+    } else if ratio >= 1.2 {
+        format!("{ratio:.2}x {up}")
+    } else if ratio > 1.0 {
+        format!("{:.0}% {up}", (ratio - 1.0) * 100.0)
+    } else if ratio <= 1.0 / 1.2 {
+        format!("{:.2}x {down}", 1.0 / ratio)
+    } else {
+        format!("{:.0}% {down}", (1.0 / ratio - 1.0) * 100.0)
     }
 }
 
@@ -115,14 +163,17 @@ pub fn is_cross_check(row: &ComparisonRow) -> bool {
 }
 
 /// The tests of a comparison that make a workload's verdict: per test (and parameter set), the first of the
-/// workload's headline metrics it has, or its first metric when the workload names none. Cross-checks by other
-/// tools are left out.
+/// workload's headline metrics it has, or its first time or rate when the workload names none (a spread or a count
+/// says nothing of speed). Cross-checks by other tools are left out.
 pub fn headline_rows<'a>(rows: &'a [ComparisonRow], workload: &str, registry: &Registry) -> Vec<&'a ComparisonRow> {
     let preferred = registry.headline_metrics(workload);
     let mut chosen: Vec<&ComparisonRow> = Vec::new();
     for row in rows.iter().filter(|r| r.workload == workload && !is_cross_check(r)) {
         let rank = |r: &ComparisonRow| preferred.iter().position(|m| *m == r.metric);
         if !preferred.is_empty() && rank(row).is_none() {
+            continue;
+        }
+        if preferred.is_empty() && metric_kind(&row.metric, &row.unit) != MetricKind::Speed {
             continue;
         }
         match chosen.iter().position(|c| c.test_id == row.test_id && c.parameters_hash == row.parameters_hash) {
@@ -159,7 +210,8 @@ pub fn verdicts(
                 .iter()
                 .filter_map(|workload| {
                     let headline = headline_rows(rows, workload, registry);
-                    let mut verdict = workload_verdict(&headline, side, workload, registry)?;
+                    let pair = (letters[0].as_str(), letters.get(side).map(String::as_str).unwrap_or("?"));
+                    let mut verdict = workload_verdict(&headline, side, pair, workload, registry)?;
                     verdict.summary = format!(
                         "{} {} on {}",
                         verdict.title,
@@ -186,13 +238,16 @@ pub fn verdicts(
 fn workload_verdict(
     headline: &[&ComparisonRow],
     side: usize,
+    letters: (&str, &str),
     workload: &str,
     registry: &Registry,
 ) -> Option<WorkloadVerdict> {
     let mut pairs: Vec<(&[f64], &[f64], Direction)> = Vec::new();
-    let (mut better, mut worse, mut unchanged, mut untestable) = (0, 0, 0, 0);
+    let (mut better, mut worse, mut unchanged, mut cannot_tell) = (0, 0, 0, 0);
     let mut metrics: Vec<String> = Vec::new();
     let mut ratios = Vec::new();
+    // The fewest samples of a test on each side, for the advice.
+    let (mut fewest_base, mut fewest_side) = (usize::MAX, usize::MAX);
     for row in headline {
         let (Some(base), Some(cell)) = (row.cells[0].as_ref(), row.cells.get(side).and_then(Option::as_ref)) else {
             continue;
@@ -201,31 +256,47 @@ fn workload_verdict(
         let Some(ratio) = change.ratio else { continue };
         ratios.push(ratio);
         pairs.push((&base.samples, &cell.samples, row.direction));
+        fewest_base = fewest_base.min(base.samples.len());
+        fewest_side = fewest_side.min(cell.samples.len());
         if !metrics.contains(&row.metric) {
             metrics.push(row.metric.clone());
         }
         match change.significance {
             Significance::Significant if ratio > 1.0 => better += 1,
             Significance::Significant if ratio < 1.0 => worse += 1,
-            Significance::TooFewSamples => {
-                unchanged += 1;
-                untestable += 1;
-            }
+            Significance::TooFewSamples => cannot_tell += 1,
             _ => unchanged += 1,
         }
     }
     let ratio = geometric_mean(&ratios)?;
+    let interval = bootstrap_interval(&pairs, seed(&[workload, &side.to_string()]));
+    let testable = ratios.len() - cannot_tell;
+    let (decision, advice) = if testable == 0 {
+        let samples = if fewest_base == fewest_side {
+            format!("{fewest_base} sample{} each", if fewest_base == 1 { "" } else { "s" })
+        } else {
+            let (a, b) = letters;
+            format!("{fewest_base} sample{} on {a}, {fewest_side} on {b}", if fewest_base == 1 { "" } else { "s" })
+        };
+        (Decision::CannotTell, Some(format!("{samples} (rerun with {})", registry.more_samples(workload))))
+    } else if interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0) && beyond_noise(ratio) {
+        (if ratio > 1.0 { Decision::Faster } else { Decision::Slower }, None)
+    } else {
+        (Decision::Same, None)
+    };
     Some(WorkloadVerdict {
         workload: workload.to_string(),
         title: registry.title(workload).to_string(),
         metrics,
         tests: ratios.len(),
         ratio,
-        interval: bootstrap_interval(&pairs, seed(&[workload, &side.to_string()])),
+        interval,
+        decision,
+        advice,
         better,
         worse,
         unchanged,
-        untestable,
+        cannot_tell,
         summary: String::new(),
         explanations: Vec::new(),
     })

@@ -59,6 +59,7 @@ pub fn router(location: StoreLocation, workloads: Registry, listening: SocketAdd
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
         .route("/compare.md", get(compare_markdown))
+        .fallback(not_found)
         .layer(middleware::from_fn_with_state(listening, guard))
         .with_state(Arc::new(Viewer { location, workloads }))
 }
@@ -182,6 +183,17 @@ fn error_page(error: &ReportError) -> Response {
     };
     let body = format!("{}<h1>Cannot show this</h1>\n<p>{}</p>", navigation(), escape(&error.to_string()));
     (status, html(page("envbench: error", &body))).into_response()
+}
+
+/// A URL the viewer does not have: a page that says so and leads back, never an empty 404.
+async fn not_found(uri: axum::http::Uri) -> Response {
+    let body = format!(
+        "{}<h1>No such page</h1>\n<p>This viewer has no page at <code>{}</code>. Start again from the \
+         <a href=\"/\">list of runs</a>.</p>",
+        navigation(),
+        escape(uri.path())
+    );
+    (StatusCode::NOT_FOUND, html(page("envbench: no such page", &body))).into_response()
 }
 
 fn navigation() -> String {

@@ -93,6 +93,8 @@ fn the_verdict_counts_geomeans_and_explains() {
     let (low, high) = disk.interval.expect("six samples a side give an interval");
     assert!(low <= disk.ratio && disk.ratio <= high && high < 1.2 && low > 0.75, "{low}..{high}");
     assert_eq!(disk.metrics, ["throughput"]);
+    // Tight samples: the interval leaves out 1 and 10% is beyond the noise margin.
+    assert_eq!(disk.decision, envbench_report::Decision::Slower);
     assert!(disk.summary.starts_with("storage 10% slower") && disk.summary.ends_with(" on B"), "{}", disk.summary);
     let disk_reasons = disk.explanations.join(" ");
     assert!(disk_reasons.contains("Hypervisor") && disk_reasons.contains("Device chain"), "{disk_reasons}");
@@ -100,9 +102,16 @@ fn the_verdict_counts_geomeans_and_explains() {
 
     let tpch = workload("tpch");
     assert_eq!(tpch.interval, None, "one sample a side: no interval");
-    assert_eq!((tpch.better, tpch.worse, tpch.unchanged, tpch.untestable), (0, 0, 1, 1));
+    // A single sample a side cannot decide: never counted as unchanged, and the advice names the option.
+    assert_eq!((tpch.better, tpch.worse, tpch.unchanged, tpch.cannot_tell), (0, 0, 0, 1));
+    assert_eq!(tpch.decision, envbench_report::Decision::CannotTell);
     assert!((tpch.ratio - 0.5).abs() < 1e-9);
-    assert!(tpch.summary.contains("2.00x slower on B"), "{}", tpch.summary);
+    assert!(
+        tpch.summary.contains("analytic queries cannot tell: 1 sample each (rerun with --users 2 --sets 2")
+            && tpch.summary.ends_with(" on B"),
+        "{}",
+        tpch.summary
+    );
     let tpch_reasons = tpch.explanations.join(" ");
     assert!(tpch_reasons.contains("B has 1/5 the logical CPUs of A (16 vs 80)"), "{tpch_reasons}");
     // The single-threaded tests of every workload: the disk QD1 test is unchanged, the cube CSV load 1.6x slower.
@@ -121,7 +130,8 @@ fn the_verdict_counts_geomeans_and_explains() {
     let verdict_at = text.find("VERDICT B: vm against A: metal").expect("the verdict block");
     let details_at = text.find("DETAILS per test").expect("the tables after it");
     assert!(verdict_at < details_at && details_at < text.find("SEQ1M Q8T1 read").unwrap(), "{text}");
-    assert!(text.contains("single sample, no interval"), "{text}");
+    assert!(text.contains("no interval (one sample a side)"), "{text}");
+    assert!(text.contains("with one sample a side (cannot tell)"), "{text}");
     assert!(text.contains("1 better, 1 worse, 1 unchanged of 3 tests"), "{text}");
     let markdown = render(&comparison, Format::Markdown);
     assert!(markdown.contains("### Verdict: B: vm against A: metal"), "{markdown}");
@@ -226,4 +236,77 @@ fn each_side_is_explained_by_its_own_differences_from_the_baseline() {
     let c = c.explanations.join(" ");
     assert!(!c.contains("Hypervisor") && !c.contains("kvm"), "C shares A's machine: {c}");
     assert!(c.starts_with("Nothing envbench fingerprints differs"), "{c}");
+}
+
+/// Five samples a side around `value` with a 1% spread.
+fn five(value: f64) -> Vec<f64> {
+    [1.0, 1.01, 0.99, 1.005, 0.995].iter().map(|f| value * f).collect()
+}
+
+#[test]
+fn three_samples_a_side_decide_and_intervals_read_like_the_headline() {
+    // The cube: one CPU against two, --repeat 3. Three samples a side used to be "too few samples to test"
+    // (Mann-Whitney's smallest p with 3 + 3 is 0.1); Welch's t-test on logarithms decides.
+    let path = scratch("three-samples");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let cube = |factor: f64| {
+        ["4 aggregation", "5 calc", "6 retrievals"]
+            .iter()
+            .map(|step| {
+                let samples = [1.0, 1.01, 0.99].iter().map(|f| 8.0 * factor * f).collect();
+                record("cube", step, json!({"scale": 0.1, "calc_threads": 2}), "elapsed", "s", samples)
+            })
+            .collect::<Vec<_>>()
+    };
+    store_run(&mut store, "cube", "two-cpus", &physical(), &cube(1.0));
+    store_run(&mut store, "cube", "one-cpu", &physical(), &cube(1.39));
+    let sides = resolve_sides(&store, &["two-cpus".to_string(), "one-cpu".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let cube = &comparison.verdicts[0].workloads[0];
+    assert_eq!((cube.worse, cube.cannot_tell, cube.decision), (3, 0, envbench_report::Decision::Slower));
+    assert!(cube.summary.starts_with("OLAP cube 1.39x slower on B"), "{}", cube.summary);
+    let row = &comparison.rows[0];
+    let change = row.cells[1].as_ref().unwrap().change.as_ref().unwrap();
+    assert_eq!(change.method, Some(envbench_core::stats::PValueMethod::WelchLog));
+    // The interval is in the headline's words: slower, as factors above 1.
+    let text = render(&comparison, Format::Text);
+    let line = text.lines().find(|l| l.contains("OLAP cube") && l.contains("interval")).unwrap();
+    let words = line.split("95% interval ").nth(1).unwrap();
+    let low: f64 = words.split('x').next().unwrap().parse().unwrap();
+    assert!(words.contains("x slower;") && low > 1.3 && low < 1.39, "{line}");
+}
+
+#[test]
+fn a_change_within_noise_is_not_called_and_spreads_are_not_speeds() {
+    // A/A: the same environment twice, 3% apart with tight samples. The test is significant, yet two runs of one
+    // environment differ by this much: about the same, never "3% slower".
+    let path = scratch("within-noise");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let run = |factor: f64, cv: f64| {
+        vec![
+            record("disk", "RND4K Q1T1 read", json!({"queue_depth": 1}), "throughput", "MB/s", five(60.0 * factor)),
+            record("ranread", "jobs 4", json!({"jobs": 4}), "job_cv", "%", five(cv)),
+            record("ranread", "jobs 4", json!({"jobs": 4}), "iops", "IOPS", five(9000.0)),
+        ]
+    };
+    store_run(&mut store, "disk", "first", &physical(), &run(1.0, 20.0));
+    store_run(&mut store, "disk", "second", &physical(), &run(0.97, 0.13));
+    let sides = resolve_sides(&store, &["first".to_string(), "second".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let disk = comparison.verdicts[0].workloads.iter().find(|w| w.workload == "disk").unwrap();
+    let row = comparison.rows.iter().find(|r| r.metric == "throughput").unwrap();
+    let change = row.cells[1].as_ref().unwrap().change.as_ref().unwrap();
+    assert!(change.p_value.unwrap() < 0.05, "the samples alone would call it");
+    assert_eq!(change.significance, envbench_report::Significance::Negligible);
+    assert_eq!((disk.better, disk.worse, disk.unchanged, disk.decision), (0, 0, 1, envbench_report::Decision::Same));
+    assert!(disk.summary.starts_with("storage about the same (3% slower, within noise)"), "{}", disk.summary);
+
+    // A coefficient of variation falls from 20% to 0.13%: "less variable", never "155x faster", and it has no
+    // geometric mean of its own.
+    let text = render(&comparison, Format::Text);
+    let line = text.lines().find(|l| l.contains("job_cv")).unwrap();
+    assert!(line.contains("less variable)") && !line.contains("faster"), "{line}");
+    assert!(comparison.geomeans.iter().all(|g| g.metric != "job_cv"), "{:?}", comparison.geomeans);
+    let ranread = comparison.verdicts[0].workloads.iter().find(|w| w.workload == "ranread").unwrap();
+    assert_eq!(ranread.metrics, ["iops"], "the verdict is made of speeds, not spreads");
 }

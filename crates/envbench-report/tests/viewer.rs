@@ -104,6 +104,10 @@ async fn browse_filter_compare_and_download() {
     assert!(markdown.body.starts_with("## envbench comparison"));
 
     assert_eq!(get(address, "/run/ffffffff").await.status, 404);
+    // An unknown URL gets a page that says so and leads back, not an empty body.
+    let missing = get(address, "/no/such/page").await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("No such page") && missing.body.contains("href=\"/\""), "{}", missing.body);
     assert_eq!(get(address, "/compare?side=nobody&side=virtual").await.status, 404);
     let one = get(address, "/compare?side=virtual").await;
     assert_eq!(one.status, 400);

@@ -90,9 +90,12 @@ max_jobs = 32
 # A quick look should not leave a 1 GiB file behind.
 no_keep = true
 
+# Every test gives at least five samples, so that compare can tell a change from noise: five cube repetitions,
+# five windows of the measured OLTP time, and each TPC-H query run five times (the power test and two users'
+# two query sets each).
 [cube]
-scale = 0.05
-repeat = 1
+scale = 0.02
+repeat = 5
 
 # One warehouse on embedded SQLite: commits synced to this storage, two users.
 [oltp]
@@ -103,6 +106,8 @@ duration = "20s"
 
 [tpch]
 sf = 0.1
+users = 2
+sets = 2
 "#;
 
 const STANDARD: &str = r#"

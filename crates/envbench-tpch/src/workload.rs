@@ -113,6 +113,15 @@ impl Workload for TpchWorkload {
         "analytic queries"
     }
 
+    /// Each query's (and refresh function's) elapsed time: one sample per stream that ran it.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &["elapsed"]
+    }
+
+    fn more_samples(&self) -> &'static str {
+        "--users 2 --sets 2: the power test and four query sets run each query five times"
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Memory]

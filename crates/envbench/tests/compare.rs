@@ -171,3 +171,33 @@ fn unreachable_shared_store_keeps_the_run_locally() {
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["status"], "complete");
 }
+
+/// The calibration bench at smoke sizes, one round: its mechanics (A/A, half the CPUs, a throttled disk through a
+/// cgroup, compare's JSON verdicts, the rates table) work end to end. The rates of one tiny round say nothing, so they
+/// are not asserted; `bench/verdict-calibration.sh` with its default sizes measures them.
+#[test]
+fn the_calibration_bench_runs_its_pairs_and_reports_rates() {
+    let dir = scratch("calibration");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/verdict-calibration.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg("1")
+        .env("ENVBENCH", env!("CARGO_BIN_EXE_envbench"))
+        .env("DIR", &dir)
+        .env("WORKLOADS", "cube disk")
+        .env("SMOKE", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{out}\n{err}");
+    assert!(out.contains("verdict calibration: 1 rounds"), "{out}");
+    for workload in ["cube", "disk"] {
+        let line = out.lines().find(|l| l.starts_with(workload)).unwrap_or_else(|| panic!("no {workload} line: {out}"));
+        assert_eq!(line.matches("/1 (").count(), 3, "an A/A rate and two detection rates: {line}");
+    }
+    // Its scratch store and cgroup are gone.
+    assert!(
+        std::fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with("calibration."))
+    );
+}

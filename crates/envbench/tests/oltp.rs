@@ -64,6 +64,7 @@ fn sqlite_runs_stores_per_transaction_results_and_reuses_its_tables() {
     for (test, metric) in [
         ("U=1", "nopm"),
         ("U=2", "tpm"),
+        ("U=2", "tpm_window"),
         ("U=2 New-Order", "latency_p95"),
         ("U=2 Payment", "latency_p99_9"),
         ("U=2 Delivery", "retries"),

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Is the verdict calibrated? (specification section 13.) A verdict is a measurement too: this script measures how
+# often `envbench compare` calls a change when nothing changed, and how often it finds a change this script made.
+#
+# Each round runs every workload four times in this environment and stores each run under its own label:
+#   a      the baseline;
+#   a2     the same environment again (the A/A pair a-a2: any "faster" or "slower" is a false alarm);
+#   cpu    under taskset on half the CPUs (A/B: the CPU-bound workloads should read slower);
+#   io     in a cgroup whose reads and writes on the data directory's disk are held to half the IOPS the round's a
+#          run reached on each (cgroup v2 io.max, or the v1 blkio throttle where v2 is not mounted; A/B: the storage
+#          workload should read slower).
+# Then it compares a-a2, a-cpu and a-io with `envbench compare --json` and counts, per workload, the false-alarm rate
+# (A/A verdicts that say faster or slower) and the detection rate (A/B verdicts that say slower). "cannot tell" is
+# counted apart: it is neither an alarm nor a detection.
+#
+# Targets: at most 5% false alarms; at least 90% detection of the 2x CPU change on the CPU-bound workloads (cube,
+# tpch) and of the 2x throttle on storage (disk).
+#
+# Usage: bench/verdict-calibration.sh [ROUNDS]   (default 5; needs root for the cgroup, and 2 CPUs or more)
+# Environment: DIR (data directory, default /var/tmp/envbench-calibration; its disk is the one throttled),
+#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk tpch"), SMOKE=1 (tiny sizes, for the test
+#   that runs this script: its rates say nothing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${1:-5}
+DIR=${DIR:-/var/tmp/envbench-calibration}
+WORKLOADS=${WORKLOADS:-cube disk tpch}
+SMOKE=${SMOKE:-0}
+case "$ROUNDS" in '' | *[!0-9]* | 0) echo "calibration: ROUNDS must be a whole number above 0, got '$ROUNDS'" >&2; exit 2 ;; esac
+if [ -z "${ENVBENCH:-}" ]; then
+  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
+  cargo build --quiet --release -p envbench
+  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
+fi
+CPUS=$(nproc)
+if [ "$CPUS" -lt 2 ]; then
+  echo "calibration: halving the CPUs needs at least 2, this process may use $CPUS" >&2
+  exit 2
+fi
+HALF=$((CPUS / 2))
+mkdir -p "$DIR" "$DIR/cube" "$DIR/disk" "$DIR/tpch"
+WORK=$(mktemp -d "$DIR/calibration.XXXXXX")
+export ENVBENCH_STORE="$WORK/results.db"
+CGROUP=""
+cleanup() {
+  [ -n "$CGROUP" ] && rmdir "$CGROUP" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The whole disk under DIR, as MAJ:MIN: throttles apply to a disk, not to one of its partitions.
+device=$(stat -c '%d' "$DIR")
+disk="$((device >> 8)):$((device & 255))"
+if [ -e "/sys/dev/block/$disk/partition" ]; then
+  disk=$(cat "/sys/dev/block/$disk/../dev")
+fi
+
+# A cgroup the io runs join, and how to set its limits.
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  grep -qw io /sys/fs/cgroup/cgroup.subtree_control || echo +io >/sys/fs/cgroup/cgroup.subtree_control
+  CGROUP=/sys/fs/cgroup/envbench-calibration-$$
+  mkdir "$CGROUP"
+  throttle() { echo "$disk riops=$1 wiops=$2" >"$CGROUP/io.max"; }
+elif [ -d /sys/fs/cgroup/blkio ]; then
+  CGROUP=/sys/fs/cgroup/blkio/envbench-calibration-$$
+  mkdir "$CGROUP"
+  throttle() {
+    echo "$disk $1" >"$CGROUP/blkio.throttle.read_iops_device"
+    echo "$disk $2" >"$CGROUP/blkio.throttle.write_iops_device"
+  }
+else
+  echo "calibration: no cgroup v2 io controller and no v1 blkio hierarchy under /sys/fs/cgroup: cannot throttle" >&2
+  exit 2
+fi
+echo "calibration: $ROUNDS rounds of ${WORKLOADS// /, } on $DIR (disk $disk), $CPUS CPUs (cpu runs on $HALF)" >&2
+
+if [ "$SMOKE" = 1 ]; then
+  CUBE=(--scale 0.002 --repeat 3)
+  DISK=(--size 16m --runs 3 --duration 100ms --no-warmup --interval 0s)
+  TPCH=(--sf 0.01 --users 1 --sets 1)
+else
+  CUBE=(--scale 0.02 --repeat 5)
+  DISK=(--quick)
+  TPCH=(--sf 0.05 --users 2 --sets 2)
+fi
+
+# run LABEL WRAPPER...: every workload once under LABEL, its command prefixed by WRAPPER.
+run() {
+  local label=$1
+  shift
+  for workload in $WORKLOADS; do
+    local args
+    case $workload in
+      cube) args=(cube --dir "$DIR/cube" "${CUBE[@]}" --calc-threads "$CPUS") ;;
+      disk) args=(disk --dir "$DIR/disk" "${DISK[@]}" --test rnd:4k:q1:t1:read --test rnd:4k:q1:t1:write) ;;
+      tpch) args=(tpch --dir "$DIR/tpch" "${TPCH[@]}" --threads "$CPUS") ;;
+      *) echo "calibration: unknown workload '$workload' in WORKLOADS (cube, disk, tpch)" >&2; exit 2 ;;
+    esac
+    if ! "$@" "$ENVBENCH" "${args[@]}" --label "$label" --json >"$WORK/$label-$workload.json" 2>"$WORK/$label-$workload.err"; then
+      echo "calibration: $workload under $label failed:" >&2
+      tail -5 "$WORK/$label-$workload.err" >&2
+      exit 1
+    fi
+  done
+}
+
+# The IOPS a disk run's JSON reports for its read and its write test.
+iops() {
+  jq -r --arg op "$2" '[.outcome.tests[] | select(.spec.operation == $op) | .mean_iops] | first // empty' "$1"
+}
+
+# Join the cgroup, then run the command.
+in_cgroup() {
+  sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "$@"
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  echo "calibration: round $round of $ROUNDS" >&2
+  run "r$round-a" env
+  run "r$round-a2" env
+  run "r$round-cpu" taskset -c "0-$((HALF - 1))"
+  if [[ " $WORKLOADS " == *" disk "* ]]; then
+    read_iops=$(iops "$WORK/r$round-a-disk.json" read)
+    write_iops=$(iops "$WORK/r$round-a-disk.json" write)
+    throttle "$(awk -v n="$read_iops" 'BEGIN { printf "%.0f", n / 2 }')" \
+      "$(awk -v n="$write_iops" 'BEGIN { printf "%.0f", n / 2 }')"
+  fi
+  run "r$round-io" in_cgroup
+  for pair in a2 cpu io; do
+    "$ENVBENCH" compare "r$round-a" "r$round-$pair" --json >"$WORK/compare-$round-$pair.json"
+  done
+done
+
+python3 - "$WORK" "$ROUNDS" "$WORKLOADS" <<'PY'
+import json, os, sys
+work, rounds, workloads = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+expected = {"cpu": {"cube", "tpch"}, "io": {"disk"}}
+counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in ("a2", "cpu", "io")} for w in workloads}
+ratios = {w: {p: [] for p in ("a2", "cpu", "io")} for w in workloads}
+for r in range(1, rounds + 1):
+    for pair in ("a2", "cpu", "io"):
+        comparison = json.load(open(os.path.join(work, f"compare-{r}-{pair}.json")))
+        for verdict in comparison["verdicts"][0]["workloads"]:
+            if verdict["workload"] in counts:
+                counts[verdict["workload"]][pair][verdict["decision"]] += 1
+                ratios[verdict["workload"]][pair].append(verdict["ratio"])
+
+def rate(hits, n):
+    return f"{hits}/{n} ({100.0 * hits / n:.0f}%)" if n else "-"
+
+print(f"verdict calibration: {rounds} rounds, {rounds} A/A pairs and {rounds} A/B pairs of each kind per workload")
+print(f"{'workload':<10}{'false alarms (A/A)':>22}{'cannot tell':>13}{'detected, half CPUs':>22}{'detected, I/O / 2':>20}"
+      f"{'A/A speed factors':>26}")
+for w in workloads:
+    c = counts[w]
+    alarms = c["a2"]["faster"] + c["a2"]["slower"]
+    cannot = sum(c[p]["cannot_tell"] for p in c)
+    detected = {p: rate(c[p]["slower"], rounds) + ("" if w in expected[p] else " *") for p in ("cpu", "io")}
+    spread = ratios[w]["a2"]
+    span = f"{min(spread):.3f}..{max(spread):.3f}" if spread else "-"
+    print(f"{w:<10}{rate(alarms, rounds):>22}{cannot:>13}{detected['cpu']:>22}{detected['io']:>20}{span:>26}")
+print("* not a target: the change does not bind this workload (storage under half the CPUs, CPU work under an I/O "
+      "throttle)")
+PY
