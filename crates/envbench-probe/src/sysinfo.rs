@@ -3,7 +3,7 @@
 
 use clap::{Args, FromArgMatches};
 use envbench_core::ByteSize;
-use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_core::fingerprint::{BlockDevice, Fingerprint, ProcessLimits};
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Section, Table};
@@ -185,6 +185,28 @@ pub fn render(fp: &Fingerprint) -> String {
             },
         );
     out.push_str(&section.render(WIDTH));
+
+    let limits = &fp.limits;
+    if limits.is_known() {
+        out.push('\n');
+        let mut section = Section::new("Process limits");
+        section
+            .line("CPU affinity", limits.affinity_text(fp.cpu.threads))
+            .line("cgroup", limits.cgroup.clone())
+            .line("CPU quota", limits.cgroup.as_ref().map(|_| limits.cpu_max_text()))
+            .line("cpuset", limits.cpuset.clone())
+            .line("Memory max", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_max.as_ref())))
+            .line("Memory high", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_high.as_ref())))
+            .line("I/O limits", limits.cgroup.as_ref().map(|_| limits.io_text()))
+            .line(
+                "Usable CPUs",
+                limits.usable_cpus.map(|n| match fp.cpu.threads {
+                    Some(online) => format!("{n} of {online} (what thread defaults use)"),
+                    None => format!("{n} (what thread defaults use)"),
+                }),
+            );
+        out.push_str(&section.render(WIDTH));
+    }
 
     if let Some(storage) = &fp.storage {
         out.push('\n');
