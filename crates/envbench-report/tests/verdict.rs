@@ -227,3 +227,51 @@ fn each_side_is_explained_by_its_own_differences_from_the_baseline() {
     assert!(!c.contains("Hypervisor") && !c.contains("kvm"), "C shares A's machine: {c}");
     assert!(c.starts_with("Nothing envbench fingerprints differs"), "{c}");
 }
+
+/// Two runs of the same machine, B pinned to one CPU and its memory capped: the environments differ (identity,
+/// fields, differences), and the verdict of a CPU-governed workload says what held B back, in words.
+#[test]
+fn a_side_held_below_its_machine_says_so() {
+    use envbench_core::fingerprint::{CgroupBytes, CpuQuota};
+    let path = scratch("limits");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let mut free = physical();
+    free.limits.affinity = Some("0-79".into());
+    free.limits.affinity_cpus = Some(80);
+    free.limits.cgroup = Some("/user.slice".into());
+    free.limits.usable_cpus = Some(80);
+    let mut pinned = free.clone();
+    pinned.limits.affinity = Some("0".into());
+    pinned.limits.affinity_cpus = Some(1);
+    pinned.limits.usable_cpus = Some(1);
+    pinned.limits.memory_max = Some(CgroupBytes { bytes: 2 << 30, cgroup: "/user.slice".into() });
+    let tpch = |factor: f64| vec![record("tpch", "Q1", json!({"sf": 1}), "elapsed", "s", six(2.0 * factor))];
+    store_run(&mut store, "tpch", "free", &free, &tpch(1.0));
+    store_run(&mut store, "tpch", "pinned", &pinned, &tpch(8.0));
+
+    let a = envbench_report::environment_identity(&free);
+    let b = envbench_report::environment_identity(&pinned);
+    assert!(b.name.contains("x80 CPUs (1 usable)") && !a.name.contains("usable"), "{} / {}", a.name, b.name);
+    assert_ne!(a.id, b.id, "one CPU of eighty is another environment");
+
+    let sides = resolve_sides(&store, &["free".to_string(), "pinned".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let field = |name: &str| comparison.environment.iter().find(|f| f.name == name).unwrap();
+    assert_eq!(field("Usable CPUs").values, ["80 of 80", "1 of 80 (affinity)"]);
+    assert!(field("CPU affinity").differs && field("Memory limit").differs);
+    let differences = comparison.differences.join("\n");
+    assert!(differences.contains("B may use 1 of 80 CPUs (affinity)"), "{differences}");
+    assert!(differences.contains("B's memory is capped at 2 GiB (cgroup memory.max)"), "{differences}");
+    let reasons = comparison.verdicts[0].workloads[0].explanations.join(" ");
+    assert!(reasons.contains("B may use 1 of 80 CPUs (affinity)."), "{reasons}");
+    assert!(reasons.contains("B's memory is capped at 2 GiB"), "{reasons}");
+    assert!(!reasons.contains("Nothing envbench fingerprints differs"), "{reasons}");
+    let text = render(&comparison, Format::Text);
+    assert!(text.contains("B may use 1 of 80 CPUs (affinity)"), "{text}");
+
+    // A quota shows as a share of CPUs.
+    let mut quota = free.clone();
+    quota.limits.cpu_max = Some(CpuQuota { quota_us: 150_000, period_us: 100_000, cgroup: "/x".into() });
+    let sentences: Vec<String> = quota.limits.sentences("C", quota.cpu.threads).into_iter().map(|(_, s)| s).collect();
+    assert_eq!(sentences, ["C is held to 1.5 CPUs (cgroup cpu.max)"]);
+}
