@@ -100,6 +100,13 @@ pub struct Virtualization {
     pub sys_vendor: Option<String>,
 }
 
+/// File systems that keep their files in RAM.
+pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
+
+/// The flag on every result of a storage-governed run whose storage is memory-backed
+/// ([`StorageStack::memory_backed`]): its figures measure RAM, not storage.
+pub const MEMORY_BACKED_FLAG: &str = "memory-backed";
+
 /// What the kernel lets this process use, as far as `/proc/self` and the cgroup v2 tree tell. Each limit is the
 /// tightest of the process's cgroup and its ancestors (a parent's `memory.max` limits its children). `None` means no
 /// limit was found; what could not be read (cgroup v1 controllers, no cgroup file system) is listed in
@@ -291,12 +298,40 @@ pub struct StorageStack {
     pub network: bool,
     /// False when the path did not answer `stat` in time (a dead network mount); the rest comes from mountinfo only.
     pub responsive: bool,
+    /// Why the storage is served from memory, when it is: a RAM file system (tmpfs, ramfs), a RAM disk (zram,
+    /// brd), or a loop device reading its backing file through the page cache. Its figures are not storage figures.
+    #[serde(default)]
+    pub memory_backed: Option<String>,
 }
 
 impl StorageStack {
     /// The leaves of the chain: the devices with nothing below them.
     pub fn physical_devices(&self) -> impl Iterator<Item = &BlockDevice> {
         self.devices.iter().filter(|d| d.is_physical)
+    }
+
+    /// Why memory serves this storage, when it does: [`StorageStack::memory_backed`], or for fingerprints recorded
+    /// before it, a RAM file system.
+    pub fn memory_reason(&self) -> Option<String> {
+        self.memory_backed.clone().or_else(|| memory_file_system(&self.filesystem))
+    }
+}
+
+/// The reason a file system of this type is memory-backed, when it is one: `tmpfs: the data directory is in RAM`.
+pub fn memory_file_system(filesystem: &str) -> Option<String> {
+    MEMORY_FILE_SYSTEMS.contains(&filesystem).then(|| format!("{filesystem}: the data directory is in RAM"))
+}
+
+impl StorageStack {
+    /// The sentence that keeps a memory-backed side's storage figures from passing as storage, about `subject`
+    /// (e.g. `B`): `B's data directory is on tmpfs (RAM): its storage figures are not storage`.
+    pub fn memory_sentence(&self, subject: &str) -> Option<String> {
+        let reason = self.memory_reason()?;
+        Some(if MEMORY_FILE_SYSTEMS.contains(&self.filesystem.as_str()) {
+            format!("{subject}'s data directory is on {} (RAM): its storage figures are not storage", self.filesystem)
+        } else {
+            format!("{subject}'s storage is served from memory ({reason}): its storage figures are not storage")
+        })
     }
 }
 
@@ -330,6 +365,13 @@ pub struct BlockDevice {
     pub read_ahead_kib: Option<u32>,
     /// iSCSI target name when the disk belongs to an iSCSI session.
     pub iscsi_target: Option<String>,
+    /// For a loop device: the file behind it (`loop/backing_file`).
+    #[serde(default)]
+    pub backing_file: Option<String>,
+    /// For a loop device: whether it reads and writes its backing file with direct I/O (`loop/dio`); without, the
+    /// host's page cache serves it.
+    #[serde(default)]
+    pub direct_io: Option<bool>,
 }
 
 /// What matters about an NFS mount for database I/O.

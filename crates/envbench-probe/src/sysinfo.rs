@@ -69,6 +69,11 @@ impl Workload for SysinfoWorkload {
         (!has_option(args, "--path")).then(|| ("--path", suite_dir.display().to_string()))
     }
 
+    /// A fingerprint measures nothing: no resource governs it.
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        &[]
+    }
+
     fn headline(&self, run: &StoredRun) -> String {
         let fp = &run.fingerprint;
         format!(
@@ -222,6 +227,9 @@ pub fn render(fp: &Fingerprint) -> String {
         if storage.network {
             section.line("Network", Some("yes: results depend on the network and the server".into()));
         }
+        if let Some(reason) = &storage.memory_backed {
+            section.line("Memory-backed", Some(format!("YES: {reason}; storage figures here measure RAM")));
+        }
         if !storage.responsive {
             section
                 .line("Responsive", Some("NO: the path did not answer stat within 3 s (dead network mount?)".into()));
@@ -324,6 +332,15 @@ fn device_table(devices: &[BlockDevice]) -> String {
             None => device.kind.clone(),
         };
         let model = match (&device.model, &device.iscsi_target) {
+            _ if device.backing_file.is_some() => format!(
+                "backing file {}{}",
+                device.backing_file.as_deref().unwrap_or_default(),
+                match device.direct_io {
+                    Some(true) => " (direct I/O)",
+                    Some(false) => " (page cache, dio=0)",
+                    None => "",
+                }
+            ),
             (_, Some(target)) => {
                 format!("{} target {target}", device.model.as_deref().unwrap_or("")).trim().to_string()
             }

@@ -279,3 +279,31 @@ fn fingerprint_hash_is_stable_and_sensitive() {
     assert_eq!(a.hash(), b.hash());
     assert_ne!(a.hash(), probe("nvme-partition", "/").hash());
 }
+
+#[test]
+fn memory_backed_storage_is_detected_with_its_reason() {
+    let reason = |path: &str| probe("memory-backed", path).storage.unwrap().memory_backed;
+    assert_eq!(reason("/dev/shm/db").as_deref(), Some("tmpfs: the data directory is in RAM"));
+    assert_eq!(reason("/mnt/ramfs").as_deref(), Some("ramfs: the data directory is in RAM"));
+    assert_eq!(reason("/mnt/zram/pg").as_deref(), Some("zram0: a compressed RAM disk (zram)"));
+    assert_eq!(reason("/mnt/brd").as_deref(), Some("ram0: a RAM disk (brd)"));
+    assert_eq!(
+        reason("/mnt/loop-cached/data").as_deref(),
+        Some("loop0 reads its backing file /var/lib/images/db.img through the page cache (dio=0)")
+    );
+    // Direct I/O to a file on a real disk: storage figures are the disk's.
+    assert_eq!(reason("/mnt/loop-direct"), None);
+    assert_eq!(reason("/mnt/loop-on-shm").as_deref(), Some("loop2's backing file /dev/shm/disk.img is on tmpfs (RAM)"));
+    // The real disk is not.
+    assert_eq!(reason("/home"), None);
+
+    let fp = probe("memory-backed", "/mnt/loop-cached");
+    let loop0 = device(&fp, "loop0");
+    assert_eq!((loop0.kind.as_str(), loop0.transport.as_deref()), ("loop", Some("loop")));
+    assert_eq!((loop0.backing_file.as_deref(), loop0.direct_io), (Some("/var/lib/images/db.img"), Some(false)));
+    let direct = probe("memory-backed", "/mnt/loop-direct");
+    assert_eq!(device(&direct, "loop1").direct_io, Some(true));
+    assert_eq!(device(&probe("memory-backed", "/mnt/brd"), "ram0").transport.as_deref(), Some("brd"));
+    // Only loop devices carry the loop attributes.
+    assert_eq!(device(&probe("memory-backed", "/"), "sda").backing_file, None);
+}
