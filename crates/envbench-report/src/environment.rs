@@ -53,21 +53,30 @@ pub fn environment_identity(fp: &Fingerprint) -> EnvironmentIdentity {
             })
             .collect();
         let under = if devices.is_empty() { storage.source.clone() } else { devices.join(" + ") };
-        parts.push(format!("{} on {under}", storage.filesystem));
+        // RAM is not storage: a memory-backed data directory is an environment of its own.
+        let memory = if storage.memory_reason().is_some() { " (memory-backed)" } else { "" };
+        parts.push(format!("{} on {under}{memory}", storage.filesystem));
     }
     let name = parts.join(", ");
     let id = envbench_core::model::sha256_hex(name.as_bytes())[..10].to_string();
     EnvironmentIdentity { id, name }
 }
 
-/// The fields that show what limits the process (affinity, cgroup quotas): a verdict states them as sentences
-/// ([`limit_sentences`]) rather than field by field.
+/// The fields that show what limits the process (affinity, cgroup quotas) or serves its storage from memory: a
+/// verdict states them as sentences ([`limit_sentences`]) rather than field by field.
 pub(crate) const LIMIT_FIELDS: &[&str] =
-    &["Usable CPUs", "CPU affinity", "CPU quota", "Cpuset", "Memory limit", "I/O limits"];
+    &["Usable CPUs", "CPU affinity", "CPU quota", "Cpuset", "Memory limit", "I/O limits", "Memory-backed storage"];
 
 /// What holds a fingerprint's process below its machine, in words about `subject`, with the resource each limits.
 pub(crate) fn limit_sentences(fp: &Fingerprint, subject: &str) -> Vec<(Resource, String)> {
-    fp.limits.sentences(subject, fp.cpu.threads)
+    let mut sentences = fp.limits.sentences(subject, fp.cpu.threads);
+    sentences.extend(fp.storage.as_ref().and_then(|s| s.memory_sentence(subject)).map(|s| (Resource::Storage, s)));
+    sentences
+}
+
+/// True when memory serves a fingerprint's data directory.
+pub(crate) fn memory_backed(fp: &Fingerprint) -> bool {
+    fp.storage.as_ref().is_some_and(|s| s.memory_reason().is_some())
 }
 
 /// Per side, each limit that holds it below its machine, in words: `B may use 1 of 2 CPUs (affinity)`.
@@ -262,6 +271,7 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         ("Mount options", or_unknown(mount_options)),
         ("Device chain", or_unknown(chain)),
         ("Physical devices", or_unknown(physical)),
+        ("Memory-backed storage", or_unknown(storage.map(|s| s.memory_reason().unwrap_or_else(|| "no".into())))),
         ("Network storage", or_unknown(nfs.or_else(|| iscsi.filter(|t| !t.is_empty()).map(|t| format!("iSCSI {t}"))))),
     ]
 }

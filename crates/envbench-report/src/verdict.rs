@@ -410,9 +410,13 @@ fn resource_of(field: &str) -> Option<Resource> {
     match field {
         "CPU" | "Topology" | "SMT" | "Governor" | "NUMA nodes" => Some(Resource::Cpu),
         "Memory" | "Huge pages" | "Transparent huge pages" => Some(Resource::Memory),
-        "Filesystem" | "Mount options" | "Device chain" | "Physical devices" | "Network storage" | "I/O limits" => {
-            Some(Resource::Storage)
-        }
+        "Filesystem"
+        | "Mount options"
+        | "Device chain"
+        | "Physical devices"
+        | "Network storage"
+        | "I/O limits"
+        | "Memory-backed storage" => Some(Resource::Storage),
         "Usable CPUs" | "CPU affinity" | "CPU quota" | "Cpuset" => Some(Resource::Cpu),
         "Memory limit" => Some(Resource::Memory),
         _ => None,

@@ -275,3 +275,63 @@ fn a_side_held_below_its_machine_says_so() {
     let sentences: Vec<String> = quota.limits.sentences("C", quota.cpu.threads).into_iter().map(|(_, s)| s).collect();
     assert_eq!(sentences, ["C is held to 1.5 CPUs (cgroup cpu.max)"]);
 }
+
+/// Storage figures from RAM: tmpfs environments rank only among each other on the storage workload, real storage
+/// only among real storage, and compare says a tmpfs side's figures are not storage.
+#[test]
+fn memory_backed_environments_rank_apart_and_are_named() {
+    use envbench_report::{environment_identity, ranks};
+    let path = scratch("memory-ranks");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let disk = |factor: f64| {
+        vec![
+            record("disk", "SEQ1M Q8T1 read", json!({"queue_depth": 8}), "throughput", "MB/s", six(3000.0 * factor)),
+            record("disk", "RND4K Q1T1 read", json!({"queue_depth": 1}), "throughput", "MB/s", six(60.0 * factor)),
+        ]
+    };
+    let tmpfs = |gib: u64| {
+        let mut fp = virtual_machine();
+        fp.memory.total_bytes = Some(gib << 30);
+        let storage = fp.storage.as_mut().unwrap();
+        storage.filesystem = "tmpfs".into();
+        storage.source = "tmpfs".into();
+        storage.devices.clear();
+        storage.memory_backed = Some("tmpfs: the data directory is in RAM".into());
+        fp
+    };
+    let mut small = virtual_machine();
+    small.cpu.threads = Some(4);
+    store_run(&mut store, "disk", "metal", &physical(), &disk(1.0));
+    store_run(&mut store, "disk", "vm", &virtual_machine(), &disk(0.4));
+    store_run(&mut store, "disk", "small", &small, &disk(0.2));
+    for (gib, factor) in [(24, 10.0), (32, 12.0), (64, 14.0)] {
+        store_run(&mut store, "disk", &format!("shm{gib}"), &tmpfs(gib), &disk(factor));
+    }
+    assert!(environment_identity(&tmpfs(24)).name.ends_with("tmpfs on tmpfs (memory-backed)"));
+
+    let summaries = store.list_runs(&Default::default()).unwrap();
+    let environments = store.environments().unwrap();
+    let mut by_environment: std::collections::BTreeMap<String, Vec<_>> = Default::default();
+    for summary in summaries.iter().rev() {
+        let id = environment_identity(environments.of(&summary.uuid).unwrap()).id;
+        by_environment.entry(id).or_default().push(store.load_run(&summary.uuid).unwrap());
+    }
+    assert_eq!(by_environment.len(), 6);
+    // The physical machine is the fastest real storage, not 4th behind RAM.
+    let metal = &ranks(&environment_identity(&physical()).id, &by_environment, &WORKLOADS)[0];
+    assert_eq!((metal.position, metal.of, metal.percentile), (1, 3, 100.0), "{metal:?}");
+    assert_eq!(metal.among.as_deref(), Some("real storage only (3 memory-backed left out)"));
+    // The slowest tmpfs is last among the tmpfs environments.
+    let shm = &ranks(&environment_identity(&tmpfs(24)).id, &by_environment, &WORKLOADS)[0];
+    assert_eq!((shm.position, shm.of), (3, 3), "{shm:?}");
+    assert_eq!(shm.among.as_deref(), Some("memory-backed storage only"));
+
+    let sides = resolve_sides(&store, &["metal".to_string(), "shm24".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let sentence = "B's data directory is on tmpfs (RAM): its storage figures are not storage";
+    assert!(comparison.differences.iter().any(|d| d == sentence), "{:?}", comparison.differences);
+    let field = comparison.environment.iter().find(|f| f.name == "Memory-backed storage").unwrap();
+    assert_eq!(field.values, ["no", "tmpfs: the data directory is in RAM"]);
+    let reasons = comparison.verdicts[0].workloads[0].explanations.join(" ");
+    assert!(reasons.contains(&format!("{sentence}.")), "{reasons}");
+}
