@@ -4,6 +4,8 @@
 //! are `None`, and what could not be read is listed in [`Fingerprint::unreadable`] rather than guessed.
 
 use crate::model::{canonical_json, sha256_hex};
+use crate::units::ByteSize;
+use crate::workload::Resource;
 use serde::{Deserialize, Serialize};
 
 /// Everything envbench knows about where a run happened.
@@ -15,6 +17,10 @@ pub struct Fingerprint {
     pub virtualization: Virtualization,
     /// The storage stack under the data directory, when a path was probed.
     pub storage: Option<StorageStack>,
+    /// What limits this process below what the machine has: CPU affinity, cgroup quotas, cpusets, memory and I/O
+    /// limits. Fingerprints stored before it was recorded read back with it empty.
+    #[serde(default)]
+    pub limits: ProcessLimits,
     /// Sources that exist on most machines but could not be read here (e.g. `/sys/class/dmi/id` in a container).
     pub unreadable: Vec<String>,
 }
@@ -94,6 +100,182 @@ pub struct Virtualization {
     pub sys_vendor: Option<String>,
 }
 
+/// File systems that keep their files in RAM.
+pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
+
+/// The flag on every result of a storage-governed run whose storage is memory-backed
+/// ([`StorageStack::memory_backed`]): its figures measure RAM, not storage.
+pub const MEMORY_BACKED_FLAG: &str = "memory-backed";
+
+/// What the kernel lets this process use, as far as `/proc/self` and the cgroup v2 tree tell. Each limit is the
+/// tightest of the process's cgroup and its ancestors (a parent's `memory.max` limits its children). `None` means no
+/// limit was found; what could not be read (cgroup v1 controllers, no cgroup file system) is listed in
+/// [`Fingerprint::unreadable`] instead of guessed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessLimits {
+    /// The CPUs this process may run on (`Cpus_allowed_list` of `/proc/self/status`, what `sched_getaffinity`
+    /// returns), as the kernel writes lists: `0-3,8`.
+    pub affinity: Option<String>,
+    /// How many CPUs `affinity` holds.
+    pub affinity_cpus: Option<u32>,
+    /// The process's cgroup v2 path (from `/proc/self/cgroup`), when the unified hierarchy is mounted.
+    pub cgroup: Option<String>,
+    /// The tightest cgroup `cpu.max` quota.
+    pub cpu_max: Option<CpuQuota>,
+    /// `cpuset.cpus.effective` of the process's cgroup, when a cpuset controller applies.
+    pub cpuset: Option<String>,
+    /// How many CPUs `cpuset` holds.
+    pub cpuset_cpus: Option<u32>,
+    /// The tightest cgroup `memory.max`, in bytes.
+    pub memory_max: Option<CgroupBytes>,
+    /// The tightest cgroup `memory.high` (where the kernel starts throttling and reclaiming), in bytes.
+    pub memory_high: Option<CgroupBytes>,
+    /// cgroup `io.max` limits on the devices of the storage stack (all devices when no path was probed).
+    pub io_max: Vec<IoLimit>,
+    /// The CPUs thread defaults use: the least of the online CPUs, the affinity, the cpuset and the `cpu.max` quota
+    /// rounded down (at least 1), as Rust's `std::thread::available_parallelism` counts them.
+    pub usable_cpus: Option<u32>,
+}
+
+impl ProcessLimits {
+    /// True when anything was recorded (fingerprints older than the limits have nothing).
+    pub fn is_known(&self) -> bool {
+        self.usable_cpus.is_some() || self.affinity.is_some() || self.cgroup.is_some()
+    }
+
+    /// The affinity with its count against the online CPUs, e.g. `0 (1 of 2 CPUs)`.
+    pub fn affinity_text(&self, online_cpus: Option<u32>) -> Option<String> {
+        let list = self.affinity.as_ref()?;
+        Some(match (self.affinity_cpus, online_cpus) {
+            (Some(n), Some(online)) => format!("{list} ({n} of {online} CPUs)"),
+            (Some(n), None) => format!("{list} ({n} CPUs)"),
+            _ => list.clone(),
+        })
+    }
+
+    /// The `cpu.max` quota, e.g. `1.5 CPUs (150000/100000 us in /docker/ab)`, or `none`.
+    pub fn cpu_max_text(&self) -> String {
+        match &self.cpu_max {
+            Some(q) => format!("{} CPUs ({}/{} us in {})", cpus_text(q.cpus()), q.quota_us, q.period_us, q.cgroup),
+            None => "none".into(),
+        }
+    }
+
+    /// A memory limit, e.g. `2 GiB (in /docker/ab)`, or `none`.
+    pub fn bytes_text(limit: Option<&CgroupBytes>) -> String {
+        match limit {
+            Some(limit) => format!("{} (in {})", ByteSize(limit.bytes), limit.cgroup),
+            None => "none".into(),
+        }
+    }
+
+    /// The `io.max` limits, e.g. `sda (8:0): 1000 read IOPS, 100 MiB/s written`, or `none`.
+    pub fn io_text(&self) -> String {
+        if self.io_max.is_empty() {
+            return "none".into();
+        }
+        let devices: Vec<String> = self
+            .io_max
+            .iter()
+            .map(|l| {
+                let mut parts = Vec::new();
+                parts.extend(l.riops.map(|n| format!("{n} read IOPS")));
+                parts.extend(l.wiops.map(|n| format!("{n} write IOPS")));
+                parts.extend(l.rbps.map(|n| format!("{}/s read", ByteSize(n))));
+                parts.extend(l.wbps.map(|n| format!("{}/s written", ByteSize(n))));
+                let name = match &l.name {
+                    Some(name) => format!("{name} ({})", l.device),
+                    None => l.device.clone(),
+                };
+                format!("{name}: {}", parts.join(", "))
+            })
+            .collect();
+        devices.join("; ")
+    }
+
+    /// The limits that hold the process below its machine, as sentences about `subject` (e.g. `B`), each with the
+    /// resource it limits: `B may use 1 of 2 CPUs (affinity)`, `B is held to 1.5 CPUs (cgroup cpu.max)`, `B's memory
+    /// is capped at 2 GiB (cgroup memory.max)`.
+    pub fn sentences(&self, subject: &str, online_cpus: Option<u32>) -> Vec<(Resource, String)> {
+        let mut out = Vec::new();
+        let fewer = |n: Option<u32>| matches!((n, online_cpus), (Some(n), Some(online)) if n < online);
+        if fewer(self.affinity_cpus) {
+            let (n, online) = (self.affinity_cpus.unwrap_or(0), online_cpus.unwrap_or(0));
+            out.push((Resource::Cpu, format!("{subject} may use {n} of {online} CPUs (affinity)")));
+        }
+        if fewer(self.cpuset_cpus) && self.cpuset_cpus != self.affinity_cpus {
+            let (n, online) = (self.cpuset_cpus.unwrap_or(0), online_cpus.unwrap_or(0));
+            out.push((Resource::Cpu, format!("{subject} may use {n} of {online} CPUs (cgroup cpuset)")));
+        }
+        if let Some(quota) = &self.cpu_max
+            && online_cpus.is_none_or(|online| quota.cpus() < f64::from(online))
+        {
+            out.push((
+                Resource::Cpu,
+                format!("{subject} is held to {} CPUs (cgroup cpu.max)", cpus_text(quota.cpus())),
+            ));
+        }
+        if let Some(max) = &self.memory_max {
+            out.push((
+                Resource::Memory,
+                format!("{subject}'s memory is capped at {} (cgroup memory.max)", ByteSize(max.bytes)),
+            ));
+        }
+        if let Some(high) = &self.memory_high {
+            out.push((
+                Resource::Memory,
+                format!("{subject} is throttled above {} of memory (cgroup memory.high)", ByteSize(high.bytes)),
+            ));
+        }
+        if !self.io_max.is_empty() {
+            out.push((Resource::Storage, format!("{subject}'s I/O is throttled (cgroup io.max: {})", self.io_text())));
+        }
+        out
+    }
+}
+
+/// A CPU count that may be fractional: `2`, `1.5`.
+fn cpus_text(cpus: f64) -> String {
+    let text = format!("{cpus:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A cgroup `cpu.max` quota: `quota_us` of CPU time per `period_us`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuQuota {
+    pub quota_us: u64,
+    pub period_us: u64,
+    /// The cgroup that sets it (the process's own or an ancestor).
+    pub cgroup: String,
+}
+
+impl CpuQuota {
+    /// The quota as a number of CPUs, e.g. 1.5.
+    pub fn cpus(&self) -> f64 {
+        self.quota_us as f64 / self.period_us.max(1) as f64
+    }
+}
+
+/// A byte limit from a cgroup file and the cgroup that sets it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupBytes {
+    pub bytes: u64,
+    pub cgroup: String,
+}
+
+/// The `io.max` limits on one device (`None`: unlimited), each the tightest along the cgroup path.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoLimit {
+    /// `major:minor`.
+    pub device: String,
+    /// The kernel name of the device, when it is in the storage stack.
+    pub name: Option<String>,
+    pub riops: Option<u64>,
+    pub wiops: Option<u64>,
+    pub rbps: Option<u64>,
+    pub wbps: Option<u64>,
+}
+
 /// The storage under the data directory: the mount and the block device chain down to physical devices.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StorageStack {
@@ -116,12 +298,40 @@ pub struct StorageStack {
     pub network: bool,
     /// False when the path did not answer `stat` in time (a dead network mount); the rest comes from mountinfo only.
     pub responsive: bool,
+    /// Why the storage is served from memory, when it is: a RAM file system (tmpfs, ramfs), a RAM disk (zram,
+    /// brd), or a loop device reading its backing file through the page cache. Its figures are not storage figures.
+    #[serde(default)]
+    pub memory_backed: Option<String>,
 }
 
 impl StorageStack {
     /// The leaves of the chain: the devices with nothing below them.
     pub fn physical_devices(&self) -> impl Iterator<Item = &BlockDevice> {
         self.devices.iter().filter(|d| d.is_physical)
+    }
+
+    /// Why memory serves this storage, when it does: [`StorageStack::memory_backed`], or for fingerprints recorded
+    /// before it, a RAM file system.
+    pub fn memory_reason(&self) -> Option<String> {
+        self.memory_backed.clone().or_else(|| memory_file_system(&self.filesystem))
+    }
+}
+
+/// The reason a file system of this type is memory-backed, when it is one: `tmpfs: the data directory is in RAM`.
+pub fn memory_file_system(filesystem: &str) -> Option<String> {
+    MEMORY_FILE_SYSTEMS.contains(&filesystem).then(|| format!("{filesystem}: the data directory is in RAM"))
+}
+
+impl StorageStack {
+    /// The sentence that keeps a memory-backed side's storage figures from passing as storage, about `subject`
+    /// (e.g. `B`): `B's data directory is on tmpfs (RAM): its storage figures are not storage`.
+    pub fn memory_sentence(&self, subject: &str) -> Option<String> {
+        let reason = self.memory_reason()?;
+        Some(if MEMORY_FILE_SYSTEMS.contains(&self.filesystem.as_str()) {
+            format!("{subject}'s data directory is on {} (RAM): its storage figures are not storage", self.filesystem)
+        } else {
+            format!("{subject}'s storage is served from memory ({reason}): its storage figures are not storage")
+        })
     }
 }
 
@@ -155,6 +365,13 @@ pub struct BlockDevice {
     pub read_ahead_kib: Option<u32>,
     /// iSCSI target name when the disk belongs to an iSCSI session.
     pub iscsi_target: Option<String>,
+    /// For a loop device: the file behind it (`loop/backing_file`).
+    #[serde(default)]
+    pub backing_file: Option<String>,
+    /// For a loop device: whether it reads and writes its backing file with direct I/O (`loop/dio`); without, the
+    /// host's page cache serves it.
+    #[serde(default)]
+    pub direct_io: Option<bool>,
 }
 
 /// What matters about an NFS mount for database I/O.
@@ -171,4 +388,45 @@ pub struct NfsInfo {
     pub protocol: Option<String>,
     /// `hard` or `soft`.
     pub recovery: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_in_words() {
+        let limits = ProcessLimits {
+            affinity: Some("0".into()),
+            affinity_cpus: Some(1),
+            cpu_max: Some(CpuQuota { quota_us: 150_000, period_us: 100_000, cgroup: "/x".into() }),
+            memory_max: Some(CgroupBytes { bytes: 2 << 30, cgroup: "/x".into() }),
+            io_max: vec![IoLimit {
+                device: "8:0".into(),
+                name: Some("sda".into()),
+                riops: Some(100),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let sentences: Vec<String> = limits.sentences("B", Some(2)).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(
+            sentences,
+            [
+                "B may use 1 of 2 CPUs (affinity)",
+                "B is held to 1.5 CPUs (cgroup cpu.max)",
+                "B's memory is capped at 2 GiB (cgroup memory.max)",
+                "B's I/O is throttled (cgroup io.max: sda (8:0): 100 read IOPS)",
+            ]
+        );
+        assert_eq!(limits.affinity_text(Some(2)).as_deref(), Some("0 (1 of 2 CPUs)"));
+        assert_eq!(limits.cpu_max_text(), "1.5 CPUs (150000/100000 us in /x)");
+        // A quota as large as the machine holds nothing back.
+        let loose = ProcessLimits {
+            cpu_max: Some(CpuQuota { quota_us: 400_000, period_us: 100_000, cgroup: "/".into() }),
+            ..Default::default()
+        };
+        assert!(loose.sentences("A", Some(4)).is_empty());
+        assert!(!ProcessLimits::default().is_known());
+    }
 }

@@ -388,8 +388,10 @@ impl Planned for CubeRun {
         let mut outcome = run_sweep(&self.config, &self.sweep, &names, context.interrupt)?;
         context.progress.line("");
         if let Some(recommendation) = &mut outcome.recommendation {
-            let cpu = &context.fingerprint.cpu;
-            recommendation.cpu_sentence = Some(crate::cpu_sentence(recommendation, cpu.threads, cpu.smt_active));
+            // The CPUs this run may use (affinity, cgroup quota), as the thread defaults count them.
+            let fingerprint = context.fingerprint;
+            let cpus = fingerprint.limits.usable_cpus.or(fingerprint.cpu.threads);
+            recommendation.cpu_sentence = Some(crate::cpu_sentence(recommendation, cpus, fingerprint.cpu.smt_active));
         }
         Ok(Box::new(CubeMeasured { outcome, labels }))
     }

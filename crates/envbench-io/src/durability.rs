@@ -4,7 +4,7 @@
 //! and no longer safe. envbench cannot see a server's export or a controller's battery, so it never claims certainty:
 //! it says what it saw and what that may mean.
 
-use envbench_core::fingerprint::StorageStack;
+use envbench_core::fingerprint::{MEMORY_FILE_SYSTEMS, StorageStack};
 use serde::{Deserialize, Serialize};
 
 /// The flag of a result that may not be durable.
@@ -16,9 +16,6 @@ pub const NOT_DURABLE_MEANING: &str = "sync writes may not be reaching stable st
 
 /// The fastest median flush a rotational disk or a network round trip can really make, in microseconds.
 pub const SLOWEST_HONEST_FLUSH_US: f64 = 50.0;
-
-/// File systems that live in memory.
-const VOLATILE_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetlbfs"];
 
 /// What a sync-write test measured, for the rules.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,7 +62,7 @@ fn slow_class(stack: &StorageStack) -> Option<&'static str> {
 /// The rules that fire for sync writes of these figures on this storage; empty when none does.
 pub fn concerns(stack: &StorageStack, figures: &SyncFigures) -> Vec<Concern> {
     let mut out = Vec::new();
-    if VOLATILE_FILE_SYSTEMS.contains(&stack.filesystem.as_str()) {
+    if MEMORY_FILE_SYSTEMS.contains(&stack.filesystem.as_str()) {
         out.push(concern(
             "volatile-file-system",
             format!(

@@ -1,9 +1,10 @@
 //! Environment fingerprint and OS sampler.
 //!
 //! This crate reads the machine: CPU topology and SMT state, memory, OS identity, hypervisor and container
-//! (systemd-detect-virt's ordered checks), and the storage stack under a data directory, following `st_dev` through
-//! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device. It also owns the background
-//! sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
+//! (systemd-detect-virt's ordered checks), the storage stack under a data directory, following `st_dev` through
+//! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device (and whether RAM serves it),
+//! and what limits the process (CPU affinity and the cgroup v2 quotas on CPU, memory and I/O). It also owns the
+//! background sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
 //!
 //! Every read goes through a [`Host`] rooted at `/` on a live machine or at a fixture tree in tests, so each probe can be
 //! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them;
@@ -11,6 +12,7 @@
 
 mod cpu;
 mod host;
+mod limits;
 mod mountinfo;
 mod sampler;
 mod storage;
@@ -34,12 +36,15 @@ pub fn fingerprint(host: &Host, path: Option<&Path>) -> Result<Fingerprint, Prob
         Some(path) => Some(probe_storage(host, path, &mut unreadable)?),
         None => None,
     };
+    let cpu = cpu::probe_cpu(host, &mut unreadable);
+    let limits = limits::probe_limits(host, cpu.threads, storage.as_ref(), &mut unreadable);
     let fingerprint = Fingerprint {
-        cpu: cpu::probe_cpu(host, &mut unreadable),
+        cpu,
         memory: system::probe_memory(host, &mut unreadable),
         os: system::probe_os(host, &mut unreadable),
         virtualization: virt::probe_virtualization(host, &mut unreadable),
         storage,
+        limits,
         unreadable: {
             unreadable.sort();
             unreadable.dedup();

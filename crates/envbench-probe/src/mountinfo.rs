@@ -5,6 +5,9 @@
 pub struct MountEntry {
     pub major: u32,
     pub minor: u32,
+    /// The directory of the file system that is mounted (field 4): `/` for a whole file system, a subdirectory for
+    /// a bind mount or a cgroup namespace's view.
+    pub root: String,
     pub mount_point: String,
     pub mount_options: String,
     pub filesystem: String,
@@ -28,6 +31,7 @@ fn parse_line(line: &str) -> Option<MountEntry> {
     Some(MountEntry {
         major: major.parse().ok()?,
         minor: minor.parse().ok()?,
+        root: unescape(fields[3]),
         mount_point: unescape(fields[4]),
         mount_options: fields[5].to_string(),
         filesystem: tail.next()?.to_string(),
@@ -72,6 +76,7 @@ mod tests {
         assert_eq!(entries.len(), 1);
         let entry = &entries[0];
         assert_eq!((entry.major, entry.minor), (98, 0));
+        assert_eq!(entry.root, "/mnt1");
         assert_eq!(entry.mount_point, "/mnt/my disk");
         assert_eq!(entry.mount_options, "rw,noatime");
         assert_eq!(entry.filesystem, "ext3");

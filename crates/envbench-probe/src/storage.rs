@@ -2,13 +2,15 @@
 //!
 //! The device is never guessed from its name: `st_dev` leads to `/sys/dev/block/MAJ:MIN`, and from there partitions
 //! lead to their disk, device-mapper and md devices to their `slaves/`. When the major number is 0 (btrfs, overlay,
-//! network filesystems) mountinfo's source decides. The path is stat'ed on a helper thread with a time limit, so a dead
-//! network mount cannot hang the run; `statvfs` is never called here.
+//! network filesystems) mountinfo's source decides. Storage that memory serves is named with its reason: a RAM file
+//! system, a zram or brd RAM disk in the chain, or a loop device reading its backing file through the page cache
+//! (`loop/dio` 0) or keeping it on a RAM file system. The path is stat'ed on a helper thread with a time limit, so a
+//! dead network mount cannot hang the run; `statvfs` is never called here.
 
 use crate::host::Host;
 use crate::mountinfo::{MountEntry, covers, parse_mountinfo};
 use crate::system::selected_choice;
-use envbench_core::fingerprint::{BlockDevice, NfsInfo, StorageStack};
+use envbench_core::fingerprint::{BlockDevice, NfsInfo, StorageStack, memory_file_system};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -64,6 +66,7 @@ pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> 
         walk(host, &top, None, 0, &mut devices, unreadable);
     }
     let nfs = mount.filesystem.starts_with("nfs").then(|| nfs_info(mount));
+    let memory_backed = memory_backed(&mount.filesystem, &devices, &mounts);
     Ok(StorageStack {
         path: absolute_text,
         mount_point: mount.mount_point.clone(),
@@ -76,7 +79,37 @@ pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> 
         nfs,
         network,
         responsive,
+        memory_backed,
     })
+}
+
+/// Why memory serves the storage, when it does: a RAM file system, a RAM disk in the chain (zram, brd), a loop
+/// device reading its backing file through the page cache (no direct I/O), or a loop device whose backing file is on
+/// a RAM file system. Reasons join with `; `.
+fn memory_backed(filesystem: &str, devices: &[BlockDevice], mounts: &[MountEntry]) -> Option<String> {
+    let mut reasons: Vec<String> = memory_file_system(filesystem).into_iter().collect();
+    for device in devices {
+        let name = &device.name;
+        match device.transport.as_deref() {
+            Some("zram") => reasons.push(format!("{name}: a compressed RAM disk (zram)")),
+            Some("brd") => reasons.push(format!("{name}: a RAM disk (brd)")),
+            _ => {}
+        }
+        if device.kind != "loop" {
+            continue;
+        }
+        let file = device.backing_file.as_deref().unwrap_or("(unknown)");
+        if device.direct_io == Some(false) {
+            reasons.push(format!("{name} reads its backing file {file} through the page cache (dio=0)"));
+        }
+        if let Some(backing) = &device.backing_file
+            && let Some(mount) = choose_mount(mounts, backing, None)
+            && memory_file_system(&mount.filesystem).is_some()
+        {
+            reasons.push(format!("{name}'s backing file {backing} is on {} (RAM)", mount.filesystem));
+        }
+    }
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// Where a path lives, as far as `stat` would tell in time.
@@ -197,6 +230,7 @@ fn walk(
     let disk_dir = if is_partition { dir.parent().unwrap_or(dir) } else { dir };
     let device_attr = |file: &str| host.read(disk_dir.join("device").join(file)).filter(|s| !s.is_empty());
     let transport = transport(&name, &dir_text);
+    let is_loop = kind == "loop";
     let iscsi_target = if transport.as_deref() == Some("iscsi") { iscsi_target(host, &dir_text) } else { None };
     out.push(BlockDevice {
         name: name.clone(),
@@ -217,6 +251,8 @@ fn walk(
         physical_block_bytes: queue("physical_block_size").and_then(|v| v.parse().ok()),
         read_ahead_kib: queue("read_ahead_kb").and_then(|v| v.parse().ok()),
         iscsi_target,
+        backing_file: attr("loop/backing_file").filter(|_| is_loop),
+        direct_io: attr("loop/dio").filter(|_| is_loop).map(|v| v == "1"),
     });
     for next in below {
         walk(host, &next, Some(&name), depth + 1, out, unreadable);
@@ -275,6 +311,8 @@ fn transport(name: &str, sysfs_path: &str) -> Option<String> {
         "rbd"
     } else if name.starts_with("zram") {
         "zram"
+    } else if name.strip_prefix("ram").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+        "brd"
     } else if has("/host") && has("/target") {
         "scsi"
     } else {

@@ -3,7 +3,7 @@
 
 use clap::{Args, FromArgMatches};
 use envbench_core::ByteSize;
-use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_core::fingerprint::{BlockDevice, Fingerprint, ProcessLimits};
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Section, Table};
@@ -67,6 +67,11 @@ impl Workload for SysinfoWorkload {
 
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         (!has_option(args, "--path")).then(|| ("--path", suite_dir.display().to_string()))
+    }
+
+    /// A fingerprint measures nothing: no resource governs it.
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        &[]
     }
 
     fn headline(&self, run: &StoredRun) -> String {
@@ -186,6 +191,28 @@ pub fn render(fp: &Fingerprint) -> String {
         );
     out.push_str(&section.render(WIDTH));
 
+    let limits = &fp.limits;
+    if limits.is_known() {
+        out.push('\n');
+        let mut section = Section::new("Process limits");
+        section
+            .line("CPU affinity", limits.affinity_text(fp.cpu.threads))
+            .line("cgroup", limits.cgroup.clone())
+            .line("CPU quota", limits.cgroup.as_ref().map(|_| limits.cpu_max_text()))
+            .line("cpuset", limits.cpuset.clone())
+            .line("Memory max", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_max.as_ref())))
+            .line("Memory high", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_high.as_ref())))
+            .line("I/O limits", limits.cgroup.as_ref().map(|_| limits.io_text()))
+            .line(
+                "Usable CPUs",
+                limits.usable_cpus.map(|n| match fp.cpu.threads {
+                    Some(online) => format!("{n} of {online} (what thread defaults use)"),
+                    None => format!("{n} (what thread defaults use)"),
+                }),
+            );
+        out.push_str(&section.render(WIDTH));
+    }
+
     if let Some(storage) = &fp.storage {
         out.push('\n');
         let mut section = Section::new(format!("Storage under {}", storage.path));
@@ -199,6 +226,9 @@ pub fn render(fp: &Fingerprint) -> String {
             .line("FS options", Some(storage.super_options.clone()));
         if storage.network {
             section.line("Network", Some("yes: results depend on the network and the server".into()));
+        }
+        if let Some(reason) = &storage.memory_backed {
+            section.line("Memory-backed", Some(format!("YES: {reason}; storage figures here measure RAM")));
         }
         if !storage.responsive {
             section
@@ -302,6 +332,15 @@ fn device_table(devices: &[BlockDevice]) -> String {
             None => device.kind.clone(),
         };
         let model = match (&device.model, &device.iscsi_target) {
+            _ if device.backing_file.is_some() => format!(
+                "backing file {}{}",
+                device.backing_file.as_deref().unwrap_or_default(),
+                match device.direct_io {
+                    Some(true) => " (direct I/O)",
+                    Some(false) => " (page cache, dio=0)",
+                    None => "",
+                }
+            ),
             (_, Some(target)) => {
                 format!("{} target {target}", device.model.as_deref().unwrap_or("")).trim().to_string()
             }

@@ -1,6 +1,6 @@
 //! The fingerprint of each fake machine under tests/fixtures, field by field.
 
-use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_core::fingerprint::{BlockDevice, CgroupBytes, CpuQuota, Fingerprint, IoLimit};
 use envbench_probe::{Host, fingerprint, sampled_devices};
 use std::path::{Path, PathBuf};
 
@@ -73,6 +73,14 @@ fn nvme_partition_on_a_physical_server() {
     assert_eq!(disk.size_bytes, Some(3125627568 * 512));
     // The partition reports its disk's queue.
     assert_eq!(device(&fp, "nvme0n1p2").scheduler.as_deref(), Some("none"));
+    // A login session on cgroup v2 with nothing limited: every CPU is usable.
+    let limits = &fp.limits;
+    assert_eq!((limits.affinity.as_deref(), limits.affinity_cpus), (Some("0-7"), Some(8)));
+    assert_eq!(limits.cgroup.as_deref(), Some("/user.slice/user-1000.slice/session-1.scope"));
+    assert_eq!((limits.cpu_max.as_ref(), limits.memory_max.as_ref(), limits.memory_high.as_ref()), (None, None, None));
+    assert_eq!((limits.cpuset.as_deref(), limits.cpuset_cpus), (Some("0-7"), Some(8)));
+    assert!(limits.io_max.is_empty());
+    assert_eq!(limits.usable_cpus, Some(8));
     assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
 }
 
@@ -170,6 +178,14 @@ fn smt_switched_off() {
     assert_eq!(fp.cpu.numa_nodes, Some(2));
     assert_eq!(chain(&fp), vec![("sda", "disk", None, 0, true, Some("scsi"))]);
     assert_eq!(device(&fp, "sda").model.as_deref(), Some("MR9265-8i"));
+    // cgroup v1 only: its limits are listed as unreadable, not guessed; the affinity still counts.
+    assert_eq!(fp.limits.cgroup, None);
+    assert_eq!(fp.limits.cpu_max, None);
+    assert_eq!(fp.limits.usable_cpus, Some(16));
+    for controller in ["cpu", "memory"] {
+        let note = format!("cgroup v1 {controller} controller (its limits are not read)");
+        assert!(fp.unreadable.contains(&note), "{note} in {:?}", fp.unreadable);
+    }
 }
 
 #[test]
@@ -183,6 +199,66 @@ fn docker_container_on_a_kvm_host() {
     assert_eq!((storage.filesystem.as_str(), storage.device_number.as_str()), ("overlay", "0:52"));
     assert!(storage.devices.is_empty());
     assert_eq!(fp.unreadable, vec!["/sys/class/dmi/id"]);
+    // docker run --cpus=1.5 --memory=2g --cpuset-cpus=0-1 without a cgroup namespace: the cgroup2 mount's root is the
+    // container's own cgroup.
+    let limits = &fp.limits;
+    assert_eq!(limits.cgroup.as_deref(), Some("/docker/3f2a9c1b7d4e"));
+    let quota = limits.cpu_max.as_ref().unwrap();
+    assert_eq!((quota.quota_us, quota.period_us, quota.cgroup.as_str()), (150_000, 100_000, "/docker/3f2a9c1b7d4e"));
+    assert_eq!(quota.cpus(), 1.5);
+    assert_eq!(limits.memory_max, Some(CgroupBytes { bytes: 2 << 30, cgroup: "/docker/3f2a9c1b7d4e".into() }));
+    assert_eq!(limits.memory_high, None);
+    assert_eq!((limits.cpuset.as_deref(), limits.affinity_cpus), (Some("0-1"), Some(2)));
+    // No block device under an overlay: every io.max line is kept.
+    assert_eq!(limits.io_max.len(), 1);
+    assert_eq!((limits.io_max[0].device.as_str(), limits.io_max[0].riops), ("254:0", Some(500)));
+    // Two CPUs online and allowed, a quota of 1.5: thread defaults (available_parallelism) use 1.
+    assert_eq!((fp.cpu.threads, limits.usable_cpus), (Some(2), Some(1)));
+}
+
+#[test]
+fn a_service_limited_by_its_slice_and_pinned_to_half_the_cpus() {
+    let fp = probe("cgroup-limits", "/var/lib/postgresql");
+    let limits = &fp.limits;
+    assert_eq!(limits.cgroup.as_deref(), Some("/system.slice/postgresql.service"));
+    assert_eq!((limits.affinity.as_deref(), limits.affinity_cpus), (Some("0-3"), Some(4)));
+    // The slice's quota and memory.max are tighter than the service's own: they are the ones that limit.
+    assert_eq!(
+        limits.cpu_max,
+        Some(CpuQuota { quota_us: 200_000, period_us: 100_000, cgroup: "/system.slice".into() })
+    );
+    assert_eq!(limits.memory_max, Some(CgroupBytes { bytes: 8 << 30, cgroup: "/system.slice".into() }));
+    assert_eq!(
+        limits.memory_high,
+        Some(CgroupBytes { bytes: 6 << 30, cgroup: "/system.slice/postgresql.service".into() })
+    );
+    // The service has no cpuset file of its own: the nearest ancestor's effective set applies.
+    assert_eq!((limits.cpuset.as_deref(), limits.cpuset_cpus), (Some("0-7"), Some(8)));
+    // io.max: only the data disk's line, each limit the tightest along the path (riops from the slice).
+    assert_eq!(
+        limits.io_max,
+        vec![IoLimit {
+            device: "8:0".into(),
+            name: Some("sda".into()),
+            riops: Some(1000),
+            wiops: None,
+            rbps: None,
+            wbps: Some(100 << 20)
+        }]
+    );
+    // 8 online, 4 allowed, a quota of 2 CPUs.
+    assert_eq!((fp.cpu.threads, limits.usable_cpus), (Some(8), Some(2)));
+    assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
+}
+
+#[test]
+fn without_proc_self_the_limits_are_unreadable_not_guessed() {
+    let fp = probe("kvm-virtio", "/var/lib");
+    assert_eq!((fp.limits.affinity.as_deref(), fp.limits.cgroup.as_deref()), (None, None));
+    assert!(fp.unreadable.contains(&"/proc/self/cgroup".to_string()), "{:?}", fp.unreadable);
+    assert!(fp.unreadable.contains(&"/proc/self/status Cpus_allowed_list".to_string()), "{:?}", fp.unreadable);
+    // The online CPUs still bound what thread defaults use.
+    assert_eq!(fp.limits.usable_cpus, fp.cpu.threads);
 }
 
 #[test]
@@ -202,4 +278,32 @@ fn fingerprint_hash_is_stable_and_sensitive() {
     let b = probe("smt-off", "/data");
     assert_eq!(a.hash(), b.hash());
     assert_ne!(a.hash(), probe("nvme-partition", "/").hash());
+}
+
+#[test]
+fn memory_backed_storage_is_detected_with_its_reason() {
+    let reason = |path: &str| probe("memory-backed", path).storage.unwrap().memory_backed;
+    assert_eq!(reason("/dev/shm/db").as_deref(), Some("tmpfs: the data directory is in RAM"));
+    assert_eq!(reason("/mnt/ramfs").as_deref(), Some("ramfs: the data directory is in RAM"));
+    assert_eq!(reason("/mnt/zram/pg").as_deref(), Some("zram0: a compressed RAM disk (zram)"));
+    assert_eq!(reason("/mnt/brd").as_deref(), Some("ram0: a RAM disk (brd)"));
+    assert_eq!(
+        reason("/mnt/loop-cached/data").as_deref(),
+        Some("loop0 reads its backing file /var/lib/images/db.img through the page cache (dio=0)")
+    );
+    // Direct I/O to a file on a real disk: storage figures are the disk's.
+    assert_eq!(reason("/mnt/loop-direct"), None);
+    assert_eq!(reason("/mnt/loop-on-shm").as_deref(), Some("loop2's backing file /dev/shm/disk.img is on tmpfs (RAM)"));
+    // The real disk is not.
+    assert_eq!(reason("/home"), None);
+
+    let fp = probe("memory-backed", "/mnt/loop-cached");
+    let loop0 = device(&fp, "loop0");
+    assert_eq!((loop0.kind.as_str(), loop0.transport.as_deref()), ("loop", Some("loop")));
+    assert_eq!((loop0.backing_file.as_deref(), loop0.direct_io), (Some("/var/lib/images/db.img"), Some(false)));
+    let direct = probe("memory-backed", "/mnt/loop-direct");
+    assert_eq!(device(&direct, "loop1").direct_io, Some(true));
+    assert_eq!(device(&probe("memory-backed", "/mnt/brd"), "ram0").transport.as_deref(), Some("brd"));
+    // Only loop devices carry the loop attributes.
+    assert_eq!(device(&probe("memory-backed", "/"), "sda").backing_file, None);
 }

@@ -46,6 +46,22 @@ fn live_machine_fingerprint_is_complete() {
     }
 }
 
+/// The usable CPUs of the fingerprint are the ones thread defaults use: Rust's `available_parallelism` honours the
+/// affinity and the cgroup quota the same way.
+#[test]
+fn live_usable_cpus_agree_with_available_parallelism() {
+    let fp = fingerprint(&Host::live(), None).unwrap();
+    let usable = fp.limits.usable_cpus.expect("the online CPUs at least are known") as usize;
+    let threads = std::thread::available_parallelism().unwrap().get();
+    assert!(fp.limits.affinity_cpus.is_some(), "/proc/self/status lists the allowed CPUs");
+    if fp.unreadable.iter().any(|u| u.starts_with("cgroup v1 cpu controller")) {
+        // A cgroup v1 quota, which std reads and envbench lists as unreadable, can only lower std's count.
+        assert!(usable >= threads, "envbench {usable} < std {threads}");
+    } else {
+        assert_eq!(usable, threads, "{:?}", fp.limits);
+    }
+}
+
 fn command_output(program: &str, args: &[&str]) -> Option<String> {
     let output = std::process::Command::new(program).args(args).output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout).trim().to_string();

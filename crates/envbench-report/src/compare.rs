@@ -8,7 +8,7 @@
 //! direction-aware ratios of times and rates sums the tests up. Metrics are not mixed in one mean: throughput and IOPS
 //! of the same test move together and would count twice, and a latency percentile is not a throughput.
 
-use crate::environment::{EnvironmentField, differences, environment_identity, environment_table};
+use crate::environment::{EnvironmentField, differences, environment_identity, environment_table, side_notes};
 use crate::side::{Side, run_name};
 use crate::verdict::{SideVerdict, verdicts};
 use envbench_core::model::{Direction, MetricKind, metric_kind};
@@ -35,7 +35,8 @@ pub struct Comparison {
     pub unmatched: Vec<UnmatchedResult>,
     /// The environment of every side, field by field.
     pub environment: Vec<EnvironmentField>,
-    /// What differs between the environments, one short line each.
+    /// What differs between the environments, one short line each, then what limits each side's process below its
+    /// machine, in words.
     pub differences: Vec<String>,
 }
 
@@ -294,7 +295,7 @@ pub fn compare_results(sides: &[Side]) -> Comparison {
         rows,
         geomeans,
         unmatched,
-        differences: differences(&environment),
+        differences: [differences(&environment), side_notes(sides)].concat(),
         environment,
     }
 }

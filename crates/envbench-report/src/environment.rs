@@ -1,7 +1,8 @@
 //! The environment table: each side's fingerprint as named fields, and which of them differ between sides.
 
 use crate::side::Side;
-use envbench_core::fingerprint::{BlockDevice, Fingerprint};
+use envbench_core::fingerprint::{BlockDevice, Fingerprint, ProcessLimits};
+use envbench_core::workload::Resource;
 use serde::Serialize;
 
 /// One line of the environment table.
@@ -30,9 +31,12 @@ pub struct EnvironmentIdentity {
 pub fn environment_identity(fp: &Fingerprint) -> EnvironmentIdentity {
     let cpu = fp.cpu.model.clone().unwrap_or_else(|| "unknown CPU".into());
     let cpu = cpu.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut parts = vec![match fp.cpu.threads {
-        Some(n) => format!("{cpu} x{n} CPUs"),
-        None => cpu,
+    // A run held to fewer CPUs than its machine has is another environment: its threads have less to run on.
+    let usable = fp.limits.usable_cpus.filter(|usable| fp.cpu.threads.is_some_and(|online| *usable < online));
+    let mut parts = vec![match (fp.cpu.threads, usable) {
+        (Some(n), Some(usable)) => format!("{cpu} x{n} CPUs ({usable} usable)"),
+        (Some(n), None) => format!("{cpu} x{n} CPUs"),
+        (None, _) => cpu,
     }];
     // Whole GiB: the kernel's own reservations move MemTotal by megabytes between kernels and boots.
     parts.extend(fp.memory.total_bytes.map(|b| format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64)));
@@ -49,11 +53,46 @@ pub fn environment_identity(fp: &Fingerprint) -> EnvironmentIdentity {
             })
             .collect();
         let under = if devices.is_empty() { storage.source.clone() } else { devices.join(" + ") };
-        parts.push(format!("{} on {under}", storage.filesystem));
+        // RAM is not storage: a memory-backed data directory is an environment of its own.
+        let memory = if storage.memory_reason().is_some() { " (memory-backed)" } else { "" };
+        parts.push(format!("{} on {under}{memory}", storage.filesystem));
     }
     let name = parts.join(", ");
     let id = envbench_core::model::sha256_hex(name.as_bytes())[..10].to_string();
     EnvironmentIdentity { id, name }
+}
+
+/// The fields that show what limits the process (affinity, cgroup quotas) or serves its storage from memory: a
+/// verdict states them as sentences ([`limit_sentences`]) rather than field by field.
+pub(crate) const LIMIT_FIELDS: &[&str] =
+    &["Usable CPUs", "CPU affinity", "CPU quota", "Cpuset", "Memory limit", "I/O limits", "Memory-backed storage"];
+
+/// What holds a fingerprint's process below its machine, in words about `subject`, with the resource each limits.
+pub(crate) fn limit_sentences(fp: &Fingerprint, subject: &str) -> Vec<(Resource, String)> {
+    let mut sentences = fp.limits.sentences(subject, fp.cpu.threads);
+    sentences.extend(fp.storage.as_ref().and_then(|s| s.memory_sentence(subject)).map(|s| (Resource::Storage, s)));
+    sentences
+}
+
+/// True when memory serves a fingerprint's data directory.
+pub(crate) fn memory_backed(fp: &Fingerprint) -> bool {
+    fp.storage.as_ref().is_some_and(|s| s.memory_reason().is_some())
+}
+
+/// Per side, each limit that holds it below its machine, in words: `B may use 1 of 2 CPUs (affinity)`.
+pub fn side_notes(sides: &[Side]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for (index, side) in sides.iter().enumerate() {
+        let letter = crate::compare::side_letter(index);
+        for run in &side.runs {
+            for (_, sentence) in limit_sentences(&run.fingerprint, &letter) {
+                if !notes.contains(&sentence) {
+                    notes.push(sentence);
+                }
+            }
+        }
+    }
+    notes
 }
 
 /// Fields that differ on every machine and say nothing about performance stay out of the short list of differences.
@@ -96,8 +135,12 @@ pub fn environment_table(sides: &[Side]) -> Vec<EnvironmentField> {
     (0..first.len())
         .map(|index| {
             let values: Vec<String> = per_side.iter().map(|fields| fields[index].1.clone()).collect();
-            let differs = values.iter().any(|v| *v != values[0]);
-            EnvironmentField { name: first[index].0.to_string(), values, differs }
+            let name = first[index].0;
+            // Limits unknown on one side were not recorded then (older fingerprints): not a difference.
+            let compared: Vec<&String> =
+                values.iter().filter(|v| !LIMIT_FIELDS.contains(&name) || v.as_str() != UNKNOWN).collect();
+            let differs = compared.iter().any(|v| *v != compared[0]);
+            EnvironmentField { name: name.to_string(), values, differs }
         })
         .filter(|field| field.values.iter().any(|v| v != UNKNOWN))
         .collect()
@@ -173,6 +216,36 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         parts.join(", ")
     });
     let iscsi = storage.map(|s| s.devices.iter().filter_map(|d| d.iscsi_target.clone()).collect::<Vec<_>>().join(", "));
+    let limits = &fp.limits;
+    // Fingerprints from before the limits were recorded show them as unknown; a limit a cgroup-less host cannot have
+    // shows as unknown too.
+    let known = limits.is_known();
+    let in_cgroup = |text: String| limits.cgroup.as_ref().map(|_| text);
+    let usable_cpus = limits.usable_cpus.filter(|_| known).map(|usable| {
+        let mut why = Vec::new();
+        let below =
+            |n: Option<u32>| n.is_some_and(|n| n == usable) && cpu.threads.is_some_and(|online| usable < online);
+        if below(limits.affinity_cpus) {
+            why.push("affinity");
+        }
+        if below(limits.cpuset_cpus) {
+            why.push("cgroup cpuset");
+        }
+        if limits.cpu_max.as_ref().is_some_and(|q| q.cpus() < f64::from(cpu.threads.unwrap_or(u32::MAX))) {
+            why.push("cgroup cpu.max");
+        }
+        let of = cpu.threads.map(|online| format!(" of {online}")).unwrap_or_default();
+        if why.is_empty() { format!("{usable}{of}") } else { format!("{usable}{of} ({})", why.join(", ")) }
+    });
+    let memory_limit = in_cgroup(match (&limits.memory_max, &limits.memory_high) {
+        (None, None) => "none".to_string(),
+        (max, high) => {
+            let mut parts = Vec::new();
+            parts.extend(max.as_ref().map(|_| format!("max {}", ProcessLimits::bytes_text(max.as_ref()))));
+            parts.extend(high.as_ref().map(|_| format!("high {}", ProcessLimits::bytes_text(high.as_ref()))));
+            parts.join(", ")
+        }
+    });
     vec![
         ("Host", or_unknown(fp.os.hostname.clone())),
         ("CPU", or_unknown(cpu.model.clone())),
@@ -183,6 +256,12 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         ("Hypervisor", virt.hypervisor.clone().unwrap_or_else(|| "none (bare metal)".into())),
         ("Container", virt.container.clone().unwrap_or_else(|| "none".into())),
         ("Machine", or_unknown(Some(machine.join(" ")))),
+        ("Usable CPUs", or_unknown(usable_cpus)),
+        ("CPU affinity", or_unknown(limits.affinity_text(cpu.threads))),
+        ("CPU quota", or_unknown(in_cgroup(limits.cpu_max_text()))),
+        ("Cpuset", or_unknown(limits.cpuset.clone())),
+        ("Memory limit", or_unknown(memory_limit)),
+        ("I/O limits", or_unknown(in_cgroup(limits.io_text()))),
         ("Memory", or_unknown(memory.total_bytes.map(gib))),
         ("Huge pages", or_unknown(hugepages)),
         ("Transparent huge pages", or_unknown(memory.transparent_hugepages.clone())),
@@ -192,6 +271,7 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         ("Mount options", or_unknown(mount_options)),
         ("Device chain", or_unknown(chain)),
         ("Physical devices", or_unknown(physical)),
+        ("Memory-backed storage", or_unknown(storage.map(|s| s.memory_reason().unwrap_or_else(|| "no".into())))),
         ("Network storage", or_unknown(nfs.or_else(|| iscsi.filter(|t| !t.is_empty()).map(|t| format!("iSCSI {t}"))))),
     ]
 }

@@ -3,13 +3,13 @@
 //! shows), and where an environment ranks among every environment in the store that ran the same tests.
 
 use crate::compare::{compare_results, directed_ratio, natural_cmp};
-use crate::environment::{EnvironmentIdentity, environment_identity};
+use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
 use crate::side::{Side, run_name};
 use crate::svg::{LineChart, LineSeries, Scale};
 use crate::verdict::headline_rows;
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};
 use envbench_core::stats::geometric_mean;
-use envbench_core::workload::Registry;
+use envbench_core::workload::{Registry, Resource};
 use envbench_store::RunEnvironments;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -241,6 +241,9 @@ pub struct Rank {
     pub percentile: f64,
     /// Headline tests the score is made of.
     pub tests: usize,
+    /// Which environments were ranked together when not all: storage results on memory-backed storage rank only
+    /// among each other, e.g. `memory-backed storage only`.
+    pub among: Option<String>,
 }
 
 /// The environments ranked need at least this many members for a rank to say anything.
@@ -248,7 +251,9 @@ pub const RANK_MIN_ENVIRONMENTS: usize = 3;
 
 /// Rank environment `this` on every workload: each environment's complete runs pooled, each headline test's median
 /// against the median of every environment's medians (direction-aware), the geometric mean of those factors its
-/// score. Only environments sharing a test (same workload version and parameters) with `this` are ranked.
+/// score. Only environments sharing a test (same workload version and parameters) with `this` are ranked. For a
+/// workload storage governs, memory-backed environments rank only among each other, and real storage only among
+/// real storage: RAM is not faster storage.
 pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, registry: &Registry) -> Vec<Rank> {
     let Some(own) = by_environment.get(this) else { return Vec::new() };
     let mut workloads: Vec<&str> = Vec::new();
@@ -258,10 +263,20 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
         }
     }
     workloads.sort_by(|a, b| natural_cmp(a, b));
+    let in_memory = |runs: &[StoredRun]| runs.iter().any(|r| memory_backed(&r.fingerprint));
+    let own_in_memory = in_memory(own);
     let mut ranks = Vec::new();
     for workload in workloads {
+        let apart = registry.governed_by(workload).contains(&Resource::Storage);
         let mut ids: Vec<&String> = vec![by_environment.keys().find(|k| *k == this).expect("present")];
-        ids.extend(by_environment.keys().filter(|k| *k != this));
+        let mut left_out = 0;
+        for id in by_environment.keys().filter(|k| *k != this) {
+            if apart && in_memory(&by_environment[id]) != own_in_memory {
+                left_out += 1;
+            } else {
+                ids.push(id);
+            }
+        }
         let sides: Vec<Side> = ids
             .iter()
             .filter_map(|id| {
@@ -318,6 +333,11 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
             of: ranked.len(),
             percentile: worse as f64 / (ranked.len() - 1) as f64 * 100.0,
             tests,
+            among: match (own_in_memory && apart, left_out) {
+                (true, _) => Some("memory-backed storage only".to_string()),
+                (false, 0) => None,
+                (false, n) => Some(format!("real storage only ({n} memory-backed left out)")),
+            },
         });
     }
     ranks

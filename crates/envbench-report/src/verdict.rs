@@ -10,8 +10,9 @@
 //! be told, says so and names the option that gives more samples. It is never counted as unchanged.
 
 use crate::compare::{ComparisonRow, Significance, beyond_noise, natural_cmp};
-use crate::environment::EnvironmentField;
+use crate::environment::{EnvironmentField, LIMIT_FIELDS, limit_sentences};
 use crate::side::Side;
+use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{Direction, MetricKind, metric_kind};
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
@@ -397,6 +398,8 @@ fn seed(parts: &[&str]) -> u64 {
 struct Machine {
     logical_cpus: Option<u32>,
     memory_bytes: Option<u64>,
+    /// The first run's fingerprint, for what limits the process (affinity, cgroup quotas).
+    fingerprint: Fingerprint,
 }
 
 impl Machine {
@@ -405,6 +408,7 @@ impl Machine {
         Machine {
             logical_cpus: fingerprints().find_map(|f| f.cpu.threads),
             memory_bytes: fingerprints().find_map(|f| f.memory.total_bytes),
+            fingerprint: fingerprints().next().cloned().unwrap_or_default(),
         }
     }
 }
@@ -477,9 +481,15 @@ fn resource_of(field: &str) -> Option<Resource> {
     match field {
         "CPU" | "Topology" | "SMT" | "Governor" | "NUMA nodes" => Some(Resource::Cpu),
         "Memory" | "Huge pages" | "Transparent huge pages" => Some(Resource::Memory),
-        "Filesystem" | "Mount options" | "Device chain" | "Physical devices" | "Network storage" => {
-            Some(Resource::Storage)
-        }
+        "Filesystem"
+        | "Mount options"
+        | "Device chain"
+        | "Physical devices"
+        | "Network storage"
+        | "I/O limits"
+        | "Memory-backed storage" => Some(Resource::Storage),
+        "Usable CPUs" | "CPU affinity" | "CPU quota" | "Cpuset" => Some(Resource::Cpu),
+        "Memory limit" => Some(Resource::Memory),
         _ => None,
     }
 }
@@ -554,8 +564,13 @@ fn explain(
         Some(resource) => governed_by.contains(&resource),
         None => PLATFORM_FIELDS.contains(&name),
     };
+    let mut limited: Vec<Resource> = Vec::new();
     for field in differences {
         if !relevant(&field.name) || field.name == "Topology" {
+            continue;
+        }
+        if LIMIT_FIELDS.contains(&field.name.as_str()) {
+            limited.extend(resource_of(&field.name));
             continue;
         }
         if field.name == "Memory" {
@@ -581,6 +596,14 @@ fn explain(
         }
         let shown = |v: &str| if v.is_empty() { "-".to_string() } else { v.to_string() };
         sentences.push(format!("{}: {} on {a}, {} on {b}.", field.name, shown(&field.baseline), shown(&field.side)));
+    }
+    // What holds either side below its machine, where that differs and governs the workload.
+    for (letter, machine) in [(a, base), (b, other)] {
+        for (resource, sentence) in limit_sentences(&machine.fingerprint, letter) {
+            if limited.contains(&resource) {
+                sentences.push(format!("{sentence}."));
+            }
+        }
     }
     if sentences.is_empty() && verdict.better + verdict.worse > 0 {
         let others =

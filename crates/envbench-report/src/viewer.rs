@@ -529,10 +529,11 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
             body.push_str("<ul class=\"ranks\">\n");
             for rank in &ranked {
                 body.push_str(&format!(
-                    "<li><b>{}</b>: {} of {} environments — faster than {:.0}% of the others ({} headline test{})</li>\n",
+                    "<li><b>{}</b>: {} of {} environments{} — faster than {:.0}% of the others ({} headline test{})</li>\n",
                     escape(&rank.title),
                     ordinal(rank.position),
                     rank.of,
+                    rank.among.as_ref().map(|among| format!(" ({})", escape(among))).unwrap_or_default(),
                     rank.percentile,
                     rank.tests,
                     if rank.tests == 1 { "" } else { "s" }

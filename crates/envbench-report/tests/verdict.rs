@@ -309,4 +309,111 @@ fn a_change_within_noise_is_not_called_and_spreads_are_not_speeds() {
     assert!(comparison.geomeans.iter().all(|g| g.metric != "job_cv"), "{:?}", comparison.geomeans);
     let ranread = comparison.verdicts[0].workloads.iter().find(|w| w.workload == "ranread").unwrap();
     assert_eq!(ranread.metrics, ["iops"], "the verdict is made of speeds, not spreads");
+
+/// Two runs of the same machine, B pinned to one CPU and its memory capped: the environments differ (identity,
+/// fields, differences), and the verdict of a CPU-governed workload says what held B back, in words.
+#[test]
+fn a_side_held_below_its_machine_says_so() {
+    use envbench_core::fingerprint::{CgroupBytes, CpuQuota};
+    let path = scratch("limits");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let mut free = physical();
+    free.limits.affinity = Some("0-79".into());
+    free.limits.affinity_cpus = Some(80);
+    free.limits.cgroup = Some("/user.slice".into());
+    free.limits.usable_cpus = Some(80);
+    let mut pinned = free.clone();
+    pinned.limits.affinity = Some("0".into());
+    pinned.limits.affinity_cpus = Some(1);
+    pinned.limits.usable_cpus = Some(1);
+    pinned.limits.memory_max = Some(CgroupBytes { bytes: 2 << 30, cgroup: "/user.slice".into() });
+    let tpch = |factor: f64| vec![record("tpch", "Q1", json!({"sf": 1}), "elapsed", "s", six(2.0 * factor))];
+    store_run(&mut store, "tpch", "free", &free, &tpch(1.0));
+    store_run(&mut store, "tpch", "pinned", &pinned, &tpch(8.0));
+
+    let a = envbench_report::environment_identity(&free);
+    let b = envbench_report::environment_identity(&pinned);
+    assert!(b.name.contains("x80 CPUs (1 usable)") && !a.name.contains("usable"), "{} / {}", a.name, b.name);
+    assert_ne!(a.id, b.id, "one CPU of eighty is another environment");
+
+    let sides = resolve_sides(&store, &["free".to_string(), "pinned".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let field = |name: &str| comparison.environment.iter().find(|f| f.name == name).unwrap();
+    assert_eq!(field("Usable CPUs").values, ["80 of 80", "1 of 80 (affinity)"]);
+    assert!(field("CPU affinity").differs && field("Memory limit").differs);
+    let differences = comparison.differences.join("\n");
+    assert!(differences.contains("B may use 1 of 80 CPUs (affinity)"), "{differences}");
+    assert!(differences.contains("B's memory is capped at 2 GiB (cgroup memory.max)"), "{differences}");
+    let reasons = comparison.verdicts[0].workloads[0].explanations.join(" ");
+    assert!(reasons.contains("B may use 1 of 80 CPUs (affinity)."), "{reasons}");
+    assert!(reasons.contains("B's memory is capped at 2 GiB"), "{reasons}");
+    assert!(!reasons.contains("Nothing envbench fingerprints differs"), "{reasons}");
+    let text = render(&comparison, Format::Text);
+    assert!(text.contains("B may use 1 of 80 CPUs (affinity)"), "{text}");
+
+    // A quota shows as a share of CPUs.
+    let mut quota = free.clone();
+    quota.limits.cpu_max = Some(CpuQuota { quota_us: 150_000, period_us: 100_000, cgroup: "/x".into() });
+    let sentences: Vec<String> = quota.limits.sentences("C", quota.cpu.threads).into_iter().map(|(_, s)| s).collect();
+    assert_eq!(sentences, ["C is held to 1.5 CPUs (cgroup cpu.max)"]);
+}
+
+/// Storage figures from RAM: tmpfs environments rank only among each other on the storage workload, real storage
+/// only among real storage, and compare says a tmpfs side's figures are not storage.
+#[test]
+fn memory_backed_environments_rank_apart_and_are_named() {
+    use envbench_report::{environment_identity, ranks};
+    let path = scratch("memory-ranks");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let disk = |factor: f64| {
+        vec![
+            record("disk", "SEQ1M Q8T1 read", json!({"queue_depth": 8}), "throughput", "MB/s", six(3000.0 * factor)),
+            record("disk", "RND4K Q1T1 read", json!({"queue_depth": 1}), "throughput", "MB/s", six(60.0 * factor)),
+        ]
+    };
+    let tmpfs = |gib: u64| {
+        let mut fp = virtual_machine();
+        fp.memory.total_bytes = Some(gib << 30);
+        let storage = fp.storage.as_mut().unwrap();
+        storage.filesystem = "tmpfs".into();
+        storage.source = "tmpfs".into();
+        storage.devices.clear();
+        storage.memory_backed = Some("tmpfs: the data directory is in RAM".into());
+        fp
+    };
+    let mut small = virtual_machine();
+    small.cpu.threads = Some(4);
+    store_run(&mut store, "disk", "metal", &physical(), &disk(1.0));
+    store_run(&mut store, "disk", "vm", &virtual_machine(), &disk(0.4));
+    store_run(&mut store, "disk", "small", &small, &disk(0.2));
+    for (gib, factor) in [(24, 10.0), (32, 12.0), (64, 14.0)] {
+        store_run(&mut store, "disk", &format!("shm{gib}"), &tmpfs(gib), &disk(factor));
+    }
+    assert!(environment_identity(&tmpfs(24)).name.ends_with("tmpfs on tmpfs (memory-backed)"));
+
+    let summaries = store.list_runs(&Default::default()).unwrap();
+    let environments = store.environments().unwrap();
+    let mut by_environment: std::collections::BTreeMap<String, Vec<_>> = Default::default();
+    for summary in summaries.iter().rev() {
+        let id = environment_identity(environments.of(&summary.uuid).unwrap()).id;
+        by_environment.entry(id).or_default().push(store.load_run(&summary.uuid).unwrap());
+    }
+    assert_eq!(by_environment.len(), 6);
+    // The physical machine is the fastest real storage, not 4th behind RAM.
+    let metal = &ranks(&environment_identity(&physical()).id, &by_environment, &WORKLOADS)[0];
+    assert_eq!((metal.position, metal.of, metal.percentile), (1, 3, 100.0), "{metal:?}");
+    assert_eq!(metal.among.as_deref(), Some("real storage only (3 memory-backed left out)"));
+    // The slowest tmpfs is last among the tmpfs environments.
+    let shm = &ranks(&environment_identity(&tmpfs(24)).id, &by_environment, &WORKLOADS)[0];
+    assert_eq!((shm.position, shm.of), (3, 3), "{shm:?}");
+    assert_eq!(shm.among.as_deref(), Some("memory-backed storage only"));
+
+    let sides = resolve_sides(&store, &["metal".to_string(), "shm24".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let sentence = "B's data directory is on tmpfs (RAM): its storage figures are not storage";
+    assert!(comparison.differences.iter().any(|d| d == sentence), "{:?}", comparison.differences);
+    let field = comparison.environment.iter().find(|f| f.name == "Memory-backed storage").unwrap();
+    assert_eq!(field.values, ["no", "tmpfs: the data directory is in RAM"]);
+    let reasons = comparison.verdicts[0].workloads[0].explanations.join(" ");
+    assert!(reasons.contains(&format!("{sentence}.")), "{reasons}");
 }

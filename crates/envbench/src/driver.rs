@@ -5,9 +5,10 @@
 use crate::output::{self, TerminalProgress};
 use crate::session::{Session, interrupt_flag};
 use clap::{Args, FromArgMatches};
+use envbench_core::fingerprint::{Fingerprint, MEMORY_BACKED_FLAG};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
 use envbench_core::workload::{
-    Ending, Envelope, Plan, Planned, Progress, Recording, RunContext, Workload, WorkloadError,
+    Ending, Envelope, Plan, Planned, Progress, Recording, Resource, RunContext, Workload, WorkloadError,
 };
 use envbench_probe::{Host, fingerprint};
 use envbench_store::StoreLocation;
@@ -139,6 +140,13 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
     Ok(run_planned(workload.name(), planned, &common, request, location)?.exit)
 }
 
+/// Why a run of `workload` measured memory where it meant storage: its storage is memory-backed and storage
+/// governs its results.
+fn memory_backed(workload: &str, fingerprint: &Fingerprint) -> Option<String> {
+    let reason = fingerprint.storage.as_ref()?.memory_reason()?;
+    crate::registry::WORKLOADS.governed_by(workload).contains(&Resource::Storage).then_some(reason)
+}
+
 /// How a run through the driver ended: the exit status, and the run's id when it was stored.
 pub struct Launched {
     pub exit: ExitCode,
@@ -178,6 +186,15 @@ pub fn run_planned(
     {
         eprintln!("{line}");
     }
+    // Said before the run, so a long one on the wrong directory can be stopped.
+    let memory_backed = memory_backed(workload, &fingerprint);
+    if let Some(reason) = &memory_backed {
+        progress.warn(&format!(
+            "{} is memory-backed ({reason}): its figures measure RAM, not storage; the results are flagged \
+             {MEMORY_BACKED_FLAG}",
+            planned.data_dir().display()
+        ));
+    }
     let steps: &dyn envbench_core::sampler::StepObserver = match &session {
         Some(session) => session.steps(),
         None => &envbench_core::sampler::NoSteps,
@@ -206,7 +223,12 @@ pub fn run_planned(
     };
     let empty = envbench_core::sampler::SamplerSeries::default();
     let seen = series.as_ref().unwrap_or(&empty);
-    let records = measured.records(seen);
+    let mut records = measured.records(seen);
+    if memory_backed.is_some() {
+        for record in records.iter_mut().filter(|r| !r.flags.iter().any(|f| f == MEMORY_BACKED_FLAG)) {
+            record.flags.push(MEMORY_BACKED_FLAG.to_string());
+        }
+    }
     if common.json {
         let envelope = Envelope { run: session.as_ref().map(Session::uuid), sampler: series.as_ref() };
         output::println(&serde_json::to_string_pretty(&measured.json(&envelope))?);

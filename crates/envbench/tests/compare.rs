@@ -29,28 +29,29 @@ fn ok(output: Output) -> Output {
 
 /// A short disk run with four samples per metric.
 fn disk_run(store: &str, data_home: &Path, dir: &Path, label: &str) {
-    ok(envbench(
-        store,
-        data_home,
-        &[
-            "disk",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--size",
-            "32m",
-            "--runs",
-            "4",
-            "--duration",
-            "200ms",
-            "--interval",
-            "0s",
-            "--no-warmup",
-            "--test",
-            "rnd:4k:q8:t1:read",
-            "--label",
-            label,
-        ],
-    ));
+    ok(envbench(store, data_home, &disk_args(dir, label)));
+}
+
+/// The arguments of [`disk_run`].
+fn disk_args<'a>(dir: &'a Path, label: &'a str) -> Vec<&'a str> {
+    vec![
+        "disk",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "32m",
+        "--runs",
+        "4",
+        "--duration",
+        "200ms",
+        "--interval",
+        "0s",
+        "--no-warmup",
+        "--test",
+        "rnd:4k:q8:t1:read",
+        "--label",
+        label,
+    ]
 }
 
 #[test]
@@ -99,6 +100,43 @@ fn two_labels_compare_with_significance_marks() {
     let one_side = envbench(store, &dir, &["compare", "physical", "nosuchlabel"]);
     assert_eq!(one_side.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&one_side.stderr).contains("nosuchlabel"));
+}
+
+/// A run under `taskset -c 0` on a machine with more CPUs is another environment, and compare says what held it back.
+#[test]
+fn a_run_pinned_to_one_cpu_is_told_apart() {
+    let online = std::thread::available_parallelism().unwrap().get();
+    let taskset = Command::new("taskset").arg("-V").output();
+    if online < 2 || !taskset.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: needs taskset and two CPUs");
+        return;
+    }
+    let dir = scratch("pinned");
+    let store = dir.join("results.db");
+    let store = store.to_str().unwrap();
+    disk_run(store, &dir, &dir, "all-cpus");
+    let pinned = Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_envbench")])
+        .args(disk_args(&dir, "one-cpu"))
+        .env("ENVBENCH_STORE", store)
+        .env("XDG_DATA_HOME", &dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    ok(pinned);
+    let text =
+        String::from_utf8_lossy(&ok(envbench(store, &dir, &["compare", "all-cpus", "one-cpu"])).stdout).into_owned();
+    let differences = &text[text.find("Environment differences:").expect(&text)..];
+    assert!(!differences.contains("none found"), "{text}");
+    assert!(differences.contains(&format!("B may use 1 of {online} CPUs (affinity)")), "{text}");
+    assert!(differences.contains(&format!("Usable CPUs: {online} of {online} vs 1 of {online} (affinity)")), "{text}");
+    // The two runs are two environments.
+    let json: Value =
+        serde_json::from_slice(&ok(envbench(store, &dir, &["compare", "--json", "all-cpus", "one-cpu"])).stdout)
+            .unwrap();
+    let environment = |side: usize| json["sides"][side]["runs"][0]["environment"].as_str().unwrap().to_string();
+    assert!(environment(1).contains(&format!("x{online} CPUs (1 usable)")), "{}", environment(1));
+    assert!(!environment(0).contains("usable"), "{}", environment(0));
 }
 
 #[test]

@@ -48,6 +48,49 @@ fn disk_quick_stores_a_complete_run_with_its_series() {
     assert!(run["attachments"]["disk"]["tests"].as_array().unwrap().len() == 8);
 }
 
+/// A disk run on /dev/shm measures RAM: it says so before it starts, and every result is flagged memory-backed, so
+/// compare and ranks keep it apart from storage.
+#[test]
+fn disk_on_dev_shm_is_flagged_memory_backed() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm here");
+        return;
+    }
+    let store_dir = scratch("disk-shm");
+    let store = store_dir.join("results.db");
+    let dir = shm.join(format!("envbench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args = vec!["disk", "--dir", dir.to_str().unwrap(), "--size", "16m", "--runs", "1", "--duration"];
+    args.extend(["200ms", "--interval", "0s", "--no-warmup", "--test", "rnd:4k:q4:t1:read", "--label", "shm"]);
+    let output = envbench(&store, &args);
+    let left = leftovers(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    if !output.status.success() && stderr(&output).contains("refuses O_DIRECT") {
+        // Kernels before 6.6 refuse O_DIRECT on tmpfs: the suite says so rather than falling back.
+        eprintln!("skipped: {}", stderr(&output));
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(left.is_empty(), "test file left behind: {left:?}");
+    let warning = stderr(&output);
+    assert!(
+        warning
+            .contains("is memory-backed (tmpfs: the data directory is in RAM): its figures measure RAM, not storage"),
+        "{warning}"
+    );
+    assert_eq!(warning.matches("memory-backed (").count(), 1, "one line: {warning}");
+    let runs = runs(&store);
+    let run = show(&store, runs[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for result in results {
+        let flags: Vec<&str> = result["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        assert!(flags.contains(&"memory-backed"), "{result}");
+    }
+    assert_eq!(run["fingerprint"]["storage"]["memory_backed"], "tmpfs: the data directory is in RAM");
+}
+
 #[test]
 fn disk_json_and_adhoc_tests() {
     let dir = scratch("disk-adhoc");
