@@ -3,7 +3,8 @@
 //! This crate reads the machine: CPU topology and SMT state, memory, OS identity, hypervisor and container
 //! (systemd-detect-virt's ordered checks), and the storage stack under a data directory, following `st_dev` through
 //! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device. It also owns the background
-//! sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
+//! sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run, and records who else
+//! competed for the machine (pressure stall information, steal, other processes' CPU).
 //!
 //! Every read goes through a [`Host`] rooted at `/` on a live machine or at a fixture tree in tests, so each probe can be
 //! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them;
@@ -20,7 +21,7 @@ mod virt;
 
 pub use host::{CpuidInfo, Host};
 pub use mountinfo::{MountEntry, parse_mountinfo};
-pub use sampler::{Sampler, SamplerOptions};
+pub use sampler::{PRESSURE_MISSING_NOTE, RunCounters, Sampler, SamplerOptions, parse_pressure};
 pub use storage::{ProbeError, probe_storage};
 pub use sysinfo::SYSINFO;
 

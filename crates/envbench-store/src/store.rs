@@ -6,7 +6,10 @@ use crate::liveness::{self, Liveness, RunLock};
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::schema::{Dialect, LATEST_VERSION, migration};
-use crate::series_rows::{CPU_COLUMNS, DISK_COLUMNS, SeriesBuilder, cpu_values, disk_values, series_rows};
+use crate::series_rows::{
+    CONTENTION_COLUMNS, CPU_COLUMNS, ContentionRow, DISK_COLUMNS, SeriesBuilder, contention_values, cpu_values,
+    disk_values, run_contention_values, series_rows,
+};
 use crate::sql::{Row, Sql, SqlValue, params};
 use crate::{ResultStore, RunEnvironments};
 use envbench_core::fingerprint::Fingerprint;
@@ -294,6 +297,24 @@ impl<B: Backend> SqlStore<B> {
         for r in sql.query(&disk, params![run_id])? {
             builder.disk_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, r.text(4)?, figures(&r, 5)?);
         }
+        let contention = format!(
+            "SELECT kind, start_ms, end_ms, step, {} FROM sampler_contention WHERE run_id = ? ORDER BY {order}",
+            CONTENTION_COLUMNS.join(", ")
+        );
+        for r in sql.query(&contention, params![run_id])? {
+            let stall = |i: usize| r.optional_int(6 + i);
+            let row = ContentionRow {
+                busy_cpu_seconds: r.real(4)?,
+                own_cpu_seconds: r.real(5)?,
+                stalls: [stall(0)?, stall(1)?, stall(2)?, stall(3)?, stall(4)?, stall(5)?],
+                steal_percent: r.optional_real(12)?,
+                local_server_cpu_seconds: r.optional_real(13)?,
+                drives_local_server: r.optional_int(14)?,
+                own_storage_bytes: r.optional_int(15)?,
+                pressure_note: r.optional_text(16)?,
+            };
+            builder.contention_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, row);
+        }
         Ok(Some(builder.finish()))
     }
 
@@ -413,7 +434,7 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
             series.wall_seconds
         ],
     )?;
-    let (mut cpu_rows, mut disk_rows) = (Vec::new(), Vec::new());
+    let (mut cpu_rows, mut disk_rows, mut contention_rows) = (Vec::new(), Vec::new(), Vec::new());
     for row in series_rows(series) {
         let key = || -> Vec<SqlValue> {
             vec![run_id.into(), row.kind.into(), row.start_ms.into(), row.end_ms.into(), row.step.into()]
@@ -421,6 +442,11 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
         let mut cpu = key();
         cpu.extend(cpu_values(row.cpu).map(SqlValue::from));
         cpu_rows.push(cpu);
+        if let Some(contention) = row.contention {
+            let mut values = key();
+            values.extend(contention_values(contention));
+            contention_rows.push(values);
+        }
         for disk in row.disks {
             let mut values = key();
             values.push(disk.device.as_str().into());
@@ -432,7 +458,15 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
     let cpu_columns: Vec<&str> = keys.iter().chain(&CPU_COLUMNS).copied().collect();
     sql.insert_rows("sampler_cpu", &cpu_columns, &cpu_rows)?;
     let disk_columns: Vec<&str> = keys.iter().chain(&["device"]).chain(&DISK_COLUMNS).copied().collect();
-    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)
+    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)?;
+    if let Some(run) = &series.whole_run {
+        let end_ms = (series.wall_seconds * 1000.0).round() as i64;
+        let mut values: Vec<SqlValue> = vec![run_id.into(), "run".into(), 0i64.into(), end_ms.into(), SqlValue::Null];
+        values.extend(run_contention_values(run, series.pressure_note.as_deref()));
+        contention_rows.push(values);
+    }
+    let contention_columns: Vec<&str> = keys.iter().chain(&CONTENTION_COLUMNS).copied().collect();
+    sql.insert_rows("sampler_contention", &contention_columns, &contention_rows)
 }
 
 fn insert_attachment(

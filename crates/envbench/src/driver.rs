@@ -169,8 +169,14 @@ pub fn run_planned(
         fingerprint(&Host::live(), Some(planned.data_dir())).map_err(|e| WorkloadError::usage(e.to_string()))?;
     let mut session = match recording {
         Recording::NotStored => None,
-        Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None)?),
-        Recording::Sampled => Some(Session::start(location, &request, &fingerprint, Some(sample_interval))?),
+        Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None, false)?),
+        Recording::Sampled => Some(Session::start(
+            location,
+            &request,
+            &fingerprint,
+            Some(sample_interval),
+            planned.drives_local_server(),
+        )?),
     };
     let uuid = session.as_ref().map(|s| s.uuid().to_string());
     if !common.json
