@@ -16,7 +16,7 @@ use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{
     Direction, ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc,
 };
-use envbench_core::sampler::SamplerSeries;
+use envbench_core::sampler::{DISTURBED_FLAG, SamplerSeries};
 use std::collections::BTreeMap;
 
 /// What a SQL backend provides: transactions in its driver, and where it keeps the schema version.
@@ -177,9 +177,11 @@ impl<B: Backend> SqlStore<B> {
     }
 
     fn summaries(sql: &mut dyn Sql, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
-        let mut text = String::from(
+        // Flags are stored as a JSON array of strings: the quoted flag matches it exactly.
+        let mut text = format!(
             "SELECT r.id, r.uuid, r.workload, r.label, f.hostname, r.started_at, r.ended_at, r.status, \
-             r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id) \
+             r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id), \
+             (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.flags LIKE '%\"{DISTURBED_FLAG}\"%') \
              FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id WHERE 1 = 1",
         );
         let mut values: Vec<SqlValue> = Vec::new();
@@ -232,6 +234,7 @@ impl<B: Backend> SqlStore<B> {
                 status_reason: row.optional_text(8)?,
                 suite_id: row.optional_text(9)?,
                 result_count: row.int(10)? as usize,
+                disturbed: row.int(11)? > 0,
             });
         }
         Ok(summaries)
@@ -518,6 +521,7 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             status_reason: None,
             result_count: 0,
             suite_id: request.suite_id.clone(),
+            disturbed: false,
         };
         let hash = fingerprint.hash();
         // The lock is taken before the run is recorded, so nobody ever sees the run without it.

@@ -6,6 +6,7 @@ use crate::output::{self, TerminalProgress};
 use crate::session::{Session, interrupt_flag};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
+use envbench_core::sampler::DISTURBED_FLAG;
 use envbench_core::workload::{
     Ending, Envelope, Plan, Planned, Progress, Recording, RunContext, Workload, WorkloadError,
 };
@@ -212,7 +213,16 @@ pub fn run_planned(
     };
     let empty = envbench_core::sampler::SamplerSeries::default();
     let seen = series.as_ref().unwrap_or(&empty);
-    let records = measured.records(seen);
+    let disturbance = seen.disturbance();
+    let mut records = measured.records(seen);
+    if disturbance.is_some() {
+        // Comparisons carry result flags into their cells, so every result says its run was disturbed.
+        for record in &mut records {
+            if !record.flags.iter().any(|f| f == DISTURBED_FLAG) {
+                record.flags.push(DISTURBED_FLAG.to_string());
+            }
+        }
+    }
     if common.json {
         let envelope = Envelope { run: session.as_ref().map(Session::uuid), sampler: series.as_ref() };
         output::println(&serde_json::to_string_pretty(&measured.json(&envelope))?);
@@ -221,6 +231,12 @@ pub fn run_planned(
     }
     for warning in measured.warnings(seen) {
         progress.warn(&warning);
+    }
+    if let Some(note) = &seen.pressure_note {
+        eprintln!("{note}");
+    }
+    if let Some(disturbance) = &disturbance {
+        progress.warn(&format!("{}; its results carry the flag {DISTURBED_FLAG}", disturbance.reason));
     }
     let ending = measured.ending();
     if let Some(mut session) = session {
