@@ -157,6 +157,9 @@ pub struct RunSummary {
     pub status_reason: Option<String>,
     pub result_count: usize,
     pub suite_id: Option<String>,
+    /// Other work disturbed the run: its results carry [`crate::sampler::DISTURBED_FLAG`].
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// A result as stored: the record plus the parameter hash it is matched by.

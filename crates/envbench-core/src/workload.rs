@@ -160,6 +160,12 @@ pub trait Planned {
         None
     }
 
+    /// Whether the run drives a database server on this machine (a local server URL): that server's CPU is then the
+    /// workload's, not other work disturbing it ([`crate::sampler::RunContention::drives_local_server`]).
+    fn drives_local_server(&self) -> bool {
+        false
+    }
+
     /// Do the work. An error ends the run as failed (or interrupted); partial work that was measured before an
     /// interrupt comes back as `Ok`, and the driver stores it as interrupted.
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError>;

@@ -489,6 +489,10 @@ impl Planned for OltpRun {
         Some(self.describe())
     }
 
+    fn drives_local_server(&self) -> bool {
+        self.url.dialect() != envbench_sql::Dialect::Sqlite && self.url.is_local()
+    }
+
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
         let progress = context.progress;
         let load = self.load_tables(context)?;

@@ -15,8 +15,10 @@ fn main() {
     let host = Host::live();
     let storage = probe_storage(&host, &path, &mut Vec::new()).expect("probing the path");
     let devices = sampled_devices(&storage);
-    let sampler =
-        Sampler::start(host, SamplerOptions { interval: Duration::from_millis(interval_ms), devices: devices.clone() });
+    let sampler = Sampler::start(
+        host,
+        SamplerOptions { interval: Duration::from_millis(interval_ms), devices: devices.clone(), ..Default::default() },
+    );
     std::thread::sleep(Duration::from_secs(seconds));
     let series = sampler.finish();
     println!(

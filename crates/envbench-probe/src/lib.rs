@@ -4,7 +4,8 @@
 //! (systemd-detect-virt's ordered checks), the storage stack under a data directory, following `st_dev` through
 //! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device (and whether RAM serves it),
 //! and what limits the process (CPU affinity and the cgroup v2 quotas on CPU, memory and I/O). It also owns the
-//! background sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run.
+//! background sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run, and
+//! records who else competed for the machine (pressure stall information, steal, other processes' CPU).
 //!
 //! Every read goes through a [`Host`] rooted at `/` on a live machine or at a fixture tree in tests, so each probe can be
 //! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them;
@@ -22,7 +23,7 @@ mod virt;
 
 pub use host::{CpuidInfo, Host};
 pub use mountinfo::{MountEntry, parse_mountinfo};
-pub use sampler::{Sampler, SamplerOptions};
+pub use sampler::{PRESSURE_MISSING_NOTE, RunCounters, Sampler, SamplerOptions, parse_pressure};
 pub use storage::{ProbeError, probe_storage};
 pub use sysinfo::SYSINFO;
 

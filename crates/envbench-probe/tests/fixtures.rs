@@ -1,7 +1,8 @@
 //! The fingerprint of each fake machine under tests/fixtures, field by field.
 
 use envbench_core::fingerprint::{BlockDevice, CgroupBytes, CpuQuota, Fingerprint, IoLimit};
-use envbench_probe::{Host, fingerprint, sampled_devices};
+use envbench_core::sampler::{Pressure, SamplerSeries, StallTimes};
+use envbench_probe::{Host, RunCounters, fingerprint, sampled_devices};
 use std::path::{Path, PathBuf};
 
 fn probe(fixture: &str, path: &str) -> Fingerprint {
@@ -306,4 +307,67 @@ fn memory_backed_storage_is_detected_with_its_reason() {
     assert_eq!(device(&probe("memory-backed", "/mnt/brd"), "ram0").transport.as_deref(), Some("brd"));
     // Only loop devices carry the loop attributes.
     assert_eq!(device(&probe("memory-backed", "/"), "sda").backing_file, None);
+}
+
+/// The counters of one of the `contention` trees (a 10-second run on 2 CPUs).
+fn counters(tree: &str) -> RunCounters {
+    RunCounters::read(&Host::fixture(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/contention").join(tree),
+    ))
+}
+
+/// A 10-second run's series with the contention between two trees.
+fn ten_seconds(start: &str, end: &str, drives_local_server: bool) -> SamplerSeries {
+    SamplerSeries {
+        wall_seconds: 10.0,
+        whole_run: Some(counters(end).since(&counters(start), drives_local_server)),
+        ..SamplerSeries::default()
+    }
+}
+
+#[test]
+fn a_loop_in_another_process_disturbs_the_run() {
+    let series = ten_seconds("start", "busy-end", false);
+    let run = series.whole_run.as_ref().unwrap();
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // 12 s of CPU in all; envbench 2 s, and its child and grandchild still running at the end 0.7 s.
+    assert!(near(run.contention.busy_cpu_seconds, 12.0) && near(run.contention.own_cpu_seconds, 2.7), "{run:?}");
+    assert!(near(run.local_server_cpu_seconds, 3.1) && near(run.steal_percent, 0.0), "{run:?}");
+    assert_eq!(run.own_storage_bytes, Some(41 << 20));
+    assert_eq!(
+        run.contention.pressure,
+        Some(Pressure {
+            cpu: StallTimes { some_us: 2_000_000, full_us: 0 },
+            io: StallTimes { some_us: 800_000, full_us: 300_000 },
+            memory: StallTimes::default(),
+        })
+    );
+    assert_eq!(
+        series.disturbance().unwrap().reason,
+        "disturbed: other processes used 93% of a CPU; tasks waited for a CPU 20% of the time (steal 0.0%, io \
+         pressure 3%)"
+    );
+    // When the run drives the local PostgreSQL, its 3.1 s are the workload's: the loop still disturbs.
+    let driven = ten_seconds("start", "busy-end", true).disturbance().unwrap();
+    assert!(driven.reason.starts_with("disturbed: other processes used 62% of a CPU"), "{}", driven.reason);
+}
+
+#[test]
+fn a_run_alone_on_the_machine_is_not_disturbed() {
+    let series = ten_seconds("start", "quiet-end", false);
+    let run = series.whole_run.as_ref().unwrap();
+    assert!((run.other_cpu_seconds() - 0.3).abs() < 1e-9, "{run:?}");
+    assert_eq!(series.disturbance(), None);
+}
+
+#[test]
+fn without_pressure_stall_information_steal_and_other_cpu_still_judge() {
+    assert!(!counters("no-psi").has_pressure());
+    assert!(counters("start").has_pressure());
+    let series = ten_seconds("no-psi", "busy-end", false);
+    assert_eq!(series.whole_run.as_ref().unwrap().contention.pressure, None);
+    assert_eq!(
+        series.disturbance().unwrap().reason,
+        "disturbed: other processes used 93% of a CPU (steal 0.0%, no pressure stall information)"
+    );
 }

@@ -81,8 +81,10 @@ fn sampler_sees_what_was_written() {
     let storage = probe_storage(&host, &dir, &mut Vec::new()).unwrap();
     let devices = sampled_devices(&storage);
     assert!(!devices.is_empty(), "no block device under {}", dir.display());
-    let sampler =
-        Sampler::start(host, SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone() });
+    let sampler = Sampler::start(
+        host,
+        SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone(), ..Default::default() },
+    );
 
     let path = dir.join("envbench-sampler-test.dat");
     let chunk = vec![0x5au8; 1 << 20];

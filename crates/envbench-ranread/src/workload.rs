@@ -498,6 +498,13 @@ impl Planned for RanreadRun {
         &self.dir
     }
 
+    fn drives_local_server(&self) -> bool {
+        self.db
+            .as_deref()
+            .and_then(|url| envbench_sql::DatabaseUrl::parse(url).ok())
+            .is_some_and(|url| url.dialect() != envbench_sql::Dialect::Sqlite && url.is_local())
+    }
+
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
         let Prepared { mut runner, parameters, flags, database_file, .. } = self.prepare(context)?;
         context.progress.line(&format!(

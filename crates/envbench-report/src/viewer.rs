@@ -306,7 +306,7 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
                     escape(r.uuid.get(..8).unwrap_or(&r.uuid)),
                     cell(&r.started_at.replace('T', " ")),
                     cell(&r.workload),
-                    cell(r.status.as_str()),
+                    cell(&if r.disturbed { format!("{} (disturbed)", r.status) } else { r.status.to_string() }),
                     cell(r.label.as_deref().unwrap_or("")),
                     cell(&tags),
                     environment_cell(run_identity(r, &environments).as_ref(), r.host.as_deref()),
@@ -365,8 +365,13 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
             ("Command", run.command_line.clone()),
             ("envbench", run.tool_version.clone()),
         ];
-        let rows: Vec<String> =
-            facts.iter().map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(v))).collect();
+        let disturbance = run.series.as_ref().and_then(|s| s.disturbance()).map(|d| ("Disturbed", d.reason));
+        let rows: Vec<String> = facts
+            .iter()
+            .cloned()
+            .chain(disturbance)
+            .map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(&v)))
+            .collect();
         body.push_str(&table(&["".to_string(), "".to_string()], &rows));
         body.push_str(&report_sections(&comparison, &sides, workloads));
         Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))

@@ -153,13 +153,33 @@ struct PostgresSql<'a> {
     location: &'a str,
 }
 
-/// Values as the driver binds them. Every nullable column of the schema is text.
+/// NULL for a column of any type (the driver checks a typed `None` against the column's type).
+#[derive(Debug)]
+struct Null;
+
+impl ToSql for Null {
+    fn to_sql(
+        &self,
+        _: &postgres::types::Type,
+        _: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(postgres::types::IsNull::Yes)
+    }
+
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+/// Values as the driver binds them.
 fn bind(values: &[SqlValue]) -> Vec<Box<dyn ToSql + Sync>> {
     values
         .iter()
         .map(|value| -> Box<dyn ToSql + Sync> {
             match value {
-                SqlValue::Null => Box::new(None::<String>),
+                SqlValue::Null => Box::new(Null),
                 SqlValue::Int(v) => Box::new(*v),
                 SqlValue::Real(v) => Box::new(*v),
                 SqlValue::Text(v) => Box::new(v.clone()),

@@ -7,7 +7,7 @@ use crate::location::{StoreLocation, default_store_path};
 use crate::{ResultStore, open_store};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc};
-use envbench_core::sampler::SamplerSeries;
+use envbench_core::sampler::{DISTURBED_FLAG, SamplerSeries};
 use std::collections::BTreeMap;
 
 /// A run being recorded.
@@ -183,6 +183,7 @@ impl RunRecorder {
                 status_reason: reason,
                 result_count: results.len(),
                 suite_id: self.request.suite_id.clone(),
+                disturbed: results.iter().any(|r| r.flags.iter().any(|f| f == DISTURBED_FLAG)),
             },
             command_line: self.request.command_line.clone(),
             tool_version: envbench_core::TOOL_VERSION.to_string(),

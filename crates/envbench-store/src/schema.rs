@@ -296,8 +296,36 @@ const TABLES_3: &str = r#"
     CREATE INDEX fleet_events_by_fleet ON fleet_events(fleet, at_s);
 "#;
 
+/// Who else used the machine during a run (migration 4): one row per sampler interval (kind `point`), per
+/// whole-step summary (kind `step`) and for the whole run (kind `run`), each with its span and step like
+/// `sampler_cpu`: CPU time of all processes and of envbench's, and the pressure stall microseconds (NULL without
+/// pressure stall information). Only the `run` row has the columns after `memory_full_us`.
+const TABLES_4: &str = r#"
+    CREATE TABLE sampler_contention ({sampler_id}
+        run_id {int} NOT NULL REFERENCES runs(id),
+        kind TEXT NOT NULL CHECK (kind IN ('point', 'step', 'run')),
+        start_ms {int} NOT NULL,
+        end_ms {int} NOT NULL,
+        step TEXT,
+        busy_cpu_seconds {real} NOT NULL,
+        own_cpu_seconds {real} NOT NULL,
+        cpu_some_us {int},
+        cpu_full_us {int},
+        io_some_us {int},
+        io_full_us {int},
+        memory_some_us {int},
+        memory_full_us {int},
+        steal_percent {real},
+        local_server_cpu_seconds {real},
+        drives_local_server {int},
+        own_storage_bytes {int},
+        pressure_note TEXT
+    );
+    CREATE INDEX sampler_contention_by_run ON sampler_contention(run_id);
+"#;
+
 /// How many migrations there are: the schema version this build writes.
-pub const LATEST_VERSION: i64 = 3;
+pub const LATEST_VERSION: i64 = 4;
 
 /// Migration `version` (from 1) in a dialect.
 pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
@@ -340,6 +368,15 @@ pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
             sql.push_str(&dialect.fill(TABLES_3));
             sql.push_str(&dialect.append_only("fleet_events", "fleet_events"));
         }
+        4 => {
+            sql.push_str(&dialect.fill(TABLES_4));
+            sql.push_str(&dialect.append_only("sampler_contention", "sampler_contention"));
+            sql.push_str(&dialect.only_while_running(
+                "sampler_contention",
+                "sampler_contention",
+                "SELECT status FROM runs WHERE id = NEW.run_id",
+            ));
+        }
         _ => unreachable!("migration {version} does not exist"),
     }
     sql
@@ -371,6 +408,7 @@ pub(crate) const TABLES: &[&str] = &[
     "sampler_disk",
     "run_attachments",
     "fleet_events",
+    "sampler_contention",
 ];
 
 #[cfg(test)]

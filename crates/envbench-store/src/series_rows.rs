@@ -2,8 +2,14 @@
 //!
 //! `sampler_cpu` and `sampler_disk` hold one row per sampler interval (kind `point`) and per whole-step summary (kind
 //! `step`), each with its time span, its step name and its figures; `sampler_series` holds the header.
+//! `sampler_contention` holds who else used the machine, for the same points and steps and for the whole run (kind
+//! `run`).
 
-use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
+use crate::sql::SqlValue;
+use envbench_core::sampler::{
+    ContentionFigures, CpuFigures, DiskFigures, Pressure, RunContention, SamplerPoint, SamplerSeries, StallTimes,
+    StepSummary,
+};
 use std::collections::HashMap;
 
 /// The CPU figure columns, in the order of [`cpu_values`].
@@ -30,6 +36,54 @@ pub(crate) const DISK_COLUMNS: [&str; 10] = [
     "queue_size",
     "util_percent",
 ];
+
+/// The contention columns: [`contention_values`] fills the first eight, [`run_contention_values`] all of them.
+pub(crate) const CONTENTION_COLUMNS: [&str; 13] = [
+    "busy_cpu_seconds",
+    "own_cpu_seconds",
+    "cpu_some_us",
+    "cpu_full_us",
+    "io_some_us",
+    "io_full_us",
+    "memory_some_us",
+    "memory_full_us",
+    "steal_percent",
+    "local_server_cpu_seconds",
+    "drives_local_server",
+    "own_storage_bytes",
+    "pressure_note",
+];
+
+/// A point's or step's contention in [`CONTENTION_COLUMNS`] order (the whole-run columns NULL).
+pub(crate) fn contention_values(c: &ContentionFigures) -> Vec<SqlValue> {
+    let stall = |pick: fn(&Pressure) -> u64| SqlValue::from(c.pressure.as_ref().map(|p| pick(p) as i64));
+    let mut values = vec![
+        c.busy_cpu_seconds.into(),
+        c.own_cpu_seconds.into(),
+        stall(|p| p.cpu.some_us),
+        stall(|p| p.cpu.full_us),
+        stall(|p| p.io.some_us),
+        stall(|p| p.io.full_us),
+        stall(|p| p.memory.some_us),
+        stall(|p| p.memory.full_us),
+    ];
+    values.resize(CONTENTION_COLUMNS.len(), SqlValue::Null);
+    values
+}
+
+/// The whole run's contention in [`CONTENTION_COLUMNS`] order.
+pub(crate) fn run_contention_values(run: &RunContention, pressure_note: Option<&str>) -> Vec<SqlValue> {
+    let mut values = contention_values(&run.contention);
+    values.truncate(8);
+    values.extend([
+        run.steal_percent.into(),
+        run.local_server_cpu_seconds.into(),
+        i64::from(run.drives_local_server).into(),
+        run.own_storage_bytes.map(|b| b as i64).into(),
+        pressure_note.into(),
+    ]);
+    values
+}
 
 /// The CPU figures in [`CPU_COLUMNS`] order.
 pub(crate) fn cpu_values(c: &CpuFigures) -> [f64; 7] {
@@ -60,6 +114,7 @@ pub(crate) struct SeriesRow<'a> {
     pub step: Option<&'a str>,
     pub cpu: &'a CpuFigures,
     pub disks: &'a [DiskFigures],
+    pub contention: Option<&'a ContentionFigures>,
 }
 
 /// Every row a series becomes: its points, then its step summaries.
@@ -71,6 +126,7 @@ pub(crate) fn series_rows(series: &SamplerSeries) -> impl Iterator<Item = Series
         step: p.step.as_deref(),
         cpu: &p.cpu,
         disks: &p.disks,
+        contention: p.contention.as_ref(),
     });
     let steps = series.steps.iter().map(|s| SeriesRow {
         kind: "step",
@@ -79,8 +135,22 @@ pub(crate) fn series_rows(series: &SamplerSeries) -> impl Iterator<Item = Series
         step: Some(s.step.as_str()),
         cpu: &s.cpu,
         disks: &s.disks,
+        contention: s.contention.as_ref(),
     });
     points.chain(steps)
+}
+
+/// The values of one `sampler_contention` row, in [`CONTENTION_COLUMNS`] order.
+pub(crate) struct ContentionRow {
+    pub busy_cpu_seconds: f64,
+    pub own_cpu_seconds: f64,
+    /// cpu, io and memory stall microseconds, some then full.
+    pub stalls: [Option<i64>; 6],
+    pub steal_percent: Option<f64>,
+    pub local_server_cpu_seconds: Option<f64>,
+    pub drives_local_server: Option<i64>,
+    pub own_storage_bytes: Option<i64>,
+    pub pressure_note: Option<String>,
 }
 
 /// Rebuilds a series from its header and rows, read in insertion order.
@@ -105,6 +175,8 @@ impl SeriesBuilder {
                 steps: Vec::new(),
                 own_cpu_seconds,
                 wall_seconds,
+                whole_run: None,
+                pressure_note: None,
             },
             point_index: HashMap::new(),
             step_index: HashMap::new(),
@@ -132,11 +204,12 @@ impl SeriesBuilder {
                 step,
                 cpu,
                 disks: Vec::new(),
+                contention: None,
             });
         } else {
             let step = step.unwrap_or_default();
             self.step_index.insert((start_ms, end_ms, step.clone()), self.series.steps.len());
-            self.series.steps.push(StepSummary { step, start_ms, end_ms, cpu, disks: Vec::new() });
+            self.series.steps.push(StepSummary { step, start_ms, end_ms, cpu, disks: Vec::new(), contention: None });
         }
     }
 
@@ -174,6 +247,55 @@ impl SeriesBuilder {
         }
     }
 
+    /// A `sampler_contention` row (its values in [`CONTENTION_COLUMNS`] order, read with [`ContentionRow`]): attached
+    /// to the point or step of the same span, or the whole run's.
+    pub(crate) fn contention_row(
+        &mut self,
+        kind: &str,
+        start_ms: i64,
+        end_ms: i64,
+        step: Option<String>,
+        row: ContentionRow,
+    ) {
+        let (start_ms, end_ms) = (start_ms as u64, end_ms as u64);
+        let stall = |some: Option<i64>, full: Option<i64>| StallTimes {
+            some_us: some.unwrap_or(0) as u64,
+            full_us: full.unwrap_or(0) as u64,
+        };
+        let [cpu_some, cpu_full, io_some, io_full, memory_some, memory_full] = row.stalls;
+        let figures = ContentionFigures {
+            busy_cpu_seconds: row.busy_cpu_seconds,
+            own_cpu_seconds: row.own_cpu_seconds,
+            pressure: cpu_some.map(|_| Pressure {
+                cpu: stall(cpu_some, cpu_full),
+                io: stall(io_some, io_full),
+                memory: stall(memory_some, memory_full),
+            }),
+        };
+        match kind {
+            "point" => {
+                if let Some(&index) = self.point_index.get(&end_ms) {
+                    self.series.points[index].contention = Some(figures);
+                }
+            }
+            "step" => {
+                if let Some(&index) = self.step_index.get(&(start_ms, end_ms, step.unwrap_or_default())) {
+                    self.series.steps[index].contention = Some(figures);
+                }
+            }
+            _ => {
+                self.series.whole_run = Some(RunContention {
+                    contention: figures,
+                    steal_percent: row.steal_percent.unwrap_or(0.0),
+                    local_server_cpu_seconds: row.local_server_cpu_seconds.unwrap_or(0.0),
+                    drives_local_server: row.drives_local_server.unwrap_or(0) != 0,
+                    own_storage_bytes: row.own_storage_bytes.map(|b| b as u64),
+                });
+                self.series.pressure_note = row.pressure_note;
+            }
+        }
+    }
+
     pub(crate) fn finish(self) -> SamplerSeries {
         self.series
     }
@@ -197,8 +319,16 @@ mod tests {
                     step: Some("a".into()),
                     cpu: cpu.clone(),
                     disks: vec![disk.clone()],
+                    contention: None,
                 },
-                SamplerPoint { t_ms: 2000, interval_ms: 1000, step: None, cpu: cpu.clone(), disks: vec![disk.clone()] },
+                SamplerPoint {
+                    t_ms: 2000,
+                    interval_ms: 1000,
+                    step: None,
+                    cpu: cpu.clone(),
+                    disks: vec![disk.clone()],
+                    contention: None,
+                },
             ],
             steps: vec![
                 StepSummary {
@@ -207,11 +337,21 @@ mod tests {
                     end_ms: 1900,
                     cpu: cpu.clone(),
                     disks: vec![disk.clone()],
+                    contention: None,
                 },
-                StepSummary { step: "a".into(), start_ms: 1900, end_ms: 1950, cpu, disks: vec![disk] },
+                StepSummary {
+                    step: "a".into(),
+                    start_ms: 1900,
+                    end_ms: 1950,
+                    cpu,
+                    disks: vec![disk],
+                    contention: None,
+                },
             ],
             own_cpu_seconds: 0.01,
             wall_seconds: 2.0,
+            whole_run: None,
+            pressure_note: None,
         };
         let mut builder = SeriesBuilder::new(1000, series.devices.clone(), 0.01, 2.0);
         for row in series_rows(&series) {

@@ -87,6 +87,20 @@ impl Row {
         }
     }
 
+    pub fn optional_int(&self, column: usize) -> Result<Option<i64>, StoreError> {
+        match self.value(column)? {
+            SqlValue::Null => Ok(None),
+            _ => self.int(column).map(Some),
+        }
+    }
+
+    pub fn optional_real(&self, column: usize) -> Result<Option<f64>, StoreError> {
+        match self.value(column)? {
+            SqlValue::Null => Ok(None),
+            _ => self.real(column).map(Some),
+        }
+    }
+
     pub fn optional_text(&self, column: usize) -> Result<Option<String>, StoreError> {
         match self.value(column)? {
             SqlValue::Null => Ok(None),

@@ -6,14 +6,17 @@ use crate::liveness::{self, Liveness, RunLock};
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::schema::{Dialect, LATEST_VERSION, migration};
-use crate::series_rows::{CPU_COLUMNS, DISK_COLUMNS, SeriesBuilder, cpu_values, disk_values, series_rows};
+use crate::series_rows::{
+    CONTENTION_COLUMNS, CPU_COLUMNS, ContentionRow, DISK_COLUMNS, SeriesBuilder, contention_values, cpu_values,
+    disk_values, run_contention_values, series_rows,
+};
 use crate::sql::{Row, Sql, SqlValue, params};
 use crate::{ResultStore, RunEnvironments};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{
     Direction, ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc,
 };
-use envbench_core::sampler::SamplerSeries;
+use envbench_core::sampler::{DISTURBED_FLAG, SamplerSeries};
 use std::collections::BTreeMap;
 
 /// What a SQL backend provides: transactions in its driver, and where it keeps the schema version.
@@ -174,9 +177,11 @@ impl<B: Backend> SqlStore<B> {
     }
 
     fn summaries(sql: &mut dyn Sql, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
-        let mut text = String::from(
+        // Flags are stored as a JSON array of strings: the quoted flag matches it exactly.
+        let mut text = format!(
             "SELECT r.id, r.uuid, r.workload, r.label, f.hostname, r.started_at, r.ended_at, r.status, \
-             r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id) \
+             r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id), \
+             (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.flags LIKE '%\"{DISTURBED_FLAG}\"%') \
              FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id WHERE 1 = 1",
         );
         let mut values: Vec<SqlValue> = Vec::new();
@@ -229,6 +234,7 @@ impl<B: Backend> SqlStore<B> {
                 status_reason: row.optional_text(8)?,
                 suite_id: row.optional_text(9)?,
                 result_count: row.int(10)? as usize,
+                disturbed: row.int(11)? > 0,
             });
         }
         Ok(summaries)
@@ -293,6 +299,24 @@ impl<B: Backend> SqlStore<B> {
         );
         for r in sql.query(&disk, params![run_id])? {
             builder.disk_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, r.text(4)?, figures(&r, 5)?);
+        }
+        let contention = format!(
+            "SELECT kind, start_ms, end_ms, step, {} FROM sampler_contention WHERE run_id = ? ORDER BY {order}",
+            CONTENTION_COLUMNS.join(", ")
+        );
+        for r in sql.query(&contention, params![run_id])? {
+            let stall = |i: usize| r.optional_int(6 + i);
+            let row = ContentionRow {
+                busy_cpu_seconds: r.real(4)?,
+                own_cpu_seconds: r.real(5)?,
+                stalls: [stall(0)?, stall(1)?, stall(2)?, stall(3)?, stall(4)?, stall(5)?],
+                steal_percent: r.optional_real(12)?,
+                local_server_cpu_seconds: r.optional_real(13)?,
+                drives_local_server: r.optional_int(14)?,
+                own_storage_bytes: r.optional_int(15)?,
+                pressure_note: r.optional_text(16)?,
+            };
+            builder.contention_row(&r.text(0)?, r.int(1)?, r.int(2)?, r.optional_text(3)?, row);
         }
         Ok(Some(builder.finish()))
     }
@@ -413,7 +437,7 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
             series.wall_seconds
         ],
     )?;
-    let (mut cpu_rows, mut disk_rows) = (Vec::new(), Vec::new());
+    let (mut cpu_rows, mut disk_rows, mut contention_rows) = (Vec::new(), Vec::new(), Vec::new());
     for row in series_rows(series) {
         let key = || -> Vec<SqlValue> {
             vec![run_id.into(), row.kind.into(), row.start_ms.into(), row.end_ms.into(), row.step.into()]
@@ -421,6 +445,11 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
         let mut cpu = key();
         cpu.extend(cpu_values(row.cpu).map(SqlValue::from));
         cpu_rows.push(cpu);
+        if let Some(contention) = row.contention {
+            let mut values = key();
+            values.extend(contention_values(contention));
+            contention_rows.push(values);
+        }
         for disk in row.disks {
             let mut values = key();
             values.push(disk.device.as_str().into());
@@ -432,7 +461,15 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
     let cpu_columns: Vec<&str> = keys.iter().chain(&CPU_COLUMNS).copied().collect();
     sql.insert_rows("sampler_cpu", &cpu_columns, &cpu_rows)?;
     let disk_columns: Vec<&str> = keys.iter().chain(&["device"]).chain(&DISK_COLUMNS).copied().collect();
-    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)
+    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)?;
+    if let Some(run) = &series.whole_run {
+        let end_ms = (series.wall_seconds * 1000.0).round() as i64;
+        let mut values: Vec<SqlValue> = vec![run_id.into(), "run".into(), 0i64.into(), end_ms.into(), SqlValue::Null];
+        values.extend(run_contention_values(run, series.pressure_note.as_deref()));
+        contention_rows.push(values);
+    }
+    let contention_columns: Vec<&str> = keys.iter().chain(&CONTENTION_COLUMNS).copied().collect();
+    sql.insert_rows("sampler_contention", &contention_columns, &contention_rows)
 }
 
 fn insert_attachment(
@@ -484,6 +521,7 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             status_reason: None,
             result_count: 0,
             suite_id: request.suite_id.clone(),
+            disturbed: false,
         };
         let hash = fingerprint.hash();
         // The lock is taken before the run is recorded, so nobody ever sees the run without it.

@@ -312,6 +312,10 @@ impl Planned for TpchRun {
         &self.watched
     }
 
+    fn drives_local_server(&self) -> bool {
+        self.target.drives_local_server()
+    }
+
     fn run(mut self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
         let progress = context.progress;
         let cache = CacheDropper::new(self.cold, self.target.cold_cache_note(), progress);

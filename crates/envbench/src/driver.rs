@@ -7,6 +7,7 @@ use crate::session::{Session, interrupt_flag};
 use clap::{Args, FromArgMatches};
 use envbench_core::fingerprint::{Fingerprint, MEMORY_BACKED_FLAG};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
+use envbench_core::sampler::DISTURBED_FLAG;
 use envbench_core::workload::{
     Ending, Envelope, Plan, Planned, Progress, Recording, Resource, RunContext, Workload, WorkloadError,
 };
@@ -177,8 +178,14 @@ pub fn run_planned(
         fingerprint(&Host::live(), Some(planned.data_dir())).map_err(|e| WorkloadError::usage(e.to_string()))?;
     let mut session = match recording {
         Recording::NotStored => None,
-        Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None)?),
-        Recording::Sampled => Some(Session::start(location, &request, &fingerprint, Some(sample_interval))?),
+        Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None, false)?),
+        Recording::Sampled => Some(Session::start(
+            location,
+            &request,
+            &fingerprint,
+            Some(sample_interval),
+            planned.drives_local_server(),
+        )?),
     };
     let uuid = session.as_ref().map(|s| s.uuid().to_string());
     if !common.json
@@ -223,10 +230,19 @@ pub fn run_planned(
     };
     let empty = envbench_core::sampler::SamplerSeries::default();
     let seen = series.as_ref().unwrap_or(&empty);
+    let disturbance = seen.disturbance();
     let mut records = measured.records(seen);
     if memory_backed.is_some() {
         for record in records.iter_mut().filter(|r| !r.flags.iter().any(|f| f == MEMORY_BACKED_FLAG)) {
             record.flags.push(MEMORY_BACKED_FLAG.to_string());
+        }
+    }
+    if disturbance.is_some() {
+        // Comparisons carry result flags into their cells, so every result says its run was disturbed.
+        for record in &mut records {
+            if !record.flags.iter().any(|f| f == DISTURBED_FLAG) {
+                record.flags.push(DISTURBED_FLAG.to_string());
+            }
         }
     }
     if common.json {
@@ -237,6 +253,12 @@ pub fn run_planned(
     }
     for warning in measured.warnings(seen) {
         progress.warn(&warning);
+    }
+    if let Some(note) = &seen.pressure_note {
+        eprintln!("{note}");
+    }
+    if let Some(disturbance) = &disturbance {
+        progress.warn(&format!("{}; its results carry the flag {DISTURBED_FLAG}", disturbance.reason));
     }
     let ending = measured.ending();
     if let Some(mut session) = session {

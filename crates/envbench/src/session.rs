@@ -42,13 +42,15 @@ pub struct Session {
 
 impl Session {
     /// Begin the run in the store and start sampling the devices under the fingerprinted directory every
-    /// `sample_interval`. A measuring run (one with a sampler) whose shared store cannot be reached is kept in the
-    /// local store; a fingerprint saved on its own is not measured again later, so its store's error is reported.
+    /// `sample_interval` (`drives_local_server`: the workload's own server runs on this machine, so its CPU is not
+    /// other work). A measuring run (one with a sampler) whose shared store cannot be reached is kept in the local
+    /// store; a fingerprint saved on its own is not measured again later, so its store's error is reported.
     pub fn start(
         location: &StoreLocation,
         request: &RunRequest,
         fingerprint: &Fingerprint,
         sample_interval: Option<Duration>,
+        drives_local_server: bool,
     ) -> anyhow::Result<Session> {
         let mut recorder = RunRecorder::begin(location, request, fingerprint, sample_interval.is_some())?;
         for notice in recorder.take_notices() {
@@ -56,7 +58,7 @@ impl Session {
         }
         let sampler = sample_interval.map(|interval| {
             let devices = fingerprint.storage.as_ref().map(sampled_devices).unwrap_or_default();
-            Sampler::start(Host::live(), SamplerOptions { interval, devices })
+            Sampler::start(Host::live(), SamplerOptions { interval, devices, drives_local_server })
         });
         Ok(Session { recorder, sampler })
     }

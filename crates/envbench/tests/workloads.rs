@@ -551,3 +551,57 @@ fn disk_cross_check_with_fio_is_shown_and_stored() {
     assert!(fio.iter().find(|r| r["metric"] == "iops").unwrap()["samples"][0].as_f64().unwrap() > 100.0);
     assert!(leftovers(&dir).is_empty());
 }
+
+/// Shell loops spinning on every CPU, stopped when dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Hogs {
+    fn start() -> Hogs {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Hogs(
+            (0..cpus)
+                .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh starts"))
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// A run while other processes spin on every CPU is flagged disturbed, with its reason, in the terminal, on every
+/// result and in the run list. (That a quiet run is not flagged is checked on fixture numbers in envbench-probe's
+/// fixtures tests: on this shared machine other builds may be running.)
+#[test]
+fn a_run_beside_busy_loops_is_flagged_disturbed() {
+    let dir = scratch("disturbed");
+    let store = dir.join("results.db");
+    let hogs = Hogs::start();
+    std::thread::sleep(Duration::from_millis(200));
+    let output = envbench(
+        &store,
+        &["exec", "--dir", dir.to_str().unwrap(), "--name", "idle", "--repeat", "1", "--step", "wait=sleep 2"],
+    );
+    drop(hogs);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(said.contains("disturbed: other processes used"), "{said}");
+    let listed = runs(&store);
+    assert_eq!(listed[0]["disturbed"], true, "{:?}", listed[0]);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    assert!(results.iter().all(|r| r["flags"].as_array().unwrap().iter().any(|f| f == "disturbed")), "{results:?}");
+    let stored: envbench_core::model::StoredRun = serde_json::from_value(run).unwrap();
+    let series = stored.series.expect("a sampled run keeps its series");
+    let disturbance = series.disturbance().expect("the stored series judges the run disturbed too");
+    assert!(disturbance.other_cpu_percent_of_core > 50.0, "{disturbance:?}");
+    assert!(said.contains(&disturbance.reason), "{said}");
+    assert!(series.points.iter().all(|p| p.contention.is_some()), "every point says who else ran");
+}

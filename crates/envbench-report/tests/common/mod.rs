@@ -223,11 +223,14 @@ pub fn sampler_series() -> SamplerSeries {
                     read_mb_per_s: 3100.0 + t as f64,
                     ..Default::default()
                 }],
+                contention: None,
             })
             .collect(),
         steps: vec![],
         own_cpu_seconds: 0.01,
         wall_seconds: 5.0,
+        whole_run: None,
+        pressure_note: None,
     }
 }
 

@@ -4,7 +4,10 @@
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus};
-use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries, StepSummary};
+use envbench_core::sampler::{
+    ContentionFigures, CpuFigures, DiskFigures, Pressure, RunContention, SamplerPoint, SamplerSeries, StallTimes,
+    StepSummary,
+};
 use envbench_store::{StoreLocation, open_store};
 use serde_json::json;
 use std::cell::Cell;
@@ -171,8 +174,24 @@ pub fn series() -> SamplerSeries {
                 step: Some("RND4K Q32T1 read".into()),
                 cpu: cpu.clone(),
                 disks: vec![disk.clone()],
+                contention: Some(ContentionFigures {
+                    busy_cpu_seconds: 1.25,
+                    own_cpu_seconds: 0.5,
+                    pressure: Some(Pressure {
+                        cpu: StallTimes { some_us: 120_000, full_us: 0 },
+                        io: StallTimes { some_us: 400_000, full_us: 90_000 },
+                        memory: StallTimes { some_us: 1, full_us: 0 },
+                    }),
+                }),
             },
-            SamplerPoint { t_ms: 2000, interval_ms: 1000, step: None, cpu: cpu.clone(), disks: vec![disk.clone()] },
+            SamplerPoint {
+                t_ms: 2000,
+                interval_ms: 1000,
+                step: None,
+                cpu: cpu.clone(),
+                disks: vec![disk.clone()],
+                contention: None,
+            },
         ],
         steps: vec![StepSummary {
             step: "RND4K Q32T1 read".into(),
@@ -180,9 +199,18 @@ pub fn series() -> SamplerSeries {
             end_ms: 1900,
             cpu,
             disks: vec![disk],
+            contention: Some(ContentionFigures { busy_cpu_seconds: 2.0, own_cpu_seconds: 1.0, pressure: None }),
         }],
         own_cpu_seconds: 0.002,
         wall_seconds: 2.0,
+        whole_run: Some(RunContention {
+            contention: ContentionFigures { busy_cpu_seconds: 2.5, own_cpu_seconds: 1.25, pressure: None },
+            steal_percent: 1.5,
+            local_server_cpu_seconds: 0.75,
+            drives_local_server: true,
+            own_storage_bytes: Some(1 << 30),
+        }),
+        pressure_note: Some("no pressure stall information here".into()),
     }
 }
 

@@ -177,6 +177,11 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// Whether the queries run on a database server on this machine, whose CPU is then the run's own.
+    fn drives_local_server(&self) -> bool {
+        false
+    }
+
     /// What dropping this machine's page cache does not reach, for `--cold` (a server's own buffer cache).
     fn cold_cache_note(&self) -> Option<&'static str> {
         None

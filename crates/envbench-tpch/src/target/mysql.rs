@@ -600,6 +600,10 @@ impl Target for MySqlTarget {
         self.local_data_directory.as_deref()
     }
 
+    fn drives_local_server(&self) -> bool {
+        self.tables.url().is_local()
+    }
+
     fn cold_cache_note(&self) -> Option<&'static str> {
         Some(
             "--cold drops this machine's page cache; the InnoDB buffer pool stays warm (restart the server, with \

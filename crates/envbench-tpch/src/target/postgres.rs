@@ -309,6 +309,10 @@ impl Target for PostgresTarget {
         self.local_data_directory.as_deref()
     }
 
+    fn drives_local_server(&self) -> bool {
+        self.tables.url().is_local()
+    }
+
     fn cold_cache_note(&self) -> Option<&'static str> {
         Some(
             "--cold drops this machine's page cache; PostgreSQL's shared_buffers stay warm (restart the server for a \
