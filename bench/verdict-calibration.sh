@@ -18,8 +18,8 @@
 #
 # Usage: bench/verdict-calibration.sh [ROUNDS]   (default 5; needs root for the cgroup, and 2 CPUs or more)
 # Environment: DIR (data directory, default /var/tmp/envbench-calibration; its disk is the one throttled),
-#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk tpch"), SMOKE=1 (tiny sizes, for the test
-#   that runs this script: its rates say nothing).
+#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk tpch"), CUBE_SCALE (0.02), SMOKE=1 (tiny
+#   sizes, for the test that runs this script: its rates say nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,7 +80,7 @@ if [ "$SMOKE" = 1 ]; then
   DISK=(--size 16m --runs 3 --duration 100ms --no-warmup --interval 0s)
   TPCH=(--sf 0.01 --users 1 --sets 1)
 else
-  CUBE=(--scale 0.02 --repeat 5)
+  CUBE=(--scale "${CUBE_SCALE:-0.02}" --repeat 5)
   DISK=(--quick)
   TPCH=(--sf 0.05 --users 2 --sets 2)
 fi

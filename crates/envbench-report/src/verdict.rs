@@ -14,6 +14,7 @@ use crate::environment::{EnvironmentField, LIMIT_FIELDS, limit_sentences};
 use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{Direction, MetricKind, metric_kind};
+use envbench_core::sampler::DISTURBED_FLAG;
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
 use serde::Serialize;
@@ -227,6 +228,8 @@ pub fn verdicts(
                         &serial,
                         &pair_differences(environment, side),
                     );
+                    let disturbed = disturbed_sides(&headline, side, (&letters[0], &letters[side]));
+                    verdict.explanations.splice(0..0, disturbed);
                     Some(verdict)
                 })
                 .collect();
@@ -301,6 +304,27 @@ fn workload_verdict(
         summary: String::new(),
         explanations: Vec::new(),
     })
+}
+
+/// The sentences naming each of the two sides whose runs were disturbed by other work while they measured these
+/// tests (their results carry [`DISTURBED_FLAG`]): first, since the change may be that work's and not the
+/// environment's.
+fn disturbed_sides(headline: &[&ComparisonRow], side: usize, letters: (&str, &str)) -> Vec<String> {
+    let flagged = |index: usize| {
+        headline.iter().any(|row| {
+            row.cells.get(index).and_then(Option::as_ref).is_some_and(|c| c.flags.iter().any(|f| f == DISTURBED_FLAG))
+        })
+    };
+    [(0, letters.0), (side, letters.1)]
+        .into_iter()
+        .filter(|(index, _)| flagged(*index))
+        .map(|(_, letter)| {
+            format!(
+                "{letter} was disturbed: other processes competed for the machine while it measured (flag \
+                 {DISTURBED_FLAG}; its runs say by how much), so part of this change may be theirs"
+            )
+        })
+        .collect()
 }
 
 /// A test's change with its interval.

@@ -309,6 +309,7 @@ fn a_change_within_noise_is_not_called_and_spreads_are_not_speeds() {
     assert!(comparison.geomeans.iter().all(|g| g.metric != "job_cv"), "{:?}", comparison.geomeans);
     let ranread = comparison.verdicts[0].workloads.iter().find(|w| w.workload == "ranread").unwrap();
     assert_eq!(ranread.metrics, ["iops"], "the verdict is made of speeds, not spreads");
+}
 
 /// Two runs of the same machine, B pinned to one CPU and its memory capped: the environments differ (identity,
 /// fields, differences), and the verdict of a CPU-governed workload says what held B back, in words.
@@ -416,4 +417,27 @@ fn memory_backed_environments_rank_apart_and_are_named() {
     assert_eq!(field.values, ["no", "tmpfs: the data directory is in RAM"]);
     let reasons = comparison.verdicts[0].workloads[0].explanations.join(" ");
     assert!(reasons.contains(&format!("{sentence}.")), "{reasons}");
+}
+
+#[test]
+fn the_verdict_names_a_disturbed_side_first() {
+    let path = scratch("disturbed");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let disk = |factor: f64, flags: &[&str]| {
+        let mut result =
+            record("disk", "RND4K Q1T1 read", json!({"queue_depth": 1}), "throughput", "MB/s", five(60.0 * factor));
+        result.flags = flags.iter().map(|f| f.to_string()).collect();
+        vec![result]
+    };
+    store_run(&mut store, "disk", "quiet", &physical(), &disk(1.0, &[]));
+    store_run(&mut store, "disk", "busy", &physical(), &disk(0.25, &["disturbed"]));
+    let sides = resolve_sides(&store, &["quiet".to_string(), "busy".to_string()]).unwrap();
+    let verdict = &compare(&sides, &WORKLOADS).verdicts[0].workloads[0];
+    assert!(verdict.summary.starts_with("storage 4.00x slower on B"), "{}", verdict.summary);
+    assert!(
+        verdict.explanations[0].starts_with("B was disturbed: other processes competed"),
+        "{:?}",
+        verdict.explanations
+    );
+    assert!(!verdict.explanations.iter().any(|e| e.starts_with("A was disturbed")), "{:?}", verdict.explanations);
 }
