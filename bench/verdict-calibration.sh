@@ -19,7 +19,8 @@
 # Usage: bench/verdict-calibration.sh [ROUNDS]   (default 5; needs root for the cgroup, and 2 CPUs or more)
 # Environment: DIR (data directory, default /var/tmp/envbench-calibration; its disk is the one throttled),
 #   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk tpch"), CUBE_SCALE (0.02), SMOKE=1 (tiny
-#   sizes, for the test that runs this script: its rates say nothing).
+#   sizes, for the test that runs this script: its rates say nothing), KEEP=1 (keep the store of the runs, to judge
+#   them again with another build: `envbench compare r1-a r1-a2 --json` and so on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +46,11 @@ export ENVBENCH_STORE="$WORK/results.db"
 CGROUP=""
 cleanup() {
   [ -n "$CGROUP" ] && rmdir "$CGROUP" 2>/dev/null
-  rm -rf "$WORK"
+  if [ "${KEEP:-0}" = 1 ]; then
+    echo "calibration: the runs are kept in $ENVBENCH_STORE" >&2
+  else
+    rm -rf "$WORK"
+  fi
 }
 trap cleanup EXIT
 

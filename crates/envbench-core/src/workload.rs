@@ -359,6 +359,13 @@ pub trait Workload: Sync {
         "5 runs on each side under one --label (a side pools its runs' samples)"
     }
 
+    /// The change below which two runs of one environment differ anyway, so a verdict calls it "about the same"
+    /// whatever its p-value: [`crate::stats::NOISE_MARGIN`], or [`crate::stats::STORAGE_NOISE_MARGIN`] for storage
+    /// workloads.
+    fn noise_margin(&self) -> f64 {
+        crate::stats::NOISE_MARGIN
+    }
+
     /// What in an environment governs the workload's results, so a verdict names the differences that matter.
     fn governed_by(&self) -> &'static [Resource] {
         &[Resource::Cpu, Resource::Memory, Resource::Storage]
@@ -493,6 +500,11 @@ impl Registry {
     pub fn more_samples(&self, name: &str) -> &'static str {
         self.find(name)
             .map_or("5 runs on each side under one --label (a side pools its runs' samples)", |w| w.more_samples())
+    }
+
+    /// A workload's noise margin ([`crate::stats::NOISE_MARGIN`] when it is not registered).
+    pub fn noise_margin(&self, name: &str) -> f64 {
+        self.find(name).map_or(crate::stats::NOISE_MARGIN, |w| w.noise_margin())
     }
 
     /// A workload's name for people (its command name when it is not registered).

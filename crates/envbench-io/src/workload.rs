@@ -126,6 +126,10 @@ impl Workload for DiskWorkload {
         "storage"
     }
 
+    fn noise_margin(&self) -> f64 {
+        envbench_core::stats::STORAGE_NOISE_MARGIN
+    }
+
     fn more_samples(&self) -> &'static str {
         "--runs 5"
     }

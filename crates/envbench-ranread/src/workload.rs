@@ -184,6 +184,10 @@ impl Workload for RanreadWorkload {
         "database random reads"
     }
 
+    fn noise_margin(&self) -> f64 {
+        envbench_core::stats::STORAGE_NOISE_MARGIN
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Storage, Resource::Cpu]

@@ -207,6 +207,15 @@ pub fn side_letter(index: usize) -> String {
 /// The registry gives the verdict each workload's headline metrics, title and what governs it.
 pub fn compare(sides: &[Side], registry: &Registry) -> Comparison {
     let mut comparison = compare_results(sides);
+    // A workload whose runs differ more from run to run (storage) needs a larger change to call one.
+    for row in &mut comparison.rows {
+        let margin = registry.noise_margin(&row.workload);
+        for change in row.cells.iter_mut().flatten().filter_map(|c| c.change.as_mut()) {
+            if change.significance == Significance::Significant && !change.ratio.is_some_and(|r| beyond(r, margin)) {
+                change.significance = Significance::Negligible;
+            }
+        }
+    }
     let letters: Vec<String> = comparison.sides.iter().map(|s| s.letter.clone()).collect();
     comparison.verdicts = verdicts(&comparison.rows, sides, &letters, &comparison.environment, registry);
     comparison
@@ -368,7 +377,12 @@ pub fn significance(p_value: f64, ratio: Option<f64>) -> Significance {
 /// True when a speed factor differs from 1 by more than [`NOISE_MARGIN`], in either direction alike (1.05x faster
 /// and 1.05x slower are the same distance).
 pub fn beyond_noise(ratio: f64) -> bool {
-    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() > (1.0 + NOISE_MARGIN).ln()
+    beyond(ratio, NOISE_MARGIN)
+}
+
+/// True when a speed factor differs from 1 by more than `margin`, either way.
+pub fn beyond(ratio: f64, margin: f64) -> bool {
+    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() > (1.0 + margin).ln()
 }
 
 /// Side over baseline, inverted when lower is better, so that above 1 always means better. `None` when either is not

@@ -220,8 +220,8 @@ fn side_lines(comparison: &Comparison) -> Vec<String> {
 /// How changes are written, said once.
 pub const LEGEND: &str = "Medians of all samples of each side. \"vs\": how the median itself changed against A (+ more, \
 - less) and whether that is better; for times the speed factor (-78% = 4.5x faster), for coefficients of variation \
-less or more variable. \"sig\": the two-sided p-value when below 0.05 and the change is beyond the 5% noise margin \
-(two runs of one environment differ by that much); Mann-Whitney U with 5 or more samples a side, Welch's t-test on \
+less or more variable. \"sig\": the two-sided p-value when below 0.05 and the change is beyond the noise margin \
+(5%; 20% for storage: two runs of one environment differ by that much); Mann-Whitney U with 5 or more samples a side, Welch's t-test on \
 logarithms with 2 to 4. ~: no change beyond noise; ?: one sample on a side, nothing can be tested. cv: coefficient of \
 variation; ! marks noisy (over 5%). geomean and the verdict: geometric mean of the per-test speed factors of times and \
 rates against A (above 1 is better: more work per second or less time).";

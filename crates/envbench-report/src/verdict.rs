@@ -9,7 +9,7 @@
 //! noise margin two runs of one environment differ by; a workload whose tests have a single sample on a side cannot
 //! be told, says so and names the option that gives more samples. It is never counted as unchanged.
 
-use crate::compare::{ComparisonRow, Significance, beyond_noise, natural_cmp};
+use crate::compare::{ComparisonRow, Significance, beyond, natural_cmp};
 use crate::environment::{EnvironmentField, LIMIT_FIELDS, limit_sentences};
 use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
@@ -283,7 +283,9 @@ fn workload_verdict(
             format!("{fewest_base} sample{} on {a}, {fewest_side} on {b}", if fewest_base == 1 { "" } else { "s" })
         };
         (Decision::CannotTell, Some(format!("{samples} (rerun with {})", registry.more_samples(workload))))
-    } else if interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0) && beyond_noise(ratio) {
+    } else if interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0)
+        && beyond(ratio, registry.noise_margin(workload))
+    {
         (if ratio > 1.0 { Decision::Faster } else { Decision::Slower }, None)
     } else {
         (Decision::Same, None)

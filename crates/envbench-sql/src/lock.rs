@@ -56,7 +56,7 @@ impl From<DbError> for ServerLockError {
 /// A lock on a workload's data in one namespace of a server, held by its own session until dropped. The session is
 /// never used again; it sits in a mutex only so the lock can be shared between threads (a run's users).
 pub struct ServerLock {
-    _session: std::sync::Mutex<Box<dyn Connection>>,
+    session: std::sync::Mutex<Box<dyn Connection>>,
     mode: ServerLockMode,
 }
 
@@ -94,11 +94,26 @@ impl ServerLock {
             Dialect::Postgres => postgres_take(session.as_mut(), &key_text, mode, &label)?,
             _ => mysql_take(session.as_mut(), &key_text, mode, &label)?,
         }
-        Ok(ServerLock { _session: std::sync::Mutex::new(session), mode })
+        Ok(ServerLock { session: std::sync::Mutex::new(session), mode })
     }
 
     pub fn mode(&self) -> ServerLockMode {
         self.mode
+    }
+}
+
+/// Release the lock before the session closes: closing only asks the server to end the session, and a run that
+/// takes the lock again at once could find it still held ("a session that has just ended"). Unlocking is a round trip
+/// the server has answered by the time this returns; if it fails, the session's end still releases the lock.
+impl Drop for ServerLock {
+    fn drop(&mut self) {
+        let session = self.session.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let release = match session.dialect() {
+            Dialect::Postgres => "SELECT pg_advisory_unlock_all()",
+            Dialect::MySql => "SELECT RELEASE_ALL_LOCKS()",
+            Dialect::Sqlite => return,
+        };
+        let _ = session.query_optional(release, &[]);
     }
 }
 
