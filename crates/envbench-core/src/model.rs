@@ -66,29 +66,6 @@ pub fn metric_kind(metric: &str, unit: &str) -> MetricKind {
     }
 }
 
-/// A metric's name for people: `latency_p99_9` reads `latency p99.9`, `client_cpu_per_transaction` reads `client
-/// CPU per transaction`, `blocks_per_s` reads `blocks per second`.
-pub fn metric_title(metric: &str) -> String {
-    let mut text = String::new();
-    let mut previous = "";
-    for word in metric.split('_').filter(|w| !w.is_empty()) {
-        let shown = match word {
-            "cpu" | "io" | "tpm" | "nopm" | "tps" | "iops" | "db" => word.to_uppercase(),
-            "qphh" => "QphH".to_string(),
-            "s" if previous == "per" => "second".to_string(),
-            other => other.to_string(),
-        };
-        // A percentile's decimals: p99 then 9 is p99.9.
-        let decimals = previous.starts_with('p') && previous[1..].chars().all(|c| c.is_ascii_digit());
-        if !text.is_empty() {
-            text.push(if decimals && word.chars().all(|c| c.is_ascii_digit()) { '.' } else { ' ' });
-        }
-        text.push_str(&shown);
-        previous = word;
-    }
-    text
-}
-
 /// How a run ended. A run starts as `Running` and moves once to one of the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -357,12 +334,7 @@ pub fn format_utc(seconds: i64, millis: u32) -> String {
 mod tests {
     #[test]
     fn metrics_read_as_words_and_kinds() {
-        use super::{MetricKind, metric_kind, metric_title};
-        assert_eq!(metric_title("latency_p99_9"), "latency p99.9");
-        assert_eq!(metric_title("latency_p95"), "latency p95");
-        assert_eq!(metric_title("client_cpu_per_transaction"), "client CPU per transaction");
-        assert_eq!(metric_title("blocks_per_s"), "blocks per second");
-        assert_eq!(metric_title("db_tpm"), "DB TPM");
+        use super::{MetricKind, metric_kind};
         assert_eq!(metric_kind("job_cv", "%"), MetricKind::Dispersion);
         assert_eq!(metric_kind("latency_p99", "us"), MetricKind::Speed);
         assert_eq!(metric_kind("iops", "IOPS"), MetricKind::Speed);

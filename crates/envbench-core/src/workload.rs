@@ -310,6 +310,10 @@ pub struct NativeTable {
     pub rows: Vec<Vec<String>>,
 }
 
+/// How a workload that does not repeat its tests itself gets more samples for a verdict: more runs, which a side
+/// pools.
+pub const MORE_RUNS: &str = "5 runs on each side under one --label (a side pools its runs' samples)";
+
 /// A workload as envbench knows it without running it; registered once in the binary's [`Registry`].
 pub trait Workload: Sync {
     /// The command name, the `workload` of its stored runs, and its table name in suite files.
@@ -356,7 +360,7 @@ pub trait Workload: Sync {
     /// How a user gets more samples of every test, for a verdict that cannot tell: an option such as `--repeat 5`
     /// when the workload repeats its tests itself; otherwise more runs, which a side pools.
     fn more_samples(&self) -> &'static str {
-        "5 runs on each side under one --label (a side pools its runs' samples)"
+        MORE_RUNS
     }
 
     /// The change below which two runs of one environment differ anyway, so a verdict calls it "about the same"
@@ -498,8 +502,7 @@ impl Registry {
 
     /// How to get more samples of a workload's tests (more runs when it is not registered).
     pub fn more_samples(&self, name: &str) -> &'static str {
-        self.find(name)
-            .map_or("5 runs on each side under one --label (a side pools its runs' samples)", |w| w.more_samples())
+        self.find(name).map_or(MORE_RUNS, |w| w.more_samples())
     }
 
     /// A workload's noise margin ([`crate::stats::NOISE_MARGIN`] when it is not registered).
