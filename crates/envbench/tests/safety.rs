@@ -1,5 +1,5 @@
-//! Safety, tried as a hostile user would, through the real binary. It holds the README's safety section to every
-//! line.
+//! Safety, tried as a hostile user would, through the real binary. It holds docs/safety.md (the safety promises) to
+//! every line.
 //!
 //! The battery: close to three hundred bad inputs, each ending within a minute in exit status 1 or 2 with a message
 //! that names the problem, never a panic, never a file of the user's changed, and no run stored for a usage error.
