@@ -3,7 +3,7 @@
 //! This crate reads the machine: CPU topology and SMT state, memory, OS identity, hypervisor and container
 //! (systemd-detect-virt's ordered checks), the storage stack under a data directory, following `st_dev` through
 //! `/sys/dev/block` down partitions, device-mapper and md layers to each physical device (and whether RAM serves it),
-//! and what limits the process (CPU affinity and the cgroup v2 quotas on CPU, memory and I/O). It also owns the
+//! and what limits the process (CPU affinity and the cgroup v2 or v1 limits on CPU, memory and I/O). It also owns the
 //! background sampler that turns `/proc/diskstats` and `/proc/stat` into iostat-style figures during a run, and
 //! records who else competed for the machine (pressure stall information, steal, other processes' CPU).
 //!

@@ -194,15 +194,20 @@ pub fn render(fp: &Fingerprint) -> String {
     let limits = &fp.limits;
     if limits.is_known() {
         out.push('\n');
+        // "none" is said only where the cgroup v2 tree was read; a limit found through cgroup v1 alone is shown too.
+        let v2 = limits.cgroup.is_some();
         let mut section = Section::new("Process limits");
         section
             .line("CPU affinity", limits.affinity_text(fp.cpu.threads))
             .line("cgroup", limits.cgroup.clone())
-            .line("CPU quota", limits.cgroup.as_ref().map(|_| limits.cpu_max_text()))
+            .line("CPU quota", (v2 || limits.cpu_max.is_some()).then(|| limits.cpu_max_text()))
             .line("cpuset", limits.cpuset.clone())
-            .line("Memory max", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_max.as_ref())))
-            .line("Memory high", limits.cgroup.as_ref().map(|_| ProcessLimits::bytes_text(limits.memory_high.as_ref())))
-            .line("I/O limits", limits.cgroup.as_ref().map(|_| limits.io_text()))
+            .line(
+                "Memory max",
+                (v2 || limits.memory_max.is_some()).then(|| ProcessLimits::bytes_text(limits.memory_max.as_ref())),
+            )
+            .line("Memory high", v2.then(|| ProcessLimits::bytes_text(limits.memory_high.as_ref())))
+            .line("I/O limits", (v2 || !limits.io_max.is_empty()).then(|| limits.io_text()))
             .line(
                 "Usable CPUs",
                 limits.usable_cpus.map(|n| match fp.cpu.threads {

@@ -179,14 +179,18 @@ fn smt_switched_off() {
     assert_eq!(fp.cpu.numa_nodes, Some(2));
     assert_eq!(chain(&fp), vec![("sda", "disk", None, 0, true, Some("scsi"))]);
     assert_eq!(device(&fp, "sda").model.as_deref(), Some("MR9265-8i"));
-    // cgroup v1 only: its limits are listed as unreadable, not guessed; the affinity still counts.
+    // cgroup v1 only, and the process's cgroup directories are missing from the v1 mounts: they are listed as
+    // unreadable, not guessed; the affinity still counts.
     assert_eq!(fp.limits.cgroup, None);
-    assert_eq!(fp.limits.cpu_max, None);
+    assert_eq!((fp.limits.cpu_max.as_ref(), fp.limits.memory_max.as_ref()), (None, None));
     assert_eq!(fp.limits.usable_cpus, Some(16));
-    for controller in ["cpu", "memory"] {
-        let note = format!("cgroup v1 {controller} controller (its limits are not read)");
-        assert!(fp.unreadable.contains(&note), "{note} in {:?}", fp.unreadable);
-    }
+    assert_eq!(
+        fp.unreadable,
+        vec![
+            "/sys/fs/cgroup/cpu,cpuacct/system.slice/essbase.service",
+            "/sys/fs/cgroup/memory/system.slice/essbase.service"
+        ]
+    );
 }
 
 #[test]
@@ -249,6 +253,85 @@ fn a_service_limited_by_its_slice_and_pinned_to_half_the_cpus() {
     );
     // 8 online, 4 allowed, a quota of 2 CPUs.
     assert_eq!((fp.cpu.threads, limits.usable_cpus), (Some(8), Some(2)));
+    assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
+}
+
+#[test]
+fn a_service_limited_through_cgroup_v1() {
+    let fp = probe("cgroup-v1", "/data/pg");
+    let limits = &fp.limits;
+    // No unified hierarchy: no cgroup v2 path, but every v1 controller is read.
+    assert_eq!(limits.cgroup, None);
+    // cpu.cfs_quota_us 50000 per cpu.cfs_period_us 100000 on the service (-1 above it): half a CPU.
+    assert_eq!(
+        limits.cpu_max,
+        Some(CpuQuota { quota_us: 50_000, period_us: 100_000, cgroup: "/system.slice/postgresql.service".into() })
+    );
+    assert_eq!(limits.cpu_max.as_ref().unwrap().cpus(), 0.5);
+    // The cpuset cgroup /pinned narrows the 8 CPUs to 2.
+    assert_eq!((limits.cpuset.as_deref(), limits.cpuset_cpus), (Some("2-3"), Some(2)));
+    // memory.limit_in_bytes: the slice's 4 GiB is tighter than the service's 8 GiB, and the root's
+    // 9223372036854771712 is no limit. The soft limit is not memory.high.
+    assert_eq!(limits.memory_max, Some(CgroupBytes { bytes: 4 << 30, cgroup: "/system.slice".into() }));
+    assert_eq!(limits.memory_high, None);
+    // blkio throttles: only the data disk sdb's, each the tightest along the path (read IOPS from the slice).
+    assert_eq!(
+        limits.io_max,
+        vec![IoLimit {
+            device: "8:16".into(),
+            name: Some("sdb".into()),
+            riops: Some(1000),
+            wiops: None,
+            rbps: None,
+            wbps: Some(100 << 20)
+        }]
+    );
+    // 8 online and allowed, 2 in the cpuset, half a CPU of quota: thread defaults use 1 (never 0).
+    assert_eq!((fp.cpu.threads, limits.affinity_cpus, limits.usable_cpus), (Some(8), Some(8), Some(1)));
+    assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
+}
+
+#[test]
+fn a_docker_container_on_a_cgroup_v1_host() {
+    let fp = probe("cgroup-v1-docker", "/srv");
+    assert_eq!(fp.virtualization.container.as_deref(), Some("docker"));
+    let limits = &fp.limits;
+    // Each v1 mount's root is the container's cgroup: it is the only level, named by its full path.
+    assert_eq!(
+        limits.cpu_max,
+        Some(CpuQuota { quota_us: 150_000, period_us: 100_000, cgroup: "/docker/9b1e0c7a2f3d".into() })
+    );
+    // No cpuset.effective_cpus on this kernel: cpuset.cpus says it.
+    assert_eq!((limits.cpuset.as_deref(), limits.cpuset_cpus), (Some("0-1"), Some(2)));
+    // No --memory: memory.limit_in_bytes is the "unlimited" sentinel.
+    assert_eq!(limits.memory_max, None);
+    assert!(limits.io_max.is_empty());
+    assert_eq!((fp.cpu.threads, limits.usable_cpus), (Some(4), Some(1)));
+    // A kernel without blkio throttling has no throttle files: each is listed as unreadable.
+    let throttle = |name: &str| format!("/sys/fs/cgroup/blkio/blkio.throttle.{name}_device");
+    let mut expected = vec!["/sys/class/dmi/id".to_string()];
+    expected.extend(["read_bps", "read_iops", "write_bps", "write_iops"].map(throttle));
+    assert_eq!(fp.unreadable, expected);
+}
+
+#[test]
+fn a_hybrid_host_reads_cgroup_v2_and_v1_and_keeps_the_tightest() {
+    let fp = probe("cgroup-hybrid", "/home");
+    let limits = &fp.limits;
+    assert_eq!(limits.cgroup.as_deref(), Some("/user.slice/user-1000.slice/session-3.scope"));
+    // v2 memory.max is 3 GiB on user.slice; v1 memory.limit_in_bytes is 2 GiB on user-1000.slice (user.slice's 1 GiB
+    // counts only its own tasks, its memory.use_hierarchy being 0). The tightest wins, with the cgroup that sets it.
+    assert_eq!(limits.memory_max, Some(CgroupBytes { bytes: 2 << 30, cgroup: "/user.slice/user-1000.slice".into() }));
+    // memory.high comes from v2 only.
+    assert_eq!(
+        limits.memory_high,
+        Some(CgroupBytes { bytes: 1536 << 20, cgroup: "/user.slice/user-1000.slice/session-3.scope".into() })
+    );
+    // The CPU quota and the cpuset come from v1.
+    assert_eq!(limits.cpu_max, Some(CpuQuota { quota_us: 200_000, period_us: 100_000, cgroup: "/user.slice".into() }));
+    assert_eq!((limits.cpuset.as_deref(), limits.cpuset_cpus), (Some("0-3"), Some(4)));
+    assert!(limits.io_max.is_empty());
+    assert_eq!((fp.cpu.threads, limits.usable_cpus), (Some(4), Some(2)));
     assert!(fp.unreadable.is_empty(), "{:?}", fp.unreadable);
 }
 
