@@ -78,7 +78,7 @@ fn run(args: &Args, spec: &TestSpec, path: &Path) -> Result<(), Box<dyn std::err
             engine: selection.kind,
             seed: 1,
             cancel: &cancel,
-            per_second: false,
+            window: None,
         })
     };
     if !args.warmup.is_zero() {

@@ -51,16 +51,17 @@ pub struct JobConfig<'a> {
     pub seed: u64,
     /// Set it to stop every thread within one I/O completion.
     pub cancel: &'a AtomicBool,
-    /// Keep each thread's figures of every whole second ([`ThreadResult::per_second`]), for sustained tests.
-    pub per_second: bool,
+    /// Cut each thread's run into windows of this length and keep each one's figures ([`ThreadResult::windows`]):
+    /// whole seconds for sustained tests, a fifth of a step for ranread's per-window samples.
+    pub window: Option<Duration>,
 }
 
-/// What one thread completed in one second of its run.
+/// What one thread completed in one window (a second, or what the job asked for) of its run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SecondFigures {
+pub struct WindowFigures {
     pub ops: u64,
     pub bytes: u64,
-    /// The 99th percentile latency of the I/Os completed in this second (0 when none completed).
+    /// The 99th percentile latency of the I/Os completed in this window (0 when none completed).
     pub p99_ns: u64,
 }
 
@@ -88,9 +89,9 @@ pub struct ThreadResult {
     pub ready_at: Instant,
     /// When it began issuing I/O: after the barrier, so never before every other thread was ready.
     pub started_at: Instant,
-    /// Each whole second of the run from `started_at`, when the job asked for them (a second with no completion,
-    /// a stall, has zero ops); the last, partial second is left out.
-    pub per_second: Vec<SecondFigures>,
+    /// Each whole window of the run from `started_at`, when the job asked for them (a window with no completion,
+    /// a stall, has zero ops); the last, partial window is left out.
+    pub windows: Vec<WindowFigures>,
 }
 
 impl ThreadResult {
@@ -148,15 +149,15 @@ impl JobResult {
         cpu_per_io_us(self.threads.iter().map(ThreadResult::cpu_ns).sum(), self.ops())
     }
 
-    /// The job's figures of each whole second: operations and bytes summed over the threads, and the worst thread's
-    /// p99 (exact for a one-thread job; threads start together at the barrier, so their seconds line up).
-    pub fn per_second(&self) -> Vec<SecondFigures> {
-        let seconds = self.threads.iter().map(|t| t.per_second.len()).min().unwrap_or(0);
-        (0..seconds)
-            .map(|second| {
-                self.threads.iter().fold(SecondFigures::default(), |sum, thread| {
-                    let figures = thread.per_second[second];
-                    SecondFigures {
+    /// The job's figures of each whole window: operations and bytes summed over the threads, and the worst thread's
+    /// p99 (exact for a one-thread job; threads start together at the barrier, so their windows line up).
+    pub fn windows(&self) -> Vec<WindowFigures> {
+        let windows = self.threads.iter().map(|t| t.windows.len()).min().unwrap_or(0);
+        (0..windows)
+            .map(|window| {
+                self.threads.iter().fold(WindowFigures::default(), |sum, thread| {
+                    let figures = thread.windows[window];
+                    WindowFigures {
                         ops: sum.ops + figures.ops,
                         bytes: sum.bytes + figures.bytes,
                         p99_ns: sum.p99_ns.max(figures.p99_ns),
@@ -473,7 +474,7 @@ impl<'a> IoLoop<'a> {
             RunLimit::OpsPerThread(_) => None,
         };
         let mut last_completion = start;
-        let mut seconds = self.config.per_second.then(|| SecondCounter::new(start));
+        let mut seconds = self.config.window.map(|length| WindowCounter::new(start, length));
 
         loop {
             if !stopping && sync_owner_start.is_none() {
@@ -580,25 +581,27 @@ impl<'a> IoLoop<'a> {
             latency,
             ready_at: start,
             started_at: start,
-            per_second: seconds.map(|s| s.figures).unwrap_or_default(),
+            windows: seconds.map(|s| s.figures).unwrap_or_default(),
         })
     }
 }
 
-/// Cuts one thread's run into whole seconds: operations, bytes and the p99 of each.
-struct SecondCounter {
+/// Cuts one thread's run into whole windows: operations, bytes and the p99 of each.
+struct WindowCounter {
     histogram: LatencyHistogram,
+    length: Duration,
     next_boundary: Instant,
     ops_at_mark: u64,
     bytes_at_mark: u64,
-    figures: Vec<SecondFigures>,
+    figures: Vec<WindowFigures>,
 }
 
-impl SecondCounter {
-    fn new(start: Instant) -> SecondCounter {
-        SecondCounter {
+impl WindowCounter {
+    fn new(start: Instant, length: Duration) -> WindowCounter {
+        WindowCounter {
             histogram: LatencyHistogram::new(),
-            next_boundary: start + Duration::from_secs(1),
+            length,
+            next_boundary: start + length,
             ops_at_mark: 0,
             bytes_at_mark: 0,
             figures: Vec::new(),
@@ -610,17 +613,17 @@ impl SecondCounter {
         self.histogram.record_ns(latency_ns);
     }
 
-    /// Close every second that ended by `now` (completions reaped at `now` count in the second that just ended;
-    /// seconds in which nothing completed, a stall, are zeros).
+    /// Close every window that ended by `now` (completions reaped at `now` count in the window that just ended;
+    /// windows in which nothing completed, a stall, are zeros).
     #[inline]
     fn tick(&mut self, now: Instant, ops: u64, bytes: u64) {
         while now >= self.next_boundary {
             let p99_ns = if self.histogram.count() == 0 { 0 } else { self.histogram.quantile_ns(0.99) };
-            self.figures.push(SecondFigures { ops: ops - self.ops_at_mark, bytes: bytes - self.bytes_at_mark, p99_ns });
+            self.figures.push(WindowFigures { ops: ops - self.ops_at_mark, bytes: bytes - self.bytes_at_mark, p99_ns });
             self.histogram.reset();
             self.ops_at_mark = ops;
             self.bytes_at_mark = bytes;
-            self.next_boundary += Duration::from_secs(1);
+            self.next_boundary += self.length;
         }
     }
 }
@@ -657,7 +660,7 @@ mod tests {
             engine,
             seed: 1,
             cancel: &AtomicBool::new(false),
-            per_second: false,
+            window: None,
         })
         .unwrap()
     }
@@ -695,10 +698,10 @@ mod tests {
             engine: engines()[0],
             seed: 1,
             cancel: &AtomicBool::new(false),
-            per_second: true,
+            window: Some(Duration::from_secs(1)),
         })
         .unwrap();
-        let seconds = result.per_second();
+        let seconds = result.windows();
         assert_eq!(seconds.len(), 2, "two whole seconds of a 2.5 s run: {seconds:?}");
         for second in &seconds {
             assert!(second.ops > 0 && second.bytes == second.ops * 4096 && second.p99_ns > 0, "{second:?}");
@@ -708,7 +711,7 @@ mod tests {
         // Without asking, nothing is kept.
         assert!(
             run("rnd:4k:q8:t1:write", &file, &handle, RunLimit::Duration(Duration::from_millis(1200)), engines()[0])
-                .per_second()
+                .windows()
                 .is_empty()
         );
     }
@@ -811,7 +814,7 @@ mod tests {
                         engine,
                         seed: 3,
                         cancel: &cancel,
-                        per_second: false,
+                        window: None,
                     })
                 });
                 std::thread::sleep(Duration::from_millis(150));
@@ -838,7 +841,7 @@ mod tests {
                 engine,
                 seed: 0,
                 cancel: &AtomicBool::new(false),
-                per_second: false,
+                window: None,
             })
             .unwrap_err();
             assert!(matches!(error, BenchError::DiskFull { .. }), "{engine}: {error:?}");
@@ -860,7 +863,7 @@ mod tests {
             engine: EngineKind::ThreadPool,
             seed: 0,
             cancel: &AtomicBool::new(false),
-            per_second: false,
+            window: None,
         })
         .unwrap_err();
         assert!(error.to_string().contains("too small for SEQ1M Q1T2 read"), "{error}");

@@ -386,7 +386,7 @@ impl TestRunner<'_> {
             engine: self.engine,
             seed,
             cancel: self.cancel,
-            per_second: false,
+            window: None,
         })?;
         Ok(if job.interrupted { None } else { Some(job) })
     }

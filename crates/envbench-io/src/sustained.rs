@@ -9,7 +9,7 @@ use crate::engine::{EngineChoice, EngineKind, select_engine};
 use crate::error::BenchError;
 use crate::latency::LatencySummary;
 use crate::records::TestRecords;
-use crate::runner::{JobConfig, JobResult, Region, RunLimit, SecondFigures, run_job};
+use crate::runner::{JobConfig, JobResult, Region, RunLimit, WindowFigures, run_job};
 use crate::spec::{Operation, Pattern, TestSpec, WriteSync};
 use crate::steady::{self, Cliff, SteadyState, WINDOW_ROUNDS};
 use crate::testfile::{FillSummary, TestFile, available_bytes, file_system_name};
@@ -146,7 +146,7 @@ pub struct SustainedOutcome {
 
 impl SustainedOutcome {
     /// Judge a test's per-second figures.
-    pub fn judge(spec: &TestSpec, seconds: &[SecondFigures], latency: LatencySummary) -> SustainedOutcome {
+    pub fn judge(spec: &TestSpec, seconds: &[WindowFigures], latency: LatencySummary) -> SustainedOutcome {
         let mb_per_s: Vec<f64> = seconds.iter().map(|s| s.bytes as f64 / 1e6).collect();
         let iops: Vec<f64> = seconds.iter().map(|s| s.ops as f64).collect();
         let p99_us: Vec<f64> = seconds.iter().map(|s| s.p99_ns as f64 / 1000.0).collect();
@@ -307,7 +307,7 @@ impl Planned for SustainedRun {
                     engine: selection.kind,
                     seed: self.seed ^ index as u64,
                     cancel: context.interrupt,
-                    per_second: true,
+                    window: Some(Duration::from_secs(1)),
                 })
             });
             context.steps.step_finished(&id);
@@ -315,7 +315,7 @@ impl Planned for SustainedRun {
             if job.interrupted {
                 return Err(WorkloadError::interrupted());
             }
-            let outcome = SustainedOutcome::judge(spec, &job.per_second(), job.latency().summary());
+            let outcome = SustainedOutcome::judge(spec, &job.windows(), job.latency().summary());
             context.progress.line(&format!(
                 "  burst {} MB/s, sustained {} MB/s; {}; {}",
                 number(outcome.burst_mb_per_s),
@@ -537,8 +537,8 @@ mod tests {
         assert!(error.contains("at least 1 GiB"), "{error}");
     }
 
-    fn seconds(mb: impl Iterator<Item = f64>) -> Vec<SecondFigures> {
-        mb.map(|mb| SecondFigures { ops: (mb * 1e6 / 131072.0) as u64, bytes: (mb * 1e6) as u64, p99_ns: 500_000 })
+    fn seconds(mb: impl Iterator<Item = f64>) -> Vec<WindowFigures> {
+        mb.map(|mb| WindowFigures { ops: (mb * 1e6 / 131072.0) as u64, bytes: (mb * 1e6) as u64, p99_ns: 500_000 })
             .collect()
     }
 

@@ -170,7 +170,7 @@ pub fn fill_region(
             engine,
             seed: region.offset_bytes + written,
             cancel,
-            per_second: false,
+            window: None,
         };
         if run_job(&job)?.interrupted {
             return Err(BenchError::Interrupted);

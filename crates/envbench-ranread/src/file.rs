@@ -12,7 +12,7 @@
 //! with the holder named.
 
 use crate::RanReadError;
-use crate::sweep::{StepFigures, StepLimit, StepRunner};
+use crate::sweep::{STEP_WINDOWS, StepFigures, StepLimit, StepRunner};
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use envbench_io::testfile::{check_free_space, file_system_name, fill_region};
 use envbench_io::{
@@ -284,21 +284,24 @@ impl StepRunner for FileRanRead {
             engine: self.options.engine,
             seed: self.seed,
             cancel: interrupt,
-            per_second: false,
+            // A timed step gives STEP_WINDOWS samples of its IOPS; one limited by reads has no known length.
+            window: match limit {
+                StepLimit::Duration(d) => Some(d / STEP_WINDOWS),
+                StepLimit::Iterations(_) => None,
+            },
         };
         let result = run_job(&job)?;
         if result.ops() == 0 {
             return Ok(None);
         }
         let rates: Vec<f64> = result.threads.iter().map(|t| t.iops()).collect();
-        Ok(Some(StepFigures::measured(
-            jobs,
-            &result.latency(),
-            result.elapsed_ns() as f64 / 1e9,
-            rates,
-            started_at,
-            None,
-        )))
+        let mut figures =
+            StepFigures::measured(jobs, &result.latency(), result.elapsed_ns() as f64 / 1e9, rates, started_at, None);
+        if let Some(window) = job.window {
+            figures.window_iops =
+                result.windows().iter().map(|w| w.ops as f64 / window.as_secs_f64().max(1e-9)).collect();
+        }
+        Ok(Some(figures))
     }
 }
 

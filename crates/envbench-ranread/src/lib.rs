@@ -19,8 +19,8 @@ pub use file::{
 };
 pub use postgres::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
 pub use sweep::{
-    DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, StepFigures, StepLimit, StepRunner, StopReason, SweepOutcome,
-    Targets, Verdict, find_knee, judge, next_auto_step, sweep,
+    DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, STEP_WINDOWS, StepFigures, StepLimit, StepRunner, StopReason,
+    SweepOutcome, Targets, Verdict, find_knee, judge, next_auto_step, sweep,
 };
 pub use workload::{KNEE_TEST, RANREAD, RanreadDocument, step_test_id};
 
@@ -29,6 +29,10 @@ use serde_json::{Value, json};
 
 /// Bumped when the method changes so old results stop matching new ones.
 pub const WORKLOAD_VERSION: u32 = 1;
+
+/// A timed step's IOPS per window ([`STEP_WINDOWS`] of them): the headline a comparison tests. The step's own `iops`
+/// (reads over the whole step) stays its one figure in tables and curves.
+pub const IOPS_WINDOW_METRIC: &str = "iops_window";
 
 pub(crate) fn now_utc() -> String {
     envbench_core::model::now_utc()
@@ -59,7 +63,8 @@ pub enum RanReadError {
     Interrupted,
 }
 
-/// The result records of a sweep: per step IOPS and response times (one sample each: a step runs once), and the knee.
+/// The result records of a sweep: per step IOPS and response times (one sample each: a step runs once), the IOPS of
+/// each window of a timed step as [`IOPS_WINDOW_METRIC`] (the samples a comparison tests), and the knee.
 /// `parameters` describes the target (mode, block size, limit, file size or table rows); `jobs` is added per step.
 pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> {
     let with = |extra: Value| {
@@ -69,16 +74,32 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
         }
         merged
     };
-    let record = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, value: f64| ResultRecord {
-        workload: workload::WORKLOAD.into(),
-        workload_version: WORKLOAD_VERSION,
-        test_id,
-        parameters,
-        metric: metric.into(),
-        unit: unit.into(),
-        direction,
-        samples: vec![value],
-        flags: Vec::new(),
+    let records_of =
+        |test_id: String, parameters: Value, metric: &str, unit: &str, direction, samples: Vec<f64>| ResultRecord {
+            workload: workload::WORKLOAD.into(),
+            workload_version: WORKLOAD_VERSION,
+            test_id,
+            parameters,
+            metric: metric.into(),
+            unit: unit.into(),
+            direction,
+            samples,
+            flags: Vec::new(),
+        };
+    let record = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, value: f64| {
+        records_of(test_id, parameters, metric, unit, direction, vec![value])
+    };
+    let windows = |test_id: &str, parameters: &Value, step: &StepFigures| {
+        (step.window_iops.len() >= 2).then(|| {
+            records_of(
+                test_id.to_string(),
+                parameters.clone(),
+                IOPS_WINDOW_METRIC,
+                "IOPS",
+                Direction::HigherIsBetter,
+                step.window_iops.clone(),
+            )
+        })
     };
     let mut records = Vec::new();
     for step in &outcome.steps {
@@ -86,6 +107,7 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
         let params = with(json!({ "jobs": step.jobs }));
         use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
         records.push(record(test.clone(), params.clone(), "iops", "IOPS", Higher, step.iops));
+        records.extend(windows(&test, &params, step));
         records.push(record(test.clone(), params.clone(), "latency_mean", "ms", Lower, step.mean_ms));
         records.push(record(test.clone(), params.clone(), "latency_p50", "ms", Lower, step.p50_ms));
         records.push(record(test.clone(), params.clone(), "latency_p99", "ms", Lower, step.p99_ms));
@@ -95,6 +117,7 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
     if let Some(knee) = outcome.knee_step() {
         let params = with(json!({ "target_latency_ms": outcome.targets.latency_ms }));
         records.push(record(KNEE_TEST.into(), params.clone(), "iops", "IOPS", Direction::HigherIsBetter, knee.iops));
+        records.extend(windows(KNEE_TEST, &params, knee));
         records.push(record(KNEE_TEST.into(), params, "latency_mean", "ms", Direction::LowerIsBetter, knee.mean_ms));
     }
     records

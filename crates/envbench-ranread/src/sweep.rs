@@ -86,7 +86,15 @@ pub struct StepFigures {
     /// Each job's IOPS (absent in older runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_iops: Vec<f64>,
+    /// The step's IOPS in each of [`STEP_WINDOWS`] equal windows of a timed step: the independent samples a
+    /// comparison tests (empty for a step limited by reads, in database mode and in older runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window_iops: Vec<f64>,
 }
+
+/// A timed step is cut into this many equal windows, each an IOPS sample (what the verdict's test needs: five
+/// samples a side).
+pub const STEP_WINDOWS: u32 = 5;
 
 impl StepFigures {
     /// The figures of a step of `jobs` jobs from every read's latency, the step's length and each job's IOPS.
@@ -113,6 +121,7 @@ impl StepFigures {
             database,
             latency: Some(histogram.to_document()),
             job_iops,
+            window_iops: Vec::new(),
         }
     }
 }
@@ -353,6 +362,7 @@ mod tests {
             database: None,
             latency: None,
             job_iops: Vec::new(),
+            window_iops: Vec::new(),
         }
     }
 

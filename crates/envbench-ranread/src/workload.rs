@@ -188,6 +188,16 @@ impl Workload for RanreadWorkload {
         envbench_core::stats::STORAGE_NOISE_MARGIN
     }
 
+    /// Each timed step's IOPS per window: five samples a step for the verdict to test; a step's one `iops` figure
+    /// where it has none (steps limited by reads, database mode, older runs).
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[crate::IOPS_WINDOW_METRIC, IOPS_METRIC]
+    }
+
+    fn more_samples(&self) -> &'static str {
+        "--duration 5s: timed steps give five IOPS samples each"
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Storage, Resource::Cpu]

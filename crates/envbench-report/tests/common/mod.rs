@@ -175,6 +175,7 @@ pub fn ranread_results(speed: f64) -> (Vec<ResultRecord>, Value) {
             database: None,
             latency: None,
             job_iops: Vec::new(),
+            window_iops: Vec::new(),
         });
     }
     let document = RanreadDocument {
