@@ -107,10 +107,11 @@ pub const MEMORY_FILE_SYSTEMS: &[&str] = &["tmpfs", "ramfs", "devtmpfs", "hugetl
 /// ([`StorageStack::memory_backed`]): its figures measure RAM, not storage.
 pub const MEMORY_BACKED_FLAG: &str = "memory-backed";
 
-/// What the kernel lets this process use, as far as `/proc/self` and the cgroup v2 tree tell. Each limit is the
-/// tightest of the process's cgroup and its ancestors (a parent's `memory.max` limits its children). `None` means no
-/// limit was found; what could not be read (cgroup v1 controllers, no cgroup file system) is listed in
-/// [`Fingerprint::unreadable`] instead of guessed.
+/// What the kernel lets this process use, as far as `/proc/self` and the cgroup trees (v2, and the v1 cpu, cpuset,
+/// memory and blkio controllers, read into the same fields: `cpu.cfs_quota_us` as `cpu_max`, `memory.limit_in_bytes`
+/// as `memory_max`, `blkio.throttle.*` as `io_max`) tell. Each limit is the tightest of the process's cgroup and its
+/// ancestors (a parent's `memory.max` limits its children). `None` means no limit was found; what could not be read
+/// (a limit file, no cgroup file system) is listed in [`Fingerprint::unreadable`] instead of guessed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessLimits {
     /// The CPUs this process may run on (`Cpus_allowed_list` of `/proc/self/status`, what `sched_getaffinity`

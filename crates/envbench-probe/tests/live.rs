@@ -81,6 +81,9 @@ fn sampler_sees_what_was_written() {
     let storage = probe_storage(&host, &dir, &mut Vec::new()).unwrap();
     let devices = sampled_devices(&storage);
     assert!(!devices.is_empty(), "no block device under {}", dir.display());
+    // Dirty pages that earlier tests left (the storage tests write hundreds of MB buffered) are written back first,
+    // so that the kernel's writeback does not count as ours.
+    let _ = std::process::Command::new("sync").status();
     let sampler = Sampler::start(
         host,
         SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone(), ..Default::default() },

@@ -220,7 +220,8 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
     // Fingerprints from before the limits were recorded show them as unknown; a limit a cgroup-less host cannot have
     // shows as unknown too.
     let known = limits.is_known();
-    let in_cgroup = |text: String| limits.cgroup.as_ref().map(|_| text);
+    // A limit read (cgroup v2, or v1 where no unified cgroup path is known) shows; "none" only where a cgroup was read.
+    let in_cgroup = |present: bool, text: String| (present || limits.cgroup.is_some()).then_some(text);
     let usable_cpus = limits.usable_cpus.filter(|_| known).map(|usable| {
         let mut why = Vec::new();
         let below =
@@ -237,15 +238,19 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         let of = cpu.threads.map(|online| format!(" of {online}")).unwrap_or_default();
         if why.is_empty() { format!("{usable}{of}") } else { format!("{usable}{of} ({})", why.join(", ")) }
     });
-    let memory_limit = in_cgroup(match (&limits.memory_max, &limits.memory_high) {
-        (None, None) => "none".to_string(),
-        (max, high) => {
-            let mut parts = Vec::new();
-            parts.extend(max.as_ref().map(|_| format!("max {}", ProcessLimits::bytes_text(max.as_ref()))));
-            parts.extend(high.as_ref().map(|_| format!("high {}", ProcessLimits::bytes_text(high.as_ref()))));
-            parts.join(", ")
-        }
-    });
+    let memory_present = limits.memory_max.is_some() || limits.memory_high.is_some();
+    let memory_limit = in_cgroup(
+        memory_present,
+        match (&limits.memory_max, &limits.memory_high) {
+            (None, None) => "none".to_string(),
+            (max, high) => {
+                let mut parts = Vec::new();
+                parts.extend(max.as_ref().map(|_| format!("max {}", ProcessLimits::bytes_text(max.as_ref()))));
+                parts.extend(high.as_ref().map(|_| format!("high {}", ProcessLimits::bytes_text(high.as_ref()))));
+                parts.join(", ")
+            }
+        },
+    );
     vec![
         ("Host", or_unknown(fp.os.hostname.clone())),
         ("CPU", or_unknown(cpu.model.clone())),
@@ -258,10 +263,10 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
         ("Machine", or_unknown(Some(machine.join(" ")))),
         ("Usable CPUs", or_unknown(usable_cpus)),
         ("CPU affinity", or_unknown(limits.affinity_text(cpu.threads))),
-        ("CPU quota", or_unknown(in_cgroup(limits.cpu_max_text()))),
+        ("CPU quota", or_unknown(in_cgroup(limits.cpu_max.is_some(), limits.cpu_max_text()))),
         ("Cpuset", or_unknown(limits.cpuset.clone())),
         ("Memory limit", or_unknown(memory_limit)),
-        ("I/O limits", or_unknown(in_cgroup(limits.io_text()))),
+        ("I/O limits", or_unknown(in_cgroup(!limits.io_max.is_empty(), limits.io_text()))),
         ("Memory", or_unknown(memory.total_bytes.map(gib))),
         ("Huge pages", or_unknown(hugepages)),
         ("Transparent huge pages", or_unknown(memory.transparent_hugepages.clone())),
