@@ -93,6 +93,22 @@ pub struct SuiteSummary {
     pub previous: Option<String>,
 }
 
+impl SuiteSummary {
+    /// How people name the suite: its label (or labels) and when it ran, e.g. `vm-local-disk (quick, 2026-11-26
+    /// 14:05)`, never its id.
+    pub fn title(&self) -> String {
+        suite_title(&self.labels, &self.name, &self.started_at)
+    }
+}
+
+/// A suite named by its labels, its suite name and the minute it started (UTC).
+pub fn suite_title(labels: &[String], name: &str, started_at: &str) -> String {
+    let when = started_at.replace('T', " ");
+    let when = when.get(..16).unwrap_or(&when);
+    let what = if labels.is_empty() { "unlabelled".to_string() } else { labels.join(" + ") };
+    if name.is_empty() { format!("{what} ({when})") } else { format!("{what} ({name}, {when})") }
+}
+
 /// Group runs into suites by their suite tag, newest first.
 pub fn suite_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<SuiteSummary> {
     let mut suites: Vec<SuiteSummary> = Vec::new();
@@ -244,6 +260,19 @@ pub struct Rank {
     /// Which environments were ranked together when not all: storage results on memory-backed storage rank only
     /// among each other, e.g. `memory-backed storage only`.
     pub among: Option<String>,
+    /// The environment ranked just above this one, and by how much (none when this one is first).
+    pub above: Option<Neighbour>,
+    /// The environment ranked just below this one (none when this one is last).
+    pub below: Option<Neighbour>,
+}
+
+/// An environment next to another in a rank, and the margin between them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Neighbour {
+    /// The neighbour's environment id.
+    pub environment: String,
+    /// This environment's score over the neighbour's, as a speed factor: above 1 is faster.
+    pub factor: f64,
 }
 
 /// The environments ranked need at least this many members for a rank to say anything.
@@ -324,6 +353,20 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
         if ranked.len() < RANK_MIN_ENVIRONMENTS {
             continue;
         }
+        let neighbour = |pick: &dyn Fn(f64, f64) -> bool| {
+            let mut best: Option<(usize, f64)> = None;
+            for (side, score) in scores.iter().enumerate().skip(1) {
+                if let Some(score) = *score
+                    && pick(score, own_score)
+                    && best.is_none_or(|(_, b)| (score - own_score).abs() < (b - own_score).abs())
+                {
+                    best = Some((side, score));
+                }
+            }
+            best.map(|(side, score)| Neighbour { environment: sides[side].name.clone(), factor: own_score / score })
+        };
+        let above = neighbour(&|score, own| score > own);
+        let below = neighbour(&|score, own| score < own);
         let better = ranked.iter().filter(|s| **s > own_score).count();
         let worse = ranked.iter().filter(|s| **s < own_score).count();
         ranks.push(Rank {
@@ -338,6 +381,8 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
                 (false, 0) => None,
                 (false, n) => Some(format!("real storage only ({n} memory-backed left out)")),
             },
+            above,
+            below,
         });
     }
     ranks

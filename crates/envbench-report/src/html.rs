@@ -63,8 +63,9 @@ div.card { border: 1px solid #bbb; border-radius: 6px; padding: .6rem .8rem; ove
 div.card .card-title { font-weight: bold; } div.card .headline { font-size: 1.05rem; margin: .3rem 0; }
 div.card.noisy-card { border-color: #a33a00; } div.card .flag { color: #a33a00; font-size: .85rem; }
 ul.sides li, li { overflow-wrap: anywhere; }
+td.grid { line-height: 1.25; } td.grid b { font-size: 1.05rem; }
+div.disk-grid table th[scope=row] { white-space: nowrap; }
 @media (max-width: 600px) { body { margin: .5rem auto; padding: 0 .5rem; } h1 { font-size: 1.2rem; }
-  svg.chart { min-width: 600px; }
   form.filters input[type=text], form.filters input[type=date] { width: 7rem; } }
 @media print { body { max-width: none; margin: 0; } nav, form, .no-print { display: none; } h2 { break-after: avoid; } }
 "#;

@@ -60,6 +60,65 @@ fn fixed_number(value: f64) -> String {
     }
 }
 
+/// A metric's name for people, as charts and the report say it: `latency_p99_9` is "latency p99.9",
+/// `client_cpu_per_transaction` "client CPU per transaction", `iops` "IOPS". Tables and JSON keep the stored name,
+/// which scripts match on.
+pub fn metric_title(metric: &str) -> String {
+    const WHOLE: [(&str, &str); 13] = [
+        ("latency_mean", "mean latency"),
+        ("latency_max", "max latency"),
+        ("throughput", "throughput"),
+        ("burst_throughput", "burst throughput"),
+        ("job_cv", "job-to-job spread (cv)"),
+        ("tpm", "TPM"),
+        ("tpm_window", "TPM per window"),
+        ("iops_window", "IOPS per window"),
+        ("db_tpm", "database TPM"),
+        ("nopm", "NOPM"),
+        ("qph", "queries per hour"),
+        ("elapsed", "elapsed time"),
+        ("speedup", "speed-up"),
+    ];
+    if let Some((_, title)) = WHOLE.iter().find(|(name, _)| *name == metric) {
+        return title.to_string();
+    }
+    let words: Vec<String> = metric
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|word| match word {
+            "iops" => "IOPS".to_string(),
+            "cpu" => "CPU".to_string(),
+            "io" => "I/O".to_string(),
+            "tpm" => "TPM".to_string(),
+            "nopm" => "NOPM".to_string(),
+            "mb" => "MB".to_string(),
+            "gb" => "GB".to_string(),
+            "db" => "database".to_string(),
+            "cv" => "(cv)".to_string(),
+            "s" => "s".to_string(),
+            "avg" => "mean".to_string(),
+            "qps" => "queries/s".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    // A percentile's decimal part is its own word in the stored name: p99_9 is p99.9.
+    let mut joined: Vec<String> = Vec::new();
+    for word in words {
+        match joined.last_mut() {
+            Some(last) if word.chars().all(|c| c.is_ascii_digit()) && last.starts_with('p') => {
+                last.push('.');
+                last.push_str(&word);
+            }
+            _ => joined.push(word),
+        }
+    }
+    let title = joined.join(" ");
+    match title.strip_suffix(" per s") {
+        Some(rate) => format!("{rate} per second"),
+        None => title,
+    }
+}
+
 /// A percentage with its sign: `+12.3%`.
 pub fn signed_percent(value: f64) -> String {
     format!("{value:+.1}%")
@@ -246,7 +305,7 @@ pub fn verdict_evidence(verdict: &WorkloadVerdict) -> String {
         } else {
             String::new()
         },
-        verdict.metrics.join(", ")
+        verdict.metrics.iter().map(|m| metric_title(m)).collect::<Vec<_>>().join(", ")
     )
 }
 
@@ -450,6 +509,18 @@ pub fn markdown_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metric_names_for_people() {
+        assert_eq!(metric_title("latency_p99"), "latency p99");
+        assert_eq!(metric_title("latency_p99_9"), "latency p99.9");
+        assert_eq!(metric_title("latency_mean"), "mean latency");
+        assert_eq!(metric_title("client_cpu_per_transaction"), "client CPU per transaction");
+        assert_eq!(metric_title("cpu_per_io"), "CPU per I/O");
+        assert_eq!(metric_title("iops"), "IOPS");
+        assert_eq!(metric_title("commits_per_s"), "commits per second");
+        assert_eq!(metric_title("job_cv"), "job-to-job spread (cv)");
+    }
 
     #[test]
     fn numbers_for_people() {

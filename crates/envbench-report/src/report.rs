@@ -9,16 +9,16 @@
 use crate::compare::{Comparison, ComparisonRow, compare};
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{
-    LEGEND, cells, change_text, geomean_cells, headings, number, says_better, says_worse, significance_text,
-    verdict_evidence, verdict_heading, workloads,
+    LEGEND, cells, change_text, geomean_cells, headings, metric_title, number, says_better, says_worse,
+    significance_text, verdict_evidence, verdict_heading, workloads,
 };
 use crate::side::{Side, run_name};
 use crate::svg::{
     BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart, change_chart,
     line_chart,
 };
-use crate::verdict::{WorkloadVerdict, headline_rows, test_change};
-use envbench_core::model::Direction;
+use crate::verdict::{Decision, WorkloadVerdict, headline_rows, test_change};
+use envbench_core::model::{Direction, metric_kind};
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::stats::Summary;
 use envbench_core::workload::{Registry, ScalingCurve};
@@ -106,36 +106,22 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
         out.push_str(&scorecard_section(sides, workloads));
     }
     out.push_str(&sides_section(comparison));
-    out.push_str("<h2>Environment differences</h2>\n<ul>\n");
-    if comparison.differences.is_empty() {
-        out.push_str("<li>none found in the fingerprints</li>\n");
+    if comparison.sides.len() > 1 {
+        out.push_str("<h2>Environment differences</h2>\n<ul>\n");
+        if comparison.differences.is_empty() {
+            out.push_str("<li>none found in the fingerprints</li>\n");
+        }
+        for difference in &comparison.differences {
+            let _ = writeln!(out, "<li>{}</li>", escape(difference));
+        }
+        out.push_str("</ul>\n");
     }
-    for difference in &comparison.differences {
-        let _ = writeln!(out, "<li>{}</li>", escape(difference));
-    }
-    out.push_str("</ul>\n");
     if comparison.rows.is_empty() {
         out.push_str("<p>No result matches across the sides.</p>\n");
     }
     let headings = headings(comparison);
     for workload in self::workloads(comparison) {
-        let _ = writeln!(
-            out,
-            "<section class=\"workload\" id=\"workload-{}\">\n<h2>{} <span class=\"note\">({})</span></h2>",
-            escape(&slug(&workload)),
-            escape(workloads.title(&workload)),
-            escape(&workload)
-        );
-        if comparison.sides.len() > 1 {
-            out.push_str(&relative_charts(&mut charts, comparison, &workload, workloads));
-        }
-        out.push_str(&bar_charts(&mut charts, comparison, &workload, workloads.tests_word(&workload), workloads));
-        out.push_str(&scaling_curves(&mut charts, sides, &workload, workloads));
-        out.push_str(&timelines(&mut charts, sides, &workload, workloads));
-        out.push_str(&fleet_hosts(sides, &workload));
-        out.push_str(&percentile_charts(&mut charts, comparison, &workload));
-        out.push_str(&workload_table(comparison, &workload, &headings));
-        out.push_str("</section>\n");
+        out.push_str(&workload_section(&mut charts, comparison, sides, &workload, workloads, &headings));
     }
     out.push_str(&unmatched_section(comparison));
     let sampled: Vec<(String, &StoredRun)> = sides
@@ -154,6 +140,105 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
     out.push_str(&environment_section(comparison));
     let _ = writeln!(out, "<p class=\"note legend\">{}</p>", escape(LEGEND));
     out
+}
+
+/// One workload: its headline first (a read/write grid for disk-shaped tests, then at most one chart: the change
+/// of every test against the baseline in a comparison, the scaling curve, timeline or headline bars of a single
+/// run), and everything else (the other metrics, percentiles, timelines, per-host shares, the table) collapsed.
+fn workload_section(
+    charts: &mut Charts,
+    comparison: &Comparison,
+    sides: &[Side],
+    workload: &str,
+    workloads: &Registry,
+    headings: &[String],
+) -> String {
+    let compared = comparison.sides.len() > 1;
+    let title = workloads.title(workload);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<section class=\"workload\" id=\"workload-{}\">\n<h2>{} <span class=\"note\">({})</span></h2>",
+        escape(&slug(workload)),
+        escape(title),
+        escape(workload)
+    );
+    let grid = read_write_grid(comparison, workload);
+    out.push_str(&grid);
+    // Which part offers the headline, in order: a comparison's change chart; a single run's scaling curve, timeline
+    // or headline bars. A disk-shaped grid is the headline itself, so nothing after it offers one.
+    let curves = Charted::later(scaling_curves(charts, sides, workload, workloads));
+    let lines = Charted::later(timelines(charts, sides, workload, workloads));
+    let bars = bar_charts(charts, comparison, workload, workloads);
+    let parts = if compared {
+        vec![relative_charts(charts, comparison, workload, workloads), bars, curves, lines]
+    } else if grid.is_empty() {
+        vec![curves, lines, bars]
+    } else {
+        vec![Charted::none(), bars, curves, lines]
+    };
+    let mut more = Charted::default();
+    for part in parts {
+        more.add(part);
+    }
+    more.add(Charted::later(percentile_charts(charts, comparison, workload)));
+    out.push_str(more.headline.as_deref().unwrap_or_default());
+    let fleet = fleet_hosts(sides, workload);
+    let rows = comparison.rows.iter().filter(|r| r.workload == workload).count();
+    let _ = writeln!(
+        out,
+        "<details class=\"more\"><summary>More on {}: {}{rows} result{} in a table</summary>",
+        escape(title),
+        match more.count {
+            0 => String::new(),
+            1 => "1 more chart, ".to_string(),
+            n => format!("{n} more charts, "),
+        },
+        if rows == 1 { "" } else { "s" }
+    );
+    out.push_str(&more.rest);
+    out.push_str(&fleet);
+    out.push_str(&workload_table(comparison, workload, headings));
+    out.push_str("</details>\n</section>\n");
+    out
+}
+
+/// A workload's figures split into its one headline (shown) and the rest (collapsed), with a count of the charts
+/// collapsed. The first part to offer a headline keeps it; later ones go to the rest.
+#[derive(Default)]
+struct Charted {
+    /// `Some` once something took the headline place (an empty text when that is not a chart, the grid).
+    headline: Option<String>,
+    rest: String,
+    count: usize,
+}
+
+impl Charted {
+    /// The headline is taken by something that is not a chart (the read/write grid): whatever is added goes below.
+    fn none() -> Charted {
+        Charted { headline: Some(String::new()), ..Charted::default() }
+    }
+
+    /// Charts with no headline of their own: the first becomes the headline when nothing else offered one.
+    fn later(figures: Vec<String>) -> Charted {
+        let mut figures = figures.into_iter();
+        let headline = figures.next();
+        let rest: Vec<String> = figures.collect();
+        Charted { headline, count: rest.len(), rest: rest.concat() }
+    }
+
+    fn add(&mut self, other: Charted) {
+        match (&self.headline, other.headline) {
+            (None, headline) => self.headline = headline,
+            (Some(_), Some(headline)) => {
+                self.rest.push_str(&headline);
+                self.count += 1;
+            }
+            (Some(_), None) => {}
+        }
+        self.rest.push_str(&other.rest);
+        self.count += other.count;
+    }
 }
 
 /// An id-safe form of a name: letters, digits and dashes.
@@ -216,7 +301,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
                             side.workloads.iter().find(|w| w.workload == *workload).map(|w| ChangePoint {
                                 ratio: w.ratio,
                                 interval: w.interval,
-                                significant: w.interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0),
+                                significant: matches!(w.decision, Decision::Faster | Decision::Slower),
                             })
                         })
                         .collect(),
@@ -227,22 +312,21 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
             "verdict",
             &chart,
             "Points: geometric mean of each workload's headline figures as a speed factor (right is better); \
-             whiskers: 95% bootstrap interval; filled: the interval excludes \"same\"; ~ marks the rest.",
+             whiskers: 95% bootstrap interval; filled: called faster or slower (the interval excludes \"same\" and the \
+             change is beyond the noise margin); ~ marks the rest.",
         ));
     }
     out.push_str("</section>\n");
     out
 }
 
-/// `better`, `worse` or `same`: by the interval when there is one, else by the significant tests.
+/// `better`, `worse` or `same`, as the verdict decided: a change within the noise margin is `same` even when its
+/// interval leaves out 1.
 fn verdict_class(verdict: &WorkloadVerdict) -> &'static str {
-    match verdict.interval {
-        Some((low, _)) if low > 1.0 => "better",
-        Some((_, high)) if high < 1.0 => "worse",
-        Some(_) => "same",
-        None if verdict.better > 0 && verdict.worse == 0 => "better",
-        None if verdict.worse > 0 && verdict.better == 0 => "worse",
-        None => "same",
+    match verdict.decision {
+        Decision::Faster => "better",
+        Decision::Slower => "worse",
+        Decision::Same | Decision::CannotTell => "same",
     }
 }
 
@@ -290,33 +374,44 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
     out
 }
 
-/// Each test's change against the baseline, by the workload's headline metric first; every other metric's changes
-/// collapsed below it.
-fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, workloads: &Registry) -> String {
+/// Each test's change against the baseline by the workload's headline metric: the headline chart (a number when
+/// there is only one change to show); every other metric's changes in the rest.
+fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, workloads: &Registry) -> Charted {
+    let mut out = Charted::default();
     let headline = headline_rows(&comparison.rows, workload, workloads);
     if headline.is_empty() {
-        return String::new();
+        return out;
     }
     let metrics: Vec<String> = {
         let mut metrics: Vec<String> = Vec::new();
         for row in &headline {
-            if !metrics.contains(&row.metric) {
-                metrics.push(row.metric.clone());
+            let title = metric_title(&row.metric);
+            if !metrics.contains(&title) {
+                metrics.push(title);
             }
         }
         metrics
     };
-    let mut out = charts.changes(
-        "relative",
-        &change_rows_chart(
-            comparison,
-            &format!("{}: change per test against the baseline ({})", workloads.title(workload), metrics.join(", ")),
-            &headline,
-        ),
-        "Points: each test's speed factor against the baseline (right is better); whiskers: 95% bootstrap interval \
-         of the medians' ratio; filled: significant (Mann-Whitney U), hollow and ~: not significant or too few \
-         samples.",
-    );
+    let points = headline.len() * (comparison.sides.len() - 1);
+    out.headline = Some(if points > 1 {
+        charts.changes(
+            "relative",
+            &change_rows_chart(
+                comparison,
+                &format!(
+                    "{}: change per test against the baseline ({})",
+                    workloads.title(workload),
+                    metrics.join(", ")
+                ),
+                &headline,
+            ),
+            "Points: each test's speed factor against the baseline (right is better); whiskers: 95% bootstrap \
+             interval of the medians' ratio; filled: significant, hollow and ~: not significant, within noise or too \
+             few samples.",
+        )
+    } else {
+        format!("<p class=\"single-change\">{}</p>\n", escape(&change_caption(&headline)))
+    });
     let mut others: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
         if !headline.iter().any(|h| std::ptr::eq(*h, row))
@@ -325,27 +420,20 @@ fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str,
             others.push((row.metric.clone(), row.unit.clone()));
         }
     }
-    if !others.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details class=\"more-changes\"><summary>Change per test for every other metric ({})</summary>",
-            escape(&others.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join(", "))
-        );
-        for (metric, unit) in &others {
-            let rows: Vec<&ComparisonRow> = comparison
-                .rows
-                .iter()
-                .filter(|r| r.workload == workload && r.metric == *metric && r.unit == *unit)
-                .filter(|r| !headline.iter().any(|h| std::ptr::eq(*h, *r)))
-                .collect();
-            let title = format!("{}: change of {metric} per test", workloads.title(workload));
-            out.push_str(&charts.changes(
-                "relative",
-                &change_rows_chart(comparison, &title, &rows),
-                "Right is better whatever the metric's direction.",
-            ));
-        }
-        out.push_str("</details>\n");
+    for (metric, unit) in &others {
+        let rows: Vec<&ComparisonRow> = comparison
+            .rows
+            .iter()
+            .filter(|r| r.workload == workload && r.metric == *metric && r.unit == *unit)
+            .filter(|r| !headline.iter().any(|h| std::ptr::eq(*h, *r)))
+            .collect();
+        let title = format!("{}: change of {} per test", workloads.title(workload), metric_title(metric));
+        out.rest.push_str(&charts.changes(
+            "relative",
+            &change_rows_chart(comparison, &title, &rows),
+            "Right is better whatever the metric's direction.",
+        ));
+        out.count += 1;
     }
     out
 }
@@ -530,17 +618,14 @@ fn magnitude_groups<'a>(rows: &[&'a ComparisonRow]) -> Vec<Vec<&'a ComparisonRow
 }
 
 /// Grouped bar charts of a workload's absolute values: per metric, one chart per magnitude (a group per test, a bar
-/// per side: median, whisker min..max). In a comparison the headline metric's charts show and the other metrics'
-/// are collapsed; a single run shows them all.
-fn bar_charts(
-    charts: &mut Charts,
-    comparison: &Comparison,
-    workload: &str,
-    tests_word: &str,
-    workloads: &Registry,
-) -> String {
-    let mut shown = String::new();
-    let mut collapsed = String::new();
+/// per side: median, whisker min..max). A chart would hold a single bar (one test, one side) is a number in a table
+/// instead. A single run's headline metric offers the headline (its largest magnitude); a comparison's headline is
+/// its change chart, so every absolute chart is collapsed.
+fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, workloads: &Registry) -> Charted {
+    let compared = comparison.sides.len() > 1;
+    let tests_word = workloads.tests_word(workload);
+    let mut out = Charted::default();
+    let mut single: Vec<String> = Vec::new();
     let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
         if !metrics.iter().any(|(m, u, _)| *m == row.metric && *u == row.unit) {
@@ -549,15 +634,40 @@ fn bar_charts(
     }
     let headline: Vec<String> =
         headline_rows(&comparison.rows, workload, workloads).iter().map(|r| r.metric.clone()).collect();
+    // The headline metric first, so that it offers the headline.
+    metrics.sort_by_key(|(metric, _, _)| !headline.iter().any(|h| h == metric));
+    let grid = read_write_grid_shown(comparison, workload);
     for (metric, unit, direction) in metrics {
         let rows: Vec<&ComparisonRow> =
             comparison.rows.iter().filter(|r| r.workload == workload && r.metric == metric && r.unit == unit).collect();
         let groups = magnitude_groups(&rows);
         let count = groups.len();
         for (index, group) in groups.into_iter().enumerate() {
+            let bars = group.iter().map(|r| r.cells.iter().flatten().count()).sum::<usize>();
+            if bars <= 1 {
+                for row in &group {
+                    let values: Vec<String> = row
+                        .cells
+                        .iter()
+                        .zip(&comparison.sides)
+                        .filter_map(|(c, side)| c.as_ref().map(|c| (c, side)))
+                        .map(|(c, side)| {
+                            let who = if compared { format!("{}: ", side.letter) } else { String::new() };
+                            format!("{who}{} {unit}", number(c.summary.median))
+                        })
+                        .collect();
+                    single.push(format!(
+                        "<tr>{}{}{}</tr>",
+                        cell(&row.test_name()),
+                        cell(&metric_title(metric)),
+                        num(&values.join(", "))
+                    ));
+                }
+                continue;
+            }
             let part = if count > 1 { format!(" ({} of {count}, by magnitude)", index + 1) } else { String::new() };
             let chart = BarChart {
-                title: format!("{workload}: {metric} {tests_word}{part}"),
+                title: format!("{}: {} {tests_word}{part}", workloads.title(workload), metric_title(metric)),
                 value_label: format!("{unit} ({})", direction_words(direction)),
                 categories: group.iter().map(|r| r.test_name()).collect(),
                 series: comparison
@@ -581,20 +691,113 @@ fn bar_charts(
             };
             let caption = change_caption(&group);
             let figure = charts.bars("bars", &chart, &caption);
-            if comparison.sides.len() > 1 && !headline.iter().any(|m| m == metric) {
-                collapsed.push_str(&figure);
+            if !compared && !grid && out.headline.is_none() && headline.iter().any(|m| m == metric) {
+                out.headline = Some(figure);
             } else {
-                shown.push_str(&figure);
+                out.rest.push_str(&figure);
+                out.count += 1;
             }
         }
     }
-    if !collapsed.is_empty() {
-        let _ = writeln!(
-            shown,
-            "<details class=\"absolute\"><summary>Absolute values of every other metric</summary>\n{collapsed}</details>"
-        );
+    if !single.is_empty() {
+        let headings: Vec<String> = ["Test", "Metric", "Median"].map(String::from).to_vec();
+        let _ = writeln!(out.rest, "<h3>Single figures</h3>\n{}", table(&headings, &single));
     }
-    shown
+    out
+}
+
+/// True when a workload's tests read as a storage benchmark's grid: at least two tests named `<profile> read` or
+/// `<profile> write` (the disk suite's `SEQ1M Q8T1 read`, `RND4K Q1T1 write`).
+fn read_write_grid_shown(comparison: &Comparison, workload: &str) -> bool {
+    grid_profiles(comparison, workload).len() >= 2
+}
+
+/// The grid's operations: columns of a CrystalDiskMark-style grid.
+const GRID_OPERATIONS: [(&str, &str); 2] = [("read", "Read"), ("write", "Write")];
+
+/// The profiles (rows) of a workload's read/write grid, in the order they ran, with their parameters hash.
+fn grid_profiles(comparison: &Comparison, workload: &str) -> Vec<(String, String)> {
+    let mut profiles: Vec<(String, String)> = Vec::new();
+    for row in comparison.rows.iter().filter(|r| r.workload == workload && r.variant.is_none()) {
+        let Some((profile, operation)) = row.test_id.rsplit_once(' ') else { continue };
+        if GRID_OPERATIONS.iter().any(|(op, _)| *op == operation) && !profiles.iter().any(|(p, _)| p == profile) {
+            profiles.push((profile.to_string(), operation.to_string()));
+        }
+    }
+    profiles
+}
+
+/// The metrics a grid cell shows: the first as the big figure, the others below it (what CrystalDiskMark shows as
+/// MB/s, IOPS and microseconds).
+const GRID_METRICS: [&str; 3] = ["throughput", "iops", "latency_mean"];
+
+/// A CrystalDiskMark-style grid of a disk-shaped workload: a row per profile (SEQ1M Q8T1, RND4K Q1T1...), Read and
+/// Write columns per side, each cell MB/s over IOPS and mean latency; in a comparison each side's cell says its
+/// change against the baseline. Empty when the tests are not shaped so.
+fn read_write_grid(comparison: &Comparison, workload: &str) -> String {
+    let profiles = grid_profiles(comparison, workload);
+    if profiles.len() < 2 {
+        return String::new();
+    }
+    let find = |test: &str, metric: &str| {
+        comparison
+            .rows
+            .iter()
+            .find(|r| r.workload == workload && r.variant.is_none() && r.test_id == test && r.metric == metric)
+    };
+    let compared = comparison.sides.len() > 1;
+    let mut headings = vec!["".to_string()];
+    for (_, name) in GRID_OPERATIONS {
+        for side in &comparison.sides {
+            headings.push(if compared { format!("{name} {}", side.letter) } else { name.to_string() });
+        }
+    }
+    let mut rows = Vec::new();
+    for (profile, _) in &profiles {
+        let mut row = format!("<tr><th scope=\"row\">{}</th>", escape(profile));
+        for (operation, _) in GRID_OPERATIONS {
+            let test = format!("{profile} {operation}");
+            for side in 0..comparison.sides.len() {
+                let mut lines: Vec<String> = Vec::new();
+                let mut change_line = String::new();
+                for (index, metric) in GRID_METRICS.iter().enumerate() {
+                    let Some(found) = find(&test, metric) else { continue };
+                    let Some(cell) = &found.cells[side] else { continue };
+                    let value = format!("{} {}", number(cell.summary.median), found.unit);
+                    lines.push(if index == 0 { format!("<b>{}</b>", escape(&value)) } else { escape(&value) });
+                    if index == 0
+                        && let Some(change) = &cell.change
+                    {
+                        let text = change_text(change, found.direction, metric_kind(&found.metric, &found.unit));
+                        let class = if !change.significance.is_significant() {
+                            "same"
+                        } else if says_better(&text) {
+                            "better"
+                        } else {
+                            "worse"
+                        };
+                        change_line = format!(
+                            "<br><span class=\"{class}\">{} {}</span>",
+                            escape(&text),
+                            escape(&significance_text(change.significance, change.p_value))
+                        );
+                    }
+                }
+                if lines.is_empty() {
+                    row.push_str("<td class=\"num\">-</td>");
+                } else {
+                    let _ = write!(row, "<td class=\"num grid\">{}{change_line}</td>", lines.join("<br>"));
+                }
+            }
+        }
+        row.push_str("</tr>");
+        rows.push(row);
+    }
+    format!(
+        "<div class=\"disk-grid\" data-grid=\"read-write\">{}<p class=\"note\">Medians: MB/s (10^6 bytes/s) in \
+         bold, then IOPS and mean latency; the change is against A, by MB/s.</p></div>\n",
+        table(&headings, &rows)
+    )
 }
 
 /// A caption naming each side's change per test, so the chart's message survives without colour.
@@ -609,7 +812,7 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
                     "{} {}: {} ({})",
                     row.test_name(),
                     crate::compare::side_letter(side),
-                    change_text(change, row.direction, envbench_core::model::metric_kind(&row.metric, &row.unit)),
+                    change_text(change, row.direction, metric_kind(&row.metric, &row.unit)),
                     significance_text(change.significance, change.p_value)
                 ));
             }
@@ -623,8 +826,8 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
 }
 
 /// Latency percentile charts (log scale) per test of a workload that records several percentiles.
-fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> String {
-    let mut out = String::new();
+fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut tests: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
         if PERCENTILES.iter().any(|(m, _)| *m == row.metric)
@@ -690,7 +893,7 @@ fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &st
             })
             .collect::<Vec<_>>()
             .join("; ");
-        out.push_str(&charts.lines("percentiles", &chart, &format!("Medians in {} ({caption}).", units[0])));
+        out.push(charts.lines("percentiles", &chart, &format!("Medians in {} ({caption}).", units[0])));
     }
     out
 }
@@ -710,7 +913,7 @@ fn has_series(run: &StoredRun) -> bool {
 
 /// Throughput and latency against concurrency, one line per run of a workload that draws a scaling curve, the knee
 /// marked and the latency target drawn.
-fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> String {
+fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<String> {
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
     let mut first: Option<ScalingCurve> = None;
@@ -737,15 +940,20 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
             }
         }
     }
-    let Some(curve) = first else { return String::new() };
+    let Some(curve) = first else { return Vec::new() };
     let max = throughput.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
     let x_scale = if max >= 8.0 { Scale::Log2 } else { Scale::Linear };
     let x_label = format!("{}{}", curve.concurrency_label, if x_scale == Scale::Log2 { " (log scale)" } else { "" });
     let kind = |what: &str| format!("{workload}-{}", what.to_lowercase());
-    let mut out = charts.lines(
+    let throughput_chart = charts.lines(
         &kind(&curve.throughput_label),
         &LineChart {
-            title: format!("{workload}: {} against {}", curve.throughput_label, curve.concurrency_label),
+            title: format!(
+                "{}: {} against {}",
+                workloads.title(workload),
+                curve.throughput_label,
+                curve.concurrency_label
+            ),
             x_label: x_label.clone(),
             y_label: format!("{} (higher is better)", curve.throughput_label),
             series: throughput,
@@ -757,10 +965,15 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
         },
         "The knee is the highest throughput whose latency is within the target.",
     );
-    out.push_str(&charts.lines(
+    let latency_chart = charts.lines(
         &kind("latency"),
         &LineChart {
-            title: format!("{workload}: {} against {}", curve.latency_label, curve.concurrency_label),
+            title: format!(
+                "{}: {} against {}",
+                workloads.title(workload),
+                curve.latency_label,
+                curve.concurrency_label
+            ),
             x_label,
             y_label: format!("{} (lower is better)", curve.latency_label),
             series: latency,
@@ -771,14 +984,14 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
             marks: Vec::new(),
         },
         "Latency per step; the dashed line is the latency target.",
-    ));
-    out
+    );
+    vec![throughput_chart, latency_chart]
 }
 
 /// Throughput each second of each step, one chart per run (per test, for runs that keep several) of a workload that
 /// keeps a timeline: ramp-up, steady state, stalls (checkpoints) and cliffs show here and nowhere else.
-fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> String {
-    let mut out = String::new();
+fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<String> {
+    let mut out = Vec::new();
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
             let name = series_name(side, run, |r| r.summary.workload == workload);
@@ -793,11 +1006,15 @@ fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Re
                     "The shaded span is the steady-state window the sustained figure is the mean of; a vertical \
                      line marks the cliff, where throughput stayed below half the burst figure."
                 };
-                out.push_str(
-                    &charts.lines(
+                out.push(
+                    charts.lines(
                         &format!("{workload}-timeline"),
                         &LineChart {
-                            title: format!("{workload}: {} over time, {subject}{name}", timeline.y_label),
+                            title: format!(
+                                "{}: {} over time, {subject}{name}",
+                                workloads.title(workload),
+                                timeline.y_label
+                            ),
                             x_label: timeline.x_label.clone(),
                             y_label: format!("{} (higher is better)", timeline.y_label),
                             series: timeline
@@ -951,7 +1168,8 @@ fn environment_section(comparison: &Comparison) -> String {
         })
         .collect();
     format!(
-        "<h2>Environment</h2>\n<p class=\"note\">Rows marked ≠ (highlighted) differ between the sides.</p>\n{}",
+        "<details class=\"environment\">\n<summary><h2>Environment</h2></summary>\n<p class=\"note\">Rows marked ≠ \
+         (highlighted) differ between the sides.</p>\n{}</details>\n",
         table(&headings, &rows)
     )
 }

@@ -2,6 +2,7 @@
 //! stands for.
 
 use crate::error::ReportError;
+use crate::history::{SUITE_NAME_TAG, SUITE_TAG, suite_title};
 use envbench_core::model::{RunStatus, parse_tag};
 use envbench_store::{ResultStore, RunFilter, StoreError, StoredRun};
 use std::collections::BTreeMap;
@@ -93,9 +94,24 @@ pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportE
     let runs = uuids.iter().rev().map(|uuid| store.load_run(uuid)).collect::<Result<Vec<_>, _>>()?;
     let name = match &spec {
         SideSpec::Run(_) => run_name(&runs[0]),
+        SideSpec::Tags(tags) if tags.len() == 1 && tags.contains_key(SUITE_TAG) => suite_side_name(&runs),
         _ => text.trim().to_string(),
     };
     Ok(Side { name, runs })
+}
+
+/// The name of a side that is one suite (`suite=<id>`, what `envbench run` prints): its labels and when it ran, which
+/// people recognise, instead of the id.
+fn suite_side_name(runs: &[StoredRun]) -> String {
+    let mut labels: Vec<String> = Vec::new();
+    for label in runs.iter().filter_map(|r| r.summary.label.as_ref()) {
+        if !labels.contains(label) {
+            labels.push(label.clone());
+        }
+    }
+    let started = runs.iter().map(|r| r.summary.started_at.as_str()).min().unwrap_or_default();
+    let name = runs.iter().find_map(|r| r.summary.tags.get(SUITE_NAME_TAG)).map(String::as_str).unwrap_or_default();
+    suite_title(&labels, name, started)
 }
 
 /// Resolve several sides, renaming repeats so every side's name is unique.

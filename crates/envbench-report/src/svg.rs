@@ -238,14 +238,35 @@ fn open_svg(out: &mut String, chart_id: &str, title: &str, height: f64) {
     );
 }
 
-fn legend(out: &mut String, chart_id: &str, names: &[String], lines: bool) {
-    let mut x = LEFT;
-    let y = 38.0;
-    for (i, name) in names.iter().enumerate() {
-        let label_width = 7.0 * name.chars().count() as f64 + 34.0;
+/// The height of one row of the legend.
+const LEGEND_ROW: f64 = 18.0;
+
+/// Where each legend entry goes: (row, x), wrapping onto further rows so that every series is named.
+fn legend_layout(names: &[String]) -> Vec<(usize, f64)> {
+    let mut layout = Vec::with_capacity(names.len());
+    let (mut row, mut x) = (0, LEFT);
+    for name in names {
+        let label_width = 7.0 * name.chars().count().min(60) as f64 + 34.0;
         if x + label_width > WIDTH - RIGHT && x > LEFT {
-            break;
+            row += 1;
+            x = LEFT;
         }
+        layout.push((row, x));
+        x += label_width;
+    }
+    layout
+}
+
+/// How much lower the plot must start so that a legend of more than one row fits above it.
+fn legend_extra(names: &[String]) -> f64 {
+    legend_layout(names).last().map_or(0.0, |(row, _)| *row as f64 * LEGEND_ROW)
+}
+
+/// The legend: every series named, on as many rows as it takes ([`legend_extra`] is the room below the first).
+/// The caller shifts the plot down by that room.
+fn legend(out: &mut String, chart_id: &str, names: &[String], lines: bool) {
+    for (i, (name, (row, x))) in names.iter().zip(legend_layout(names)).enumerate() {
+        let y = 38.0 + row as f64 * LEGEND_ROW;
         if lines {
             let _ = write!(
                 out,
@@ -263,9 +284,25 @@ fn legend(out: &mut String, chart_id: &str, names: &[String], lines: bool) {
                 fill(chart_id, i)
             );
         }
-        let _ = write!(out, r#"<text class="legend" x="{}" y="{}">{}</text>"#, x + 26.0, y + 4.0, escape(name));
-        x += label_width;
+        let shown: String =
+            if name.chars().count() > 60 { name.chars().take(59).chain(['…']).collect() } else { name.clone() };
+        let _ = write!(out, r#"<text class="legend" x="{}" y="{}">{}</text>"#, x + 26.0, y + 4.0, escape(&shown));
     }
+}
+
+/// Open the group that holds the plot below a legend of several rows.
+fn open_plot(out: &mut String, extra: f64) {
+    if extra > 0.0 {
+        let _ = write!(out, r#"<g transform="translate(0 {extra})">"#);
+    }
+}
+
+/// Close what [`open_plot`] opened, and the SVG.
+fn close_svg(out: &mut String, extra: f64) {
+    if extra > 0.0 {
+        out.push_str("</g>");
+    }
+    out.push_str("</svg>");
 }
 
 /// A marker shape for series i at (x, y).
@@ -351,12 +388,14 @@ pub fn bar_chart(chart: &BarChart, chart_id: &str) -> String {
     let longest = chart.categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
     let slanted = longest as f64 * 6.5 > (WIDTH - LEFT - RIGHT) / groups as f64;
     let label_room = if slanted { (longest.min(40) as f64 * 5.0 + 14.0).max(40.0) } else { 36.0 };
-    let height = PLOT_TOP + PLOT_HEIGHT + label_room + 10.0;
+    let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
+    let extra = legend_extra(&names);
+    let height = PLOT_TOP + PLOT_HEIGHT + label_room + 10.0 + extra;
     let mut out = String::new();
     open_svg(&mut out, chart_id, &chart.title, height);
     out.push_str(&pattern_defs(chart_id, series));
-    let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
     legend(&mut out, chart_id, &names, false);
+    open_plot(&mut out, extra);
     value_axis(&mut out, &axis, &chart.value_label, WIDTH - RIGHT);
     let group_width = (WIDTH - LEFT - RIGHT) / groups as f64;
     let bar_width = (group_width * 0.8 / series as f64).min(60.0);
@@ -429,7 +468,7 @@ pub fn bar_chart(chart: &BarChart, chart_id: &str) -> String {
         }
     }
     let _ = write!(out, r#"<line class="axis" x1="{LEFT}" y1="{baseline}" x2="{}" y2="{baseline}"/>"#, WIDTH - RIGHT);
-    out.push_str("</svg>");
+    close_svg(&mut out, extra);
     out
 }
 
@@ -456,14 +495,16 @@ pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
         Axis::of_scale(chart.x_scale, x_min, x_max, 6)
     };
     let y_axis = Axis::of_scale(chart.y_scale, y_min, y_max, 5);
-    let height = PLOT_TOP + PLOT_HEIGHT + 52.0;
+    let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
+    let extra = legend_extra(&names);
+    let height = PLOT_TOP + PLOT_HEIGHT + 52.0 + extra;
     let plot_width = WIDTH - LEFT - RIGHT;
     let x_of = |x: f64| LEFT + plot_width * x_axis.fraction(x);
     let y_of = |y: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - y_axis.fraction(y));
     let mut out = String::new();
     open_svg(&mut out, chart_id, &chart.title, height);
-    let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
     legend(&mut out, chart_id, &names, true);
+    open_plot(&mut out, extra);
     value_axis(&mut out, &y_axis, &chart.y_label, WIDTH - RIGHT);
     let baseline = PLOT_TOP + PLOT_HEIGHT;
     for tick in &x_axis.ticks {
@@ -557,7 +598,7 @@ pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
             );
         }
     }
-    out.push_str("</svg>");
+    close_svg(&mut out, extra);
     out
 }
 
@@ -662,12 +703,14 @@ pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
     let top = 50.0;
     let row_height = ROW_HEIGHT * series as f64 + 6.0;
     let plot_bottom = top + row_height * chart.rows.len().max(1) as f64;
-    let height = plot_bottom + 48.0;
+    let extra = if chart.series.len() > 1 { legend_extra(&chart.series) } else { 0.0 };
+    let height = plot_bottom + 48.0 + extra;
     let mut out = String::new();
     open_svg(&mut out, chart_id, &chart.title, height);
     if chart.series.len() > 1 {
         legend(&mut out, chart_id, &chart.series, true);
     }
+    open_plot(&mut out, extra);
     for tick in &ticks {
         let x = x_of(*tick);
         let class = if (*tick - 1.0).abs() < 1e-9 { "axis" } else { "grid" };
@@ -747,7 +790,7 @@ pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
             );
         }
     }
-    out.push_str("</svg>");
+    close_svg(&mut out, extra);
     out
 }
 

@@ -247,7 +247,7 @@ fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> {
 
 async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Response {
     let query = parse_query(query.as_deref());
-    with_store(location, move |store, _| {
+    with_store(location, move |store, workloads| {
         let mut tags = BTreeMap::new();
         for text in first(&query, "tag").unwrap_or("").split(',').filter(|t| !t.trim().is_empty()) {
             let (key, value) = parse_tag(text).map_err(ReportError::BadSide)?;
@@ -293,19 +293,26 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
              first is the baseline), or name sides below by label, tags (key=value) or run id; a side named by label \
              or tags pools the samples of all its complete runs.</p>\n",
         );
+        // Each run's headline figure, as its workload words it (the scorecard's line).
+        let headlines: Vec<String> = runs
+            .iter()
+            .map(|r| store.load_run(&r.uuid).map(|run| workloads.headline(&run)))
+            .collect::<Result<_, _>>()?;
         let rows: Vec<String> = runs
             .iter()
-            .map(|r| {
+            .zip(&headlines)
+            .map(|(r, headline)| {
                 let tags = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
                 format!(
                     "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
-                     <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}</tr>",
+                     <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}{}</tr>",
                     escape(&r.uuid),
                     escape(&r.uuid),
                     escape(&r.uuid),
                     escape(r.uuid.get(..8).unwrap_or(&r.uuid)),
                     cell(&r.started_at.replace('T', " ")),
                     cell(&r.workload),
+                    cell(headline),
                     cell(&if r.disturbed { format!("{} (disturbed)", r.status) } else { r.status.to_string() }),
                     cell(r.label.as_deref().unwrap_or("")),
                     cell(&tags),
@@ -314,10 +321,20 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
                 )
             })
             .collect();
-        let headings: Vec<String> =
-            ["", "Run", "Started (UTC)", "Workload", "Status", "Label", "Tags", "Environment (host)", "Results"]
-                .map(String::from)
-                .to_vec();
+        let headings: Vec<String> = [
+            "",
+            "Run",
+            "Started (UTC)",
+            "Workload",
+            "Headline",
+            "Status",
+            "Label",
+            "Tags",
+            "Environment (host)",
+            "Results",
+        ]
+        .map(String::from)
+        .to_vec();
         if runs.is_empty() {
             body.push_str("<p>No runs match.</p>\n");
         } else {
@@ -437,13 +454,13 @@ async fn suites_page(State(viewer): Shared) -> Response {
                     .collect();
                 format!(
                     "<tr><td><input type=\"checkbox\" name=\"side\" value=\"{}\" aria-label=\"compare suite {}\"></td>\
-                     {}{}{}{}<td>{}</td><td><a href=\"/report.html?side={}\">report</a> {previous}</td></tr>",
+                     <td><b>{}</b><br><span class=\"note\">suite {}</span></td>{}<td>{}</td><td><a \
+                     href=\"/report.html?side={}\">report</a> {previous}</td></tr>",
                     escape(&side),
+                    escape(&suite.title()),
+                    escape(&suite.title()),
                     escape(&suite.id),
-                    cell(&suite.name),
-                    cell(&suite.started_at.replace('T', " ")),
                     cell(&format!("{} ({} complete)", suite.runs, suite.complete)),
-                    cell(&suite.labels.join(", ")),
                     environments.join("; "),
                     percent_encode(&side),
                 )
@@ -451,7 +468,7 @@ async fn suites_page(State(viewer): Shared) -> Response {
             .collect();
         if !rows.is_empty() {
             let headings: Vec<String> =
-                ["", "Suite", "Started (UTC)", "Runs", "Label", "Environment", ""].map(String::from).to_vec();
+                ["", "Suite (label, name, start UTC)", "Runs", "Environment", ""].map(String::from).to_vec();
             body.push_str(&table(&headings, &rows));
             body.push_str("<p><button type=\"submit\">Compare the ticked suites</button></p>\n");
         }
@@ -520,7 +537,11 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
             return Err(ReportError::EmptySide(format!("environment {id} (no complete run in this store)")));
         };
         let mut body = navigation();
-        body.push_str(&format!("<h1>{}</h1>\n<p class=\"note\">Environment {}</p>\n", escape(&identity.name), escape(&id)));
+        body.push_str(&format!(
+            "<h1>{}</h1>\n<p class=\"note\">Environment {}</p>\n",
+            escape(&identity.name),
+            escape(&id)
+        ));
         let ranked = ranks(&id, &by_environment, workloads);
         body.push_str("<h2>Rank among the store's environments</h2>\n");
         if ranked.is_empty() {
@@ -532,14 +553,37 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
             ));
         } else {
             body.push_str("<ul class=\"ranks\">\n");
+            let name_of = |environment: &str| {
+                complete
+                    .iter()
+                    .find(|(_, own)| own.id == environment)
+                    .map_or(environment.to_string(), |(_, own)| own.name.clone())
+            };
+            let next_to = |neighbour: &Option<crate::history::Neighbour>, place: &str| {
+                neighbour.as_ref().map(|n| {
+                    let words = match crate::verdict::speed_words(n.factor) {
+                        same if same == "about the same" => "about the same as".to_string(),
+                        words => format!("{words} than"),
+                    };
+                    format!(
+                        "; {} <a href=\"/environment/{}\">{}</a>, {place}",
+                        escape(&words),
+                        escape(&n.environment),
+                        escape(&name_of(&n.environment))
+                    )
+                })
+            };
             for rank in &ranked {
                 body.push_str(&format!(
-                    "<li><b>{}</b>: {} of {} environments{} — faster than {:.0}% of the others ({} headline test{})</li>\n",
+                    "<li><b>{}</b>: {} of {} environments{} — faster than {:.0}% of the others{}{} ({} headline \
+                     test{})</li>\n",
                     escape(&rank.title),
                     ordinal(rank.position),
                     rank.of,
                     rank.among.as_ref().map(|among| format!(" ({})", escape(among))).unwrap_or_default(),
                     rank.percentile,
+                    next_to(&rank.above, "the next above").unwrap_or_default(),
+                    next_to(&rank.below, "the next below").unwrap_or_default(),
                     rank.tests,
                     if rank.tests == 1 { "" } else { "s" }
                 ));

@@ -196,8 +196,18 @@ fn report_is_self_contained_well_formed_html_with_every_chart() {
     assert_eq!(kinds.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(), expected);
     assert!(html.contains("knee J=8"), "the knee is marked");
     assert!(html.contains("target 10 ms"), "the latency target is drawn");
-    assert!(html.contains("cube: elapsed per step"));
-    assert!(html.contains("tpch: elapsed per query"));
+    // Human names in titles: the workload's title and "elapsed time", never `elapsed` or `latency_p99`.
+    assert!(html.contains("OLAP cube: elapsed time per step"));
+    assert!(html.contains("analytic queries: elapsed time per query"));
+    assert!(html.contains("change of latency p99.9 per test"));
+    for title in html.split("<title id=").skip(1).map(|t| t.split("</title>").next().unwrap()) {
+        assert!(!title.contains('_'), "a chart title with a stored name: {title}");
+    }
+    // One headline chart per workload; the rest one click away.
+    for section in html.split("<section class=\"workload\"").skip(1) {
+        let shown = section.split("<details").next().unwrap();
+        assert_eq!(shown.matches("<svg").count(), 1, "one headline chart per workload:\n{shown}");
+    }
     assert!(html.contains("class=\"differs\""), "differing environment rows are highlighted");
     // Patterns as well as colours, for print and colour-blind readers.
     assert!(html.contains("-p1\" patternUnits=\"userSpaceOnUse\""));
@@ -233,7 +243,10 @@ fn one_run_alone_makes_a_report() {
     let html = render_report(&[side], &common::WORKLOADS);
     assert_well_formed(&html);
     let kinds = chart_kinds(&html);
-    assert_eq!(kinds.get("bars"), Some(&12), "throughput and five latency metrics, two magnitudes each: {kinds:?}");
+    // Throughput and five latency metrics of two tests, two magnitudes each: only the throughput's two tests share a
+    // chart; each other chart would be one bar, so it is a number in the single figures' table.
+    assert_eq!(kinds.get("bars"), Some(&1), "{kinds:?}");
+    assert!(html.contains("<h3>Single figures</h3>") && html.contains("latency p99.9"), "{html}");
     assert_eq!(kinds.get("relative"), None, "nothing to change against");
     assert_eq!(kinds.get("percentiles"), Some(&2));
     assert!(!html.contains("class=\"differs\""));

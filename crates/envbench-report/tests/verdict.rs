@@ -152,7 +152,9 @@ fn the_verdict_counts_geomeans_and_explains() {
     let verdict_html = html.find("id=\"verdict\"").expect("a verdict section");
     assert!(verdict_html < html.find("<details").unwrap(), "the verdict opens the report, before any collapsed detail");
     assert!(html.contains("data-chart=\"verdict\""), "the per-workload change chart");
-    assert!(html.matches("data-chart=\"relative\"").count() >= 3, "a relative chart per workload");
+    // Per workload its change against the baseline: a chart of its tests, or a sentence where there is one change.
+    let changes = html.matches("data-chart=\"relative\"").count() + html.matches("class=\"single-change\"").count();
+    assert!(changes >= 3, "a change per workload");
     assert!(html.contains("<details class=\"table\"><summary>Table: 3 results of disk</summary>"));
 }
 
@@ -207,6 +209,15 @@ fn environments_are_ranked_and_their_history_shows_a_regression() {
     let small = environment_identity(&third).id;
     let last = &ranks(&small, &by_environment, &WORKLOADS)[0];
     assert_eq!((last.position, last.percentile), (3, 0.0));
+    // A rank names its neighbours and the margin to each: the first has none above, the last none below, and the
+    // small VM is half the speed of the VM just above it.
+    let vm = environment_identity(&virtual_machine()).id;
+    assert!(
+        ranked[0].above.is_none() && ranked[0].below.as_ref().is_some_and(|b| b.environment == vm && b.factor > 1.0)
+    );
+    let above = last.above.as_ref().expect("a neighbour above the last");
+    assert!(last.below.is_none() && above.environment == vm, "{last:?}");
+    assert!((above.factor - 0.5).abs() < 1e-6, "half the VM's speed: {above:?}");
 
     let history = histories(&by_environment[&metal], &WORKLOADS);
     assert_eq!(history.len(), 1);

@@ -72,6 +72,8 @@ fn serve(store: &Path) -> (Server, String) {
 /// A desktop and a phone viewport.
 const DESKTOP: &str = "--window-size=1280,1600";
 const PHONE: &str = "--window-size=390,844";
+/// One laptop screen: the report's length is counted in these.
+const DESKTOP_SCREEN: &str = "--window-size=1280,800";
 
 /// Headless Chromium with the flags this machine's closed network needs, at a desktop width.
 fn chromium(profile: &Path, args: &[&str]) -> Output {
@@ -157,16 +159,115 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     }
 }
 
-/// How far a page overflows a viewport sideways: the page's DOM (scripts are forbidden by the viewer's policy) is
-/// saved with a script that writes `scrollWidth - innerWidth` into the title, and loaded at that width.
-fn sideways_overflow(size: &str, profile: &Path, dom: &str, file: &Path) -> i64 {
-    let probe = "<script>window.addEventListener('load', () => { document.title = 'overflow=' + \
-                 (document.documentElement.scrollWidth - window.innerWidth); });</script>";
+/// How a page lays out in a viewport: how far it overflows sideways (`scrollWidth - innerWidth`) and how tall it is
+/// with every `<details>` closed as shipped. The page's DOM (scripts are forbidden by the viewer's policy) is saved
+/// with a script that writes both into the title, and loaded at that size.
+fn layout(size: &str, profile: &Path, dom: &str, file: &Path) -> (i64, i64) {
+    let probe = "<script>window.addEventListener('load', () => { const d = document.documentElement; \
+                 document.title = 'overflow=' + (d.scrollWidth - window.innerWidth) + ' height=' + d.scrollHeight; \
+                 });</script>";
     std::fs::write(file, dom.replacen("</body>", &format!("{probe}</body>"), 1)).unwrap();
     let output = chromium_at(size, profile, &["--dump-dom", &format!("file://{}", file.display())]);
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let title = text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
-    title.strip_prefix("overflow=").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no overflow in {title:?}"))
+    let figure = |key: &str| -> i64 {
+        title
+            .split_whitespace()
+            .find_map(|part| part.strip_prefix(key))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {title:?}"))
+    };
+    (figure("overflow="), figure("height="))
+}
+
+fn sideways_overflow(size: &str, profile: &Path, dom: &str, file: &Path) -> i64 {
+    layout(size, profile, dom, file).0
+}
+
+/// A suite of the quick suite's shape (the CrystalDiskMark grid's eight tests, a timed ranread sweep, the cube,
+/// transactions, the analytic queries) at a size a test can afford.
+const QUICK_SHAPED_SUITE: &str = r#"
+[suite]
+name = "quick-shaped"
+
+[disk]
+size = "16m"
+runs = 3
+duration = "100ms"
+interval = "0s"
+no_warmup = true
+test = ["seq:1m:q8:t1:read", "seq:1m:q1:t1:read", "rnd:4k:q32:t1:read", "rnd:4k:q1:t1:read",
+        "seq:1m:q8:t1:write", "seq:1m:q1:t1:write", "rnd:4k:q32:t1:write", "rnd:4k:q1:t1:write"]
+
+[ranread]
+size = "16m"
+jobs = "1,2"
+duration = "500ms"
+
+[cube]
+scale = 0.002
+repeat = 3
+
+[oltp]
+profile = "tpcb"
+users = "1"
+ramp = "0s"
+duration = "3s"
+
+[tpch]
+sf = 0.01
+"#;
+
+/// The report of one quick-shaped suite answers first and reads as one page: at 1280x800 it is at most about six
+/// screens tall before its collapsed details, with at most one chart per workload shown, a read/write grid for the
+/// disk tests, no single-bar chart and no raw metric or side names in its titles; at 390 px nothing scrolls sideways.
+#[test]
+fn a_single_run_report_fits_six_screens_and_a_phone() {
+    let dir = scratch("one-page");
+    let store = dir.join("results.db");
+    let suite = dir.join("quick-shaped.toml");
+    std::fs::write(&suite, QUICK_SHAPED_SUITE).unwrap();
+    let report = dir.join("report.html");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let args = [
+        "run",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--dir",
+        data.to_str().unwrap(),
+        "--label",
+        "here",
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    envbench(&store, &args);
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Before the first collapsed part of each workload, at most one chart.
+    for section in html.split("<section class=\"workload\"").skip(1) {
+        let shown = section.split("<details").next().unwrap();
+        assert!(shown.matches("<svg").count() <= 1, "more than one headline chart:\n{shown}");
+    }
+    let disk = html.split("id=\"workload-disk\"").nth(1).expect("a disk section");
+    let grid = disk.split("<details").next().unwrap();
+    assert!(grid.contains("data-grid=\"read-write\"") && grid.contains("RND4K Q1T1"), "no read/write grid:\n{grid}");
+    for raw in ["tag:suite=", "suite=", "latency_mean", "latency_p99", "cpu_per_io"] {
+        for title in html.split("<title id=").skip(1).map(|t| t.split("</title>").next().unwrap()) {
+            assert!(!title.contains(raw), "a chart title says {raw}: {title}");
+        }
+    }
+    // No chart of a single bar: one bar is a number.
+    for chart in html.split("data-chart=\"bars\"").skip(1) {
+        let svg = chart.split("</svg>").next().unwrap();
+        assert!(svg.matches("class=\"bar\"").count() > 1, "a single-bar chart:\n{svg}");
+    }
+    let profile = dir.join("chromium-profile");
+    let (overflow, height) = layout(DESKTOP_SCREEN, &profile, &html, &dir.join("desktop-probe.html"));
+    assert!(overflow <= 0, "the report scrolls sideways by {overflow} px at 1280 px");
+    assert!(height <= 6 * 800, "the report is {height} px tall at 1280x800: more than six screens");
+    let (overflow, _) = layout(PHONE, &profile, &html, &dir.join("phone-probe.html"));
+    assert!(overflow <= 0, "the report scrolls sideways by {overflow} px on a phone");
+    screenshot(DESKTOP_SCREEN, &profile, &format!("file://{}", report.display()), &dir.join("report-desktop.png"));
 }
 
 #[test]
