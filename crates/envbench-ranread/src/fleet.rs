@@ -200,6 +200,9 @@ pub fn merge_steps(parts: &[StepFigures]) -> Result<StepFigures, String> {
         database_counters(parts),
     );
     merged.iops = parts.iter().map(|p| p.iops).sum();
+    // Each window's IOPS add up too: every agent cut its step from the same release instant into equal windows.
+    let windows = parts.iter().map(|p| p.window_iops.len()).min().unwrap_or(0);
+    merged.window_iops = (0..windows).map(|w| parts.iter().map(|p| p.window_iops[w]).sum()).collect();
     Ok(merged)
 }
 
@@ -421,9 +424,12 @@ mod tests {
     fn merged_steps_add_throughput_and_take_percentiles_of_every_read() {
         let fast: Vec<u64> = vec![100; 900];
         let slow: Vec<u64> = vec![10_000; 100];
-        let a = part(2, &fast, 1.0);
-        let b = part(1, &slow, 1.0);
+        let mut a = part(2, &fast, 1.0);
+        let mut b = part(1, &slow, 1.0);
+        a.window_iops = vec![900.0; 5];
+        b.window_iops = vec![100.0, 100.0, 100.0, 100.0];
         let merged = merge_steps(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(merged.window_iops, vec![1000.0; 4], "each window adds up, over the windows every agent has");
         assert_eq!(merged.jobs, 3);
         assert_eq!(merged.reads, 1000);
         assert_eq!(merged.iops, a.iops + b.iops);
