@@ -14,11 +14,12 @@
 # counted apart: it is neither an alarm nor a detection.
 #
 # Targets: at most 5% false alarms; at least 90% detection of the 2x CPU change on the CPU-bound workloads (cube,
-# tpch) and of the 2x throttle on storage (disk).
+# tpch) and of the 2x throttle on storage (disk, ranread: its throttle is half the IOPS disk's QD1 tests reached, so
+# ranread's A/B pair needs disk in WORKLOADS too).
 #
 # Usage: bench/verdict-calibration.sh [ROUNDS]   (default 5; needs root for the cgroup, and 2 CPUs or more)
 # Environment: DIR (data directory, default /var/tmp/envbench-calibration; its disk is the one throttled),
-#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk tpch"), CUBE_SCALE (0.02), SMOKE=1 (tiny
+#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk ranread tpch"), CUBE_SCALE (0.02), SMOKE=1 (tiny
 #   sizes, for the test that runs this script: its rates say nothing), KEEP=1 (keep the store of the runs, to judge
 #   them again with another build: `envbench compare r1-a r1-a2 --json` and so on).
 set -euo pipefail
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/.."
 
 ROUNDS=${1:-5}
 DIR=${DIR:-/var/tmp/envbench-calibration}
-WORKLOADS=${WORKLOADS:-cube disk tpch}
+WORKLOADS=${WORKLOADS:-cube disk ranread tpch}
 SMOKE=${SMOKE:-0}
 case "$ROUNDS" in '' | *[!0-9]* | 0) echo "calibration: ROUNDS must be a whole number above 0, got '$ROUNDS'" >&2; exit 2 ;; esac
 if [ -z "${ENVBENCH:-}" ]; then
@@ -40,7 +41,7 @@ if [ "$CPUS" -lt 2 ]; then
   exit 2
 fi
 HALF=$((CPUS / 2))
-mkdir -p "$DIR" "$DIR/cube" "$DIR/disk" "$DIR/tpch"
+mkdir -p "$DIR" "$DIR/cube" "$DIR/disk" "$DIR/ranread" "$DIR/tpch"
 WORK=$(mktemp -d "$DIR/calibration.XXXXXX")
 export ENVBENCH_STORE="$WORK/results.db"
 CGROUP=""
@@ -51,6 +52,8 @@ cleanup() {
   else
     rm -rf "$WORK"
   fi
+  # ranread keeps its database file between runs (it is filled once); it goes with the calibration.
+  rm -f "$DIR/ranread/envbench-ranread.dat" "$DIR/ranread/envbench-ranread.lock" 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -83,10 +86,12 @@ echo "calibration: $ROUNDS rounds of ${WORKLOADS// /, } on $DIR (disk $disk), $C
 if [ "$SMOKE" = 1 ]; then
   CUBE=(--scale 0.002 --repeat 3)
   DISK=(--size 16m --runs 3 --duration 100ms --no-warmup --interval 0s)
+  RANREAD=(--size 16m --jobs 1,2 --duration 500ms)
   TPCH=(--sf 0.01 --users 1 --sets 1)
 else
   CUBE=(--scale "${CUBE_SCALE:-0.02}" --repeat 5)
   DISK=(--quick)
+  RANREAD=(--size 256m --jobs 1,2,4 --duration 2s)
   TPCH=(--sf 0.05 --users 2 --sets 2)
 fi
 
@@ -99,8 +104,9 @@ run() {
     case $workload in
       cube) args=(cube --dir "$DIR/cube" "${CUBE[@]}" --calc-threads "$CPUS") ;;
       disk) args=(disk --dir "$DIR/disk" "${DISK[@]}" --test rnd:4k:q1:t1:read --test rnd:4k:q1:t1:write) ;;
+      ranread) args=(ranread --dir "$DIR/ranread" "${RANREAD[@]}") ;;
       tpch) args=(tpch --dir "$DIR/tpch" "${TPCH[@]}" --threads "$CPUS") ;;
-      *) echo "calibration: unknown workload '$workload' in WORKLOADS (cube, disk, tpch)" >&2; exit 2 ;;
+      *) echo "calibration: unknown workload '$workload' in WORKLOADS (cube, disk, ranread, tpch)" >&2; exit 2 ;;
     esac
     if ! "$@" "$ENVBENCH" "${args[@]}" --label "$label" --json >"$WORK/$label-$workload.json" 2>"$WORK/$label-$workload.err"; then
       echo "calibration: $workload under $label failed:" >&2
@@ -140,7 +146,7 @@ done
 python3 - "$WORK" "$ROUNDS" "$WORKLOADS" <<'PY'
 import json, os, sys
 work, rounds, workloads = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
-expected = {"cpu": {"cube", "tpch"}, "io": {"disk"}}
+expected = {"cpu": {"cube", "tpch"}, "io": {"disk", "ranread"}}
 counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in ("a2", "cpu", "io")} for w in workloads}
 ratios = {w: {p: [] for p in ("a2", "cpu", "io")} for w in workloads}
 for r in range(1, rounds + 1):
