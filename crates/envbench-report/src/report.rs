@@ -181,7 +181,7 @@ fn workload_section(
     for part in parts {
         more.add(part);
     }
-    more.add(Charted::later(percentile_charts(charts, comparison, workload)));
+    more.add(Charted::later(percentile_charts(charts, comparison, workload, workloads)));
     out.push_str(more.headline.as_deref().unwrap_or_default());
     let fleet = fleet_hosts(sides, workload);
     let rows = comparison.rows.iter().filter(|r| r.workload == workload).count();
@@ -826,7 +826,12 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
 }
 
 /// Latency percentile charts (log scale) per test of a workload that records several percentiles.
-fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &str) -> Vec<String> {
+fn percentile_charts(
+    charts: &mut Charts,
+    comparison: &Comparison,
+    workload: &str,
+    workloads: &Registry,
+) -> Vec<String> {
     let mut out = Vec::new();
     let mut tests: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
@@ -858,7 +863,7 @@ fn percentile_charts(charts: &mut Charts, comparison: &Comparison, workload: &st
             continue;
         }
         let chart = LineChart {
-            title: format!("{workload}: latency percentiles, {}", rows[0].1.test_name()),
+            title: format!("{}: latency percentiles, {}", workloads.title(workload), rows[0].1.test_name()),
             x_label: "percentile".into(),
             y_label: format!("{} (log scale, lower is better)", units[0]),
             series: comparison

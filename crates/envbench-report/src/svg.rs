@@ -811,6 +811,36 @@ mod tests {
         assert_eq!(change_tick_label(2.0), "2x better");
     }
 
+    /// An environment's history drew 9 lines and named 4 in a one-row legend: every series is named now, on as many
+    /// rows as it takes, and the plot moves down to make room.
+    #[test]
+    fn every_line_is_named_in_the_legend() {
+        let series: Vec<LineSeries> = (0..9)
+            .map(|i| LineSeries {
+                name: format!("RND4K Q{i}T1 read against the first run"),
+                points: vec![(0.0, 1.0), (1.0, 1.0 + i as f64 / 10.0)],
+                marked: None,
+            })
+            .collect();
+        let chart = LineChart {
+            title: "history".into(),
+            x_label: "run".into(),
+            y_label: "factor".into(),
+            series,
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            reference: None,
+            x_names: None,
+            marks: Vec::new(),
+        };
+        let svg = line_chart(&chart, "h");
+        for i in 0..9 {
+            assert!(svg.contains(&format!(">RND4K Q{i}T1 read against the first run<")), "series {i} unnamed");
+        }
+        assert_eq!(svg.matches("class=\"legend\"").count(), 9);
+        assert!(svg.contains("<g transform=\"translate(0 "), "the plot moves below a legend of several rows");
+    }
+
     #[test]
     fn nice_steps() {
         assert_eq!(nice_step(0.7), 1.0);

@@ -47,7 +47,7 @@ fn commit_latency_is_measured_by_method_and_committers_and_drawn() {
     let output = envbench(&store, &["report", "here", "-o", report.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("disk: commits/s against committers on one log"), "the group-commit curve is drawn");
+    assert!(html.contains("storage: commits/s against committers on one log"), "the group-commit curve is drawn");
 }
 
 #[test]

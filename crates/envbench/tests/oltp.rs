@@ -96,11 +96,11 @@ fn sqlite_runs_stores_per_transaction_results_and_reuses_its_tables() {
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&report).unwrap();
     for needle in [
-        "oltp: NOPM against virtual users",
+        "transactions: NOPM against virtual users",
         "knee U=",
-        "oltp: New-Order p95 against virtual users",
+        "transactions: New-Order p95 against virtual users",
         "transactions per second over time",
-        "oltp: latency percentiles, U=2 New-Order",
+        "transactions: latency percentiles, U=2 New-Order",
     ] {
         assert!(html.contains(needle), "{needle} missing from the report");
     }

@@ -66,7 +66,7 @@ fn sustained_writes_report_burst_steady_state_and_cliff() {
     let output = envbench(&store, &["report", "here", "-o", report.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("disk: MB/s over time, SUSTAINED SEQ128K Q8T1 write"), "the timeline is drawn per test");
+    assert!(html.contains("storage: MB/s over time, SUSTAINED SEQ128K Q8T1 write"), "the timeline is drawn per test");
 }
 
 #[test]

@@ -141,6 +141,9 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
 
     let list = dom(&profile, &format!("{base}/"));
     assert!(list.contains(&uuid[..8]) && list.contains("physical") && list.contains("virtual"), "list page:\n{list}");
+    // Each run's headline figure, as the scorecard words it.
+    assert!(list.contains("<th scope=\"col\">Headline</th>") && list.contains("RND4K Q8T1 read"), "list:\n{list}");
+    assert!(list.contains(" MB/s<"), "the runs list shows each run's headline figure:\n{list}");
 
     let run_page = dom(&profile, &format!("{base}/run/{uuid}"));
     assert!(run_page.contains("RND4K Q8T1 read"), "run page:\n{run_page}");
@@ -288,10 +291,19 @@ fn suites_environments_and_the_verdict_fit_a_desktop_and_a_phone() {
     let suites = dom(&profile, &format!("{base}/suites"));
     assert!(suites.contains("aaaa1111-suite") && suites.contains("bbbb2222-suite"), "suites page:\n{suites}");
     assert!(suites.contains("compare with the previous quick"), "one-click comparison:\n{suites}");
+    // Suites are titled by label, suite name and start, the id only a note.
+    assert!(suites.contains("<b>before (quick, ") && suites.contains("<b>after (quick, "), "suite titles:\n{suites}");
     let compare_url = format!("{base}/compare?side=suite%3Daaaa1111-suite&side=suite%3Dbbbb2222-suite");
     let compare = dom(&profile, &compare_url);
     assert!(compare.contains("id=\"verdict\"") && compare.contains("speed factor against A"), "verdict:\n{compare}");
     assert!(compare.contains("storage"), "the verdict names the workload:\n{compare}");
+    // A suite side is named by its label and start, never `suite=<id>`, in the title and every legend.
+    let heading = compare.split("<h1>").nth(1).and_then(|h| h.split("</h1>").next()).unwrap_or_default();
+    assert!(heading.contains("before (quick, ") && !heading.contains("suite="), "title: {heading}");
+    assert!(
+        !compare.contains(">A: suite=") && !compare.contains(">B: suite="),
+        "a legend names a suite id:\n{compare}"
+    );
 
     let environments = dom(&profile, &format!("{base}/environments"));
     let id = environments
