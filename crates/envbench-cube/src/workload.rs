@@ -137,6 +137,10 @@ impl Workload for CubeWorkload {
         "--repeat 5"
     }
 
+    fn noise_margin(&self) -> f64 {
+        envbench_core::stats::CUBE_NOISE_MARGIN
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Memory, Resource::Storage]
