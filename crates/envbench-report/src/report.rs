@@ -715,7 +715,8 @@ fn read_write_grid_shown(comparison: &Comparison, workload: &str) -> bool {
 /// The grid's operations: columns of a CrystalDiskMark-style grid.
 const GRID_OPERATIONS: [(&str, &str); 2] = [("read", "Read"), ("write", "Write")];
 
-/// The profiles (rows) of a workload's read/write grid, in the order they ran, with their parameters hash.
+/// The profiles (rows) of a workload's read/write grid, in CrystalDiskMark's order: sequential before random, and
+/// within each the deepest queue (queue depth times threads) first, so RND4K Q1T1 ends the grid as it ends CDM's.
 fn grid_profiles(comparison: &Comparison, workload: &str) -> Vec<(String, String)> {
     let mut profiles: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload && r.variant.is_none()) {
@@ -724,7 +725,22 @@ fn grid_profiles(comparison: &Comparison, workload: &str) -> Vec<(String, String
             profiles.push((profile.to_string(), operation.to_string()));
         }
     }
+    profiles.sort_by_key(|(profile, _)| grid_order(profile));
     profiles
+}
+
+/// Where a profile such as `SEQ1M Q8T1` or `RND4K Q1T1` sorts in the grid: sequential first, then the deepest queue;
+/// names of another shape keep their place after them.
+fn grid_order(profile: &str) -> (u8, std::cmp::Reverse<u64>) {
+    let random = profile.starts_with("RND");
+    let depth = profile.split_whitespace().find_map(|word| {
+        let (queue, threads) = word.strip_prefix('Q')?.split_once('T')?;
+        Some(queue.parse::<u64>().ok()? * threads.parse::<u64>().ok()?)
+    });
+    match depth {
+        Some(depth) => (u8::from(random), std::cmp::Reverse(depth)),
+        None => (2, std::cmp::Reverse(0)),
+    }
 }
 
 /// The metrics a grid cell shows: the first as the big figure, the others below it (what CrystalDiskMark shows as
@@ -1177,4 +1193,16 @@ fn environment_section(comparison: &Comparison) -> String {
          (highlighted) differ between the sides.</p>\n{}</details>\n",
         table(&headings, &rows)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grid_order;
+
+    #[test]
+    fn the_grid_reads_in_crystaldiskmarks_order() {
+        let mut profiles = vec!["RND4K Q1T1", "RND4K Q32T1", "SEQ1M Q1T1", "SEQ1M Q8T1", "MIX 70/30"];
+        profiles.sort_by_key(|p| grid_order(p));
+        assert_eq!(profiles, ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1", "MIX 70/30"]);
+    }
 }
