@@ -619,8 +619,8 @@ fn magnitude_groups<'a>(rows: &[&'a ComparisonRow]) -> Vec<Vec<&'a ComparisonRow
 
 /// Grouped bar charts of a workload's absolute values: per metric, one chart per magnitude (a group per test, a bar
 /// per side: median, whisker min..max). A chart would hold a single bar (one test, one side) is a number in a table
-/// instead. A single run's headline metric offers the headline (its largest magnitude); a comparison's headline is
-/// its change chart, so every absolute chart is collapsed.
+/// instead. The headline metric's first chart (its largest magnitude) offers the headline; [`workload_section`]
+/// puts a comparison's change chart and a disk grid before it, so there it is collapsed with the rest.
 fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, workloads: &Registry) -> Charted {
     let compared = comparison.sides.len() > 1;
     let tests_word = workloads.tests_word(workload);
@@ -636,7 +636,6 @@ fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, work
         headline_rows(&comparison.rows, workload, workloads).iter().map(|r| r.metric.clone()).collect();
     // The headline metric first, so that it offers the headline.
     metrics.sort_by_key(|(metric, _, _)| !headline.iter().any(|h| h == metric));
-    let grid = read_write_grid_shown(comparison, workload);
     for (metric, unit, direction) in metrics {
         let rows: Vec<&ComparisonRow> =
             comparison.rows.iter().filter(|r| r.workload == workload && r.metric == metric && r.unit == unit).collect();
@@ -691,7 +690,7 @@ fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, work
             };
             let caption = change_caption(&group);
             let figure = charts.bars("bars", &chart, &caption);
-            if !compared && !grid && out.headline.is_none() && headline.iter().any(|m| m == metric) {
+            if out.headline.is_none() && headline.iter().any(|m| m == metric) {
                 out.headline = Some(figure);
             } else {
                 out.rest.push_str(&figure);
@@ -704,12 +703,6 @@ fn bar_charts(charts: &mut Charts, comparison: &Comparison, workload: &str, work
         let _ = writeln!(out.rest, "<h3>Single figures</h3>\n{}", table(&headings, &single));
     }
     out
-}
-
-/// True when a workload's tests read as a storage benchmark's grid: at least two tests named `<profile> read` or
-/// `<profile> write` (the disk suite's `SEQ1M Q8T1 read`, `RND4K Q1T1 write`).
-fn read_write_grid_shown(comparison: &Comparison, workload: &str) -> bool {
-    grid_profiles(comparison, workload).len() >= 2
 }
 
 /// The grid's operations: columns of a CrystalDiskMark-style grid.
@@ -749,7 +742,8 @@ const GRID_METRICS: [&str; 3] = ["throughput", "iops", "latency_mean"];
 
 /// A CrystalDiskMark-style grid of a disk-shaped workload: a row per profile (SEQ1M Q8T1, RND4K Q1T1...), Read and
 /// Write columns per side, each cell MB/s over IOPS and mean latency; in a comparison each side's cell says its
-/// change against the baseline. Empty when the tests are not shaped so.
+/// change against the baseline. Empty unless at least two profiles have tests named `<profile> read` or
+/// `<profile> write` (the disk suite's `SEQ1M Q8T1 read`, `RND4K Q1T1 write`).
 fn read_write_grid(comparison: &Comparison, workload: &str) -> String {
     let profiles = grid_profiles(comparison, workload);
     if profiles.len() < 2 {
