@@ -6,7 +6,7 @@
 //! database of its own, created here and dropped afterwards, so they run in parallel with each other and with tests
 //! that use the database `test`.
 
-mod common;
+use crate::common;
 
 use common::decoy_rows;
 use envbench_core::sampler::{NoSteps, StepObserver};

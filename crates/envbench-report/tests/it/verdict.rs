@@ -1,7 +1,7 @@
 //! The verdict against a store with known better, worse and unchanged tests: its counts, geometric mean, bootstrap
 //! interval and explanations, and where the text, JSON and HTML put it.
 
-mod common;
+use crate::common;
 
 use common::{physical, record, scratch, virtual_machine};
 use envbench_core::fingerprint::Fingerprint;

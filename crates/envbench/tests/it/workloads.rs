@@ -1,6 +1,6 @@
 //! The workload commands end to end: the real binary, real files with O_DIRECT, the local PostgreSQL, a real store.
 
-mod common;
+use crate::common;
 use common::{envbench, runs, show, stderr, stdout};
 
 use serde_json::Value;

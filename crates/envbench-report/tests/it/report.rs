@@ -1,6 +1,6 @@
 //! Comparison, renderers and the HTML report on a real SQLite store holding runs of several workloads.
 
-mod common;
+use crate::common;
 
 use common::{HOSTILE_HOST, HOSTILE_LABEL, HOSTILE_TAG, assert_well_formed, build, chart_kinds};
 use envbench_core::model::Direction;

@@ -1,7 +1,7 @@
 //! What only the SQLite backend does, on real files: creating and migrating a file, refusing foreign files, locks,
 //! concurrent writers. The contract both backends keep is in `contract.rs`.
 
-mod common;
+use crate::common;
 
 use common::{fingerprint, record, request};
 use envbench_core::model::RunStatus;

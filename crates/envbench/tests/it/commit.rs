@@ -1,7 +1,7 @@
 //! `envbench disk --profile commit` end to end: the commit table, the group-commit curve, the stored results and the
 //! report's curve on a real disk, and every result flagged possibly not durable on a RAM-backed file system.
 
-mod common;
+use crate::common;
 
 use common::{envbench, runs, scratch, show, stderr, stdout};
 

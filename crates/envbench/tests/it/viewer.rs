@@ -1,7 +1,7 @@
 //! The web viewer in a real browser: `envbench serve` on a real store, pages loaded by headless Chromium (Debian's
 //! chromium package, which .ci/run installs), their DOM checked for the stored numbers, and screenshots taken.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};

@@ -1,7 +1,7 @@
 //! `envbench tpch` end to end: the real binary generating real Parquet files, DataFusion and the local PostgreSQL
 //! running the queries, and a real SQLite store.
 
-mod common;
+use crate::common;
 use common::{envbench, runs, show, stderr, stdout};
 
 use serde_json::Value;

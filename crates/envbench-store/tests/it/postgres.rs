@@ -3,7 +3,7 @@
 //! it): schemas holding foreign tables, concurrent creators, an unreachable server; and pushing runs between stores.
 //! Each test works in a schema of its own. The contract both backends keep is in `contract.rs`.
 
-mod common;
+use crate::common;
 
 use common::{Backend, admin, fingerprint, record, request, series};
 use envbench_core::model::RunStatus;

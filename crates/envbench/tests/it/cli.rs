@@ -1,6 +1,6 @@
 //! The real binary, end to end, against real store files.
 
-mod common;
+use crate::common;
 use common::{envbench, stderr, stdout};
 
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! the same names, in a schema earlier on the connection's search path, are never read or written. Needs the local
 //! server (postgres://postgres@127.0.0.1:5432/test, trust authentication); the test fails when it is absent.
 
-mod common;
+use crate::common;
 
 use common::decoy_rows;
 use envbench_core::sampler::NoSteps;

@@ -1,4 +1,4 @@
-//! Helpers every end-to-end test file uses (each test binary compiles this module; not every one uses all of it).
+//! Helpers every end-to-end test file uses (not every test module uses all of it).
 #![allow(dead_code)]
 
 use serde_json::Value;

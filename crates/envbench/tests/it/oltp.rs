@@ -4,7 +4,7 @@
 //! the search path are never touched, by oltp or `ranread --db`), the lock that keeps two runs from rebuilding
 //! tables under each other, and steps whose transactions failed are no measurement.
 
-mod common;
+use crate::common;
 
 use common::{Schema, envbench, runs, scratch, show, stderr, stdout};
 use std::io::{BufRead, BufReader};

@@ -7,7 +7,7 @@
 //! store cannot read (reported as damage, never guessed), and runs whose process died (only those: a run whose
 //! process may still be running elsewhere is left running).
 
-mod common;
+use crate::common;
 
 use common::{Backend, fingerprint, record, request, series};
 use envbench_core::model::{Direction, RunStatus};

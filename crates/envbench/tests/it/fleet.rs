@@ -2,7 +2,7 @@
 //! and through a real sshd on a loopback port; the merged result against the agents' own runs; failures named with
 //! nothing left behind.
 
-mod common;
+use crate::common;
 
 use common::{Schema, scratch, stderr, stdout};
 use serde_json::Value;

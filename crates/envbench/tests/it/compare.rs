@@ -1,6 +1,6 @@
 //! compare, report, push and the shared PostgreSQL store, through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{Schema, psql};
 use serde_json::Value;

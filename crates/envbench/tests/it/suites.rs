@@ -1,6 +1,6 @@
 //! `envbench run` and `envbench exec` end to end: the real binary, a real store.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

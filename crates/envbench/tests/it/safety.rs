@@ -9,17 +9,16 @@
 //! - first battery: a reader that wiped the cube, a cube run that deleted files it did not make, store URLs that became
 //!   files, leaked passwords, panics on closed pipes and huge counts, runs killed hard left `running`, unbounded `exec`
 //!   output, an unbounded suite matrix, terminal escapes in labels, a full disk under the cube;
-//! - second battery (issue #35): D1, a user's tables dropped through the search path (`tests/oltp.rs`, `tests/tpch.rs`,
+//! - second battery (issue #35): D1, a user's tables dropped through the search path (`tests/it/oltp.rs`, `tests/it/tpch.rs`,
 //!   with a `$user` schema and checksums of the user's rows); D2, a live run taken for dead from another PID namespace
-//!   ([`liveness`]); D3, outputs written over any file; D4, runs sharing data without a lock (`tests/oltp.rs`,
-//!   `tests/tpch.rs`, `tests/workloads.rs`, the cube test here); D5, SIGHUP and SIGQUIT; D6, a foreign view found too
+//!   ([`liveness`]); D3, outputs written over any file; D4, runs sharing data without a lock (`tests/it/oltp.rs`,
+//!   `tests/it/tpch.rs`, `tests/it/workloads.rs`, the cube test here); D5, SIGHUP and SIGQUIT; D6, a foreign view found too
 //!   late (`envbench-oltp`'s `tests/targets.rs`); D7 and D11, passwords in URLs and clients' command lines; D8, secrets
-//!   on ssh's command line (`tests/fleet.rs`); D9, pgbench's argv (`envbench-oltp`'s unit tests and `tests/oltp.rs`);
+//!   on ssh's command line (`tests/it/fleet.rs`); D9, pgbench's argv (`envbench-oltp`'s unit tests and `tests/it/oltp.rs`);
 //!   D10, control characters at the terminal; D12, invisible labels, CSV formulas, two `Host` headers; D13, exec's
 //!   background children ([`liveness`]); D14 to D17, the battery, the small file systems and the signals below.
 
-mod common;
-#[path = "safety/liveness.rs"]
+use crate::common;
 mod liveness;
 
 use common::{envbench, runs, scratch, show, stderr, stdout};

@@ -2,7 +2,7 @@
 //! steady-state verdict and the cliff in the table, the JSON and the store; the report's timeline chart; compare;
 //! preconditioning; the options it refuses. And `--profile db`, which ends with the commit tests.
 
-mod common;
+use crate::common;
 
 use common::{envbench, runs, scratch, show, stderr, stdout};
 use serde_json::Value;

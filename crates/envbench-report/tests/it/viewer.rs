@@ -1,6 +1,6 @@
 //! The web viewer over a real SQLite store, served on a free loopback port and read with plain HTTP/1.1 requests.
 
-mod common;
+use crate::common;
 
 use common::{HOSTILE_HOST, HOSTILE_LABEL, HOSTILE_TAG, assert_well_formed, build, chart_kinds};
 use envbench_report::{bind, is_loopback, serve};

@@ -1,0 +1,4 @@
+//! The probe's tests: fake machines under tests/fixtures, and this machine itself. One test binary for the crate.
+
+mod fixtures;
+mod live;
