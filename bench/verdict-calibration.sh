@@ -41,6 +41,13 @@ if [ "$CPUS" -lt 2 ]; then
   exit 2
 fi
 HALF=$((CPUS / 2))
+# The throttled runs only test storage: without disk in WORKLOADS they have no throttle and are left out.
+STORAGE=0
+PAIRS="a2 cpu"
+if [[ " $WORKLOADS " == *" disk "* ]]; then
+  STORAGE=1
+  PAIRS="a2 cpu io"
+fi
 mkdir -p "$DIR" "$DIR/cube" "$DIR/disk" "$DIR/ranread" "$DIR/tpch"
 WORK=$(mktemp -d "$DIR/calibration.XXXXXX")
 export ENVBENCH_STORE="$WORK/results.db"
@@ -137,20 +144,22 @@ for round in $(seq 1 "$ROUNDS"); do
     throttle "$(awk -v n="$read_iops" 'BEGIN { printf "%.0f", n / 2 }')" \
       "$(awk -v n="$write_iops" 'BEGIN { printf "%.0f", n / 2 }')"
   fi
-  run "r$round-io" in_cgroup
-  for pair in a2 cpu io; do
+  if [ "$STORAGE" = 1 ]; then
+    run "r$round-io" in_cgroup
+  fi
+  for pair in $PAIRS; do
     "$ENVBENCH" compare "r$round-a" "r$round-$pair" --json >"$WORK/compare-$round-$pair.json"
   done
 done
 
-python3 - "$WORK" "$ROUNDS" "$WORKLOADS" <<'PY'
+python3 - "$WORK" "$ROUNDS" "$WORKLOADS" "$PAIRS" <<'PY'
 import json, os, sys
-work, rounds, workloads = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+work, rounds, workloads, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 expected = {"cpu": {"cube", "tpch"}, "io": {"disk", "ranread"}}
 counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in ("a2", "cpu", "io")} for w in workloads}
 ratios = {w: {p: [] for p in ("a2", "cpu", "io")} for w in workloads}
 for r in range(1, rounds + 1):
-    for pair in ("a2", "cpu", "io"):
+    for pair in pairs:
         comparison = json.load(open(os.path.join(work, f"compare-{r}-{pair}.json")))
         for verdict in comparison["verdicts"][0]["workloads"]:
             if verdict["workload"] in counts:
@@ -167,7 +176,8 @@ for w in workloads:
     c = counts[w]
     alarms = c["a2"]["faster"] + c["a2"]["slower"]
     cannot = sum(c[p]["cannot_tell"] for p in c)
-    detected = {p: rate(c[p]["slower"], rounds) + ("" if w in expected[p] else " *") for p in ("cpu", "io")}
+    detected = {p: rate(c[p]["slower"], rounds if p in pairs else 0) + ("" if w in expected[p] or p not in pairs else " *")
+                for p in ("cpu", "io")}
     spread = ratios[w]["a2"]
     span = f"{min(spread):.3f}..{max(spread):.3f}" if spread else "-"
     print(f"{w:<10}{rate(alarms, rounds):>22}{cannot:>13}{detected['cpu']:>22}{detected['io']:>20}{span:>26}")
