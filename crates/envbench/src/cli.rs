@@ -8,8 +8,8 @@ use std::path::PathBuf;
 #[command(
     name = "envbench",
     version,
-    about = "Benchmark where your database runs: storage, random reads, OLAP cube and analytic queries, \
-             with the environment recorded and results kept for comparison."
+    about = "Benchmark where your database runs: storage, database random reads, an OLAP cube, transactions, \
+             analytic queries and your own timed steps, with the environment recorded and results kept for comparison."
 )]
 pub struct Cli {
     /// Results store: a SQLite file (default: $XDG_DATA_HOME/envbench/results.db) or postgres://user@host/database.
@@ -106,7 +106,7 @@ pub struct GroupArgs {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// Only runs of this workload (sysinfo, disk, ranread, cube, tpch, exec).
+    /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, tpch, exec).
     #[arg(long)]
     pub workload: Option<String>,
     /// Only runs with this label.
@@ -203,8 +203,8 @@ pub struct PushArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// quick (default: fingerprint, disk --quick, a short ranread sweep, a small cube, TPC-H SF 0.1), standard (each
-    /// workload's full default), or a suite file (TOML; see examples/).
+    /// quick (default: fingerprint, disk --quick, a short ranread sweep, a small cube, a short oltp run on SQLite,
+    /// TPC-H SF 0.1), standard (each workload's full default), or a suite file (TOML; see examples/).
     #[arg(long, default_value = "quick", value_name = "quick|standard|FILE")]
     pub suite: String,
     /// Directory for the workloads' files (test files, the ranread database file, the cube).
@@ -231,4 +231,37 @@ pub struct RunArgs {
     /// A key=value tag given to every run of the suite (repeatable).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The help names every workload: the top-level summary by its title, `run --suite` and `results list
+    /// --workload` by its command, so a workload added to the registry cannot go unmentioned.
+    #[test]
+    fn help_texts_cover_every_workload() {
+        let mut command = super::command();
+        let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+        let run = command.find_subcommand_mut("run").expect("run").render_long_help().to_string();
+        let list = command
+            .find_subcommand_mut("results")
+            .and_then(|r| r.find_subcommand_mut("list"))
+            .expect("results list")
+            .render_long_help()
+            .to_string();
+        for workload in crate::registry::WORKLOADS.iter() {
+            let name = workload.name();
+            if name != "sysinfo" {
+                assert!(about.to_lowercase().contains(&workload.title().to_lowercase()), "{name} missing: {about}");
+            }
+            assert!(list.contains(name), "results list --workload does not name {name}:\n{list}");
+        }
+        let quick = envbench_suite::builtin("quick").expect("the quick suite");
+        for workload in crate::registry::WORKLOADS.iter().map(|w| w.name()) {
+            let in_quick = quick.lines().any(|line| line == format!("[{workload}]"));
+            let mentioned = run.contains(workload)
+                || (workload == "tpch" && run.contains("TPC-H"))
+                || (workload == "sysinfo" && run.contains("fingerprint"));
+            assert!(!in_quick || mentioned, "run --help does not say the quick suite runs {workload}:\n{run}");
+        }
+    }
 }
