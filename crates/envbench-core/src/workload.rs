@@ -199,11 +199,23 @@ pub trait Measured {
     /// The results to store (one per metric of each test, with every raw sample).
     fn records(&self, series: &SamplerSeries) -> Vec<ResultRecord>;
 
-    /// The document kept with the run under the workload's name (its whole outcome), if any.
-    fn attachment(&self) -> Option<Value>;
+    /// The run's whole outcome and the key `--json` prints it under (`("cube", outcome)`). Where what is kept with
+    /// the run and what `--json` prints are that one document, [`Measured::attachment`] and [`Measured::json`]
+    /// need nothing more.
+    fn document(&self) -> Option<(&'static str, Value)> {
+        None
+    }
 
-    /// What `--json` prints.
-    fn json(&self, envelope: &Envelope<'_>) -> Value;
+    /// The document kept with the run under the workload's name (its whole outcome), if any: by default
+    /// [`Measured::document`].
+    fn attachment(&self) -> Option<Value> {
+        self.document().map(|(_, document)| document)
+    }
+
+    /// What `--json` prints: by default [`Measured::document`] under its key, with the run and the sampler's series.
+    fn json(&self, envelope: &Envelope<'_>) -> Value {
+        envelope.wrap(self.document())
+    }
 
     /// The human view: tables and verdicts, for standard output.
     fn render(&self, series: &SamplerSeries) -> String;
@@ -375,10 +387,16 @@ pub trait Workload: Sync {
         &[Resource::Cpu, Resource::Memory, Resource::Storage]
     }
 
+    /// The parameters that set a test's concurrency (threads, queue depth, processes, users): a test whose knobs
+    /// are all 1 is single-threaded. None: no test of the workload counts as single-threaded.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// True for a test that runs one thread at queue depth one (what one core and one I/O path do): by default,
-    /// a test whose thread and queue-depth parameters are all 1.
+    /// a test that has at least one of [`Workload::concurrency_knobs`] and all of them at 1.
     fn single_threaded(&self, _test_id: &str, parameters: &Value) -> bool {
-        single_threaded_by_knobs(parameters)
+        single_threaded_by_knobs(parameters, self.concurrency_knobs())
     }
 
     /// The scaling curve of a stored run, for workloads that sweep a concurrency.
@@ -430,22 +448,10 @@ pub fn has_option(args: &[String], option: &str) -> bool {
     args.iter().any(|a| a == option || a.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))
 }
 
-/// The concurrency parameters envbench's workloads use.
-const CONCURRENCY_KNOBS: [&str; 8] = [
-    "threads",
-    "queue_depth",
-    "jobs",
-    "calc_threads",
-    "committers",
-    "processes",
-    "load_threads",
-    "restructure_threads",
-];
-
-/// True when `parameters` hold at least one concurrency knob and every one is 1.
-pub fn single_threaded_by_knobs(parameters: &Value) -> bool {
+/// True when `parameters` hold at least one of `knobs` and every one of them is 1.
+pub fn single_threaded_by_knobs(parameters: &Value, knobs: &[&str]) -> bool {
     let Some(object) = parameters.as_object() else { return false };
-    let values: Vec<u64> = CONCURRENCY_KNOBS.iter().filter_map(|k| object.get(*k)).filter_map(Value::as_u64).collect();
+    let values: Vec<u64> = knobs.iter().filter_map(|k| object.get(*k)).filter_map(Value::as_u64).collect();
     !values.is_empty() && values.iter().all(|v| *v == 1)
 }
 
@@ -525,10 +531,10 @@ impl Registry {
         self.find(name).map_or(&[Resource::Cpu, Resource::Memory, Resource::Storage], |w| w.governed_by())
     }
 
-    /// Whether a test of a workload is single-threaded (by its knobs when the workload is not registered).
+    /// Whether a test of a workload is single-threaded (never when the workload is not registered: its knobs are
+    /// unknown).
     pub fn single_threaded(&self, workload: &str, test_id: &str, parameters: &Value) -> bool {
-        self.find(workload)
-            .map_or_else(|| single_threaded_by_knobs(parameters), |w| w.single_threaded(test_id, parameters))
+        self.find(workload).is_some_and(|w| w.single_threaded(test_id, parameters))
     }
 
     /// A run's scorecard headline.
@@ -543,9 +549,14 @@ mod tests {
 
     #[test]
     fn single_threaded_tests_are_known_by_their_knobs() {
-        assert!(single_threaded_by_knobs(&serde_json::json!({"threads": 1, "queue_depth": 1, "block_bytes": 4096})));
-        assert!(!single_threaded_by_knobs(&serde_json::json!({"threads": 1, "queue_depth": 32})));
-        assert!(!single_threaded_by_knobs(&serde_json::json!({"block_bytes": 4096})));
+        let knobs = ["threads", "queue_depth"];
+        assert!(single_threaded_by_knobs(
+            &serde_json::json!({"threads": 1, "queue_depth": 1, "block_bytes": 4096}),
+            &knobs
+        ));
+        assert!(!single_threaded_by_knobs(&serde_json::json!({"threads": 1, "queue_depth": 32}), &knobs));
+        assert!(!single_threaded_by_knobs(&serde_json::json!({"block_bytes": 4096}), &knobs));
+        assert!(!single_threaded_by_knobs(&serde_json::json!({"users": 1}), &knobs), "another workload's knob");
     }
 
     #[test]

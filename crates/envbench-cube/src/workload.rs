@@ -12,9 +12,7 @@ use envbench_core::ByteSize;
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::{SamplerSeries, StepObserver, StepSummary as SampledStep};
 use envbench_core::text::{Align, Table, heading, number, plural};
-use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError, has_option,
-};
+use envbench_core::workload::{Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError, has_option};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -146,9 +144,14 @@ impl Workload for CubeWorkload {
         &[Resource::Cpu, Resource::Memory, Resource::Storage]
     }
 
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["calc_threads", "load_threads", "restructure_threads"]
+    }
+
     /// The CSV load is serial whatever the settings; the other steps are when their thread setting is 1.
     fn single_threaded(&self, test_id: &str, parameters: &Value) -> bool {
-        test_id == Step::CsvLoad.name() || envbench_core::workload::single_threaded_by_knobs(parameters)
+        test_id == Step::CsvLoad.name()
+            || envbench_core::workload::single_threaded_by_knobs(parameters, self.concurrency_knobs())
     }
 
     fn version(&self) -> u32 {
@@ -480,12 +483,8 @@ impl Measured for CubeMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!(&self.outcome))
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(WORKLOAD, json!(&self.outcome))])
+    fn document(&self) -> Option<(&'static str, Value)> {
+        Some((WORKLOAD, json!(&self.outcome)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

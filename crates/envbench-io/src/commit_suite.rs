@@ -9,7 +9,7 @@ use crate::records::TestRecords;
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
-use envbench_core::workload::{Envelope, Measured, Planned, RunContext, ScalingCurve, ScalingPoint, WorkloadError};
+use envbench_core::workload::{Measured, Planned, RunContext, ScalingCurve, ScalingPoint, WorkloadError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -458,12 +458,13 @@ impl Measured for CommitMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!({ COMMIT_ATTACHMENT: &self.document }))
+    fn document(&self) -> Option<(&'static str, Value)> {
+        Some((COMMIT_ATTACHMENT, json!(&self.document)))
     }
 
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(COMMIT_ATTACHMENT, json!(&self.document))])
+    /// Kept under its key, so a db profile's run can hold it beside the suite's outcome.
+    fn attachment(&self) -> Option<Value> {
+        Some(json!({ COMMIT_ATTACHMENT: &self.document }))
     }
 
     fn render(&self, _series: &SamplerSeries) -> String {

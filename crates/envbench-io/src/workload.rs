@@ -134,6 +134,11 @@ impl Workload for DiskWorkload {
         "--runs 5"
     }
 
+    /// Profile tests by their threads and queue depth, commit-latency tests by their committers.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["threads", "queue_depth", "committers"]
+    }
+
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Storage]
@@ -611,12 +616,8 @@ impl Measured for DiskMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!(&self.outcome))
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([("outcome", json!(&self.outcome))])
+    fn document(&self) -> Option<(&'static str, Value)> {
+        Some(("outcome", json!(&self.outcome)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

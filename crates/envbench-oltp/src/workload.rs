@@ -17,8 +17,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 use envbench_core::units::format_duration;
 use envbench_core::workload::{
-    Ending, Envelope, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
-    WorkloadError,
+    Ending, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload, WorkloadError,
 };
 use envbench_core::{ByteSize, parse_duration, parse_duration_within};
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
@@ -164,6 +163,11 @@ impl Workload for OltpWorkload {
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Storage, Resource::Memory]
+    }
+
+    /// One virtual user is one connection running one transaction at a time.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["users"]
     }
 
     fn version(&self) -> u32 {
@@ -862,12 +866,8 @@ impl Measured for OltpMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!(&self.document))
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(WORKLOAD, json!(&self.document))])
+    fn document(&self) -> Option<(&'static str, Value)> {
+        Some((WORKLOAD, json!(&self.document)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

@@ -19,7 +19,7 @@ use envbench_core::fleet::{
 };
 use envbench_core::model::ResultRecord;
 use envbench_core::sampler::SamplerSeries;
-use envbench_core::workload::{Envelope, Measured, RunContext, WorkloadError};
+use envbench_core::workload::{Measured, RunContext, WorkloadError};
 use envbench_io::{AgentDirectory, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -390,16 +390,13 @@ impl Measured for AgentMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!(RanreadDocument {
+    fn document(&self) -> Option<(&'static str, Value)> {
+        let document = RanreadDocument {
             target: self.target.clone(),
             parameters: self.parameters.clone(),
-            outcome: self.outcome()
-        }))
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(crate::workload::WORKLOAD, self.attachment().unwrap_or(Value::Null))])
+            outcome: self.outcome(),
+        };
+        Some((crate::workload::WORKLOAD, json!(document)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

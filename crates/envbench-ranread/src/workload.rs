@@ -12,7 +12,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 use envbench_core::workload::MAX_LIST_SETTINGS;
 use envbench_core::workload::{
-    Envelope, Measured, NativeTable, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
+    Measured, NativeTable, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
 };
 use envbench_core::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
 use envbench_io::{BenchError, EngineChoice, cache_honesty, check_directory, select_engine};
@@ -186,6 +186,10 @@ impl Workload for RanreadWorkload {
 
     fn noise_margin(&self) -> f64 {
         envbench_core::stats::STORAGE_NOISE_MARGIN
+    }
+
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["jobs"]
     }
 
     /// Each timed step's IOPS per window: five samples a step for the verdict to test; a step's one `iops` figure
@@ -578,12 +582,8 @@ impl Measured for RanreadMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(json!(&self.document))
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(WORKLOAD, json!(&self.document))])
+    fn document(&self) -> Option<(&'static str, Value)> {
+        Some((WORKLOAD, json!(&self.document)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

@@ -14,8 +14,7 @@ use envbench_core::sampler::{DiskFigures, SamplerSeries, StepObserver};
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, count, heading, number, plural};
 use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
-    has_option,
+    Measured, Plan, Planned, Progress, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError, has_option,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -125,6 +124,11 @@ impl Workload for TpchWorkload {
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Cpu, Resource::Memory]
+    }
+
+    /// The threads each query may use (DataFusion's partitions, PostgreSQL's parallel workers).
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &[crate::results::THREADS_KEY]
     }
 
     fn version(&self) -> u32 {
@@ -679,14 +683,6 @@ impl TpchMeasured {
     pub(crate) fn warm(outcome: TpchOutcome) -> TpchMeasured {
         TpchMeasured { outcome, cache: "warm", generation: None, sweep: Vec::new() }
     }
-
-    fn document(&self) -> Value {
-        let mut document = json!({ "outcome": &self.outcome, "cache": self.cache, "generation": self.generation });
-        if !self.sweep.is_empty() {
-            document[THREADS_KEY] = json!(&self.sweep);
-        }
-        document
-    }
 }
 
 impl Measured for TpchMeasured {
@@ -700,12 +696,13 @@ impl Measured for TpchMeasured {
         records
     }
 
-    fn attachment(&self) -> Option<Value> {
-        Some(self.document())
-    }
-
-    fn json(&self, envelope: &Envelope<'_>) -> Value {
-        envelope.wrap([(WORKLOAD, self.document())])
+    /// The outcome with its cache state and data generation, and a thread sweep's steps.
+    fn document(&self) -> Option<(&'static str, Value)> {
+        let mut document = json!({ "outcome": &self.outcome, "cache": self.cache, "generation": self.generation });
+        if !self.sweep.is_empty() {
+            document[THREADS_KEY] = json!(&self.sweep);
+        }
+        Some((WORKLOAD, document))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {
