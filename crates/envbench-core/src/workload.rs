@@ -326,8 +326,9 @@ pub struct NativeTable {
 /// pools.
 pub const MORE_RUNS: &str = "5 runs on each side under one --label (a side pools its runs' samples)";
 
-/// A workload as envbench knows it without running it; registered once in the binary's [`Registry`].
-pub trait Workload: Sync {
+/// A workload as envbench runs it; registered once in the binary's [`Registry`]. How its stored results read back is
+/// its [`ReadBack`] side.
+pub trait Workload: ReadBack + Sync {
     /// The command name, the `workload` of its stored runs, and its table name in suite files.
     fn name(&self) -> &'static str;
 
@@ -348,6 +349,21 @@ pub trait Workload: Sync {
         (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
     }
 
+    /// The workload's side of a fleet run (`envbench fleet`), when it can run on many hosts at once.
+    fn fleet(&self) -> Option<&dyn crate::fleet::FleetWorkload> {
+        None
+    }
+}
+
+/// How a workload's stored results read back: the scorecard's headline, what a verdict sums it up by, its charts and
+/// exports. Every method has its default here and nowhere else; a run of a workload this build does not know reads
+/// back by these defaults ([`Registry::read_back`]).
+pub trait ReadBack: Sync {
+    /// The workload's name for people, in verdicts: `storage`, `analytic queries`. None: its command name.
+    fn title(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The figure a practitioner looks at first, for the scorecard.
     fn headline(&self, run: &StoredRun) -> String {
         first_result(run)
@@ -356,11 +372,6 @@ pub trait Workload: Sync {
     /// What the workload's tests are, for chart titles: `per step`, `per query`.
     fn tests_word(&self) -> &'static str {
         "per test"
-    }
-
-    /// The workload's name for people, in verdicts: `storage`, `analytic queries`.
-    fn title(&self) -> &'static str {
-        self.name()
     }
 
     /// The metrics a verdict sums the workload up by, most telling first: each test counts once, by the first of
@@ -394,7 +405,7 @@ pub trait Workload: Sync {
     }
 
     /// True for a test that runs one thread at queue depth one (what one core and one I/O path do): by default,
-    /// a test that has at least one of [`Workload::concurrency_knobs`] and all of them at 1.
+    /// a test that has at least one of [`ReadBack::concurrency_knobs`] and all of them at 1.
     fn single_threaded(&self, _test_id: &str, parameters: &Value) -> bool {
         single_threaded_by_knobs(parameters, self.concurrency_knobs())
     }
@@ -409,17 +420,17 @@ pub trait Workload: Sync {
         Vec::new()
     }
 
-    /// The workload's side of a fleet run (`envbench fleet`), when it can run on many hosts at once.
-    fn fleet(&self) -> Option<&dyn crate::fleet::FleetWorkload> {
-        None
-    }
-
     /// A stored run in the workload's own tab-separated export layout, when it has one (RanRead's spreadsheet
     /// layout). `Err` says why a run cannot be read.
     fn native_tsv(&self, _run: &StoredRun) -> Option<Result<NativeTable, String>> {
         None
     }
 }
+
+/// The read-back side of a workload this build does not know (a run stored by another version): the defaults.
+struct Unregistered;
+
+impl ReadBack for Unregistered {}
 
 /// The most settings one list option sweeps (`--calc-threads 1,2,4`, `--users 1,2,4,8`): every setting is a step
 /// of its own, so more than this is a mistake, not a benchmark.
@@ -491,55 +502,63 @@ impl Registry {
         self.iter().map(|w| w.name()).collect()
     }
 
-    /// The tests word of a workload by name (`per test` for one not registered).
+    /// How a workload's stored results read back: its own way when it is registered, the defaults otherwise.
+    pub fn read_back(&self, name: &str) -> &'static dyn ReadBack {
+        match self.find(name) {
+            Some(workload) => workload,
+            None => &Unregistered,
+        }
+    }
+
+    /// The tests word of a workload by name.
     pub fn tests_word(&self, name: &str) -> &'static str {
-        self.find(name).map_or("per test", |w| w.tests_word())
+        self.read_back(name).tests_word()
     }
 
     /// The scaling curve of a run, when its workload draws one.
     pub fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
-        self.find(&run.summary.workload).and_then(|w| w.scaling(run))
+        self.read_back(&run.summary.workload).scaling(run)
     }
 
     /// The timelines of a run, when its workload keeps them.
     pub fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
-        self.find(&run.summary.workload).map(|w| w.timelines(run)).unwrap_or_default()
+        self.read_back(&run.summary.workload).timelines(run)
     }
 
-    /// How to get more samples of a workload's tests (more runs when it is not registered).
+    /// How to get more samples of a workload's tests.
     pub fn more_samples(&self, name: &str) -> &'static str {
-        self.find(name).map_or(MORE_RUNS, |w| w.more_samples())
+        self.read_back(name).more_samples()
     }
 
-    /// A workload's noise margin ([`crate::stats::NOISE_MARGIN`] when it is not registered).
+    /// A workload's noise margin.
     pub fn noise_margin(&self, name: &str) -> f64 {
-        self.find(name).map_or(crate::stats::NOISE_MARGIN, |w| w.noise_margin())
+        self.read_back(name).noise_margin()
     }
 
-    /// A workload's name for people (its command name when it is not registered).
+    /// A workload's name for people (its command name when it has none).
     pub fn title<'a>(&self, name: &'a str) -> &'a str {
-        self.find(name).map_or(name, |w| w.title())
+        self.read_back(name).title().unwrap_or(name)
     }
 
-    /// A workload's headline metrics (none when it is not registered: each test's first metric).
+    /// A workload's headline metrics.
     pub fn headline_metrics(&self, name: &str) -> &'static [&'static str] {
-        self.find(name).map_or(&[], |w| w.headline_metrics())
+        self.read_back(name).headline_metrics()
     }
 
-    /// What governs a workload's results (everything when it is not registered).
+    /// What governs a workload's results.
     pub fn governed_by(&self, name: &str) -> &'static [Resource] {
-        self.find(name).map_or(&[Resource::Cpu, Resource::Memory, Resource::Storage], |w| w.governed_by())
+        self.read_back(name).governed_by()
     }
 
-    /// Whether a test of a workload is single-threaded (never when the workload is not registered: its knobs are
-    /// unknown).
+    /// Whether a test of a workload is single-threaded (never when the workload is not registered: it names no
+    /// knobs).
     pub fn single_threaded(&self, workload: &str, test_id: &str, parameters: &Value) -> bool {
-        self.find(workload).is_some_and(|w| w.single_threaded(test_id, parameters))
+        self.read_back(workload).single_threaded(test_id, parameters)
     }
 
     /// A run's scorecard headline.
     pub fn headline(&self, run: &StoredRun) -> String {
-        self.find(&run.summary.workload).map_or_else(|| first_result(run), |w| w.headline(run))
+        self.read_back(&run.summary.workload).headline(run)
     }
 }
 

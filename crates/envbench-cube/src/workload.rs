@@ -12,7 +12,9 @@ use envbench_core::ByteSize;
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::{SamplerSeries, StepObserver, StepSummary as SampledStep};
 use envbench_core::text::{Align, Table, heading, number, plural};
-use envbench_core::workload::{Measured, Plan, Planned, Progress, RunContext, Workload, WorkloadError, has_option};
+use envbench_core::workload::{
+    Measured, Plan, Planned, Progress, ReadBack, RunContext, Workload, WorkloadError, has_option,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -127,8 +129,33 @@ impl Workload for CubeWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "OLAP cube"
+    fn version(&self) -> u32 {
+        WORKLOAD_VERSION
+    }
+
+    fn command(&self) -> clap::Command {
+        CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = CubeArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        match args.action {
+            Some(CubeAction::Get(get)) => Ok(Plan::Answer(retrieve(&get)?)),
+            None => Ok(Plan::Run(Box::new(plan(&args.run)?))),
+        }
+    }
+
+    /// The cube keeps its data and page files in a directory of its own.
+    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
+        (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.join("envbench-cube").display().to_string()))
+    }
+}
+
+impl ReadBack for CubeWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("OLAP cube")
     }
 
     fn more_samples(&self) -> &'static str {
@@ -152,29 +179,6 @@ impl Workload for CubeWorkload {
     fn single_threaded(&self, test_id: &str, parameters: &Value) -> bool {
         test_id == Step::CsvLoad.name()
             || envbench_core::workload::single_threaded_by_knobs(parameters, self.concurrency_knobs())
-    }
-
-    fn version(&self) -> u32 {
-        WORKLOAD_VERSION
-    }
-
-    fn command(&self) -> clap::Command {
-        CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = CubeArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        match args.action {
-            Some(CubeAction::Get(get)) => Ok(Plan::Answer(retrieve(&get)?)),
-            None => Ok(Plan::Run(Box::new(plan(&args.run)?))),
-        }
-    }
-
-    /// The cube keeps its data and page files in a directory of its own.
-    fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
-        (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.join("envbench-cube").display().to_string()))
     }
 
     fn headline(&self, run: &StoredRun) -> String {

@@ -9,7 +9,9 @@ use envbench_core::model::{ResultRecord, StoredRun, redact_secrets};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading, plural};
-use envbench_core::workload::{Ending, Envelope, Measured, Plan, Planned, RunContext, Workload, WorkloadError};
+use envbench_core::workload::{
+    Ending, Envelope, Measured, Plan, Planned, ReadBack, RunContext, Workload, WorkloadError,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -62,14 +64,6 @@ impl Workload for ExecWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "timed steps"
-    }
-
-    fn more_samples(&self) -> &'static str {
-        "--repeat 5"
-    }
-
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }
@@ -98,6 +92,16 @@ impl Workload for ExecWorkload {
             )));
         }
         Ok(Plan::Run(Box::new(ExecRun { options, dir: args.dir })))
+    }
+}
+
+impl ReadBack for ExecWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("timed steps")
+    }
+
+    fn more_samples(&self) -> &'static str {
+        "--repeat 5"
     }
 
     fn headline(&self, run: &StoredRun) -> String {

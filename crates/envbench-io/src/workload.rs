@@ -13,7 +13,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, micros, number, plural};
 use envbench_core::units::format_duration;
 use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Progress, RunContext, ScalingCurve, Timeline, Workload, WorkloadError,
+    Envelope, Measured, Plan, Planned, Progress, ReadBack, RunContext, ScalingCurve, Timeline, Workload, WorkloadError,
 };
 use envbench_core::{ByteSize, parse_byte_size, parse_duration};
 use serde_json::{Value, json};
@@ -122,28 +122,6 @@ impl Workload for DiskWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "storage"
-    }
-
-    fn noise_margin(&self) -> f64 {
-        envbench_core::stats::STORAGE_NOISE_MARGIN
-    }
-
-    fn more_samples(&self) -> &'static str {
-        "--runs 5"
-    }
-
-    /// Profile tests by their threads and queue depth, commit-latency tests by their committers.
-    fn concurrency_knobs(&self) -> &'static [&'static str] {
-        &["threads", "queue_depth", "committers"]
-    }
-
-    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
-        use envbench_core::workload::Resource;
-        &[Resource::Storage]
-    }
-
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }
@@ -181,6 +159,30 @@ impl Workload for DiskWorkload {
 
     fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
         Some(&crate::fleet::DiskFleet)
+    }
+}
+
+impl ReadBack for DiskWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("storage")
+    }
+
+    fn noise_margin(&self) -> f64 {
+        envbench_core::stats::STORAGE_NOISE_MARGIN
+    }
+
+    fn more_samples(&self) -> &'static str {
+        "--runs 5"
+    }
+
+    /// Profile tests by their threads and queue depth, commit-latency tests by their committers.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["threads", "queue_depth", "committers"]
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Storage]
     }
 
     /// One chart per sustained write test: MB/s each second with the steady-state window and the cliff.

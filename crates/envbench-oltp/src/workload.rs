@@ -17,7 +17,8 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 use envbench_core::units::format_duration;
 use envbench_core::workload::{
-    Ending, Measured, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload, WorkloadError,
+    Ending, Measured, Plan, Planned, ReadBack, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
+    WorkloadError,
 };
 use envbench_core::{ByteSize, parse_duration, parse_duration_within};
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
@@ -150,26 +151,6 @@ impl Workload for OltpWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "transactions"
-    }
-
-    /// TPM over each fifth of the measured window ([`TPM_WINDOW_METRIC`]), so a verdict can test it; NOPM and TPM are
-    /// one figure each over the whole window.
-    fn headline_metrics(&self) -> &'static [&'static str] {
-        &[TPM_WINDOW_METRIC]
-    }
-
-    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
-        use envbench_core::workload::Resource;
-        &[Resource::Cpu, Resource::Storage, Resource::Memory]
-    }
-
-    /// One virtual user is one connection running one transaction at a time.
-    fn concurrency_knobs(&self) -> &'static [&'static str] {
-        &["users"]
-    }
-
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }
@@ -191,6 +172,32 @@ impl Workload for OltpWorkload {
         let server = args.iter().any(|a| DatabaseUrl::parse(a).is_ok());
         (!server && !envbench_core::workload::has_option(args, "--dir"))
             .then(|| ("--dir", suite_dir.display().to_string()))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::OltpFleet)
+    }
+}
+
+impl ReadBack for OltpWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("transactions")
+    }
+
+    /// TPM over each fifth of the measured window ([`TPM_WINDOW_METRIC`]), so a verdict can test it; NOPM and TPM are
+    /// one figure each over the whole window.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[TPM_WINDOW_METRIC]
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Storage, Resource::Memory]
+    }
+
+    /// One virtual user is one connection running one transaction at a time.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["users"]
     }
 
     fn headline(&self, run: &StoredRun) -> String {
@@ -223,10 +230,6 @@ impl Workload for OltpWorkload {
                 })
                 .collect(),
         }]
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::OltpFleet)
     }
 
     fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {

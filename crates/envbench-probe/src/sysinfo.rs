@@ -8,7 +8,7 @@ use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Section, Table};
 use envbench_core::workload::{
-    Envelope, Measured, Plan, Planned, Recording, RunContext, Workload, WorkloadError, has_option,
+    Envelope, Measured, Plan, Planned, ReadBack, Recording, RunContext, Workload, WorkloadError, has_option,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -68,7 +68,9 @@ impl Workload for SysinfoWorkload {
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         (!has_option(args, "--path")).then(|| ("--path", suite_dir.display().to_string()))
     }
+}
 
+impl ReadBack for SysinfoWorkload {
     /// A fingerprint measures nothing: no resource governs it.
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         &[]

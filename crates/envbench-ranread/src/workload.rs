@@ -12,7 +12,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 use envbench_core::workload::MAX_LIST_SETTINGS;
 use envbench_core::workload::{
-    Measured, NativeTable, Plan, Planned, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
+    Measured, NativeTable, Plan, Planned, ReadBack, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
 };
 use envbench_core::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
 use envbench_io::{BenchError, EngineChoice, cache_honesty, check_directory, select_engine};
@@ -180,8 +180,29 @@ impl Workload for RanreadWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "database random reads"
+    fn version(&self) -> u32 {
+        crate::WORKLOAD_VERSION
+    }
+
+    fn command(&self) -> clap::Command {
+        RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        Ok(Plan::Run(Box::new(plan(args)?)))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::RanreadFleet)
+    }
+}
+
+impl ReadBack for RanreadWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("database random reads")
     }
 
     fn noise_margin(&self) -> f64 {
@@ -205,21 +226,6 @@ impl Workload for RanreadWorkload {
     fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
         use envbench_core::workload::Resource;
         &[Resource::Storage, Resource::Cpu]
-    }
-
-    fn version(&self) -> u32 {
-        crate::WORKLOAD_VERSION
-    }
-
-    fn command(&self) -> clap::Command {
-        RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(args)?)))
     }
 
     fn headline(&self, run: &StoredRun) -> String {
@@ -253,10 +259,6 @@ impl Workload for RanreadWorkload {
             knee,
             latency_target,
         })
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::RanreadFleet)
     }
 
     fn native_tsv(&self, run: &StoredRun) -> Option<Result<NativeTable, String>> {

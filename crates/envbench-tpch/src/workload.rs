@@ -14,7 +14,8 @@ use envbench_core::sampler::{DiskFigures, SamplerSeries, StepObserver};
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, count, heading, number, plural};
 use envbench_core::workload::{
-    Measured, Plan, Planned, Progress, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError, has_option,
+    Measured, Plan, Planned, Progress, ReadBack, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
+    has_option,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -108,29 +109,6 @@ impl Workload for TpchWorkload {
         WORKLOAD
     }
 
-    fn title(&self) -> &'static str {
-        "analytic queries"
-    }
-
-    /// Each query's (and refresh function's) elapsed time: one sample per stream that ran it.
-    fn headline_metrics(&self) -> &'static [&'static str] {
-        &["elapsed"]
-    }
-
-    fn more_samples(&self) -> &'static str {
-        "--users 2 --sets 2: the power test and four query sets run each query five times"
-    }
-
-    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
-        use envbench_core::workload::Resource;
-        &[Resource::Cpu, Resource::Memory]
-    }
-
-    /// The threads each query may use (DataFusion's partitions, PostgreSQL's parallel workers).
-    fn concurrency_knobs(&self) -> &'static [&'static str] {
-        &[crate::results::THREADS_KEY]
-    }
-
     fn version(&self) -> u32 {
         WORKLOAD_VERSION
     }
@@ -153,6 +131,35 @@ impl Workload for TpchWorkload {
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         let server = args.iter().any(|a| TargetSpec::parse(a).is_ok_and(|spec| spec != TargetSpec::DataFusion));
         (!server && !has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::TpchFleet)
+    }
+}
+
+impl ReadBack for TpchWorkload {
+    fn title(&self) -> Option<&'static str> {
+        Some("analytic queries")
+    }
+
+    /// Each query's (and refresh function's) elapsed time: one sample per stream that ran it.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &["elapsed"]
+    }
+
+    fn more_samples(&self) -> &'static str {
+        "--users 2 --sets 2: the power test and four query sets run each query five times"
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Memory]
+    }
+
+    /// The threads each query may use (DataFusion's partitions, PostgreSQL's parallel workers).
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &[crate::results::THREADS_KEY]
     }
 
     fn headline(&self, run: &StoredRun) -> String {
@@ -180,10 +187,6 @@ impl Workload for TpchWorkload {
 
     fn tests_word(&self) -> &'static str {
         "per query"
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::TpchFleet)
     }
 
     /// A thread sweep's curve: the queries' rate (3600 over the geomean) and geomean at each thread count.

@@ -251,7 +251,8 @@ mod tests {
         for workload in crate::registry::WORKLOADS.iter() {
             let name = workload.name();
             if name != "sysinfo" {
-                assert!(about.to_lowercase().contains(&workload.title().to_lowercase()), "{name} missing: {about}");
+                let title = crate::registry::WORKLOADS.title(name).to_lowercase();
+                assert!(about.to_lowercase().contains(&title), "{name} missing: {about}");
             }
             assert!(list.contains(name), "results list --workload does not name {name}:\n{list}");
         }

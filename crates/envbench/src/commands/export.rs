@@ -125,7 +125,7 @@ fn native_tsv(runs: &[StoredRun]) -> anyhow::Result<Option<String>> {
     if runs.iter().any(|r| r.summary.workload != first.summary.workload) {
         return Ok(None);
     }
-    let Some(workload) = WORKLOADS.find(&first.summary.workload) else { return Ok(None) };
+    let workload = WORKLOADS.read_back(&first.summary.workload);
     let mut text = String::new();
     for (index, run) in runs.iter().enumerate() {
         let Some(table) = workload.native_tsv(run) else { return Ok(None) };
