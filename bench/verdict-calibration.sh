@@ -11,7 +11,12 @@
 #          workload should read slower).
 # Then it compares a-a2, a-cpu and a-io with `envbench compare --json` and counts, per workload, the false-alarm rate
 # (A/A verdicts that say faster or slower) and the detection rate (A/B verdicts that say slower). "cannot tell" is
-# counted apart: it is neither an alarm nor a detection.
+# counted apart: it is neither an alarm nor a detection; so are the A/A alarms whose verdict names a side the sampler
+# found disturbed (the verdict says the change may be the other work's).
+#
+# With RUNS=N each side is N runs, taken in turn (a, a2, cpu, a, a2, cpu, ...) so that a shared host's slow minutes
+# fall on every side alike; a side pools its runs, as `compare` does with several runs under one label. On a VM whose
+# host lends it more or less CPU from one minute to the next, one run a side cannot tell that from the environment.
 #
 # Targets: at most 5% false alarms; at least 90% detection of the 2x CPU change on the CPU-bound workloads (cube,
 # tpch) and of the 2x throttle on storage (disk, ranread: its throttle is half the IOPS disk's QD1 tests reached, so
@@ -19,17 +24,20 @@
 #
 # Usage: bench/verdict-calibration.sh [ROUNDS]   (default 5; needs root for the cgroup, and 2 CPUs or more)
 # Environment: DIR (data directory, default /var/tmp/envbench-calibration; its disk is the one throttled),
-#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk ranread tpch"), CUBE_SCALE (0.02), SMOKE=1 (tiny
-#   sizes, for the test that runs this script: its rates say nothing), KEEP=1 (keep the store of the runs, to judge
-#   them again with another build: `envbench compare r1-a r1-a2 --json` and so on).
+#   ENVBENCH (the binary; default: a release build), WORKLOADS ("cube disk ranread tpch"), RUNS (runs a side, 1),
+#   CUBE_SCALE (0.02), TPCH_SF (0.1, the quick suite's), SMOKE=1 (tiny sizes, for the test that runs this script: its
+#   rates say nothing), KEEP=1 (keep the store of the runs, to judge them again with another build: `envbench compare
+#   r1-a r1-a2 --json` and so on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${1:-5}
+RUNS=${RUNS:-1}
 DIR=${DIR:-/var/tmp/envbench-calibration}
 WORKLOADS=${WORKLOADS:-cube disk ranread tpch}
 SMOKE=${SMOKE:-0}
 case "$ROUNDS" in '' | *[!0-9]* | 0) echo "calibration: ROUNDS must be a whole number above 0, got '$ROUNDS'" >&2; exit 2 ;; esac
+case "$RUNS" in '' | *[!0-9]* | 0) echo "calibration: RUNS must be a whole number above 0, got '$RUNS'" >&2; exit 2 ;; esac
 if [ -z "${ENVBENCH:-}" ]; then
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
   cargo build --quiet --release -p envbench
@@ -99,7 +107,7 @@ else
   CUBE=(--scale "${CUBE_SCALE:-0.02}" --repeat 5)
   DISK=(--quick)
   RANREAD=(--size 256m --jobs 1,2,4 --duration 2s)
-  TPCH=(--sf 0.05 --users 2 --sets 2)
+  TPCH=(--sf "${TPCH_SF:-0.1}" --users 2 --sets 2)
 fi
 
 # run LABEL WRAPPER...: every workload once under LABEL, its command prefixed by WRAPPER.
@@ -115,9 +123,10 @@ run() {
       tpch) args=(tpch --dir "$DIR/tpch" "${TPCH[@]}" --threads "$CPUS") ;;
       *) echo "calibration: unknown workload '$workload' in WORKLOADS (cube, disk, ranread, tpch)" >&2; exit 2 ;;
     esac
-    if ! "$@" "$ENVBENCH" "${args[@]}" --label "$label" --json >"$WORK/$label-$workload.json" 2>"$WORK/$label-$workload.err"; then
+    local out="$WORK/$label-$workload$SUFFIX"
+    if ! "$@" "$ENVBENCH" "${args[@]}" --label "$label" --json >"$out.json" 2>"$out.err"; then
       echo "calibration: $workload under $label failed:" >&2
-      tail -5 "$WORK/$label-$workload.err" >&2
+      tail -5 "$out.err" >&2
       exit 1
     fi
   done
@@ -135,43 +144,53 @@ in_cgroup() {
 
 for round in $(seq 1 "$ROUNDS"); do
   echo "calibration: round $round of $ROUNDS" >&2
-  run "r$round-a" env
-  run "r$round-a2" env
-  run "r$round-cpu" taskset -c "0-$((HALF - 1))"
-  if [[ " $WORKLOADS " == *" disk "* ]]; then
-    read_iops=$(iops "$WORK/r$round-a-disk.json" read)
-    write_iops=$(iops "$WORK/r$round-a-disk.json" write)
+  for SUFFIX in $(seq -f "-%g" 1 "$RUNS"); do
+    run "r$round-a" env
+    run "r$round-a2" env
+    run "r$round-cpu" taskset -c "0-$((HALF - 1))"
+  done
+  if [ "$STORAGE" = 1 ]; then
+    read_iops=$(iops "$WORK/r$round-a-disk$SUFFIX.json" read)
+    write_iops=$(iops "$WORK/r$round-a-disk$SUFFIX.json" write)
     throttle "$(awk -v n="$read_iops" 'BEGIN { printf "%.0f", n / 2 }')" \
       "$(awk -v n="$write_iops" 'BEGIN { printf "%.0f", n / 2 }')"
-  fi
-  if [ "$STORAGE" = 1 ]; then
-    run "r$round-io" in_cgroup
+    for SUFFIX in $(seq -f "-%g" 1 "$RUNS"); do
+      run "r$round-io" in_cgroup
+    done
   fi
   for pair in $PAIRS; do
     "$ENVBENCH" compare "r$round-a" "r$round-$pair" --json >"$WORK/compare-$round-$pair.json"
   done
 done
 
-python3 - "$WORK" "$ROUNDS" "$WORKLOADS" "$PAIRS" <<'PY'
+python3 - "$WORK" "$ROUNDS" "$WORKLOADS" "$PAIRS" "$RUNS" <<'PY'
 import json, os, sys
-work, rounds, workloads, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+work, rounds, workloads, pairs, runs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
 expected = {"cpu": {"cube", "tpch"}, "io": {"disk", "ranread"}}
 counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in ("a2", "cpu", "io")} for w in workloads}
 ratios = {w: {p: [] for p in ("a2", "cpu", "io")} for w in workloads}
+disturbed = {w: 0 for w in workloads}
 for r in range(1, rounds + 1):
     for pair in pairs:
         comparison = json.load(open(os.path.join(work, f"compare-{r}-{pair}.json")))
         for verdict in comparison["verdicts"][0]["workloads"]:
-            if verdict["workload"] in counts:
-                counts[verdict["workload"]][pair][verdict["decision"]] += 1
-                ratios[verdict["workload"]][pair].append(verdict["ratio"])
+            w = verdict["workload"]
+            if w not in counts:
+                continue
+            flagged = any("disturbed" in sentence for sentence in verdict["explanations"])
+            if pair == "a2" and flagged and verdict["decision"] in ("faster", "slower"):
+                disturbed[w] += 1
+            else:
+                counts[w][pair][verdict["decision"]] += 1
+            ratios[w][pair].append(verdict["ratio"])
 
 def rate(hits, n):
     return f"{hits}/{n} ({100.0 * hits / n:.0f}%)" if n else "-"
 
-print(f"verdict calibration: {rounds} rounds, {rounds} A/A pairs and {rounds} A/B pairs of each kind per workload")
-print(f"{'workload':<10}{'false alarms (A/A)':>22}{'cannot tell':>13}{'detected, half CPUs':>22}{'detected, I/O / 2':>20}"
-      f"{'A/A speed factors':>26}")
+print(f"verdict calibration: {rounds} rounds, {rounds} A/A pairs and {rounds} A/B pairs of each kind per workload, "
+      f"{runs} run(s) a side")
+print(f"{'workload':<10}{'false alarms (A/A)':>22}{'disturbed':>11}{'cannot tell':>13}{'detected, half CPUs':>22}"
+      f"{'detected, I/O / 2':>20}{'A/A speed factors':>26}")
 for w in workloads:
     c = counts[w]
     alarms = c["a2"]["faster"] + c["a2"]["slower"]
@@ -180,7 +199,9 @@ for w in workloads:
                 for p in ("cpu", "io")}
     spread = ratios[w]["a2"]
     span = f"{min(spread):.3f}..{max(spread):.3f}" if spread else "-"
-    print(f"{w:<10}{rate(alarms, rounds):>22}{cannot:>13}{detected['cpu']:>22}{detected['io']:>20}{span:>26}")
+    print(f"{w:<10}{rate(alarms, rounds):>22}{disturbed[w]:>11}{cannot:>13}{detected['cpu']:>22}{detected['io']:>20}"
+          f"{span:>26}")
+print("disturbed: A/A alarms whose verdict names a side the sampler found disturbed, counted apart from false alarms")
 print("* not a target: the change does not bind this workload (storage under half the CPUs, CPU work under an I/O "
       "throttle)")
 PY
