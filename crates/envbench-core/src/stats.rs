@@ -159,6 +159,12 @@ pub const STORAGE_NOISE_MARGIN: f64 = 0.20;
 /// each run's repetitions agreed within a few percent. Half the CPUs still slows it 1.3x to 1.4x, found every time.
 pub const CUBE_NOISE_MARGIN: f64 = 0.15;
 
+/// The noise margin of the analytic queries. At the quick suite's size (SF 0.1, a few seconds a run) on a 2-vCPU VM,
+/// A/A pairs differed by up to 1.20x even with three runs a side taken in turn (speed factors 0.830 to 1.121 over 6
+/// pairs; 0.852 to 1.057 over 8 pairs of single runs one after the other), and at 5% four of six pairs were false
+/// alarms. Half the CPUs slows them 1.4x to 2.7x, found every time (`bench/verdict-calibration.sh`).
+pub const TPCH_NOISE_MARGIN: f64 = 0.20;
+
 /// The outcome of the test [`compare_samples`] chose.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleTest {

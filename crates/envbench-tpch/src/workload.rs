@@ -148,6 +148,10 @@ impl ReadBack for TpchWorkload {
         &["elapsed"]
     }
 
+    fn noise_margin(&self) -> f64 {
+        envbench_core::stats::TPCH_NOISE_MARGIN
+    }
+
     fn more_samples(&self) -> &'static str {
         "--users 2 --sets 2: the power test and four query sets run each query five times"
     }
