@@ -97,6 +97,10 @@ impl ComparisonRow {
 pub struct Cell {
     /// Every sample of every run of the side, pooled.
     pub samples: Vec<f64>,
+    /// The same samples run by run, so the verdict's interval can resample whole runs: two runs of one environment
+    /// differ by more than one run's samples do.
+    #[serde(skip)]
+    pub run_samples: Vec<Vec<f64>>,
     /// How many runs contributed samples.
     pub runs: usize,
     pub summary: Summary,
@@ -191,6 +195,8 @@ struct MatchKey {
 
 struct Pooled {
     samples: Vec<f64>,
+    /// Each run's samples, by run id.
+    per_run: BTreeMap<String, Vec<f64>>,
     runs: BTreeSet<String>,
     flags: Vec<String>,
     parameters: Value,
@@ -325,12 +331,15 @@ fn pool(side: &Side) -> BTreeMap<MatchKey, Pooled> {
             };
             let entry = pooled.entry(key).or_insert_with(|| Pooled {
                 samples: Vec::new(),
+                per_run: BTreeMap::new(),
                 runs: BTreeSet::new(),
                 flags: Vec::new(),
                 parameters: r.parameters.clone(),
                 direction: r.direction,
             });
-            entry.samples.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
+            let finite = r.samples.iter().copied().filter(|v| v.is_finite());
+            entry.per_run.entry(run.summary.uuid.clone()).or_default().extend(finite.clone());
+            entry.samples.extend(finite);
             entry.runs.insert(run.summary.uuid.clone());
             for flag in &r.flags {
                 if !entry.flags.contains(flag) {
@@ -355,6 +364,7 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
     });
     Some(Cell {
         samples: side.samples.clone(),
+        run_samples: side.per_run.values().filter(|s| !s.is_empty()).cloned().collect(),
         runs: side.runs.len(),
         noisy: summary.is_noisy(),
         summary,

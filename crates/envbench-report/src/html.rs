@@ -58,6 +58,7 @@ section#verdict { border: 2px solid #0b4f7c; border-radius: 6px; padding: .2rem 
 section#verdict h2 { margin-top: .6rem; border: none; }
 ul.verdict > li { margin: .45rem 0; overflow-wrap: anywhere; } ul.verdict ul { margin: .2rem 0; }
 span.same { color: #444; }
+p.caution { border-left: 3px solid #a36b00; padding-left: .6rem; color: #333; overflow-wrap: anywhere; }
 div.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: .8rem; }
 div.card { border: 1px solid #bbb; border-radius: 6px; padding: .6rem .8rem; overflow-wrap: anywhere; }
 div.card .card-title { font-weight: bold; } div.card .headline { font-size: 1.05rem; margin: .3rem 0; }

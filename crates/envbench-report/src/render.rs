@@ -330,6 +330,9 @@ fn verdict_text(comparison: &Comparison) -> String {
                 out.push_str(&format!("  {}    - {sentence}\n", " ".repeat(width)));
             }
         }
+        if let Some(caution) = &side.caution {
+            out.push_str(&format!("  Note: {caution}\n"));
+        }
         out.push('\n');
     }
     out
@@ -398,6 +401,9 @@ pub fn render_markdown(comparison: &Comparison) -> String {
             for sentence in &workload.explanations {
                 out.push_str(&format!("  - {}\n", markdown_escape(sentence)));
             }
+        }
+        if let Some(caution) = &side.caution {
+            out.push_str(&format!("\n> {}\n", markdown_escape(caution)));
         }
     }
     let headings = headings(comparison);

@@ -276,6 +276,9 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
             out.push_str("</li>\n");
         }
         out.push_str("</ul>\n");
+        if let Some(caution) = &side.caution {
+            let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(caution));
+        }
     }
     let mut titles: Vec<(String, String)> = Vec::new();
     for side in &comparison.verdicts {

@@ -5,9 +5,12 @@
 //! Changes here are speed factors (directed ratios): above 1 the side did more work per second or took less time.
 //! The interval resamples every test's samples on both sides (with replacement, the medians' ratio recomputed, the
 //! geometric mean taken again) a fixed number of times with a fixed seed, so the same store always gives the same
-//! verdict. A workload is called faster or slower only when its interval leaves out 1 and its change is beyond the
-//! noise margin two runs of one environment differ by; a workload whose tests have a single sample on a side cannot
-//! be told, says so and names the option that gives more samples. It is never counted as unchanged.
+//! verdict. A side of several runs is resampled run by run (a cluster bootstrap: runs drawn with replacement, then
+//! each drawn run's samples), since two runs of one environment differ by more than one run's samples show.
+//!
+//! A workload is called faster or slower only when its interval leaves out 1 and its change is beyond the noise
+//! margin two runs of one environment differ by; a workload whose tests have a single sample on a side cannot be
+//! told, says so and names the option that gives more samples. It is never counted as unchanged.
 
 use crate::compare::{ComparisonRow, Significance, beyond, natural_cmp};
 use crate::environment::{EnvironmentField, LIMIT_FIELDS, limit_sentences};
@@ -34,6 +37,8 @@ pub struct SideVerdict {
     pub letter: String,
     pub name: String,
     pub workloads: Vec<WorkloadVerdict>,
+    /// Said once under the workloads when a change was called on one run a side: how to make it surer.
+    pub caution: Option<String>,
 }
 
 /// One workload of one side against the baseline.
@@ -62,6 +67,9 @@ pub struct WorkloadVerdict {
     pub unchanged: usize,
     /// Tests with a single sample on a side: nothing can be said of them, and they are not counted as unchanged.
     pub cannot_tell: usize,
+    /// The fewest runs behind a test on the baseline and on the side: with one run a side, nothing measures how much
+    /// two runs of one environment differ.
+    pub runs: [usize; 2],
     /// E.g. `analytic queries 1.50x slower on B`.
     pub summary: String,
     /// The environment differences that plausibly explain the change, one sentence each.
@@ -208,7 +216,7 @@ pub fn verdicts(
     (1..sides.len())
         .map(|side| {
             let serial = serial_evidence(rows, side, registry);
-            let workloads = workloads
+            let workloads: Vec<WorkloadVerdict> = workloads
                 .iter()
                 .filter_map(|workload| {
                     let headline = headline_rows(rows, workload, registry);
@@ -233,7 +241,8 @@ pub fn verdicts(
                     Some(verdict)
                 })
                 .collect();
-            SideVerdict { letter: letters[side].clone(), name: sides[side].name.clone(), workloads }
+            let caution = single_runs(&workloads, (&letters[0], &letters[side]));
+            SideVerdict { letter: letters[side].clone(), name: sides[side].name.clone(), workloads, caution }
         })
         .collect()
 }
@@ -246,12 +255,13 @@ fn workload_verdict(
     workload: &str,
     registry: &Registry,
 ) -> Option<WorkloadVerdict> {
-    let mut pairs: Vec<(&[f64], &[f64], Direction)> = Vec::new();
+    let mut pairs: Vec<SidesSamples> = Vec::new();
     let (mut better, mut worse, mut unchanged, mut cannot_tell) = (0, 0, 0, 0);
     let mut metrics: Vec<String> = Vec::new();
     let mut ratios = Vec::new();
-    // The fewest samples of a test on each side, for the advice.
+    // The fewest samples of a test on each side, for the advice, and the fewest runs.
     let (mut fewest_base, mut fewest_side) = (usize::MAX, usize::MAX);
+    let mut runs = [usize::MAX; 2];
     for row in headline {
         let (Some(base), Some(cell)) = (row.cells[0].as_ref(), row.cells.get(side).and_then(Option::as_ref)) else {
             continue;
@@ -259,9 +269,10 @@ fn workload_verdict(
         let Some(change) = cell.change.as_ref() else { continue };
         let Some(ratio) = change.ratio else { continue };
         ratios.push(ratio);
-        pairs.push((&base.samples, &cell.samples, row.direction));
+        pairs.push((&base.run_samples, &cell.run_samples, row.direction));
         fewest_base = fewest_base.min(base.samples.len());
         fewest_side = fewest_side.min(cell.samples.len());
+        runs = [runs[0].min(base.runs), runs[1].min(cell.runs)];
         if !metrics.contains(&row.metric) {
             metrics.push(row.metric.clone());
         }
@@ -303,6 +314,7 @@ fn workload_verdict(
         worse,
         unchanged,
         cannot_tell,
+        runs,
         summary: String::new(),
         explanations: Vec::new(),
     })
@@ -329,6 +341,27 @@ fn disturbed_sides(headline: &[&ComparisonRow], side: usize, letters: (&str, &st
         .collect()
 }
 
+/// The caution for changes called between sides of which one (or both) is a single run: their intervals measured
+/// how much the samples within each run vary, not how much two runs of one environment differ, and on a shared host
+/// those differ more (docs/compare.md, calibration). More runs under the same label settle it.
+fn single_runs(workloads: &[WorkloadVerdict], letters: (&str, &str)) -> Option<String> {
+    let called: Vec<&WorkloadVerdict> =
+        workloads.iter().filter(|w| matches!(w.decision, Decision::Faster | Decision::Slower)).collect();
+    let single = |side: usize| called.iter().any(|w| w.runs[side] == 1);
+    let (a, b) = letters;
+    let who = match (single(0), single(1)) {
+        (true, true) => format!("{a} and {b} are one run each"),
+        (true, false) => format!("{a} is one run"),
+        (false, true) => format!("{b} is one run"),
+        (false, false) => return None,
+    };
+    Some(format!(
+        "{who}: two runs of one environment on a shared host can differ beyond the noise margin, which one run \
+         cannot show. Run each again under its label (two more make three): compare pools them, and each interval \
+         then weighs how much the runs differ."
+    ))
+}
+
 /// A test's change with its interval.
 pub fn test_change(row: &ComparisonRow, side: usize) -> Option<TestChange> {
     let base = row.cells[0].as_ref()?;
@@ -337,17 +370,22 @@ pub fn test_change(row: &ComparisonRow, side: usize) -> Option<TestChange> {
     Some(TestChange {
         ratio: change.ratio?,
         interval: bootstrap_interval(
-            &[(&base.samples, &cell.samples, row.direction)],
+            &[(&base.run_samples, &cell.run_samples, row.direction)],
             seed(&[&row.workload, &row.test_id, &row.parameters_hash, &row.metric, &side.to_string()]),
         ),
         significant: change.significance.is_significant(),
     })
 }
 
+/// One test's samples for an interval, run by run: the baseline's, the side's, and which way is better.
+pub type SidesSamples<'a> = (&'a [Vec<f64>], &'a [Vec<f64>], Direction);
+
 /// The 2.5th and 97.5th percentiles of the geometric mean of the tests' speed factors over bootstrap resamples of
-/// both sides' samples; `None` when no test has more than one sample on either side.
-pub fn bootstrap_interval(pairs: &[(&[f64], &[f64], Direction)], seed: u64) -> Option<(f64, f64)> {
-    if pairs.is_empty() || pairs.iter().all(|(base, side, _)| base.len() < 2 && side.len() < 2) {
+/// both sides' samples, given run by run (a side of one run: its samples; of several: its runs, then their samples);
+/// `None` when no test has more than one sample on either side.
+pub fn bootstrap_interval(pairs: &[SidesSamples], seed: u64) -> Option<(f64, f64)> {
+    let count = |runs: &[Vec<f64>]| runs.iter().map(Vec::len).sum::<usize>();
+    if pairs.is_empty() || pairs.iter().all(|(base, side, _)| count(base) < 2 && count(side) < 2) {
         return None;
     }
     let mut random = SplitMix(seed);
@@ -379,12 +417,21 @@ pub fn bootstrap_interval(pairs: &[(&[f64], &[f64], Direction)], seed: u64) -> O
     Some((at(0.025), at(0.975)))
 }
 
-fn resampled_median(samples: &[f64], random: &mut SplitMix, scratch: &mut Vec<f64>) -> Option<f64> {
-    if samples.len() < 2 {
-        return samples.first().copied();
+/// The median of one bootstrap resample of a side: its runs drawn with replacement (when it has several), then each
+/// drawn run's samples drawn with replacement.
+fn resampled_median(runs: &[Vec<f64>], random: &mut SplitMix, scratch: &mut Vec<f64>) -> Option<f64> {
+    let runs: Vec<&Vec<f64>> = runs.iter().filter(|r| !r.is_empty()).collect();
+    match runs.as_slice() {
+        [] => return None,
+        [only] if only.len() < 2 => return only.first().copied(),
+        _ => {}
     }
     scratch.clear();
-    scratch.extend((0..samples.len()).map(|_| samples[random.below(samples.len())]));
+    for _ in 0..runs.len() {
+        // One run draws only its samples, so a single run's interval is what it always was.
+        let samples = if runs.len() == 1 { runs[0] } else { runs[random.below(runs.len())] };
+        scratch.extend((0..samples.len()).map(|_| samples[random.below(samples.len())]));
+    }
     let (middle, odd) = (scratch.len() / 2, scratch.len() % 2 == 1);
     let (below, upper, _) = scratch.select_nth_unstable_by(middle, f64::total_cmp);
     let upper = *upper;
@@ -666,14 +713,32 @@ mod tests {
 
     #[test]
     fn bootstrap_intervals_are_reproducible_and_cover_the_change() {
-        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
-        let side = [200.0, 204.0, 196.0, 202.0, 198.0];
+        let base = [vec![100.0, 102.0, 98.0, 101.0, 99.0]];
+        let side = [vec![200.0, 204.0, 196.0, 202.0, 198.0]];
         let pairs = [(&base[..], &side[..], Direction::HigherIsBetter)];
         let (low, high) = bootstrap_interval(&pairs, 7).unwrap();
         assert!(low <= 2.0 && 2.0 <= high && low > 1.8 && high < 2.2, "{low}..{high}");
         assert_eq!(bootstrap_interval(&pairs, 7), Some((low, high)));
-        let single = [(&base[..1], &side[..1], Direction::LowerIsBetter)];
+        let (one_base, one_side) = ([vec![100.0]], [vec![200.0]]);
+        let single = [(&one_base[..], &one_side[..], Direction::LowerIsBetter)];
         assert_eq!(bootstrap_interval(&single, 7), None);
+    }
+
+    /// Four runs a side whose samples agree within each run, one of the baseline's runs 15% faster than its others
+    /// (a shared host's good minute): pooled, the samples make a tight interval that leaves out 1; resampling runs
+    /// lets that run weigh as one run in four, and the interval keeps 1 inside, as it must for 6% between sides whose
+    /// runs differ by 15%.
+    #[test]
+    fn runs_that_differ_widen_the_interval() {
+        let run = |level: f64| (0..5).map(|i| level + f64::from(i) * 0.01).collect::<Vec<f64>>();
+        let base = [run(100.0), run(100.0), run(100.0), run(115.0)];
+        let side = [run(106.0), run(106.0), run(106.0), run(106.0)];
+        let pooled = |runs: &[Vec<f64>]| vec![runs.concat()];
+        let (pooled_base, pooled_side) = (pooled(&base), pooled(&side));
+        let tight = bootstrap_interval(&[(&pooled_base[..], &pooled_side[..], Direction::HigherIsBetter)], 7).unwrap();
+        let by_run = bootstrap_interval(&[(&base[..], &side[..], Direction::HigherIsBetter)], 7).unwrap();
+        assert!(tight.0 > 1.0, "pooled, the difference looks certain: {tight:?}");
+        assert!(by_run.0 < 1.0 && by_run.1 > 1.0, "run by run, 1 is inside: {by_run:?}");
     }
 
     #[test]

@@ -290,6 +290,46 @@ fn three_samples_a_side_decide_and_intervals_read_like_the_headline() {
     let words = line.split("95% interval ").nth(1).unwrap();
     let low: f64 = words.split('x').next().unwrap().parse().unwrap();
     assert!(words.contains("x slower;") && low > 1.3 && low < 1.39, "{line}");
+    // One run a side: the verdict says once that its interval cannot show how much two runs differ, and what
+    // settles it.
+    assert_eq!(cube.runs, [1, 1]);
+    let caution = comparison.verdicts[0].caution.as_deref().unwrap_or_default();
+    assert!(caution.starts_with("A and B are one run each:") && caution.contains("Run each again"), "{caution}");
+    assert_eq!(text.matches("Note: A and B are one run each").count(), 1, "{text}");
+}
+
+/// Three runs under each label: `compare` pools them, and the interval resamples whole runs. Runs that agree decide
+/// without the one-run caution; a baseline whose runs differ by 30% cannot make a 20% change certain.
+#[test]
+fn several_runs_a_side_are_weighed_run_by_run() {
+    let path = scratch("several-runs");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let cube = |factor: f64| {
+        let samples = [1.0, 1.01, 0.99].iter().map(|f| 8.0 * factor * f).collect();
+        vec![record("cube", "4 aggregation", json!({"scale": 0.1, "calc_threads": 2}), "elapsed", "s", samples)]
+    };
+    for (label, factors) in [
+        ("steady", [1.0, 1.0, 1.0]),
+        ("slower", [1.39, 1.39, 1.39]),
+        ("uneven", [1.0, 1.0, 1.3]),
+        ("a-fifth-slower", [1.2, 1.2, 1.2]),
+    ] {
+        for factor in factors {
+            store_run(&mut store, "cube", label, &physical(), &cube(factor));
+        }
+    }
+    let verdict = |a: &str, b: &str| {
+        let sides = resolve_sides(&store, &[a.to_string(), b.to_string()]).unwrap();
+        compare(&sides, &WORKLOADS).verdicts.remove(0)
+    };
+    let steady = verdict("steady", "slower");
+    assert_eq!(steady.caution, None, "three runs a side need no caution");
+    let steady = &steady.workloads[0];
+    assert_eq!((steady.decision, steady.runs), (envbench_report::Decision::Slower, [3, 3]));
+    let uneven = verdict("uneven", "a-fifth-slower").workloads.remove(0);
+    assert_eq!(uneven.decision, envbench_report::Decision::Same, "{uneven:?}");
+    let (low, high) = uneven.interval.unwrap();
+    assert!(low < 1.0 && high > 1.0, "one slow run in three keeps 1 inside: {low}..{high}");
 }
 
 #[test]
