@@ -343,6 +343,12 @@ pub trait Workload: ReadBack + Sync {
     /// leaves no trace.
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError>;
 
+    /// The workload's table in a built-in suite (one of [`BUILTIN_SUITES`]): suite-file TOML without its `[name]`
+    /// header, its parameters with comments for people. None leaves the workload out of that suite.
+    fn suite_table(&self, _suite: &str) -> Option<&'static str> {
+        None
+    }
+
     /// The option and value that point the workload at a suite's directory, unless the suite item's own arguments
     /// (`args`) already say where it works.
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
@@ -477,6 +483,11 @@ pub fn first_result(run: &StoredRun) -> String {
         .unwrap_or_default()
 }
 
+/// The built-in suites `envbench run --suite` takes by name: `quick` (the default, a couple of minutes), `standard`
+/// (each workload's full default) and `smoke` (`quick` at tiny sizes, for tests). Each is made of the workloads' own
+/// tables ([`Workload::suite_table`]), so a new workload joins them from its crate.
+pub const BUILTIN_SUITES: &[&str] = &["quick", "standard", "smoke"];
+
 /// Every workload envbench can run, in the order help and suites list them.
 #[derive(Clone, Copy)]
 pub struct Registry {
@@ -500,6 +511,21 @@ impl Registry {
     /// Every name, in order.
     pub fn names(&self) -> Vec<&'static str> {
         self.iter().map(|w| w.name()).collect()
+    }
+
+    /// The built-in suite `name` as a suite file: its `[suite]` table, then each workload's table in it, in the
+    /// registry's order. None when `name` is not one of [`BUILTIN_SUITES`].
+    pub fn builtin_suite(&self, name: &str) -> Option<String> {
+        if !BUILTIN_SUITES.contains(&name) {
+            return None;
+        }
+        let mut text = format!("[suite]\nname = \"{name}\"\n");
+        for workload in self.iter() {
+            if let Some(table) = workload.suite_table(name) {
+                text.push_str(&format!("\n[{}]\n{}", workload.name(), table.trim_start_matches('\n')));
+            }
+        }
+        Some(text)
     }
 
     /// How a workload's stored results read back: its own way when it is registered, the defaults otherwise.

@@ -133,6 +133,30 @@ impl Workload for CubeWorkload {
         WORKLOAD_VERSION
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+# Five repetitions: five samples of every step, so that compare can tell a change from noise.
+scale = 0.02
+repeat = 5
+"#,
+            ),
+            "standard" => Some(
+                r#"
+scale = 1.0
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+scale = 0.002
+repeat = 1
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",

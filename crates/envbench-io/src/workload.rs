@@ -126,6 +126,32 @@ impl Workload for DiskWorkload {
         WORKLOAD_VERSION
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+quick = true
+"#,
+            ),
+            "standard" => Some(
+                r#"
+profile = "cdm"
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+size = "16m"
+runs = 1
+duration = "100ms"
+interval = "0s"
+no_warmup = true
+test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         DiskArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and \

@@ -155,6 +155,36 @@ impl Workload for OltpWorkload {
         WORKLOAD_VERSION
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+# One warehouse on embedded SQLite: commits synced to this storage, two users; the measured 20 s give five
+# windows, five samples for compare.
+warehouses = 1
+users = "2"
+ramp = "10s"
+duration = "20s"
+"#,
+            ),
+            "standard" => Some(
+                r#"
+warehouses = 4
+users = "auto"
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+profile = "tpcb"
+users = "1"
+ramp = "0s"
+duration = "1s"
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         OltpArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Transactions from virtual users (TPC-C-derived order entry or pgbench's TPC-B-like), on SQLite, \

@@ -42,6 +42,27 @@ impl Workload for SysinfoWorkload {
         1
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+save = true
+"#,
+            ),
+            "standard" => Some(
+                r#"
+save = true
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+save = true
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         SysinfoArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a \

@@ -184,6 +184,34 @@ impl Workload for RanreadWorkload {
         crate::WORKLOAD_VERSION
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+size = "1g"
+jobs = "auto"
+duration = "2s"
+max_jobs = 32
+# A quick look should not leave a 1 GiB file behind.
+no_keep = true
+"#,
+            ),
+            "standard" => Some(
+                r#"
+jobs = "auto"
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+size = "16m"
+jobs = "1,2"
+iterations = 100
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",

@@ -3,8 +3,8 @@
 //! A suite names workloads with their parameters and a matrix of values to sweep (`cube.calc_threads = [8, 16, 32]`,
 //! `disk.profile = ["cdm", "db"]`); this crate parses it (TOML, with line numbers in every error), expands the matrix
 //! and the repetitions into an ordered list of runs, and turns each run's parameters into the workload command's own
-//! arguments, so every option is checked by the command that owns it. It also carries the built-in `quick` and
-//! `standard` suites. It runs nothing: the binary executes the list, one stored run per item.
+//! arguments, so every option is checked by the command that owns it. It runs nothing: the binary executes the list,
+//! one stored run per item. The built-in suites are made of the workloads' own tables (`Registry::builtin_suite`).
 
 use std::collections::BTreeMap;
 use toml_edit::{Document, Item, Table, Value};
@@ -60,113 +60,6 @@ pub struct SuiteItem {
     /// Where the workload's table starts in the file.
     pub line: usize,
 }
-
-/// The built-in suites: `quick` (the default, a few minutes), `standard` (each workload's full default), and
-/// `smoke` (`quick` at tiny sizes, for tests).
-pub fn builtin(name: &str) -> Option<&'static str> {
-    match name {
-        "quick" => Some(QUICK),
-        "standard" => Some(STANDARD),
-        "smoke" => Some(SMOKE),
-        _ => None,
-    }
-}
-
-const QUICK: &str = r#"
-[suite]
-name = "quick"
-
-[sysinfo]
-save = true
-
-[disk]
-quick = true
-
-[ranread]
-size = "1g"
-jobs = "auto"
-duration = "2s"
-max_jobs = 32
-# A quick look should not leave a 1 GiB file behind.
-no_keep = true
-
-# Every test gives at least five samples, so that compare can tell a change from noise: five cube repetitions,
-# five windows of the measured OLTP time, and each TPC-H query run five times (the power test and two users'
-# two query sets each).
-[cube]
-scale = 0.02
-repeat = 5
-
-# One warehouse on embedded SQLite: commits synced to this storage, two users.
-[oltp]
-warehouses = 1
-users = "2"
-ramp = "10s"
-duration = "20s"
-
-[tpch]
-sf = 0.1
-users = 2
-sets = 2
-"#;
-
-const STANDARD: &str = r#"
-[suite]
-name = "standard"
-
-[sysinfo]
-save = true
-
-[disk]
-profile = "cdm"
-
-[ranread]
-jobs = "auto"
-
-[cube]
-scale = 1.0
-
-[oltp]
-warehouses = 4
-users = "auto"
-
-[tpch]
-sf = 1
-"#;
-
-const SMOKE: &str = r#"
-[suite]
-name = "smoke"
-
-[sysinfo]
-save = true
-
-[disk]
-size = "16m"
-runs = 1
-duration = "100ms"
-interval = "0s"
-no_warmup = true
-test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
-
-[ranread]
-size = "16m"
-jobs = "1,2"
-iterations = 100
-
-[cube]
-scale = 0.002
-repeat = 1
-
-[oltp]
-profile = "tpcb"
-users = "1"
-ramp = "0s"
-duration = "1s"
-
-[tpch]
-sf = 0.01
-"#;
 
 /// Parse a suite. `file` names it in errors; `known` lists the workloads this build can run.
 pub fn parse_suite(text: &str, file: &str, known: &[&str]) -> Result<Suite, SuiteError> {
@@ -529,15 +422,6 @@ mod tests {
         );
         assert!(error("[disk\n").starts_with("s.toml: "), "{}", error("[disk\n"));
         assert!(error("[disk\n").contains("line 1"));
-    }
-
-    #[test]
-    fn builtin_suites_parse() {
-        for name in ["quick", "standard", "smoke"] {
-            let suite = parse_suite(builtin(name).unwrap(), name, KNOWN).unwrap();
-            assert_eq!(suite.name, name);
-            assert!(suite.items.iter().any(|i| i.workload == "disk"));
-        }
     }
 
     #[test]

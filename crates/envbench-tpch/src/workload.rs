@@ -113,6 +113,30 @@ impl Workload for TpchWorkload {
         WORKLOAD_VERSION
     }
 
+    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+# Each query five times: the power test and two users' two query sets each.
+sf = 0.1
+users = 2
+sets = 2
+"#,
+            ),
+            "standard" => Some(
+                r#"
+sf = 1
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+sf = 0.01
+"#,
+            ),
+            _ => None,
+        }
+    }
+
     fn command(&self) -> clap::Command {
         TpchArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion \

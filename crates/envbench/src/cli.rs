@@ -256,7 +256,7 @@ mod tests {
             }
             assert!(list.contains(name), "results list --workload does not name {name}:\n{list}");
         }
-        let quick = envbench_suite::builtin("quick").expect("the quick suite");
+        let quick = crate::registry::WORKLOADS.builtin_suite("quick").expect("the quick suite");
         for workload in crate::registry::WORKLOADS.iter().map(|w| w.name()) {
             let in_quick = quick.lines().any(|line| line == format!("[{workload}]"));
             let mentioned = run.contains(workload)

@@ -16,7 +16,39 @@ pub static WORKLOADS: Registry = Registry::new(&[
 #[cfg(test)]
 mod tests {
     use super::WORKLOADS;
+    use envbench_core::workload::BUILTIN_SUITES;
     use serde_json::json;
+
+    /// The built-in suites are made of the workloads' own tables, in the registry's order, and each parses: every
+    /// workload but `exec` (the user's own steps) is in each, and nothing else is.
+    #[test]
+    fn builtin_suites_come_from_the_workloads() {
+        let expected: Vec<&str> = WORKLOADS.names().into_iter().filter(|w| *w != "exec").collect();
+        for name in BUILTIN_SUITES {
+            let text = WORKLOADS.builtin_suite(name).unwrap();
+            let suite = envbench_suite::parse_suite(&text, name, &WORKLOADS.names()).unwrap();
+            assert_eq!(suite.name, *name);
+            let workloads: Vec<&str> = suite.items.iter().map(|i| i.workload.as_str()).collect();
+            assert_eq!(workloads, expected, "{name}:\n{text}");
+        }
+        assert_eq!(WORKLOADS.builtin_suite("nightly"), None);
+        // The quick suite's items, as `envbench run` has always run them (a resumed suite must plan the same).
+        let quick =
+            envbench_suite::parse_suite(&WORKLOADS.builtin_suite("quick").unwrap(), "quick", &WORKLOADS.names())
+                .unwrap();
+        let args: Vec<String> = quick.items.iter().map(|i| format!("{} {}", i.workload, i.args.join(" "))).collect();
+        assert_eq!(
+            args,
+            [
+                "sysinfo --save",
+                "disk --quick",
+                "ranread --size 1g --jobs auto --duration 2s --max-jobs 32 --no-keep",
+                "cube --scale 0.02 --repeat 5",
+                "oltp --warehouses 1 --users 2 --ramp 10s --duration 20s",
+                "tpch --sf 0.1 --users 2 --sets 2",
+            ]
+        );
+    }
 
     /// Each workload names its own concurrency knobs: no central list decides which tests are single-threaded.
     #[test]

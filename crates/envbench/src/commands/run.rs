@@ -14,7 +14,7 @@ use envbench_core::RunStatus;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading};
 use envbench_store::{RunFilter, StoreLocation, StoredRun};
-use envbench_suite::{Suite, SuiteItem, builtin, parse_suite};
+use envbench_suite::{Suite, SuiteItem, parse_suite};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
@@ -159,8 +159,8 @@ const MAX_SUITE_FILE_BYTES: u64 = 1 << 20;
 fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
     let name = if args.smoke { "smoke" } else { args.suite.as_str() };
     let known = WORKLOADS.names();
-    if let Some(text) = builtin(name) {
-        return Ok((parse_suite(text, name, &known).map_err(|e| usage(e.to_string()))?, name.to_string()));
+    if let Some(text) = WORKLOADS.builtin_suite(name) {
+        return Ok((parse_suite(&text, name, &known).map_err(|e| usage(e.to_string()))?, name.to_string()));
     }
     let path = Path::new(&args.suite);
     if !path.exists() {
