@@ -194,6 +194,27 @@ fn mariadb_runs_the_order_entry_transactions() {
     exercise(&DatabaseUrl::parse(MARIADB).unwrap());
 }
 
+/// The server's counters are read with statements this server has: none fails, which would leave an error in the
+/// DBA's server log (PostgreSQL before 17 has no pg_stat_checkpointer) and abort the transaction it ran in.
+#[test]
+fn server_counters_send_nothing_the_server_lacks() {
+    let url = DatabaseUrl::parse(POSTGRES).unwrap();
+    let mut c = url.connect("envbench-oltp test").unwrap();
+    let version = c.server_version_number().unwrap().unwrap();
+    assert!(c.server_version().unwrap().starts_with(&format!("PostgreSQL {}", version / 10_000)), "{version}");
+    c.begin().unwrap();
+    let counters = envbench_oltp::telemetry::snapshot(c.as_mut()).unwrap();
+    for counter in ["commits", "rollbacks", "blocks read", "blocks hit", "WAL bytes", "checkpoints"] {
+        assert!(counters.contains_key(counter), "{counter} missing from {counters:?}");
+    }
+    // After a failed statement PostgreSQL refuses every other one until the transaction ends.
+    assert_eq!(int(c.as_mut(), "SELECT 1"), 1);
+    c.rollback().unwrap();
+    let mut mariadb = DatabaseUrl::parse(MARIADB).unwrap().connect("envbench-oltp test").unwrap();
+    assert_eq!(mariadb.server_version_number().unwrap(), None);
+    assert!(envbench_oltp::telemetry::snapshot(mariadb.as_mut()).unwrap().contains_key("commits"));
+}
+
 #[test]
 fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
     let url = DatabaseUrl::parse(POSTGRES).unwrap();

@@ -203,11 +203,22 @@ pub trait Connection: Send {
     /// Run a query; every row.
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
 
+    /// Run a query without parameters; the names of its columns and every row, for answers that people read or
+    /// that are compared across servers.
+    fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError>;
+
     /// Run statements without parameters, unprepared (DDL, settings, transaction control).
     fn batch(&mut self, sql: &str) -> Result<(), DbError>;
 
     /// The server's version, for people.
     fn server_version(&mut self) -> Result<String, DbError>;
+
+    /// PostgreSQL's version as one number (`server_version_num`: 150020 is 15.20), asked once per connection, so that a
+    /// statement a version lacks is never sent to leave an error in the DBA's server log; `None` on the other
+    /// dialects, where nothing envbench sends depends on the version.
+    fn server_version_number(&mut self) -> Result<Option<u32>, DbError> {
+        Ok(None)
+    }
 
     fn begin(&mut self) -> Result<(), DbError> {
         let begin = self.dialect().begin();

@@ -72,6 +72,18 @@ impl Connection for MySqlConnection {
         Ok(rows.into_iter().map(|row| Row(row.unwrap().into_iter().map(value).collect())).collect())
     }
 
+    fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError> {
+        // The text protocol, as `query` without parameters; the columns are known even when no row comes back.
+        let mut result = self.connection.query_iter(sql).map_err(|e| classify(&self.shown, e))?;
+        let columns = result.columns().as_ref().iter().map(|c| c.name_str().into_owned()).collect();
+        let mut rows = Vec::new();
+        for row in result.by_ref() {
+            let row = row.map_err(|e| classify(&self.shown, e))?;
+            rows.push(Row(row.unwrap().into_iter().map(value).collect()));
+        }
+        Ok((columns, rows))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.connection.query_drop(sql).map_err(|e| classify(&self.shown, e))
     }

@@ -11,6 +11,8 @@ pub(crate) struct PostgresConnection {
     client: Client,
     statements: HashMap<String, Statement>,
     shown: String,
+    /// `server_version_num`, once asked.
+    version_number: Option<u32>,
 }
 
 impl PostgresConnection {
@@ -22,7 +24,7 @@ impl PostgresConnection {
         config.connect_timeout(Duration::from_secs(10));
         crate::postgres_password_from_environment(&mut config);
         let client = config.connect(NoTls).map_err(|e| classify(shown, &e))?;
-        Ok(PostgresConnection { client, statements: HashMap::new(), shown: shown.to_string() })
+        Ok(PostgresConnection { client, statements: HashMap::new(), shown: shown.to_string(), version_number: None })
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
@@ -109,6 +111,12 @@ impl Connection for PostgresConnection {
             .collect()
     }
 
+    fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError> {
+        let statement = self.statement(sql)?;
+        let columns = statement.columns().iter().map(|c| c.name().to_string()).collect();
+        Ok((columns, self.query(sql, &[])?))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.client.batch_execute(sql).map_err(|e| classify(&self.shown, &e))
     }
@@ -116,6 +124,19 @@ impl Connection for PostgresConnection {
     fn server_version(&mut self) -> Result<String, DbError> {
         let version = self.query("SHOW server_version", &[])?;
         Ok(format!("PostgreSQL {}", version.first().map(|r| r.text(0)).transpose()?.unwrap_or_default()))
+    }
+
+    fn server_version_number(&mut self) -> Result<Option<u32>, DbError> {
+        if self.version_number.is_none() {
+            let rows = self.query("SHOW server_version_num", &[])?;
+            let text = rows.first().map(|r| r.text(0)).transpose()?.unwrap_or_default();
+            let number = text
+                .trim()
+                .parse()
+                .map_err(|_| DbError::other(format!("{}: server_version_num '{text}' is not a number", self.shown)))?;
+            self.version_number = Some(number);
+        }
+        Ok(self.version_number)
     }
 }
 

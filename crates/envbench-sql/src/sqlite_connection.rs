@@ -70,6 +70,13 @@ impl Connection for SqliteConnection {
         Ok(out)
     }
 
+    fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError> {
+        let statement = self.connection.prepare_cached(sql).map_err(|e| classify(&self.path, e))?;
+        let columns = statement.column_names().map(String::from).collect();
+        drop(statement);
+        Ok((columns, self.query(sql, &[])?))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         self.connection.execute_batch(sql).map_err(|e| classify(&self.path, e))
     }

@@ -8,8 +8,8 @@
 //! timeout by the server itself (`max_statement_time` on MariaDB, `max_execution_time` on MySQL) and, for the user's
 //! interrupt and as a guarantee of the deadline, by a watcher that runs `KILL QUERY` on a second connection.
 
-use super::server::{APPLICATION_NAME, ExistingLoad, MARKER_COMMENT, SECONDARY_INDEXES, ServerTables};
-use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
+use super::server::{APPLICATION_NAME, ExistingLoad, MARKER_COMMENT, SECONDARY_INDEXES, ServerTables, Stop, watched};
+use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
 use crate::data::TableName;
 use crate::params::QueryParameters;
@@ -19,7 +19,6 @@ use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -644,52 +643,28 @@ impl MySqlSession {
                 .map_err(|e| QueryFailure::Error(without_url(&e, &shown)))?;
             self.timeout = timeout;
         }
+        // The server's own time limit stops a statement at the deadline; the watcher kills one it let run on, and any
+        // on Ctrl-C.
         let deadline = timeout.map(|t| Instant::now() + t);
         let (killer, url, id) = (&mut self.killer, &self.url, self.connection_id.as_str());
-        let killed_for: Mutex<Option<QueryFailure>> = Mutex::new(None);
-        // The watcher wakes at once when the statement ends (the sender is dropped), so the time measured around a
-        // query never includes waiting for it; while the statement runs it looks at the interrupt flag every 50 ms.
-        let (finished, watch) = std::sync::mpsc::channel::<()>();
-        let result = std::thread::scope(|scope| {
-            let killed_for = &killed_for;
-            scope.spawn(move || {
-                loop {
-                    let wait = match deadline {
-                        Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(INTERRUPT_POLL),
-                        None => INTERRUPT_POLL,
-                    };
-                    match watch.recv_timeout(wait) {
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                        _ => return,
-                    }
-                    let reason = if interrupt.load(Ordering::SeqCst) {
-                        QueryFailure::Cancelled
-                    } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                        QueryFailure::TimedOut
-                    } else {
-                        continue;
-                    };
-                    *killed_for.lock().expect("no panics") = Some(reason);
-                    if killer.is_none() {
-                        *killer = url.connect(APPLICATION_NAME).ok();
-                    }
-                    if let Some(connection) = killer.as_mut()
-                        && connection.batch(&format!("KILL QUERY {id}")).is_err()
-                    {
-                        // A broken killer connection is opened again next time.
-                        *killer = None;
-                    }
-                    return;
-                }
-            });
-            let result = statement(self.connection.as_mut());
-            drop(finished);
-            result
-        });
+        let kill = move |_| {
+            if killer.is_none() {
+                *killer = url.connect(APPLICATION_NAME).ok();
+            }
+            if let Some(connection) = killer.as_mut()
+                && connection.batch(&format!("KILL QUERY {id}")).is_err()
+            {
+                // A broken killer connection is opened again next time.
+                *killer = None;
+            }
+        };
+        let connection = self.connection.as_mut();
+        let (result, stopped) = watched(interrupt, deadline, kill, || statement(connection));
         result.map_err(|e| {
             let message = without_url(&e, &shown);
-            match killed_for.into_inner().expect("no panics") {
-                Some(reason) => reason,
+            match stopped {
+                Some(Stop::Interrupted) => QueryFailure::Cancelled,
+                Some(Stop::Deadline) => QueryFailure::TimedOut,
                 None if message.contains("max_statement_time")
                     || message.contains("maximum statement execution time") =>
                 {
@@ -708,11 +683,10 @@ impl Session for MySqlSession {
         timeout: Option<Duration>,
         interrupt: &AtomicBool,
     ) -> Result<QueryAnswer, QueryFailure> {
-        let rows = self.watched(timeout, interrupt, |connection| connection.query(sql, &[]))?;
+        let (columns, rows) = self.watched(timeout, interrupt, |connection| connection.query_named(sql))?;
         let rows =
             rows.into_iter().map(|row| (0..row.0.len()).map(|i| row.text(i).unwrap_or_default()).collect()).collect();
-        // The connection does not report column names; nothing reads them from a server target's answer.
-        Ok(QueryAnswer { columns: Vec::new(), rows })
+        Ok(QueryAnswer { columns, rows })
     }
 
     fn refresh_insert(&mut self, update_set: &UpdateSet) -> Result<(), QueryFailure> {

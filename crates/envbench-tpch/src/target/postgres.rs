@@ -5,8 +5,8 @@
 //! The tables are in one schema, resolved once ([`ServerTables`]): every statement names them qualified, and every
 //! session's search path is set to that schema alone (a `SET`, so any legal schema name works).
 
-use super::server::{APPLICATION_NAME, ExistingLoad, SECONDARY_INDEXES, ServerTables, primary_key};
-use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
+use super::server::{APPLICATION_NAME, ExistingLoad, SECONDARY_INDEXES, ServerTables, primary_key, watched};
+use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
 use crate::data::TableName;
 use crate::params::QueryParameters;
@@ -345,23 +345,12 @@ impl PostgresSession {
                 .map_err(|e| QueryFailure::Error(e.to_string()))?;
             self.timeout_ms = timeout_ms;
         }
+        // The server's statement_timeout is the deadline; the watcher cancels on Ctrl-C.
         let token = self.client.cancel_token();
-        // The watcher wakes at once when the statement ends (the sender is dropped), so the time measured around a
-        // query never includes waiting for it; while the statement runs it looks at the interrupt flag every 50 ms.
-        let (finished, watch) = std::sync::mpsc::channel::<()>();
-        let result = std::thread::scope(|scope| {
-            scope.spawn(move || {
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(INTERRUPT_POLL) {
-                    if interrupt.load(Ordering::SeqCst) {
-                        let _ = token.cancel_query(NoTls);
-                        return;
-                    }
-                }
-            });
-            let result = statement(&mut self.client);
-            drop(finished);
-            result
-        });
+        let cancel = move |_| {
+            let _ = token.cancel_query(NoTls);
+        };
+        let (result, _) = watched(interrupt, None, cancel, || statement(&mut self.client));
         result.map_err(|e| match e.as_db_error() {
             Some(db) if db.code().code() == "57014" => {
                 if interrupt.load(Ordering::SeqCst) {

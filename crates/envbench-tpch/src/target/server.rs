@@ -1,6 +1,6 @@
 //! What the two server targets share: the one schema their tables live in (a [`Namespace`], resolved once per run),
-//! the tables' definitions, the marker table that says a load is envbench's and complete, and the lock a run holds on
-//! the tables.
+//! the tables' definitions, the marker table that says a load is envbench's and complete, the lock a run holds on
+//! the tables, and the watcher that asks the server to stop a query on Ctrl-C or at its deadline.
 //!
 //! Every statement names its tables qualified with the namespace, and every session's search path is pinned to it,
 //! so nothing envbench checks, creates, drops, loads, refreshes or queries can be a table of the same name elsewhere
@@ -15,6 +15,61 @@ use envbench_sql::{
     Value,
 };
 use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Instant;
+
+/// Why the watcher of [`watched`] stopped a statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The user pressed Ctrl-C (the interrupt flag was set).
+    Interrupted,
+    /// The deadline passed before the server's own time limit stopped the statement.
+    Deadline,
+}
+
+/// Run `statement` on this thread while a watcher thread looks at `interrupt`, and at `deadline` when there is one,
+/// every [`super::INTERRUPT_POLL`]. The first time either says stop, the watcher calls `stop` once with the reason
+/// (which asks the server to cancel the statement: a cancel token, `KILL QUERY`) and ends. It wakes at once when the
+/// statement ends, so the time measured around a query never includes waiting for it. Returns the statement's result
+/// and what the watcher stopped it for, if it did.
+pub fn watched<T>(
+    interrupt: &AtomicBool,
+    deadline: Option<Instant>,
+    stop: impl FnOnce(Stop) + Send,
+    statement: impl FnOnce() -> T,
+) -> (T, Option<Stop>) {
+    let stopped: Mutex<Option<Stop>> = Mutex::new(None);
+    let (finished, watch) = channel::<()>();
+    let result = std::thread::scope(|scope| {
+        let stopped = &stopped;
+        scope.spawn(move || {
+            loop {
+                let wait = deadline.map_or(super::INTERRUPT_POLL, |d| {
+                    d.saturating_duration_since(Instant::now()).min(super::INTERRUPT_POLL)
+                });
+                if !matches!(watch.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
+                    return;
+                }
+                let reason = if interrupt.load(Ordering::SeqCst) {
+                    Stop::Interrupted
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Stop::Deadline
+                } else {
+                    continue;
+                };
+                *stopped.lock().expect("no panics") = Some(reason);
+                stop(reason);
+                return;
+            }
+        });
+        let result = statement();
+        drop(finished);
+        result
+    });
+    (result, stopped.into_inner().expect("no panics"))
+}
 
 /// The table that marks a load as envbench's and complete.
 pub const MARKER_TABLE: &str = "envbench_tpch_load";

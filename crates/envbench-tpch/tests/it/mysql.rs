@@ -235,6 +235,11 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
             if let Err(mismatch) = compare_rows(&expected.rows, &actual.rows) {
                 mismatches.push(format!("Q{query} {parameters:?}: {mismatch}"));
             }
+            // Every answer names its columns, as DataFusion's does (where it has a batch to name them by).
+            assert!(!actual.columns.is_empty() && actual.columns.iter().all(|c| !c.is_empty()), "Q{query}");
+            if !expected.rows.is_empty() {
+                assert_eq!(actual.columns.len(), expected.columns.len(), "Q{query}: {:?}", actual.columns);
+            }
             // The query text names the run's tables itself: on a connection to the decoys' database it still answers
             // from the run's tables, where the bare text answers from the decoys.
             let text_rows = |connection: &mut Box<dyn Connection>, sql: &str| -> Vec<Vec<String>> {
