@@ -81,37 +81,45 @@ fn sampler_sees_what_was_written() {
     let storage = probe_storage(&host, &dir, &mut Vec::new()).unwrap();
     let devices = sampled_devices(&storage);
     assert!(!devices.is_empty(), "no block device under {}", dir.display());
-    // Dirty pages that earlier tests left (the storage tests write hundreds of MB buffered) are written back first,
-    // so that the kernel's writeback does not count as ours.
-    let _ = std::process::Command::new("sync").status();
-    let sampler = Sampler::start(
-        host,
-        SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone(), ..Default::default() },
-    );
-
+    // The sampler counts the whole device, so other writers count too: dirty pages that earlier tests left (the
+    // storage tests write hundreds of MB buffered) are written back first, and a database server on this machine may
+    // flush its own pages after the tests that loaded it. A try whose window another writer shared is taken again; one
+    // of three must see what this test wrote, within 10%.
     let path = dir.join("envbench-sampler-test.dat");
     let chunk = vec![0x5au8; 1 << 20];
     let written_bytes: u64 = 384 << 20;
-    sampler.step_started("write");
-    {
-        let mut file = std::fs::File::create(&path).unwrap();
-        for _ in 0..(written_bytes >> 20) {
-            file.write_all(&chunk).unwrap();
+    let mut tries = Vec::new();
+    let series = loop {
+        let _ = std::process::Command::new("sync").status();
+        let sampler = Sampler::start(
+            host.clone(),
+            SamplerOptions { interval: Duration::from_millis(200), devices: devices.clone(), ..Default::default() },
+        );
+        sampler.step_started("write");
+        {
+            let mut file = std::fs::File::create(&path).unwrap();
+            for _ in 0..(written_bytes >> 20) {
+                file.write_all(&chunk).unwrap();
+            }
+            file.sync_all().unwrap();
         }
-        file.sync_all().unwrap();
-    }
-    sampler.step_finished("write");
-    std::thread::sleep(Duration::from_millis(450));
-    let series = sampler.finish();
-    std::fs::remove_file(&path).unwrap();
+        sampler.step_finished("write");
+        std::thread::sleep(Duration::from_millis(450));
+        let series = sampler.finish();
+        std::fs::remove_file(&path).unwrap();
 
-    let step = series.step("write").expect("the step was summarized");
-    let top = &step.disks[0];
-    assert_eq!(top.device, devices[0]);
-    let seconds = (step.end_ms - step.start_ms) as f64 / 1000.0;
-    let seen_bytes = top.write_mb_per_s * 1e6 * seconds;
-    let ratio = seen_bytes / written_bytes as f64;
-    assert!((0.9..=1.1).contains(&ratio), "sampler saw {seen_bytes} bytes written, we wrote {written_bytes}");
+        let step = series.step("write").expect("the step was summarized");
+        let top = &step.disks[0];
+        assert_eq!(top.device, devices[0]);
+        let seconds = (step.end_ms - step.start_ms) as f64 / 1000.0;
+        let ratio = top.write_mb_per_s * 1e6 * seconds / written_bytes as f64;
+        tries.push(ratio);
+        assert!(ratio >= 0.9, "sampler saw {ratio:.3} of the {written_bytes} bytes we wrote");
+        if ratio <= 1.1 {
+            break series;
+        }
+        assert!(tries.len() < 3, "sampler saw more than we wrote in every try (ratios {tries:?}): another writer?");
+    };
     assert!(series.points.len() >= 2, "points every 200 ms: {}", series.points.len());
     assert!(series.own_cost_percent_of_core() < 1.0, "sampler cost {}% of a core", series.own_cost_percent_of_core());
 }
