@@ -359,7 +359,8 @@ pub fn local_data_directory(connection: &mut dyn Connection, url: &DatabaseUrl) 
         return None;
     }
     let sql = match url.dialect() {
-        Dialect::Postgres => "SHOW data_directory",
+        // pg_settings leaves the row out for a user who may not see it, where SHOW would leave an error in the log.
+        Dialect::Postgres => "SELECT setting FROM pg_settings WHERE name = 'data_directory'",
         Dialect::MySql => "SELECT @@datadir",
         Dialect::Sqlite => return None,
     };
