@@ -195,9 +195,8 @@ struct MatchKey {
 
 struct Pooled {
     samples: Vec<f64>,
-    /// Each run's samples, by run id.
+    /// Each run's samples, by run id: every run that gave a result, even one without a finite sample.
     per_run: BTreeMap<String, Vec<f64>>,
-    runs: BTreeSet<String>,
     flags: Vec<String>,
     parameters: Value,
     direction: Direction,
@@ -332,7 +331,6 @@ fn pool(side: &Side) -> BTreeMap<MatchKey, Pooled> {
             let entry = pooled.entry(key).or_insert_with(|| Pooled {
                 samples: Vec::new(),
                 per_run: BTreeMap::new(),
-                runs: BTreeSet::new(),
                 flags: Vec::new(),
                 parameters: r.parameters.clone(),
                 direction: r.direction,
@@ -340,7 +338,6 @@ fn pool(side: &Side) -> BTreeMap<MatchKey, Pooled> {
             let finite = r.samples.iter().copied().filter(|v| v.is_finite());
             entry.per_run.entry(run.summary.uuid.clone()).or_default().extend(finite.clone());
             entry.samples.extend(finite);
-            entry.runs.insert(run.summary.uuid.clone());
             for flag in &r.flags {
                 if !entry.flags.contains(flag) {
                     entry.flags.push(flag.clone());
@@ -365,7 +362,7 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
     Some(Cell {
         samples: side.samples.clone(),
         run_samples: side.per_run.values().filter(|s| !s.is_empty()).cloned().collect(),
-        runs: side.runs.len(),
+        runs: side.per_run.len(),
         noisy: summary.is_noisy(),
         summary,
         flags: side.flags.clone(),

@@ -384,7 +384,12 @@ pub type SidesSamples<'a> = (&'a [Vec<f64>], &'a [Vec<f64>], Direction);
 /// both sides' samples, given run by run (a side of one run: its samples; of several: its runs, then their samples);
 /// `None` when no test has more than one sample on either side.
 pub fn bootstrap_interval(pairs: &[SidesSamples], seed: u64) -> Option<(f64, f64)> {
-    let count = |runs: &[Vec<f64>]| runs.iter().map(Vec::len).sum::<usize>();
+    // Runs without samples are left out once here, not in each of the resamples.
+    fn filled(runs: &[Vec<f64>]) -> Vec<&[f64]> {
+        runs.iter().filter(|r| !r.is_empty()).map(Vec::as_slice).collect()
+    }
+    let pairs: Vec<_> = pairs.iter().map(|(base, side, direction)| (filled(base), filled(side), *direction)).collect();
+    let count = |runs: &[&[f64]]| runs.iter().map(|r| r.len()).sum::<usize>();
     if pairs.is_empty() || pairs.iter().all(|(base, side, _)| count(base) < 2 && count(side) < 2) {
         return None;
     }
@@ -394,7 +399,7 @@ pub fn bootstrap_interval(pairs: &[SidesSamples], seed: u64) -> Option<(f64, f64
     for _ in 0..BOOTSTRAP_RESAMPLES {
         let mut log_sum = 0.0;
         let mut count = 0usize;
-        for (base, side, direction) in pairs {
+        for (base, side, direction) in &pairs {
             let (Some(b), Some(s)) = (resampled_median(base, &mut random, &mut scratch), {
                 resampled_median(side, &mut random, &mut scratch)
             }) else {
@@ -418,10 +423,9 @@ pub fn bootstrap_interval(pairs: &[SidesSamples], seed: u64) -> Option<(f64, f64
 }
 
 /// The median of one bootstrap resample of a side: its runs drawn with replacement (when it has several), then each
-/// drawn run's samples drawn with replacement.
-fn resampled_median(runs: &[Vec<f64>], random: &mut SplitMix, scratch: &mut Vec<f64>) -> Option<f64> {
-    let runs: Vec<&Vec<f64>> = runs.iter().filter(|r| !r.is_empty()).collect();
-    match runs.as_slice() {
+/// drawn run's samples drawn with replacement. `runs` holds no empty run.
+fn resampled_median(runs: &[&[f64]], random: &mut SplitMix, scratch: &mut Vec<f64>) -> Option<f64> {
+    match runs {
         [] => return None,
         [only] if only.len() < 2 => return only.first().copied(),
         _ => {}
