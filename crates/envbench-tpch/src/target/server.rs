@@ -15,7 +15,6 @@ use envbench_sql::{
     Value,
 };
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Instant;
@@ -40,17 +39,15 @@ pub fn watched<T>(
     stop: impl FnOnce(Stop) + Send,
     statement: impl FnOnce() -> T,
 ) -> (T, Option<Stop>) {
-    let stopped: Mutex<Option<Stop>> = Mutex::new(None);
     let (finished, watch) = channel::<()>();
-    let result = std::thread::scope(|scope| {
-        let stopped = &stopped;
-        scope.spawn(move || {
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(move || {
             loop {
                 let wait = deadline.map_or(super::INTERRUPT_POLL, |d| {
                     d.saturating_duration_since(Instant::now()).min(super::INTERRUPT_POLL)
                 });
                 if !matches!(watch.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
-                    return;
+                    return None;
                 }
                 let reason = if interrupt.load(Ordering::SeqCst) {
                     Stop::Interrupted
@@ -59,16 +56,14 @@ pub fn watched<T>(
                 } else {
                     continue;
                 };
-                *stopped.lock().expect("no panics") = Some(reason);
                 stop(reason);
-                return;
+                return Some(reason);
             }
         });
         let result = statement();
         drop(finished);
-        result
-    });
-    (result, stopped.into_inner().expect("no panics"))
+        (result, watcher.join().expect("the watcher does not panic"))
+    })
 }
 
 /// The table that marks a load as envbench's and complete.
