@@ -18,6 +18,7 @@ mod sqlite_connection;
 
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use namespace::{Namespace, Relation, RelationKind, quote_identifier, quote_literal};
+pub use sqlite_connection::SqliteOpen;
 
 use envbench_core::model::redact_secrets;
 use std::path::PathBuf;
@@ -67,6 +68,24 @@ impl From<String> for Value {
     }
 }
 
+impl From<&String> for Value {
+    fn from(value: &String) -> Value {
+        Value::Text(value.clone())
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Value {
+        value.map_or(Value::Null, Into::into)
+    }
+}
+
+/// Values for a statement, each converted to a [`Value`]: `params![id, name, maybe_text]`.
+#[macro_export]
+macro_rules! params {
+    ($($value:expr),* $(,)?) => { &[$($crate::Value::from($value)),*] };
+}
+
 /// One row of a result, read by column position.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row(pub Vec<Value>);
@@ -113,6 +132,21 @@ impl Row {
     pub fn is_null(&self, column: usize) -> bool {
         matches!(self.0.get(column), Some(Value::Null) | None)
     }
+
+    /// A whole number, or `None` for NULL.
+    pub fn optional_int(&self, column: usize) -> Result<Option<i64>, DbError> {
+        if matches!(self.value(column)?, Value::Null) { Ok(None) } else { self.int(column).map(Some) }
+    }
+
+    /// A number, or `None` for NULL.
+    pub fn optional_real(&self, column: usize) -> Result<Option<f64>, DbError> {
+        if matches!(self.value(column)?, Value::Null) { Ok(None) } else { self.real(column).map(Some) }
+    }
+
+    /// Text, or `None` for NULL.
+    pub fn optional_text(&self, column: usize) -> Result<Option<String>, DbError> {
+        if matches!(self.value(column)?, Value::Null) { Ok(None) } else { self.text(column).map(Some) }
+    }
 }
 
 /// Which SQL a database speaks.
@@ -157,8 +191,14 @@ pub enum ErrorKind {
     Retry,
     /// The server cannot be reached, or the connection was lost.
     Unreachable,
-    /// The server answered and said no: unknown database, wrong password, missing privilege.
+    /// The server answered and said no: unknown database, wrong password, missing privilege, a read-only file.
     Refused,
+    /// The statement was cancelled: by its statement timeout, or by a cancel request (Ctrl-C).
+    Cancelled,
+    /// The file is not a database of this kind (SQLite's "file is not a database").
+    NotADatabase,
+    /// The database says its own file is damaged.
+    Corrupt,
     /// Anything else: a bug, a full disk, a constraint.
     Other,
 }
@@ -182,6 +222,11 @@ impl DbError {
     pub fn is_retry(&self) -> bool {
         self.kind == ErrorKind::Retry
     }
+
+    /// The message without the database it names first (`place: ...`), for callers that name the place themselves.
+    pub fn detail(&self, place: &str) -> &str {
+        self.message.strip_prefix(place).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(&self.message)
+    }
 }
 
 impl std::fmt::Display for DbError {
@@ -191,6 +236,10 @@ impl std::fmt::Display for DbError {
 }
 
 impl std::error::Error for DbError {}
+
+/// Stops the statement a connection is running, from another thread: a cancel request on PostgreSQL, `KILL QUERY`
+/// from a second connection on MariaDB/MySQL, an interrupt on SQLite.
+pub type Interrupter = Box<dyn Fn() + Send + Sync>;
 
 /// Statements on one connection to a database. SQL uses `?` placeholders whatever the dialect; statements are prepared
 /// once per connection and reused.
@@ -203,8 +252,9 @@ pub trait Connection: Send {
     /// Run a query; every row.
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
 
-    /// Run a query without parameters; the names of its columns and every row, for answers that people read or
-    /// that are compared across servers.
+    /// Run a query without parameters, unprepared; the names of its columns and every row, each value as the server
+    /// writes it as text (numbers, decimals and dates alike) or NULL: for answers that people read or that are
+    /// compared across servers.
     fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError>;
 
     /// Run statements without parameters, unprepared (DDL, settings, transaction control).
@@ -218,6 +268,11 @@ pub trait Connection: Send {
     /// dialects, where nothing envbench sends depends on the version.
     fn server_version_number(&mut self) -> Result<Option<u32>, DbError> {
         Ok(None)
+    }
+
+    /// What stops this connection's running statement from another thread, when the database offers a way.
+    fn interrupter(&mut self) -> Option<Interrupter> {
+        None
     }
 
     fn begin(&mut self) -> Result<(), DbError> {
@@ -342,13 +397,18 @@ impl DatabaseUrl {
     /// Open a connection. `application` names it in the server's session list.
     pub fn connect(&self, application: &str) -> Result<Box<dyn Connection>, DbError> {
         match self.dialect {
-            Dialect::Sqlite => Ok(Box::new(sqlite_connection::SqliteConnection::open(&self.target)?)),
+            Dialect::Sqlite => open_sqlite(std::path::Path::new(&self.target), SqliteOpen::default()),
             Dialect::Postgres => {
                 Ok(Box::new(postgres_connection::PostgresConnection::open(&self.target, &self.shown(), application)?))
             }
             Dialect::MySql => Ok(Box::new(mysql_connection::MySqlConnection::open(&self.target, &self.shown())?)),
         }
     }
+}
+
+/// Open a SQLite file the way `how` says.
+pub fn open_sqlite(path: &std::path::Path, how: SqliteOpen) -> Result<Box<dyn Connection>, DbError> {
+    Ok(Box::new(sqlite_connection::SqliteConnection::open(path, how)?))
 }
 
 /// The data directory of the server behind `connection`, when the server runs on this machine, says where its data

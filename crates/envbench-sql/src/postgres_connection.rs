@@ -1,9 +1,9 @@
 //! PostgreSQL over a real connection: statements prepared once per connection, values bound in the binary protocol.
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Row, Value, numbered_placeholders};
+use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value, numbered_placeholders};
 use envbench_core::model::{error_chain, postgres_advice};
-use postgres::types::{FromSql, ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use postgres::types::{FromSql, IsNull, ToSql, Type};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -31,10 +31,34 @@ impl PostgresConnection {
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
+        // Statements built from their values (a filter's clauses, a batch of rows) are many: a long-lived connection
+        // keeps at most this many prepared on the server.
+        if self.statements.len() >= STATEMENT_CACHE {
+            self.statements.clear();
+        }
         let statement = self.client.prepare(&numbered_placeholders(sql)).map_err(|e| classify(&self.shown, &e))?;
         self.statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
+}
+
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 512;
+
+/// NULL for a parameter of any type (the driver checks a typed `None` against the parameter's type).
+#[derive(Debug)]
+struct Null;
+
+impl ToSql for Null {
+    fn to_sql(&self, _: &Type, _: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(IsNull::Yes)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
 }
 
 /// Values as the driver binds them, to the types the server expects for each parameter.
@@ -44,7 +68,7 @@ fn bind(values: &[Value], types: &[Type]) -> Vec<Box<dyn ToSql + Sync>> {
         .zip(types.iter().chain(std::iter::repeat(&Type::TEXT)))
         .map(|(value, ty)| -> Box<dyn ToSql + Sync> {
             match (value, ty) {
-                (Value::Null, _) => Box::new(None::<String>),
+                (Value::Null, _) => Box::new(Null),
                 (Value::Int(v), &Type::INT2) => Box::new(*v as i16),
                 (Value::Int(v), &Type::INT4) => Box::new(*v as i32),
                 (Value::Int(v), &Type::FLOAT8) => Box::new(*v as f64),
@@ -112,9 +136,29 @@ impl Connection for PostgresConnection {
     }
 
     fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError> {
-        let statement = self.statement(sql)?;
-        let columns = statement.columns().iter().map(|c| c.name().to_string()).collect();
-        Ok((columns, self.query(sql, &[])?))
+        // The simple protocol, as the MySQL connection's text protocol: every value as the server writes it
+        // (numeric and dates included), and nothing prepared for a text that runs once.
+        let messages = self.client.simple_query(sql).map_err(|e| classify(&self.shown, &e))?;
+        let (mut columns, mut rows) = (Vec::new(), Vec::new());
+        for message in messages {
+            match message {
+                SimpleQueryMessage::RowDescription(described) => {
+                    columns = described.iter().map(|c| c.name().to_string()).collect();
+                }
+                SimpleQueryMessage::Row(row) => rows.push(Row((0..row.len())
+                    .map(|i| row.get(i).map_or(Value::Null, |text| Value::Text(text.to_string())))
+                    .collect())),
+                _ => {}
+            }
+        }
+        Ok((columns, rows))
+    }
+
+    fn interrupter(&mut self) -> Option<Interrupter> {
+        let token = self.client.cancel_token();
+        Some(Box::new(move || {
+            let _ = token.cancel_query(NoTls);
+        }))
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
@@ -148,6 +192,8 @@ pub(crate) fn classify(shown: &str, error: &postgres::Error) -> DbError {
             let code = db.code().code();
             let kind = match code {
                 "40001" | "40P01" | "55P03" => ErrorKind::Retry,
+                "57014" => ErrorKind::Cancelled,
+                "XX001" | "XX002" => ErrorKind::Corrupt,
                 "28P01" | "28000" | "3D000" | "42501" | "3F000" => ErrorKind::Refused,
                 _ => ErrorKind::Other,
             };

@@ -1,12 +1,29 @@
 //! Embedded SQLite: a file, WAL-capable, with a busy timeout so concurrent writers wait rather than fail at once.
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Row, Value};
+use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode, OpenFlags};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::time::Duration;
 
-/// How long a writer waits for another connection's transaction before the error asks for a retry.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How to open a SQLite file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqliteOpen {
+    /// Create the file when it does not exist.
+    pub create: bool,
+    /// Read only, as an immutable file: nothing is written, not even a journal or the shared-memory file a WAL
+    /// database needs, so a file on a read-only file system can be read (its `-wal` must hold nothing unmerged).
+    pub read_only: bool,
+    /// How long a writer waits for another connection's transaction before the error asks for a retry.
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOpen {
+    fn default() -> SqliteOpen {
+        SqliteOpen { create: true, read_only: false, busy_timeout: Duration::from_secs(30) }
+    }
+}
 
 pub(crate) struct SqliteConnection {
     connection: rusqlite::Connection,
@@ -14,14 +31,40 @@ pub(crate) struct SqliteConnection {
 }
 
 impl SqliteConnection {
-    pub(crate) fn open(path: &str) -> Result<SqliteConnection, DbError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let connection = rusqlite::Connection::open_with_flags(path, flags)
-            .map_err(|e| DbError::new(ErrorKind::Refused, format!("{path}: cannot open the database ({e})")))?;
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| classify(path, e))?;
+    pub(crate) fn open(path: &Path, how: SqliteOpen) -> Result<SqliteConnection, DbError> {
+        let shown = path.display().to_string();
+        let opened = if how.read_only {
+            let absolute =
+                path.canonicalize().map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: {e}")))?;
+            rusqlite::Connection::open_with_flags(
+                format!("file://{}?immutable=1", uri_path(&absolute)),
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        } else {
+            let create = if how.create { OpenFlags::SQLITE_OPEN_CREATE } else { OpenFlags::empty() };
+            rusqlite::Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | create | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+        };
+        let connection = opened.map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: {e}")))?;
+        connection.busy_timeout(how.busy_timeout).map_err(|e| classify(&shown, e))?;
         connection.set_prepared_statement_cache_capacity(256);
-        Ok(SqliteConnection { connection, path: path.to_string() })
+        Ok(SqliteConnection { connection, path: shown })
     }
+}
+
+/// A path as a `file:` URI's path: the characters a URI gives meaning to escaped.
+fn uri_path(path: &Path) -> String {
+    let mut text = String::new();
+    for byte in path.as_os_str().as_bytes() {
+        match byte {
+            b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02x}")),
+            33..=126 => text.push(char::from(*byte)),
+            _ => text.push_str(&format!("%{byte:02x}")),
+        }
+    }
+    text
 }
 
 impl rusqlite::ToSql for Value {
@@ -36,6 +79,11 @@ impl rusqlite::ToSql for Value {
 }
 
 impl Connection for SqliteConnection {
+    fn interrupter(&mut self) -> Option<Interrupter> {
+        let handle = self.connection.get_interrupt_handle();
+        Some(Box::new(move || handle.interrupt()))
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
@@ -92,12 +140,31 @@ fn classify(path: &str, error: rusqlite::Error) -> DbError {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 DbError::new(ErrorKind::Retry, format!("{path}: the database is busy ({error})"))
             }
-            ErrorCode::DiskFull => DbError::other(format!("{path}: the disk is full; free some space")),
-            ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied => {
-                DbError::new(ErrorKind::Refused, format!("{path}: {error}; choose a writable directory"))
+            ErrorCode::DiskFull => {
+                DbError::other(format!("{path}: the disk holding the database is full; free space or choose another"))
             }
+            ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied => DbError::new(
+                ErrorKind::Refused,
+                format!("{path}: {error}; the file or its directory is read-only: choose a writable one"),
+            ),
+            ErrorCode::OperationInterrupted => {
+                DbError::new(ErrorKind::Cancelled, format!("{path}: the statement was interrupted"))
+            }
+            ErrorCode::NotADatabase => DbError::new(ErrorKind::NotADatabase, format!("{path}: {error}")),
+            ErrorCode::DatabaseCorrupt => DbError::new(ErrorKind::Corrupt, format!("{path}: {error}")),
             _ => DbError::other(format!("{path}: {error}")),
         },
         _ => DbError::other(format!("{path}: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_uri_paths() {
+        assert_eq!(uri_path(Path::new("/data/a b/x?y#z%.db")), "/data/a%20b/x%3fy%23z%25.db");
+        assert_eq!(uri_path(Path::new("/data/ré.db")), "/data/r%c3%a9.db");
     }
 }

@@ -5,7 +5,7 @@
 //! (enforced by the schema), and a run's status moves once from `running` to `complete`, `failed` or `interrupted`.
 //!
 //! [`ResultStore`] is the interface the rest of envbench uses. It has one implementation, [`SqlStore`], written once
-//! over a small SQL seam with two backends: SQLite by default ([`SqliteStore`]: one file in the user's data
+//! over envbench-sql's connection (the one database layer, which alone links the drivers) with two backends: SQLite by default ([`SqliteStore`]: one file in the user's data
 //! directory, WAL, busy timeout) and PostgreSQL for a shared team store ([`PostgresStore`]: migrations under an
 //! advisory lock). The schema and its migrations are written once for both. A running run's process holds a lock
 //! that shows it alive from any PID namespace or machine (a lock file beside a SQLite store, an advisory lock on a

@@ -1,125 +1,42 @@
-//! The seam between the store and its SQL backends: values, rows, and the three things a backend does inside a
-//! transaction. The store's SQL is written once, with `?` placeholders; each backend binds the values its own way
-//! (and PostgreSQL numbers the placeholders).
+//! The store's statements on its connection ([`envbench_sql::Connection`], the one database layer envbench has): the
+//! store's SQL is written once, with `?` placeholders, and every database error becomes the store error that says what
+//! to do. Values and rows are envbench-sql's; a value the store cannot read as its schema says means a damaged store.
 
 use crate::error::StoreError;
+use envbench_sql::{Connection, DbError, ErrorKind};
+use std::cell::RefMut;
 
-/// A value bound to or read from a statement. Nullable columns of the schema are all text.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum SqlValue {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(String),
+pub(crate) use envbench_sql::{Row, Value as SqlValue, params};
+
+/// Statements on the store's one connection, used from one thread at a time.
+pub(crate) struct Sql<'a> {
+    connection: RefMut<'a, Box<dyn Connection>>,
+    /// The store for people: a path, or the URL without its password.
+    location: &'a str,
+    /// How the connection names the store at the start of its messages.
+    shown: &'a str,
 }
 
-impl From<i64> for SqlValue {
-    fn from(value: i64) -> SqlValue {
-        SqlValue::Int(value)
-    }
-}
-
-impl From<f64> for SqlValue {
-    fn from(value: f64) -> SqlValue {
-        SqlValue::Real(value)
-    }
-}
-
-impl From<&str> for SqlValue {
-    fn from(value: &str) -> SqlValue {
-        SqlValue::Text(value.to_string())
-    }
-}
-
-impl From<String> for SqlValue {
-    fn from(value: String) -> SqlValue {
-        SqlValue::Text(value)
-    }
-}
-
-impl From<&String> for SqlValue {
-    fn from(value: &String) -> SqlValue {
-        SqlValue::Text(value.clone())
-    }
-}
-
-impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
-    fn from(value: Option<T>) -> SqlValue {
-        value.map_or(SqlValue::Null, Into::into)
-    }
-}
-
-/// Values for a statement: `params![a, b, c]`.
-macro_rules! params {
-    ($($value:expr),* $(,)?) => { &[$($crate::sql::SqlValue::from($value)),*] };
-}
-pub(crate) use params;
-
-/// One row of a result, read by column position. A value of an unexpected type means a damaged store.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Row(pub Vec<SqlValue>);
-
-impl Row {
-    fn value(&self, column: usize) -> Result<&SqlValue, StoreError> {
-        self.0.get(column).ok_or_else(|| StoreError::Corrupt(format!("a row without column {column}")))
+impl<'a> Sql<'a> {
+    pub fn new(connection: RefMut<'a, Box<dyn Connection>>, location: &'a str, shown: &'a str) -> Sql<'a> {
+        Sql { connection, location, shown }
     }
 
-    pub fn int(&self, column: usize) -> Result<i64, StoreError> {
-        match self.value(column)? {
-            SqlValue::Int(v) => Ok(*v),
-            other => Err(StoreError::Corrupt(format!("column {column} holds {other:?} where a whole number belongs"))),
-        }
-    }
-
-    pub fn real(&self, column: usize) -> Result<f64, StoreError> {
-        match self.value(column)? {
-            SqlValue::Real(v) => Ok(*v),
-            // SQLite keeps a REAL that is a whole number as an integer when it was written as one.
-            SqlValue::Int(v) => Ok(*v as f64),
-            other => Err(StoreError::Corrupt(format!("column {column} holds {other:?} where a number belongs"))),
-        }
-    }
-
-    pub fn text(&self, column: usize) -> Result<String, StoreError> {
-        match self.value(column)? {
-            SqlValue::Text(v) => Ok(v.clone()),
-            other => Err(StoreError::Corrupt(format!("column {column} holds {other:?} where text belongs"))),
-        }
-    }
-
-    pub fn optional_int(&self, column: usize) -> Result<Option<i64>, StoreError> {
-        match self.value(column)? {
-            SqlValue::Null => Ok(None),
-            _ => self.int(column).map(Some),
-        }
-    }
-
-    pub fn optional_real(&self, column: usize) -> Result<Option<f64>, StoreError> {
-        match self.value(column)? {
-            SqlValue::Null => Ok(None),
-            _ => self.real(column).map(Some),
-        }
-    }
-
-    pub fn optional_text(&self, column: usize) -> Result<Option<String>, StoreError> {
-        match self.value(column)? {
-            SqlValue::Null => Ok(None),
-            _ => self.text(column).map(Some),
-        }
-    }
-}
-
-/// Statements inside one transaction of a backend.
-pub(crate) trait Sql {
     /// Run a statement; the number of rows it changed.
-    fn execute(&mut self, sql: &str, values: &[SqlValue]) -> Result<u64, StoreError>;
-    /// Run a query; every row.
-    fn query(&mut self, sql: &str, values: &[SqlValue]) -> Result<Vec<Row>, StoreError>;
-    /// Run several statements without values (migrations).
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
-}
+    pub fn execute(&mut self, sql: &str, values: &[SqlValue]) -> Result<u64, StoreError> {
+        self.connection.execute(sql, values).map_err(|e| store_error(self.location, self.shown, e))
+    }
 
-impl dyn Sql + '_ {
+    /// Run a query; every row.
+    pub fn query(&mut self, sql: &str, values: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+        self.connection.query(sql, values).map_err(|e| store_error(self.location, self.shown, e))
+    }
+
+    /// Run several statements without values (migrations, transaction control).
+    pub fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.connection.batch(sql).map_err(|e| store_error(self.location, self.shown, e))
+    }
+
     /// The first row of a query, if any.
     pub fn query_optional(&mut self, sql: &str, values: &[SqlValue]) -> Result<Option<Row>, StoreError> {
         Ok(self.query(sql, values)?.into_iter().next())
@@ -152,27 +69,42 @@ impl dyn Sql + '_ {
     }
 }
 
-/// `?` placeholders numbered `$1`, `$2`, ... for PostgreSQL: the one rewrite envbench's connections also use.
-pub(crate) use envbench_sql::numbered_placeholders;
+/// A database error as the store error that says what to do: a server that cannot be reached sends the run to the
+/// local store; a busy database is a store locked by another process; a file that is no database, or a damaged one,
+/// is named as such. `shown` is how the connection named the store at the start of the message.
+pub(crate) fn store_error(location: &str, shown: &str, error: DbError) -> StoreError {
+    let message = error.detail(shown).to_string();
+    let location = location.to_string();
+    match error.kind {
+        ErrorKind::Unreachable => StoreError::Unreachable { location, reason: message },
+        ErrorKind::Retry => StoreError::Locked(location),
+        ErrorKind::NotADatabase => StoreError::NotAStore(location),
+        ErrorKind::Corrupt => StoreError::Corrupt(message),
+        ErrorKind::Refused | ErrorKind::Cancelled | ErrorKind::Other => StoreError::Database { location, message },
+    }
+}
+
+/// A value read from a row that is not what the store's schema says: the store is damaged.
+impl From<DbError> for StoreError {
+    fn from(error: DbError) -> StoreError {
+        StoreError::Corrupt(error.message)
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn placeholders_are_numbered_for_postgres() {
-        assert_eq!(numbered_placeholders("SELECT ? WHERE a = ? AND b = ?"), "SELECT $1 WHERE a = $2 AND b = $3");
-    }
-
-    #[test]
-    fn rows_read_by_type() {
-        let row = Row(vec![SqlValue::Int(3), SqlValue::Real(1.5), SqlValue::Text("x".into()), SqlValue::Null]);
-        assert_eq!(row.int(0).unwrap(), 3);
-        assert_eq!(row.real(0).unwrap(), 3.0);
-        assert_eq!(row.real(1).unwrap(), 1.5);
-        assert_eq!(row.text(2).unwrap(), "x");
-        assert_eq!(row.optional_text(3).unwrap(), None);
-        assert!(matches!(row.int(2), Err(StoreError::Corrupt(_))));
-        assert!(matches!(row.text(9), Err(StoreError::Corrupt(_))));
+    fn database_errors_become_store_errors() {
+        let busy = DbError::new(ErrorKind::Retry, "/s.db: the database is busy");
+        assert!(matches!(store_error("/s.db", "/s.db", busy), StoreError::Locked(l) if l == "/s.db"));
+        let other = DbError::other("/s.db: no such table: runs");
+        assert!(matches!(
+            store_error("/s.db", "/s.db", other),
+            StoreError::Database { message, .. } if message == "no such table: runs"
+        ));
+        let damaged = Row(vec![SqlValue::Text("x".into())]).int(0).unwrap_err();
+        assert!(matches!(StoreError::from(damaged), StoreError::Corrupt(_)));
     }
 }

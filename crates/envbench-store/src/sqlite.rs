@@ -4,10 +4,10 @@
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION};
-use crate::sql::{Row, Sql, SqlValue};
+use crate::sql::{Sql, store_error};
 use crate::store::{Backend, SqlStore};
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use envbench_sql::{Connection, ErrorKind, SqliteOpen};
+use std::cell::RefCell;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,10 +17,24 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The connection to one SQLite file.
 pub struct SqliteBackend {
-    connection: Connection,
+    /// Reads need a mutable connection too; the store is used from one thread at a time.
+    connection: RefCell<Box<dyn Connection>>,
     path: PathBuf,
+    /// How the connection names the file in its messages.
+    shown: String,
     /// Opened to read a store on a read-only file system: nothing is written, not even the journal mode.
     read_only: bool,
+}
+
+impl SqliteBackend {
+    fn open(path: &Path, how: SqliteOpen) -> Result<SqliteBackend, envbench_sql::DbError> {
+        Ok(SqliteBackend {
+            connection: RefCell::new(envbench_sql::open_sqlite(path, how)?),
+            path: path.to_path_buf(),
+            shown: path.display().to_string(),
+            read_only: how.read_only,
+        })
+    }
 }
 
 /// A results store in one SQLite file.
@@ -85,15 +99,17 @@ impl SqlStore<SqliteBackend> {
     }
 
     fn try_open(path: &Path, location: &str, create: bool, busy_timeout: Duration) -> Result<SqliteStore, StoreError> {
-        let flags = if create {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let connection = Connection::open_with_flags(path, flags)
-            .map_err(|e| StoreError::CannotCreate { location: location.to_string(), reason: e.to_string() })?;
-        connection.busy_timeout(busy_timeout).map_err(|e| classify(location, e))?;
-        let backend = SqliteBackend { connection, path: path.to_path_buf(), read_only: false };
+        let shown = path.display().to_string();
+        let backend =
+            SqliteBackend::open(path, SqliteOpen { create, read_only: false, busy_timeout }).map_err(|e| {
+                match e.kind {
+                    ErrorKind::Refused => StoreError::CannotCreate {
+                        location: location.to_string(),
+                        reason: e.detail(&shown).to_string(),
+                    },
+                    _ => store_error(location, &shown, e),
+                }
+            })?;
         SqlStore::prepare(backend, location.to_string(), create)
     }
 
@@ -109,15 +125,9 @@ impl SqlStore<SqliteBackend> {
                 what_to_do: UNMERGED_JOURNAL_ADVICE,
             });
         }
-        let absolute = path
-            .canonicalize()
-            .map_err(|e| StoreError::Database { location: location.to_string(), message: e.to_string() })?;
-        let connection = Connection::open_with_flags(
-            format!("file://{}?immutable=1", uri_path(&absolute)),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| classify(location, e))?;
-        let backend = SqliteBackend { connection, path: path.to_path_buf(), read_only: true };
+        let how = SqliteOpen { create: false, read_only: true, busy_timeout: BUSY_TIMEOUT };
+        let backend =
+            SqliteBackend::open(path, how).map_err(|e| store_error(location, &path.display().to_string(), e))?;
         SqlStore::prepare(backend, location.to_string(), false)
     }
 
@@ -130,11 +140,11 @@ impl SqlStore<SqliteBackend> {
 impl Backend for SqliteBackend {
     const DIALECT: Dialect = Dialect::Sqlite;
 
-    fn connection<'a>(&'a self, location: &'a str) -> Box<dyn Sql + 'a> {
-        Box::new(SqliteSql { connection: &self.connection, location })
+    fn connection<'a>(&'a self, location: &'a str) -> Sql<'a> {
+        Sql::new(self.connection.borrow_mut(), location, &self.shown)
     }
 
-    fn schema_version(sql: &mut dyn Sql, location: &str) -> Result<i64, StoreError> {
+    fn schema_version(sql: &mut Sql<'_>, location: &str) -> Result<i64, StoreError> {
         let application_id = sql.query_one("PRAGMA application_id", &[])?.int(0)?;
         let version = sql.query_one("PRAGMA user_version", &[])?.int(0)?;
         let tables = sql.query_one("SELECT count(*) FROM sqlite_master", &[])?.int(0)?;
@@ -155,13 +165,13 @@ impl Backend for SqliteBackend {
         if self.read_only {
             return Ok(());
         }
-        let fail = |e| classify(location, e);
-        self.connection.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
-        self.connection.pragma_update(None, "synchronous", "NORMAL").map_err(fail)?;
-        self.connection.pragma_update(None, "foreign_keys", "ON").map_err(fail)
+        let mut sql = self.connection(location);
+        // The journal mode pragma answers with a row.
+        sql.query("PRAGMA journal_mode = WAL", &[])?;
+        sql.batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
     }
 
-    fn set_schema_version(sql: &mut dyn Sql, version: i64) -> Result<(), StoreError> {
+    fn set_schema_version(sql: &mut Sql<'_>, version: i64) -> Result<(), StoreError> {
         sql.batch(&format!("PRAGMA user_version = {version}; PRAGMA application_id = {APPLICATION_ID};"))
     }
 
@@ -175,59 +185,6 @@ impl Backend for SqliteBackend {
 
     fn clear_run(&self, uuid: &str) {
         liveness::clear_file(&self.path, uuid);
-    }
-}
-
-/// Statements on a SQLite connection.
-struct SqliteSql<'a> {
-    connection: &'a Connection,
-    location: &'a str,
-}
-
-impl Sql for SqliteSql<'_> {
-    fn execute(&mut self, sql: &str, values: &[SqlValue]) -> Result<u64, StoreError> {
-        self.connection
-            .prepare_cached(sql)
-            .and_then(|mut statement| statement.execute(rusqlite::params_from_iter(values)))
-            .map(|changed| changed as u64)
-            .map_err(|e| classify(self.location, e))
-    }
-
-    fn query(&mut self, sql: &str, values: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-        let fail = |e| classify(self.location, e);
-        let mut statement = self.connection.prepare_cached(sql).map_err(fail)?;
-        let columns = statement.column_count();
-        let mut rows = statement.query(rusqlite::params_from_iter(values)).map_err(fail)?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(fail)? {
-            let mut cells = Vec::with_capacity(columns);
-            for column in 0..columns {
-                cells.push(match row.get_ref(column).map_err(fail)? {
-                    ValueRef::Null => SqlValue::Null,
-                    ValueRef::Integer(v) => SqlValue::Int(v),
-                    ValueRef::Real(v) => SqlValue::Real(v),
-                    ValueRef::Text(bytes) => SqlValue::Text(String::from_utf8_lossy(bytes).into_owned()),
-                    ValueRef::Blob(_) => return Err(StoreError::Corrupt(format!("a blob in column {column}"))),
-                });
-            }
-            out.push(Row(cells));
-        }
-        Ok(out)
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.connection.execute_batch(sql).map_err(|e| classify(self.location, e))
-    }
-}
-
-impl rusqlite::ToSql for SqlValue {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match self {
-            SqlValue::Null => ToSqlOutput::Owned(Value::Null),
-            SqlValue::Int(v) => ToSqlOutput::Owned(Value::Integer(*v)),
-            SqlValue::Real(v) => ToSqlOutput::Owned(Value::Real(*v)),
-            SqlValue::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
-        })
     }
 }
 
@@ -257,49 +214,12 @@ fn read_only_file_system(path: &Path) -> bool {
     false
 }
 
-/// A path as a `file:` URI's path: the characters a URI gives meaning to escaped.
-fn uri_path(path: &Path) -> String {
-    let mut text = String::new();
-    for byte in path.as_os_str().as_bytes() {
-        match byte {
-            b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02x}")),
-            33..=126 => text.push(char::from(*byte)),
-            _ => text.push_str(&format!("%{byte:02x}")),
-        }
-    }
-    text
-}
-
-/// SQLite's codes as errors a user can act on.
-fn classify(location: &str, error: rusqlite::Error) -> StoreError {
-    let location = location.to_string();
-    match &error {
-        rusqlite::Error::SqliteFailure(code, message) => match code.code {
-            ErrorCode::NotADatabase => StoreError::NotAStore(location),
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreError::Locked(location),
-            ErrorCode::DatabaseCorrupt => StoreError::Corrupt(message.clone().unwrap_or_else(|| error.to_string())),
-            ErrorCode::ReadOnly => StoreError::Database {
-                location,
-                message: "the store file or its directory is read-only; point --store at a writable file".into(),
-            },
-            ErrorCode::DiskFull => StoreError::Database {
-                location,
-                message: "the disk holding the store is full; free space or point --store elsewhere".into(),
-            },
-            _ => StoreError::Database { location, message: message.clone().unwrap_or_else(|| error.to_string()) },
-        },
-        _ => StoreError::Database { location, message: error.to_string() },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn paths_become_uri_paths_and_writable_file_systems_are_not_read_only() {
-        assert_eq!(uri_path(Path::new("/data/a b/x?y#z%.db")), "/data/a%20b/x%3fy%23z%25.db");
-        assert_eq!(uri_path(Path::new("/data/ré.db")), "/data/r%c3%a9.db");
+    fn writable_file_systems_are_not_read_only() {
         assert!(!read_only_file_system(&std::env::temp_dir().join("no-such-dir/results.db")));
     }
 }

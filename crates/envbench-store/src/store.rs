@@ -25,11 +25,11 @@ pub(crate) trait Backend {
 
     /// Statements on the store's connection; `location` names the store in errors. The store begins and ends its
     /// transactions itself, with the dialect's statements.
-    fn connection<'a>(&'a self, location: &'a str) -> Box<dyn Sql + 'a>;
+    fn connection<'a>(&'a self, location: &'a str) -> Sql<'a>;
 
     /// The schema version of the store here, 0 when there is none yet, or why this is not a store envbench may
     /// write. Read-only, so a foreign file or schema is refused untouched.
-    fn schema_version(sql: &mut dyn Sql, location: &str) -> Result<i64, StoreError>;
+    fn schema_version(sql: &mut Sql<'_>, location: &str) -> Result<i64, StoreError>;
 
     /// Once the store is known to be envbench's (or empty): settings of the connection.
     fn configure(&self, _location: &str) -> Result<(), StoreError> {
@@ -37,15 +37,15 @@ pub(crate) trait Backend {
     }
 
     /// Inside the migration's write transaction: wait for other processes migrating the same store.
-    fn lock_schema(_sql: &mut dyn Sql) -> Result<(), StoreError> {
+    fn lock_schema(_sql: &mut Sql<'_>) -> Result<(), StoreError> {
         Ok(())
     }
 
     /// Record the schema version after migrating (and mark the store as envbench's).
-    fn set_schema_version(sql: &mut dyn Sql, version: i64) -> Result<(), StoreError>;
+    fn set_schema_version(sql: &mut Sql<'_>, version: i64) -> Result<(), StoreError>;
 
     /// Serialize imports of the same run from several processes (inside the import's transaction).
-    fn lock_run(_sql: &mut dyn Sql, _uuid: &str) -> Result<(), StoreError> {
+    fn lock_run(_sql: &mut Sql<'_>, _uuid: &str) -> Result<(), StoreError> {
         Ok(())
     }
 
@@ -109,23 +109,23 @@ impl<B: Backend> SqlStore<B> {
     }
 
     /// Run `work` in one write transaction; nothing of it is kept when it fails.
-    fn write<T>(&mut self, work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn write<T>(&mut self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         self.transaction(B::DIALECT.begin_write(), work)
     }
 
     /// Run `work` on one consistent snapshot.
-    fn read<T>(&self, work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn read<T>(&self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         self.transaction(B::DIALECT.begin_read(), work)
     }
 
     fn transaction<T>(
         &self,
         begin: &str,
-        work: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+        work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut sql = self.backend.connection(&self.location);
         sql.batch(begin)?;
-        match work(sql.as_mut()) {
+        match work(&mut sql) {
             Ok(value) => {
                 sql.batch("COMMIT")?;
                 Ok(value)
@@ -176,7 +176,7 @@ impl<B: Backend> SqlStore<B> {
         Ok(ended)
     }
 
-    fn summaries(sql: &mut dyn Sql, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+    fn summaries(sql: &mut Sql<'_>, filter: &RunFilter, uuid: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
         // Flags are stored as a JSON array of strings: the quoted flag matches it exactly.
         let mut text = format!(
             "SELECT r.id, r.uuid, r.workload, r.label, f.hostname, r.started_at, r.ended_at, r.status, \
@@ -240,7 +240,7 @@ impl<B: Backend> SqlStore<B> {
         Ok(summaries)
     }
 
-    fn results(sql: &mut dyn Sql, run_id: i64) -> Result<Vec<StoredResult>, StoreError> {
+    fn results(sql: &mut Sql<'_>, run_id: i64) -> Result<Vec<StoredResult>, StoreError> {
         let mut samples: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
         for row in sql.query(
             "SELECT s.result_id, s.value FROM samples s JOIN results x ON x.id = s.result_id \
@@ -276,7 +276,7 @@ impl<B: Backend> SqlStore<B> {
         Ok(results)
     }
 
-    fn series(sql: &mut dyn Sql, run_id: i64) -> Result<Option<SamplerSeries>, StoreError> {
+    fn series(sql: &mut Sql<'_>, run_id: i64) -> Result<Option<SamplerSeries>, StoreError> {
         let Some(header) = sql.query_optional(
             "SELECT interval_ms, devices, own_cpu_seconds, wall_seconds FROM sampler_series WHERE run_id = ?",
             params![run_id],
@@ -321,7 +321,7 @@ impl<B: Backend> SqlStore<B> {
         Ok(Some(builder.finish()))
     }
 
-    fn attachments(sql: &mut dyn Sql, run_id: i64) -> Result<BTreeMap<String, serde_json::Value>, StoreError> {
+    fn attachments(sql: &mut Sql<'_>, run_id: i64) -> Result<BTreeMap<String, serde_json::Value>, StoreError> {
         sql.query("SELECT name, document FROM run_attachments WHERE run_id = ?", params![run_id])?
             .iter()
             .map(|row| Ok((row.text(0)?, json(&row.text(1)?)?)))
@@ -330,10 +330,11 @@ impl<B: Backend> SqlStore<B> {
 }
 
 /// The row id of a run.
-fn run_id(sql: &mut dyn Sql, uuid: &str) -> Result<i64, StoreError> {
-    sql.query_optional("SELECT id FROM runs WHERE uuid = ?", params![uuid])?
+fn run_id(sql: &mut Sql<'_>, uuid: &str) -> Result<i64, StoreError> {
+    Ok(sql
+        .query_optional("SELECT id FROM runs WHERE uuid = ?", params![uuid])?
         .ok_or_else(|| StoreError::NoSuchRun(uuid.to_string()))?
-        .int(0)
+        .int(0)?)
 }
 
 /// A JSON column; text that does not parse means a damaged store.
@@ -351,19 +352,19 @@ fn figures<const N: usize>(row: &Row, first: usize) -> Result<[f64; N], StoreErr
 }
 
 /// A fingerprint's row id, inserting the fingerprint when this environment is new.
-fn fingerprint_row(sql: &mut dyn Sql, hash: &str, fingerprint: &Fingerprint, seen_at: &str) -> Result<i64, StoreError> {
+fn fingerprint_row(sql: &mut Sql<'_>, hash: &str, fingerprint: &Fingerprint, seen_at: &str) -> Result<i64, StoreError> {
     let document = serde_json::to_string(fingerprint).expect("a fingerprint serializes");
     sql.execute(
         "INSERT INTO fingerprints (hash, hostname, document, first_seen_at) VALUES (?, ?, ?, ?) \
          ON CONFLICT (hash) DO NOTHING",
         params![hash, fingerprint.os.hostname.clone(), document, seen_at],
     )?;
-    sql.query_one("SELECT id FROM fingerprints WHERE hash = ?", params![hash])?.int(0)
+    Ok(sql.query_one("SELECT id FROM fingerprints WHERE hash = ?", params![hash])?.int(0)?)
 }
 
 /// A new run row, running, and its tags. Returns its id.
 fn insert_run(
-    sql: &mut dyn Sql,
+    sql: &mut Sql<'_>,
     summary: &RunSummary,
     command_line: &str,
     tool_version: &str,
@@ -394,7 +395,7 @@ fn insert_run(
 }
 
 fn insert_result(
-    sql: &mut dyn Sql,
+    sql: &mut Sql<'_>,
     run_id: i64,
     record: &ResultRecord,
     parameters_hash: &str,
@@ -426,7 +427,7 @@ fn insert_result(
     sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)
 }
 
-fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
+fn insert_series(sql: &mut Sql<'_>, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
     sql.execute(
         "INSERT INTO sampler_series (run_id, interval_ms, devices, own_cpu_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?)",
         params![
@@ -473,7 +474,7 @@ fn insert_series(sql: &mut dyn Sql, run_id: i64, series: &SamplerSeries) -> Resu
 }
 
 fn insert_attachment(
-    sql: &mut dyn Sql,
+    sql: &mut Sql<'_>,
     run_id: i64,
     name: &str,
     document: &serde_json::Value,
@@ -487,7 +488,7 @@ fn insert_attachment(
 
 /// End a running run; a run ends once.
 fn end_run(
-    sql: &mut dyn Sql,
+    sql: &mut Sql<'_>,
     uuid: &str,
     status: RunStatus,
     reason: Option<&str>,
@@ -590,6 +591,7 @@ impl<B: Backend> ResultStore for SqlStore<B> {
                 .iter()
                 .map(|row| row.text(0))
                 .collect::<Result<Vec<String>, _>>()
+                .map_err(StoreError::from)
         })?;
         match matches.len() {
             0 => Err(StoreError::NoSuchRun(id_or_prefix.to_string())),
@@ -718,6 +720,6 @@ impl<B: Backend> ResultStore for SqlStore<B> {
     }
 
     fn clock_seconds(&self) -> Result<f64, StoreError> {
-        self.read(|sql| sql.query_one(&format!("SELECT {}", B::DIALECT.clock_seconds()), &[])?.real(0))
+        self.read(|sql| Ok(sql.query_one(&format!("SELECT {}", B::DIALECT.clock_seconds()), &[])?.real(0)?))
     }
 }
