@@ -8,16 +8,16 @@
 //! records and what makes two sweeps comparable, and the `ranread` workload the driver registers ([`RANREAD`]). It
 //! does not print or store anything.
 
+mod database;
 mod file;
 mod fleet;
-mod postgres;
 mod sweep;
 pub mod workload;
 
+pub use database::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
 pub use file::{
     DATABASE_FILE_NAME, FileOptions, FileRanRead, FileState, HEADER_BYTES, check_data_size, validate_block,
 };
-pub use postgres::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
 pub use sweep::{
     DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, STEP_WINDOWS, StepFigures, StepLimit, StepRunner, StopReason,
     SweepOutcome, Targets, Verdict, find_knee, judge, next_auto_step, sweep,

@@ -410,7 +410,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     };
     let engine = args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?;
     match &args.db {
-        Some(url) => crate::postgres::check_url(url)?,
+        Some(url) => crate::database::check_url(url)?,
         None => {
             check_directory(&args.dir)?;
             if let Some(size) = size_bytes {
