@@ -17,23 +17,23 @@ mod error;
 mod liveness;
 mod location;
 mod model;
-mod postgres;
+mod postgres_backend;
 mod process;
 mod recorder;
 mod schema;
 mod series_rows;
 mod sql;
-mod sqlite;
+mod sqlite_backend;
 mod store;
 
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
 pub use model::{FleetEvent, ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
-pub use postgres::{PostgresBackend, PostgresStore};
+pub use postgres_backend::{PostgresBackend, PostgresStore};
 pub use process::ABANDONED_AFTER_S;
 pub use recorder::{RecordedRun, RunRecorder};
 pub use schema::LATEST_VERSION;
-pub use sqlite::{SqliteBackend, SqliteStore};
+pub use sqlite_backend::{SqliteBackend, SqliteStore};
 pub use store::SqlStore;
 
 use envbench_core::fingerprint::Fingerprint;

@@ -9,6 +9,18 @@
 /// "EnvB" in ASCII: marks a SQLite file as an envbench store, and keys PostgreSQL's migration lock.
 pub const APPLICATION_ID: i64 = 0x456e_7642;
 
+/// A store's schema version, refused when a newer envbench wrote it.
+pub(crate) fn known_version(location: &str, version: i64) -> Result<i64, crate::error::StoreError> {
+    if version > LATEST_VERSION {
+        return Err(crate::error::StoreError::NewerSchema {
+            location: location.to_string(),
+            found: version,
+            known: LATEST_VERSION,
+        });
+    }
+    Ok(version)
+}
+
 /// The SQL dialect of a backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {

@@ -3,7 +3,7 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
-use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION};
+use crate::schema::{APPLICATION_ID, Dialect, known_version};
 use crate::sql::{Sql, store_error};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, ErrorKind, SqliteOpen};
@@ -151,14 +151,7 @@ impl Backend for SqliteBackend {
         if application_id != APPLICATION_ID && (application_id != 0 || tables > 0) {
             return Err(StoreError::NotAStore(location.to_string()));
         }
-        if version > LATEST_VERSION {
-            return Err(StoreError::NewerSchema {
-                location: location.to_string(),
-                found: version,
-                known: LATEST_VERSION,
-            });
-        }
-        Ok(version)
+        known_version(location, version)
     }
 
     fn configure(&self, location: &str) -> Result<(), StoreError> {

@@ -8,7 +8,7 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
-use crate::schema::{APPLICATION_ID, Dialect, LATEST_VERSION, TABLES};
+use crate::schema::{APPLICATION_ID, Dialect, TABLES, known_version};
 use crate::sql::{Sql, params};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, DatabaseUrl, ErrorKind};
@@ -96,14 +96,7 @@ impl Backend for PostgresBackend {
         if application != APPLICATION {
             return Err(foreign());
         }
-        if version > LATEST_VERSION {
-            return Err(StoreError::NewerSchema {
-                location: location.to_string(),
-                found: version,
-                known: LATEST_VERSION,
-            });
-        }
-        Ok(version)
+        known_version(location, version)
     }
 
     fn lock_schema(sql: &mut Sql<'_>) -> Result<(), StoreError> {
