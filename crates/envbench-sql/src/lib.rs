@@ -10,6 +10,7 @@
 //! It runs no workload and knows no workload's tables: the workload crates (transactions, analytic queries) write
 //! their SQL and use this crate to send it.
 
+mod bulk;
 pub mod lock;
 mod mysql_connection;
 pub mod namespace;
@@ -273,6 +274,24 @@ pub trait Connection: Send {
     /// What stops this connection's running statement from another thread, when the database offers a way.
     fn interrupter(&mut self) -> Option<Interrupter> {
         None
+    }
+
+    /// Limit every following statement of this connection to `timeout` (`None`: no limit), enforced by the server:
+    /// `statement_timeout` on PostgreSQL, `max_statement_time` on MariaDB, `max_execution_time` on MySQL (which
+    /// limits SELECT only). SQLite has no such limit: a caller that needs one interrupts at its deadline.
+    fn set_statement_timeout(&mut self, _timeout: Option<std::time::Duration>) -> Result<(), DbError> {
+        Ok(())
+    }
+
+    /// Rows in bulk into `table` (named as it may be written in a statement), given as CSV lines: comma-separated,
+    /// a value that may hold a comma in double quotes from start to end, no quote inside a value (the TPC-H
+    /// generator's form). `COPY FROM STDIN` on PostgreSQL; one multi-row `INSERT` elsewhere, so callers send a few
+    /// thousand rows at a time.
+    fn load_csv(&mut self, table: &str, csv: &str) -> Result<(), DbError> {
+        match bulk::insert_statement(table, csv) {
+            Some(insert) => self.batch(&insert),
+            None => Ok(()),
+        }
     }
 
     fn begin(&mut self) -> Result<(), DbError> {

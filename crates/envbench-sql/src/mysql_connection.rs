@@ -1,12 +1,17 @@
 //! MariaDB and MySQL over a real connection: statements prepared once per connection (the driver's statement cache).
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Row, Value};
+use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use mysql::prelude::Queryable;
+use std::sync::Mutex;
 use std::time::Duration;
 
 pub(crate) struct MySqlConnection {
     connection: mysql::Conn,
+    /// What the connection was opened with, for the second connection that interrupts its statements.
+    opts: mysql::Opts,
     shown: String,
+    /// Whether the server is MariaDB (which limits statements' time in its own words), once asked.
+    mariadb: Option<bool>,
 }
 
 impl MySqlConnection {
@@ -19,8 +24,16 @@ impl MySqlConnection {
             .pass(password)
             .stmt_cache_size(Some(256))
             .tcp_connect_timeout(Some(Duration::from_secs(10)));
-        let connection = mysql::Conn::new(opts).map_err(|e| classify(shown, e))?;
-        Ok(MySqlConnection { connection, shown: shown.to_string() })
+        let opts = mysql::Opts::from(opts);
+        let connection = mysql::Conn::new(opts.clone()).map_err(|e| classify(shown, e))?;
+        Ok(MySqlConnection { connection, opts, shown: shown.to_string(), mariadb: None })
+    }
+
+    fn is_mariadb(&mut self) -> Result<bool, DbError> {
+        if self.mariadb.is_none() {
+            self.mariadb = Some(self.server_version()?.starts_with("MariaDB"));
+        }
+        Ok(self.mariadb == Some(true))
     }
 }
 
@@ -88,11 +101,45 @@ impl Connection for MySqlConnection {
         self.connection.query_drop(sql).map_err(|e| classify(&self.shown, e))
     }
 
+    fn set_statement_timeout(&mut self, timeout: Option<Duration>) -> Result<(), DbError> {
+        let statement = timeout_statement(self.is_mariadb()?, timeout);
+        self.batch(&statement)
+    }
+
+    /// `KILL QUERY` on a second connection, opened when first needed and again after it broke.
+    fn interrupter(&mut self) -> Option<Interrupter> {
+        let (id, opts) = (self.connection.connection_id(), self.opts.clone());
+        let killer: Mutex<Option<mysql::Conn>> = Mutex::new(None);
+        Some(Box::new(move || {
+            let mut killer = killer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if killer.is_none() {
+                *killer = mysql::Conn::new(opts.clone()).ok();
+            }
+            if let Some(connection) = killer.as_mut()
+                && connection.query_drop(format!("KILL QUERY {id}")).is_err()
+            {
+                *killer = None;
+            }
+        }))
+    }
+
     fn server_version(&mut self) -> Result<String, DbError> {
         let version: Option<String> =
             self.connection.query_first("SELECT VERSION()").map_err(|e| classify(&self.shown, e))?;
         let version = version.unwrap_or_default();
         Ok(if version.contains("MariaDB") { format!("MariaDB {version}") } else { format!("MySQL {version}") })
+    }
+}
+
+/// The statement that limits every following statement of the session to `timeout` (`None`: no limit), in MariaDB's
+/// words or MySQL's (whose limit applies to SELECT statements only).
+fn timeout_statement(mariadb: bool, timeout: Option<Duration>) -> String {
+    if mariadb {
+        let seconds = timeout.map(|t| t.as_secs_f64().max(0.001)).unwrap_or(0.0);
+        format!("SET SESSION max_statement_time = {seconds:.6}")
+    } else {
+        let milliseconds = timeout.map(|t| t.as_millis().max(1)).unwrap_or(0);
+        format!("SET SESSION max_execution_time = {milliseconds}")
     }
 }
 
@@ -103,6 +150,8 @@ pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
         mysql::Error::MySqlError(server) => {
             let (kind, advice) = match server.code {
                 1213 | 1205 => (ErrorKind::Retry, ""),
+                // Interrupted by KILL QUERY, or by MariaDB's max_statement_time or MySQL's max_execution_time.
+                1317 | 1969 | 3024 => (ErrorKind::Cancelled, ""),
                 1045 => (ErrorKind::Refused, "; check the user and password in the URL"),
                 1049 => (ErrorKind::Refused, "; create the database (CREATE DATABASE ...) or name an existing one"),
                 1044 | 1142 | 1227 => {
@@ -117,5 +166,19 @@ pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
             format!("{shown}: {error}; is the server running, and does the URL name the right host and port?"),
         ),
         _ => DbError::other(format!("{shown}: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statement_limits_are_set_in_each_servers_words() {
+        let second = Some(Duration::from_millis(1500));
+        assert_eq!(timeout_statement(true, second), "SET SESSION max_statement_time = 1.500000");
+        assert_eq!(timeout_statement(true, None), "SET SESSION max_statement_time = 0.000000");
+        assert_eq!(timeout_statement(false, second), "SET SESSION max_execution_time = 1500");
+        assert_eq!(timeout_statement(false, None), "SET SESSION max_execution_time = 0");
     }
 }

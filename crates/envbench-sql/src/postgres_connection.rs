@@ -5,6 +5,7 @@ use envbench_core::model::{error_chain, postgres_advice};
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::time::Duration;
 
 pub(crate) struct PostgresConnection {
@@ -152,6 +153,22 @@ impl Connection for PostgresConnection {
             }
         }
         Ok((columns, rows))
+    }
+
+    fn set_statement_timeout(&mut self, timeout: Option<Duration>) -> Result<(), DbError> {
+        let milliseconds = timeout.map(|t| t.as_millis().max(1)).unwrap_or(0);
+        self.batch(&format!("SET statement_timeout = {milliseconds}"))
+    }
+
+    fn load_csv(&mut self, table: &str, csv: &str) -> Result<(), DbError> {
+        let mut writer = self
+            .client
+            .copy_in(&format!("COPY {table} FROM STDIN (FORMAT csv)"))
+            .map_err(|e| classify(&self.shown, &e))?;
+        // After a failed write the connection is broken, and finish() reports the driver's reason.
+        let written = writer.write_all(csv.as_bytes());
+        writer.finish().map_err(|e| classify(&self.shown, &e))?;
+        written.map_err(|e| DbError::new(ErrorKind::Unreachable, format!("{}: sending rows failed: {e}", self.shown)))
     }
 
     fn interrupter(&mut self) -> Option<Interrupter> {

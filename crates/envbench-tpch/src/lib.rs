@@ -62,8 +62,6 @@ pub enum TpchError {
     Parquet { path: PathBuf, reason: String },
     #[error("DataFusion could not open the data in {dir}: {reason}; regenerate it with --fresh")]
     DataFusion { dir: PathBuf, reason: String },
-    #[error("'{url}' is not a PostgreSQL URL ({reason}); write postgres://user@host:port/database")]
-    BadDatabaseUrl { url: String, reason: String },
     #[error("PostgreSQL at {url}: {message}")]
     Database { url: String, message: String },
     #[error("MySQL/MariaDB at {url}: {message}")]

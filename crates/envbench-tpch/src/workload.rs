@@ -97,7 +97,6 @@ impl From<TpchError> for WorkloadError {
             TpchError::BadScaleFactor(_)
             | TpchError::ForeignFiles { .. }
             | TpchError::NotEnoughSpace { .. }
-            | TpchError::BadDatabaseUrl { .. }
             | TpchError::BadOptions(_) => WorkloadError::usage(error.to_string()),
             other => WorkloadError::failure(other.to_string()),
         }

@@ -1,13 +1,14 @@
-//! Query targets: where the 22 queries run. One small trait, one file per target (like hyperfine's exporters), and
-//! one factory, [`open`], that picks the target from what the user wrote (`datafusion` or a server URL), so a new
-//! target is one more file and one more arm here: connect, load, open sessions, and say whether refresh functions
-//! run.
+//! Query targets: where the 22 queries run. One small trait, one implementation per kind of target (like
+//! hyperfine's exporters): embedded DataFusion over generated files, and one server target for PostgreSQL, MariaDB
+//! and MySQL, whose differences are a table of data ([`Engine`]); and one factory, [`open`], that picks the target
+//! from what the user wrote (`datafusion` or a server URL). A new target connects, loads, opens sessions, and says
+//! whether refresh functions run; a new server is one more row of [`Engine`] and a dialect in envbench-sql.
 
 pub mod datafusion;
 mod local_files;
-pub mod mysql;
-pub mod postgres;
+pub mod mysql_dialect;
 mod server;
+pub mod server_target;
 
 use crate::TpchError;
 use crate::data::GenerationInfo;
@@ -23,8 +24,8 @@ pub use self::datafusion::DataFusionTarget;
 
 /// How often a running query looks at the interrupt flag and its deadline.
 pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(50);
-pub use self::mysql::{MySqlOptions, MySqlTarget};
-pub use self::postgres::{PostgresOptions, PostgresTarget};
+pub use self::server::MARKER_TABLE;
+pub use self::server_target::{Engine, ServerOptions, ServerTarget};
 
 /// Which kind of target ran the queries; part of the result parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -236,12 +237,7 @@ pub struct OpenOptions {
 pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>, TpchError> {
     Ok(match spec {
         TargetSpec::DataFusion => Box::new(DataFusionTarget::generating(options.data_dir.clone(), options.threads)?),
-        TargetSpec::Postgres(url) => Box::new(PostgresTarget::connect(&PostgresOptions {
-            url: url.clone(),
-            schema: options.schema.clone(),
-            load_threads: options.threads,
-        })?),
-        TargetSpec::MySql(url) => Box::new(MySqlTarget::connect(&MySqlOptions {
+        TargetSpec::Postgres(url) | TargetSpec::MySql(url) => Box::new(ServerTarget::connect(&ServerOptions {
             url: url.clone(),
             schema: options.schema.clone(),
             load_threads: options.threads,

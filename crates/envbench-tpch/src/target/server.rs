@@ -1,4 +1,4 @@
-//! What the two server targets share: the one schema their tables live in (a [`Namespace`], resolved once per run),
+//! What the server target stands on: the one schema their tables live in (a [`Namespace`], resolved once per run),
 //! the tables' definitions, the marker table that says a load is envbench's and complete, the lock a run holds on
 //! the tables, and the watcher that asks the server to stop a query on Ctrl-C or at its deadline.
 //!
@@ -64,6 +64,16 @@ pub fn watched<T>(
         drop(finished);
         (result, watcher.join().expect("the watcher does not panic"))
     })
+}
+
+/// An error of the server at `url` as a target reports it, the URL named once (in front, with the server's kind).
+pub fn server_error(url: &DatabaseUrl, error: &DbError) -> TpchError {
+    let shown = url.shown();
+    let message = error.detail(&shown).to_string();
+    match url.dialect() {
+        Dialect::MySql => TpchError::MySql { url: shown, message },
+        _ => TpchError::Database { url: shown, message },
+    }
 }
 
 /// The table that marks a load as envbench's and complete.
@@ -204,15 +214,7 @@ impl ServerTables {
 
     /// An error of the server as the target reports it, the URL named once.
     pub fn error(&self, error: &DbError) -> TpchError {
-        let url = self.url.shown();
-        match self.url.dialect() {
-            Dialect::MySql => {
-                let message =
-                    error.message.strip_prefix(&url).and_then(|rest| rest.strip_prefix(": ")).unwrap_or(&error.message);
-                TpchError::MySql { url, message: message.to_string() }
-            }
-            _ => TpchError::Database { url, message: error.message.clone() },
-        }
+        server_error(&self.url, error)
     }
 
     /// What is in the namespace under the TPC-H tables' names and the marker's: nothing, someone else's relations, or

@@ -16,8 +16,8 @@ use envbench_tpch::params::{QueryParameters, SeededRandom};
 use envbench_tpch::queries::render;
 use envbench_tpch::reference::compare_rows;
 use envbench_tpch::results::ExecutionStatus;
-use envbench_tpch::target::mysql::mysql_dialect;
-use envbench_tpch::target::{DataFusionTarget, MySqlOptions, MySqlTarget, OpenOptions, TargetSpec, open};
+use envbench_tpch::target::mysql_dialect::rewrite_query;
+use envbench_tpch::target::{DataFusionTarget, OpenOptions, ServerOptions, ServerTarget, TargetSpec, open};
 use envbench_tpch::{QueryFailure, RunOptions, Target, TargetKind, TpchError, run};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,8 +110,8 @@ impl RecordedSteps {
     }
 }
 
-fn target(url: &str) -> MySqlTarget {
-    MySqlTarget::connect(&MySqlOptions { url: url.to_string(), schema: None, load_threads: None })
+fn target(url: &str) -> ServerTarget {
+    ServerTarget::connect(&ServerOptions { url: url.to_string(), schema: None, load_threads: None })
         .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"))
 }
 
@@ -137,9 +137,12 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     // The URL names a database of decoys; --schema names the run's.
     let decoys = Database::create("decoys");
 
-    let mut mysql =
-        MySqlTarget::connect(&MySqlOptions { url: decoys.url(), schema: Some(database.0.clone()), load_threads: None })
-            .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"));
+    let mut mysql = ServerTarget::connect(&ServerOptions {
+        url: decoys.url(),
+        schema: Some(database.0.clone()),
+        load_threads: None,
+    })
+    .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"));
     assert_eq!(mysql.kind(), TargetKind::MySql);
     assert_eq!(mysql.database(), database.0);
     assert!(mysql.check(SF).is_ok());
@@ -249,7 +252,7 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
             if let Err(mismatch) = compare_rows(&expected.rows, &text_rows(&mut decoy_connection, &sql)) {
                 mismatches.push(format!("Q{query} {parameters:?} beside the decoys: {mismatch}"));
             }
-            let bare = mysql_dialect(&render(&parameters), "lineitem");
+            let bare = rewrite_query(&render(&parameters), "lineitem");
             if compare_rows(&expected.rows, &text_rows(&mut decoy_connection, &bare)).is_err() {
                 decoys_answered += 1;
             }
@@ -331,7 +334,7 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
 fn an_interrupted_load_is_not_reused() {
     let database = Database::create("interrupt");
     let mut mysql =
-        MySqlTarget::connect(&MySqlOptions { url: database.url(), schema: None, load_threads: Some(1) }).unwrap();
+        ServerTarget::connect(&ServerOptions { url: database.url(), schema: None, load_threads: Some(1) }).unwrap();
     let interrupt = AtomicBool::new(false);
     // Ctrl-C arrives once some rows are in.
     let error = mysql
@@ -431,8 +434,8 @@ fn bad_urls_wrong_passwords_and_missing_databases_are_explained() {
     // --schema names the database, created when missing.
     let database = Database::create("schema");
     database.connection().batch(&format!("DROP DATABASE {}", database.0)).unwrap();
-    let options = MySqlOptions { url: SERVER.to_string(), schema: Some(database.0.clone()), load_threads: Some(1) };
-    let mysql = MySqlTarget::connect(&options).unwrap();
+    let options = ServerOptions { url: SERVER.to_string(), schema: Some(database.0.clone()), load_threads: Some(1) };
+    let mysql = ServerTarget::connect(&options).unwrap();
     assert_eq!(mysql.database(), database.0);
     assert!(database.tables().is_empty());
     let spec = TargetSpec::parse(&format!("mariadb://root@127.0.0.1/{}", database.0)).unwrap();

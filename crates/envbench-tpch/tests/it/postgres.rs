@@ -12,7 +12,7 @@ use envbench_tpch::params::{QueryParameters, SeededRandom};
 use envbench_tpch::queries::render;
 use envbench_tpch::reference::compare_rows;
 use envbench_tpch::results::ExecutionStatus;
-use envbench_tpch::target::{DataFusionTarget, PostgresOptions, PostgresTarget};
+use envbench_tpch::target::{DataFusionTarget, ServerOptions, ServerTarget};
 use envbench_tpch::{QueryFailure, RunOptions, Session, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -55,8 +55,8 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     let _guards = (SchemaGuard(schema.clone()), SchemaGuard(decoys.clone()));
     // The decoys' schema comes first on the connection's search path.
     let url = format!("{URL}?options=-c%20search_path%3D{decoys},{schema}");
-    let options = PostgresOptions { url: url.clone(), schema: Some(schema.clone()), load_threads: None };
-    let mut postgres = PostgresTarget::connect(&options).expect("the local PostgreSQL server must be running");
+    let options = ServerOptions { url: url.clone(), schema: Some(schema.clone()), load_threads: None };
+    let mut postgres = ServerTarget::connect(&options).expect("the local PostgreSQL server must be running");
     assert_eq!(postgres.namespace().name(), schema);
     let load = postgres.prepare(SF, false, &interrupt, &NoSteps, &|_| {}).unwrap();
     assert!(!load.reused);
@@ -174,11 +174,11 @@ fn text_rows(client: &mut postgres::Client, sql: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn a_missing_database_says_to_create_it() {
-    let options = PostgresOptions {
+    let options = ServerOptions {
         url: "postgres://postgres@127.0.0.1:5432/envbench_no_such_database".into(),
         schema: None,
         load_threads: None,
     };
-    let error = PostgresTarget::connect(&options).err().expect("the database does not exist").to_string();
+    let error = ServerTarget::connect(&options).err().expect("the database does not exist").to_string();
     assert!(error.contains("create the database"), "{error}");
 }
