@@ -20,7 +20,7 @@ pub mod units;
 pub mod workload;
 
 pub use model::{Direction, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
-pub use units::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
+pub use units::{ByteSize, DurationArg, check_settings, parse_byte_size, parse_duration};
 
 /// The version of envbench itself, recorded with every run.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

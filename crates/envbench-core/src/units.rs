@@ -105,19 +105,46 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// A duration given for `option`, parsed and held within `min..=max`, so nonsense such as `--duration 1ns` or
-/// `--interval 100000h` is refused before a run starts. The error names the option, the bounds and what to give.
-pub fn parse_duration_within(option: &str, text: &str, min: Duration, max: Duration) -> Result<Duration, String> {
-    let duration = parse_duration(text).map_err(|e| format!("{option}: {e}"))?;
-    if duration < min || duration > max {
-        return Err(format!(
-            "{option} {}: give from {} to {}",
-            text.trim(),
-            format_duration_words(min),
-            format_duration_words(max)
-        ));
+/// A duration option's value, parsed with the command line: clap's value parser takes any `FromStr`, so a wrong
+/// form is refused there, naming the option and the form to write, by every command and every suite alike. It keeps
+/// the text as written, for messages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DurationArg {
+    duration: Duration,
+    written: String,
+}
+
+impl DurationArg {
+    pub fn get(&self) -> Duration {
+        self.duration
     }
-    Ok(duration)
+
+    /// The duration, held within `min..=max`, so nonsense such as `--duration 1ns` or `--interval 100000h` is refused
+    /// before a run starts. The error names `option`, the bounds and what to give.
+    pub fn within(&self, option: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+        if self.duration < min || self.duration > max {
+            return Err(format!(
+                "{option} {}: give from {} to {}",
+                self.written,
+                format_duration_words(min),
+                format_duration_words(max)
+            ));
+        }
+        Ok(self.duration)
+    }
+}
+
+impl std::str::FromStr for DurationArg {
+    type Err = UnitError;
+    fn from_str(text: &str) -> Result<DurationArg, UnitError> {
+        Ok(DurationArg { duration: parse_duration(text)?, written: text.trim().to_string() })
+    }
+}
+
+impl fmt::Display for DurationArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.written)
+    }
 }
 
 /// A bound as people write it: `1s`, `10m`, `24h`, `500ms`.
@@ -164,11 +191,13 @@ mod tests {
     #[test]
     fn durations_and_settings_are_bounded() {
         let (second, day) = (Duration::from_secs(1), Duration::from_secs(86_400));
-        assert_eq!(parse_duration_within("--duration", "5m", second, day).unwrap(), Duration::from_secs(300));
-        let short = parse_duration_within("--duration", "1ns", second, day).unwrap_err();
+        let arg = |text: &str| text.parse::<DurationArg>();
+        assert_eq!(arg("5m").unwrap().within("--duration", second, day).unwrap(), Duration::from_secs(300));
+        let short = arg(" 1ns").unwrap().within("--duration", second, day).unwrap_err();
         assert_eq!(short, "--duration 1ns: give from 1s to 24h");
-        assert!(parse_duration_within("--interval", "100000h", second, day).unwrap_err().contains("to 24h"));
-        assert!(parse_duration_within("--interval", "soon", second, day).unwrap_err().starts_with("--interval:"));
+        assert!(arg("100000h").unwrap().within("--interval", second, day).unwrap_err().contains("to 24h"));
+        assert_eq!(arg("soon").unwrap_err(), UnitError::BadDuration("soon".into()));
+        assert_eq!(arg("90s").unwrap().to_string(), "90s");
         assert!(check_settings("--users", &[1, 2, 4], 64).is_ok());
         assert_eq!(
             check_settings("--users", &[2, 2], 64).unwrap_err(),

@@ -9,6 +9,7 @@ use crate::places::CubeLock;
 use crate::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION, result_records, run_sweep};
 use clap::{Args, FromArgMatches, Subcommand};
 use envbench_core::ByteSize;
+use envbench_core::DurationArg;
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::{SamplerSeries, StepObserver, StepSummary as SampledStep};
 use envbench_core::text::{Align, Table, heading, number, plural};
@@ -68,8 +69,8 @@ pub struct CubeRunArgs {
     #[arg(long, default_value = "bitmap")]
     pub compression: String,
     /// Bound of the cache of expanded blocks, e.g. 256MiB.
-    #[arg(long, default_value = "256MiB")]
-    pub data_cache: String,
+    #[arg(long, default_value = "256MiB", value_name = "SIZE")]
+    pub data_cache: ByteSize,
     /// Open the page files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
@@ -82,7 +83,7 @@ pub struct CubeRunArgs {
     pub retrieval_users: Option<String>,
     /// How long each retrieval pass runs (default 10s).
     #[arg(long, value_name = "DURATION")]
-    pub retrieval_duration: Option<String>,
+    pub retrieval_duration: Option<DurationArg>,
     /// Retrievals alone only: skip the pass during a background aggregation.
     #[arg(long)]
     pub retrievals_alone: bool,
@@ -278,7 +279,7 @@ fn plan_retrievals(
     };
     let duration = match &args.retrieval_duration {
         None => std::time::Duration::from_secs(10),
-        Some(text) => envbench_core::parse_duration(text).map_err(|e| usage(format!("--retrieval-duration: {e}")))?,
+        Some(duration) => duration.get(),
     };
     if duration.is_zero() || duration > std::time::Duration::from_secs(3600) {
         return Err(usage("--retrieval-duration: give more than zero and at most 1h, e.g. 10s"));
@@ -322,8 +323,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     config.repeat = args.repeat;
     config.options.compression =
         args.compression.parse::<Compression>().map_err(|e| usage(format!("--compression: {e}")))?;
-    config.options.data_cache =
-        envbench_core::parse_byte_size(&args.data_cache).map_err(|e| usage(format!("--data-cache: {e}")))?;
+    config.options.data_cache = args.data_cache;
     if config.options.data_cache.bytes() < MIN_DATA_CACHE_BYTES {
         return Err(usage(format!(
             "--data-cache {}: give at least {} (the cache holds expanded blocks of 92 KiB each), e.g. 256m",

@@ -15,7 +15,7 @@ use envbench_core::units::format_duration;
 use envbench_core::workload::{
     Envelope, Measured, Plan, Planned, Progress, ReadBack, RunContext, ScalingCurve, Timeline, Workload, WorkloadError,
 };
-use envbench_core::{ByteSize, parse_byte_size, parse_duration};
+use envbench_core::{ByteSize, DurationArg};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,17 +46,17 @@ pub struct DiskArgs {
     #[arg(long = "test", value_name = "TEST")]
     pub tests: Vec<String>,
     /// Test file size, e.g. 1g (default 1 GiB; 256 MiB with --quick).
-    #[arg(long)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<ByteSize>,
     /// Measured runs per test (default 3, as CrystalDiskMark 9).
     #[arg(long)]
     pub runs: Option<u32>,
     /// Length of each run, e.g. 5s (the default).
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<DurationArg>,
     /// Pause between runs and tests, e.g. 5s (the default).
-    #[arg(long)]
-    pub interval: Option<String>,
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<DurationArg>,
     /// A quick look: 5 runs of 0.5 s per test after a 0.5 s warm-up (five samples, enough for compare to decide), no
     /// pauses, a 256 MiB file.
     #[arg(long)]
@@ -80,8 +80,8 @@ pub struct DiskArgs {
     /// Sustained writes: each write test (default 128 KiB sequential Q8 and 4 KiB random Q32, or --test) writes
     /// without a pause for DURATION (default 10m; 60s with --quick) on a file of twice the RAM (or --size), and
     /// envbench judges burst, sustained speed, SNIA steady state and the cliff.
-    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
-    pub sustained: Option<String>,
+    #[arg(long, value_name = "DURATION", num_args = 0..=1)]
+    pub sustained: Option<Option<DurationArg>>,
     /// With --sustained: write the whole file sequentially twice first, as SNIA's performance test specification
     /// preconditions a drive.
     #[arg(long)]
@@ -266,11 +266,11 @@ const MAX_SUSTAINED: Duration = Duration::from_secs(72 * 3600);
 pub const MAX_TESTS: usize = 64;
 
 /// `--duration`: longer than zero, and within [`RUN_DURATION`].
-fn run_duration(text: &str) -> Result<Duration, WorkloadError> {
-    if parse_duration(text).is_ok_and(|d| d.is_zero()) {
+fn run_duration(duration: &DurationArg) -> Result<Duration, WorkloadError> {
+    if duration.get().is_zero() {
         return Err(usage("--duration must be longer than zero, e.g. 5s"));
     }
-    envbench_core::parse_duration_within("--duration", text, RUN_DURATION.0, RUN_DURATION.1).map_err(usage)
+    duration.within("--duration", RUN_DURATION.0, RUN_DURATION.1).map_err(usage)
 }
 
 /// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
@@ -287,7 +287,7 @@ fn plan_commit(args: &DiskArgs, cross_check: Option<&str>) -> Result<crate::comm
         }
     }
     let duration = match &args.duration {
-        Some(text) => run_duration(text)?,
+        Some(duration) => run_duration(duration)?,
         None if args.quick => Duration::from_secs(1),
         None => Duration::from_secs(5),
     };
@@ -327,10 +327,10 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
             "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for              --sustained DURATION with O_DIRECT (choose its tests with --test)"
         )));
     }
-    let duration = match args.sustained.as_deref() {
-        Some("") | None if args.quick => QUICK_DURATION,
-        Some("") | None => DEFAULT_DURATION,
-        Some(text) => parse_duration(text).map_err(|e| usage(format!("--sustained: {e}")))?,
+    let duration = match args.sustained.clone().flatten() {
+        None if args.quick => QUICK_DURATION,
+        None => DEFAULT_DURATION,
+        Some(duration) => duration.get(),
     };
     if duration < MIN_DURATION {
         return Err(usage(format!(
@@ -342,7 +342,7 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
     if duration > MAX_SUSTAINED {
         return Err(usage(format!(
             "--sustained {}: give at most {}h; a longer soak is several runs",
-            args.sustained.as_deref().unwrap_or_default().trim(),
+            args.sustained.clone().flatten().map(|d| d.to_string()).unwrap_or_default(),
             MAX_SUSTAINED.as_secs() / 3600
         )));
     }
@@ -368,11 +368,7 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
         test.validate()?;
     }
     crate::testfile::check_directory(&args.dir)?;
-    let size = args
-        .size
-        .as_deref()
-        .map(|size| parse_byte_size(size).map(|s| s.bytes()).map_err(|e| usage(format!("--size: {e}"))))
-        .transpose()?;
+    let size = args.size.map(ByteSize::bytes);
     let (file_size_bytes, size_note) = crate::sustained::plan_file_size(&args.dir, size)?;
     crate::testfile::check_file_plan(&args.dir, file_size_bytes)?;
     if let Some(test) = tests.iter().find(|t| t.block_bytes * u64::from(t.threads) > file_size_bytes) {
@@ -418,8 +414,8 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         options.interval = Duration::ZERO;
         options.file_size_bytes = 256 << 20;
     }
-    if let Some(size) = &args.size {
-        options.file_size_bytes = parse_byte_size(size).map_err(|e| usage(format!("--size: {e}")))?.bytes();
+    if let Some(size) = args.size {
+        options.file_size_bytes = size.bytes();
     }
     if let Some(runs) = args.runs {
         if runs == 0 {
@@ -437,8 +433,7 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         }
     }
     if let Some(interval) = &args.interval {
-        options.interval = envbench_core::parse_duration_within("--interval", interval, Duration::ZERO, MAX_INTERVAL)
-            .map_err(usage)?;
+        options.interval = interval.within("--interval", Duration::ZERO, MAX_INTERVAL).map_err(usage)?;
     }
     options.warmup = !args.no_warmup;
     options.direct = !args.buffered;

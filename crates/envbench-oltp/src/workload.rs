@@ -20,7 +20,7 @@ use envbench_core::workload::{
     Ending, Measured, Plan, Planned, ReadBack, RunContext, ScalingCurve, ScalingPoint, Timeline, Workload,
     WorkloadError,
 };
-use envbench_core::{ByteSize, parse_duration, parse_duration_within};
+use envbench_core::{ByteSize, DurationArg};
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -75,14 +75,14 @@ pub struct OltpArgs {
     #[arg(long, default_value_t = 64)]
     pub max_users: u32,
     /// Ramp-up of each step before measuring, e.g. 1m.
-    #[arg(long, default_value = "1m")]
-    pub ramp: String,
+    #[arg(long, default_value = "1m", value_name = "DURATION")]
+    pub ramp: DurationArg,
     /// Measured time of each step, e.g. 5m.
-    #[arg(long, default_value = "5m")]
-    pub duration: String,
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub duration: DurationArg,
     /// New-Order p95 (tpcb: the transaction's p95) the knee must stay within.
-    #[arg(long, default_value = "100ms")]
-    pub target_latency: String,
+    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    pub target_latency: DurationArg,
     /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
     #[arg(long)]
     pub keying_thinking: bool,
@@ -315,9 +315,9 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
     let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
-    let ramp = parse_duration_within("--ramp", &args.ramp, Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
-    let duration = parse_duration_within("--duration", &args.duration, MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
-    let target = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
+    let ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
+    let duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
+    let target = args.target_latency.get();
     if target.is_zero() {
         return Err(usage("--target-latency must be longer than zero, e.g. 100ms"));
     }

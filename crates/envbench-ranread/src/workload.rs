@@ -14,7 +14,7 @@ use envbench_core::workload::MAX_LIST_SETTINGS;
 use envbench_core::workload::{
     Measured, NativeTable, Plan, Planned, ReadBack, RunContext, ScalingCurve, ScalingPoint, Workload, WorkloadError,
 };
-use envbench_core::{ByteSize, check_settings, parse_byte_size, parse_duration, parse_duration_within};
+use envbench_core::{ByteSize, DurationArg, check_settings};
 use envbench_io::{BenchError, EngineChoice, cache_honesty, check_directory, select_engine};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -98,11 +98,11 @@ pub struct RanreadArgs {
     #[arg(long, requires = "db")]
     pub schema: Option<String>,
     /// Database file size (default 8 GiB with O_DIRECT, 2x RAM buffered) or table size (default 2x shared_buffers).
-    #[arg(long)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<ByteSize>,
     /// Block size of the random reads (file mode): a power of two from 512 to 64k.
-    #[arg(long, default_value = "8k")]
-    pub block: String,
+    #[arg(long, default_value = "8k", value_name = "SIZE")]
+    pub block: ByteSize,
     /// Job counts: auto (1, 2, 4, ... to the knee) or a list such as 1,2,4,8,16,32,64.
     #[arg(long, default_value = "auto")]
     pub jobs: String,
@@ -110,14 +110,14 @@ pub struct RanreadArgs {
     #[arg(long, conflicts_with = "duration")]
     pub iterations: Option<u64>,
     /// Length of each step, e.g. 30s (default 10s).
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<DurationArg>,
     /// IOPS the storage must sustain within the latency target.
     #[arg(long)]
     pub target_iops: Option<f64>,
     /// Mean response time limit, e.g. 8ms (default 10ms).
-    #[arg(long, default_value = "10ms")]
-    pub target_latency: String,
+    #[arg(long, default_value = "10ms", value_name = "DURATION")]
+    pub target_latency: DurationArg,
     /// Highest job count of an automatic sweep.
     #[arg(long, default_value_t = 256)]
     pub max_jobs: u32,
@@ -376,19 +376,19 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
             )));
         }
         (Some(n), _) => StepLimit::Iterations(*n),
-        (None, Some(text)) => StepLimit::Duration(
-            parse_duration_within("--duration", text, MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?,
-        ),
+        (None, Some(duration)) => {
+            StepLimit::Duration(duration.within("--duration", MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?)
+        }
         (None, None) => StepLimit::Duration(Duration::from_secs(10)),
     };
-    let latency = parse_duration(&args.target_latency).map_err(|e| usage(format!("--target-latency: {e}")))?;
+    let latency = args.target_latency.get();
     if latency.is_zero() {
         return Err(usage("--target-latency must be longer than zero, e.g. 8ms"));
     }
     if latency > MAX_TARGET_LATENCY {
         return Err(usage(format!(
             "--target-latency {}: give at most 10s; storage targets are milliseconds (8ms, 10ms)",
-            args.target_latency.trim()
+            args.target_latency
         )));
     }
     if let Some(iops) = args.target_iops
@@ -396,11 +396,11 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     {
         return Err(usage("--target-iops must be a positive number, e.g. 2800"));
     }
-    let block_bytes = parse_byte_size(&args.block).map_err(|e| usage(format!("--block: {e}")))?.bytes();
+    let block_bytes = args.block.bytes();
     validate_block(block_bytes)?;
-    let size_bytes = match &args.size {
-        Some(text) => {
-            let size = parse_byte_size(text).map_err(|e| usage(format!("--size: {e}")))?.bytes();
+    let size_bytes = match args.size {
+        Some(size) => {
+            let size = size.bytes();
             if size == 0 {
                 return Err(usage("--size must be larger than zero, e.g. 8g"));
             }

@@ -65,7 +65,7 @@ pub struct TpchArgs {
     pub seed: u64,
     /// Give up on a query after this long, e.g. 10m; it is counted as timed out.
     #[arg(long, value_name = "DURATION")]
-    pub query_timeout: Option<String>,
+    pub query_timeout: Option<envbench_core::DurationArg>,
     /// Run only the power test (one stream).
     #[arg(long, conflicts_with = "throughput_only")]
     pub power_only: bool,
@@ -274,9 +274,9 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
         ));
     }
     let query_timeout = match &args.query_timeout {
-        Some(text) => {
+        Some(timeout) => {
             let (min, max) = QUERY_TIMEOUT_BOUNDS;
-            Some(envbench_core::parse_duration_within("--query-timeout", text, min, max).map_err(usage)?)
+            Some(timeout.within("--query-timeout", min, max).map_err(usage)?)
         }
         None => None,
     };

@@ -22,7 +22,7 @@ use std::time::Duration;
 pub const MAX_TAGS: usize = 64;
 
 /// How a run is named in the user's methodology, and how it reports: accepted by every workload command.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
     /// A name for this configuration, e.g. physical-p3605.
     #[arg(long)]
@@ -35,7 +35,7 @@ pub struct CommonArgs {
     pub json: bool,
     /// Interval of the OS sampler (iostat-style disk and CPU figures), e.g. 1s, 500ms.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
-    pub sample_interval: String,
+    pub sample_interval: envbench_core::DurationArg,
     /// The suite this run belongs to (set by `envbench run`).
     #[arg(long, hide = true)]
     pub suite_id: Option<String>,
@@ -46,8 +46,7 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     fn sample_interval(&self) -> Result<Duration, WorkloadError> {
-        let interval = envbench_core::parse_duration(&self.sample_interval)
-            .map_err(|e| WorkloadError::usage(format!("--sample-interval: {e}")))?;
+        let interval = self.sample_interval.get();
         if interval < Duration::from_millis(10) || interval > Duration::from_secs(3600) {
             return Err(WorkloadError::usage("--sample-interval must be from 10ms to 1h"));
         }

@@ -48,7 +48,7 @@ pub struct FleetArgs {
     pub keep_going: bool,
     /// How long agents may take to start and prepare (create their files), e.g. 10m.
     #[arg(long, default_value = "10m", value_name = "DURATION")]
-    pub prepare_timeout: String,
+    pub prepare_timeout: envbench_core::DurationArg,
 }
 
 /// The options of `envbench agent`.
@@ -179,8 +179,7 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
         .fleet()
         .ok_or_else(|| crate::usage(format!("{name} cannot run on a fleet; these can: {}", fleet_workloads())))?;
     let transport = transport(&args, store)?;
-    let prepare_timeout = envbench_core::parse_duration(&args.prepare_timeout)
-        .map_err(|e| crate::usage(format!("--prepare-timeout: {e}")))?;
+    let prepare_timeout = args.prepare_timeout.get();
     if prepare_timeout < Duration::from_secs(1) {
         return Err(crate::usage("--prepare-timeout must be at least 1s"));
     }
