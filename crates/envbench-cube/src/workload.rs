@@ -327,7 +327,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     if config.options.data_cache.bytes() < MIN_DATA_CACHE_BYTES {
         return Err(usage(format!(
             "--data-cache {}: give at least {} (the cache holds expanded blocks of 92 KiB each), e.g. 256m",
-            args.data_cache,
+            args.data_cache.bytes(),
             envbench_core::ByteSize(MIN_DATA_CACHE_BYTES)
         )));
     }

@@ -11,8 +11,9 @@
 //!
 //! Queries run unprepared over the text protocols, so numbers come back in their decimal form on every server. A
 //! query is given up at its timeout by the server itself ([`envbench_sql::Connection::set_statement_timeout`]) and,
-//! for the user's interrupt and as a guarantee of the deadline, by the watcher ([`watched`]), which asks the server
-//! to stop it (a cancel request on PostgreSQL, `KILL QUERY` from a second connection on MariaDB/MySQL).
+//! for the user's interrupt and a second after the deadline as its guarantee, by the watcher ([`watched`]), which
+//! asks the server to stop it (a cancel request on PostgreSQL, `KILL QUERY` from a second connection on
+//! MariaDB/MySQL).
 
 use super::server::{
     APPLICATION_NAME, ExistingLoad, MARKER_COMMENT, SECONDARY_INDEXES, ServerTables, Stop, primary_key, server_error,
@@ -32,6 +33,9 @@ use std::time::{Duration, Instant};
 
 /// Order keys per `DELETE` statement of RF2, and rows per bulk statement of RF1.
 const ROWS_PER_REFRESH_STATEMENT: usize = 1_000;
+
+/// How long after a statement's timeout the watcher stops a statement the server let run on.
+const WATCHER_GRACE: Duration = Duration::from_secs(1);
 
 /// Where and how to load.
 #[derive(Clone, Debug)]
@@ -498,7 +502,10 @@ impl ServerSession {
                 .map_err(|e| QueryFailure::Error(e.detail(&self.shown).to_string()))?;
             self.timeout = timeout;
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // The server's own limit stops a statement at its timeout; the watcher stops one the server let run on
+        // (MySQL's limit applies to SELECT only) a moment later. Never at the same instant: a cancel request crossing
+        // the server's own stop would land on the session's next statement.
+        let deadline = timeout.map(|t| Instant::now() + t + WATCHER_GRACE);
         let interrupter = &self.interrupter;
         let stop = move |_| {
             if let Some(interrupt) = interrupter {
