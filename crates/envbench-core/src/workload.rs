@@ -343,9 +343,23 @@ pub trait Workload: ReadBack + Sync {
     /// leaves no trace.
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError>;
 
+    /// How the workload takes part in suites: its table in each built-in suite, and where it works.
+    fn suite_side(&self) -> &dyn SuiteSide {
+        &DefaultSuiteSide
+    }
+
+    /// The workload's side of a fleet run (`envbench fleet`), when it can run on many hosts at once.
+    fn fleet(&self) -> Option<&dyn crate::fleet::FleetWorkload> {
+        None
+    }
+}
+
+/// How a workload takes part in suites ([`Workload::suite_side`]). Both methods have their defaults here: a workload
+/// in no built-in suite that works in `--dir`.
+pub trait SuiteSide: Sync {
     /// The workload's table in a built-in suite (one of [`BUILTIN_SUITES`]): suite-file TOML without its `[name]`
     /// header, its parameters with comments for people. None leaves the workload out of that suite.
-    fn suite_table(&self, _suite: &str) -> Option<&'static str> {
+    fn table(&self, _suite: &str) -> Option<&'static str> {
         None
     }
 
@@ -354,12 +368,12 @@ pub trait Workload: ReadBack + Sync {
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         (!has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
     }
-
-    /// The workload's side of a fleet run (`envbench fleet`), when it can run on many hosts at once.
-    fn fleet(&self) -> Option<&dyn crate::fleet::FleetWorkload> {
-        None
-    }
 }
+
+/// The suite side of a workload that keeps every default.
+struct DefaultSuiteSide;
+
+impl SuiteSide for DefaultSuiteSide {}
 
 /// How a workload's stored results read back: the scorecard's headline, what a verdict sums it up by, its charts and
 /// exports. Every method has its default here and nowhere else; a run of a workload this build does not know reads
@@ -485,7 +499,7 @@ pub fn first_result(run: &StoredRun) -> String {
 
 /// The built-in suites `envbench run --suite` takes by name: `quick` (the default, a couple of minutes), `standard`
 /// (each workload's full default) and `smoke` (`quick` at tiny sizes, for tests). Each is made of the workloads' own
-/// tables ([`Workload::suite_table`]), so a new workload joins them from its crate.
+/// tables ([`SuiteSide::table`]), so a new workload joins them from its crate.
 pub const BUILTIN_SUITES: &[&str] = &["quick", "standard", "smoke"];
 
 /// Every workload envbench can run, in the order help and suites list them.
@@ -521,7 +535,7 @@ impl Registry {
         }
         let mut text = format!("[suite]\nname = \"{name}\"\n");
         for workload in self.iter() {
-            if let Some(table) = workload.suite_table(name) {
+            if let Some(table) = workload.suite_side().table(name) {
                 text.push_str(&format!("\n[{}]\n{}", workload.name(), table.trim_start_matches('\n')));
             }
         }
@@ -591,6 +605,120 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a new workload must provide, all of it: a name, a version, a command line and a plan (the four required
+    /// methods of [`Workload`]); a run ([`Planned`]: where it works, and the work); what it measured ([`Measured`]:
+    /// its records and its human view); and a [`ReadBack`] that may keep every default. It then joins a registry
+    /// with one line, works in `--dir` in suites, stays out of the built-in suites until it writes a table for them,
+    /// and reads back by the defaults.
+    mod a_new_workload {
+        use super::*;
+        use crate::model::Direction;
+        use crate::sampler::NoSteps;
+        use std::time::Duration;
+
+        struct Nap;
+
+        impl Workload for Nap {
+            fn name(&self) -> &'static str {
+                "nap"
+            }
+
+            fn version(&self) -> u32 {
+                1
+            }
+
+            fn command(&self) -> clap::Command {
+                clap::Command::new("nap").about("Sleep, and time it.").arg(
+                    clap::Arg::new("for")
+                        .long("for")
+                        .default_value("1ms")
+                        .value_parser(clap::value_parser!(crate::DurationArg)),
+                )
+            }
+
+            fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+                let length = matches.get_one::<crate::DurationArg>("for").expect("it has a default");
+                let length =
+                    length.within("--for", Duration::ZERO, Duration::from_secs(1)).map_err(WorkloadError::usage)?;
+                Ok(Plan::Run(Box::new(NapRun { length })))
+            }
+        }
+
+        impl ReadBack for Nap {}
+
+        struct NapRun {
+            length: Duration,
+        }
+
+        impl Planned for NapRun {
+            fn data_dir(&self) -> &Path {
+                Path::new(".")
+            }
+
+            fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+                context.steps.step_started("nap");
+                let started = std::time::Instant::now();
+                std::thread::sleep(self.length);
+                context.steps.step_finished("nap");
+                Ok(Box::new(Napped { seconds: started.elapsed().as_secs_f64() }))
+            }
+        }
+
+        struct Napped {
+            seconds: f64,
+        }
+
+        impl Measured for Napped {
+            fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
+                vec![ResultRecord {
+                    workload: "nap".into(),
+                    workload_version: 1,
+                    test_id: "nap".into(),
+                    parameters: serde_json::json!({}),
+                    metric: "elapsed".into(),
+                    unit: "s".into(),
+                    direction: Direction::LowerIsBetter,
+                    samples: vec![self.seconds],
+                    flags: Vec::new(),
+                }]
+            }
+
+            fn render(&self, _series: &SamplerSeries) -> String {
+                format!("napped {:.3} s\n", self.seconds)
+            }
+        }
+
+        static NAP: Nap = Nap;
+        static WITH_NAP: Registry = Registry::new(&[&NAP]);
+
+        #[test]
+        fn is_four_methods_a_run_and_its_measurement() {
+            let nap = WITH_NAP.find("nap").expect("one line registers it");
+            let matches = nap.command().try_get_matches_from(["nap", "--for", "2ms"]).unwrap();
+            let Plan::Run(planned) = nap.plan(&matches).unwrap() else { panic!("a nap runs") };
+            let interrupt = AtomicBool::new(false);
+            let fingerprint = Fingerprint::default();
+            let context =
+                RunContext { steps: &NoSteps, interrupt: &interrupt, fingerprint: &fingerprint, progress: &Silent };
+            let measured = planned.run(&context).unwrap();
+            let records = measured.records(&SamplerSeries::default());
+            assert!(records[0].samples[0] >= 0.002, "{records:?}");
+            assert!(measured.render(&SamplerSeries::default()).starts_with("napped"));
+            assert_eq!(measured.ending(), Ending::Complete);
+            // Its options are typed: a wrong form is refused by the command line, a bound by the plan.
+            assert!(nap.command().try_get_matches_from(["nap", "--for", "soon"]).is_err());
+            let long = nap.command().try_get_matches_from(["nap", "--for", "1h"]).unwrap();
+            assert_eq!(nap.plan(&long).err().unwrap().kind(), ErrorKind::Usage);
+            // In suites it works in --dir and stays out of the built-in ones until it writes a table.
+            let place = nap.suite_side().place(Path::new("/suite"), &[]);
+            assert_eq!(place, Some(("--dir", "/suite".to_string())));
+            assert!(!WITH_NAP.builtin_suite("quick").unwrap().contains("[nap]"));
+            // Its results read back by the defaults, as any workload's.
+            assert_eq!(WITH_NAP.read_back("nap").title(), None);
+            assert_eq!(nap.noise_margin(), WITH_NAP.read_back("a workload this build does not know").noise_margin());
+        }
+    }
 
     #[test]
     fn single_threaded_tests_are_known_by_their_knobs() {

@@ -134,7 +134,27 @@ impl Workload for CubeWorkload {
         WORKLOAD_VERSION
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+    fn command(&self) -> clap::Command {
+        CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = CubeArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        match args.action {
+            Some(CubeAction::Get(get)) => Ok(Plan::Answer(retrieve(&get)?)),
+            None => Ok(Plan::Run(Box::new(plan(&args.run)?))),
+        }
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for CubeWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
         match suite {
             "quick" => Some(
                 r#"
@@ -155,20 +175,6 @@ repeat = 1
 "#,
             ),
             _ => None,
-        }
-    }
-
-    fn command(&self) -> clap::Command {
-        CubeArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "EssBench-style OLAP cube: load, aggregate, allocate, convert currency, restructure; or query the cube.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = CubeArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        match args.action {
-            Some(CubeAction::Get(get)) => Ok(Plan::Answer(retrieve(&get)?)),
-            None => Ok(Plan::Run(Box::new(plan(&args.run)?))),
         }
     }
 

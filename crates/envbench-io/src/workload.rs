@@ -126,32 +126,6 @@ impl Workload for DiskWorkload {
         WORKLOAD_VERSION
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
-        match suite {
-            "quick" => Some(
-                r#"
-quick = true
-"#,
-            ),
-            "standard" => Some(
-                r#"
-profile = "cdm"
-"#,
-            ),
-            "smoke" => Some(
-                r#"
-size = "16m"
-runs = 1
-duration = "100ms"
-interval = "0s"
-no_warmup = true
-test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
-"#,
-            ),
-            _ => None,
-        }
-    }
-
     fn command(&self) -> clap::Command {
         DiskArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Storage suite: CrystalDiskMark/Anvil-style profiles and a database-shaped one, with O_DIRECT and \
@@ -185,6 +159,38 @@ test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
 
     fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
         Some(&crate::fleet::DiskFleet)
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for DiskWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+quick = true
+"#,
+            ),
+            "standard" => Some(
+                r#"
+profile = "cdm"
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+size = "16m"
+runs = 1
+duration = "100ms"
+interval = "0s"
+no_warmup = true
+test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
+"#,
+            ),
+            _ => None,
+        }
     }
 }
 

@@ -155,7 +155,29 @@ impl Workload for OltpWorkload {
         WORKLOAD_VERSION
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+    fn command(&self) -> clap::Command {
+        OltpArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "Transactions from virtual users (TPC-C-derived order entry or pgbench's TPC-B-like), on SQLite, \
+             PostgreSQL or MariaDB/MySQL: NOPM, per-transaction latency and the knee.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
+        Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::OltpFleet)
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for OltpWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
         match suite {
             "quick" => Some(
                 r#"
@@ -185,27 +207,11 @@ duration = "1s"
         }
     }
 
-    fn command(&self) -> clap::Command {
-        OltpArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "Transactions from virtual users (TPC-C-derived order entry or pgbench's TPC-B-like), on SQLite, \
-             PostgreSQL or MariaDB/MySQL: NOPM, per-transaction latency and the knee.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
-    }
-
     /// Against a server the sampler should watch the server's data directory, which `oltp` finds itself.
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         let server = args.iter().any(|a| DatabaseUrl::parse(a).is_ok());
         (!server && !envbench_core::workload::has_option(args, "--dir"))
             .then(|| ("--dir", suite_dir.display().to_string()))
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::OltpFleet)
     }
 }
 

@@ -42,27 +42,6 @@ impl Workload for SysinfoWorkload {
         1
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
-        match suite {
-            "quick" => Some(
-                r#"
-save = true
-"#,
-            ),
-            "standard" => Some(
-                r#"
-save = true
-"#,
-            ),
-            "smoke" => Some(
-                r#"
-save = true
-"#,
-            ),
-            _ => None,
-        }
-    }
-
     fn command(&self) -> clap::Command {
         SysinfoArgs::augment_args(clap::Command::new(WORKLOAD)).about(
             "Show the environment fingerprint: CPU, SMT, memory, OS, virtualization, and the storage stack under a \
@@ -84,6 +63,33 @@ save = true
             )));
         }
         Ok(Plan::Run(Box::new(SysinfoRun { path: args.path, save: args.save })))
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for SysinfoWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
+        match suite {
+            "quick" => Some(
+                r#"
+save = true
+"#,
+            ),
+            "standard" => Some(
+                r#"
+save = true
+"#,
+            ),
+            "smoke" => Some(
+                r#"
+save = true
+"#,
+            ),
+            _ => None,
+        }
     }
 
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {

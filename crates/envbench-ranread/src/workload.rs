@@ -184,7 +184,28 @@ impl Workload for RanreadWorkload {
         crate::WORKLOAD_VERSION
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+    fn command(&self) -> clap::Command {
+        RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        Ok(Plan::Run(Box::new(plan(args)?)))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::RanreadFleet)
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for RanreadWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
         match suite {
             "quick" => Some(
                 r#"
@@ -210,21 +231,6 @@ iterations = 100
             ),
             _ => None,
         }
-    }
-
-    fn command(&self) -> clap::Command {
-        RanreadArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "Database random-read scaling sweep (RanRead method): jobs rise until the response time passes the target.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = RanreadArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        Ok(Plan::Run(Box::new(plan(args)?)))
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::RanreadFleet)
     }
 }
 

@@ -112,7 +112,31 @@ impl Workload for TpchWorkload {
         WORKLOAD_VERSION
     }
 
-    fn suite_table(&self, suite: &str) -> Option<&'static str> {
+    fn command(&self) -> clap::Command {
+        TpchArgs::augment_args(clap::Command::new(WORKLOAD)).about(
+            "TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion \
+             over generated Parquet files, on PostgreSQL or on MySQL/MariaDB.",
+        )
+    }
+
+    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
+        let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+        let mut run = plan(&args)?;
+        run.lock()?;
+        Ok(Plan::Run(Box::new(run)))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::TpchFleet)
+    }
+
+    fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
+        self
+    }
+}
+
+impl envbench_core::workload::SuiteSide for TpchWorkload {
+    fn table(&self, suite: &str) -> Option<&'static str> {
         match suite {
             "quick" => Some(
                 r#"
@@ -136,28 +160,10 @@ sf = 0.01
         }
     }
 
-    fn command(&self) -> clap::Command {
-        TpchArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "TPC-H-derived analytic queries: power and throughput tests with virtual users, on embedded DataFusion \
-             over generated Parquet files, on PostgreSQL or on MySQL/MariaDB.",
-        )
-    }
-
-    fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-        let mut run = plan(&args)?;
-        run.lock()?;
-        Ok(Plan::Run(Box::new(run)))
-    }
-
     /// Against a server the sampler should watch the server's data directory, which `tpch` finds itself.
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
         let server = args.iter().any(|a| TargetSpec::parse(a).is_ok_and(|spec| spec != TargetSpec::DataFusion));
         (!server && !has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
-    }
-
-    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
-        Some(&crate::fleet::TpchFleet)
     }
 }
 

@@ -178,7 +178,9 @@ fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
 fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, String>) -> Vec<String> {
     let mut argv = vec!["envbench".to_string(), item.workload.clone()];
     argv.extend(item.args.iter().cloned());
-    if let Some((option, value)) = WORKLOADS.find(&item.workload).and_then(|w| w.place(&args.dir, &item.args)) {
+    if let Some((option, value)) =
+        WORKLOADS.find(&item.workload).and_then(|w| w.suite_side().place(&args.dir, &item.args))
+    {
         argv.extend([option.to_string(), value]);
     }
     if let Some(label) = &args.label {
