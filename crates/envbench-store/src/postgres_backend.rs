@@ -39,7 +39,8 @@ impl SqlStore<PostgresBackend> {
             location: envbench_core::model::redact_secrets(url),
             reason: e.message,
         })?;
-        let (location, shown) = (parsed.shown(), parsed.shown());
+        let location = parsed.shown();
+        let shown = location.clone();
         let connection = parsed.connect("envbench").map_err(|e| match e.kind {
             ErrorKind::Unreachable => {
                 StoreError::Unreachable { location: location.clone(), reason: e.detail(&shown).into() }

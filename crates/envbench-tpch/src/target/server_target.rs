@@ -237,11 +237,6 @@ impl ServerTarget {
         Ok(ServerTarget { engine, tables, load_threads, server_version, local_data_directory })
     }
 
-    /// Which server this is.
-    pub fn engine(&self) -> Engine {
-        self.engine
-    }
-
     /// The server's version, as `PostgreSQL 15.4`, `MariaDB 10.11.6` or `MySQL 8.0.36`.
     pub fn server_version(&self) -> &str {
         &self.server_version
@@ -313,21 +308,24 @@ impl ServerTarget {
         let rows_expected = TableName::approximate_total_rows(scale_factor);
         let rows_loaded = AtomicU64::new(0);
         let (rows_per_statement, statements_per_commit) = engine.bulk_batches();
+        let grouped = statements_per_commit > 1;
         let loaded = self.parallel(jobs, interrupt, |connection, (table, part, parts)| {
             let name = self.tables.qualify(table.as_str());
             let mut failure = None;
+            // Statements sent in the open transaction; always 0 where each statement commits on its own.
             let mut in_transaction = 0;
             table.csv_chunks(scale_factor, part, parts, rows_per_statement, &mut |chunk, rows| {
                 if interrupt.load(Ordering::SeqCst) {
                     return false;
                 }
-                let grouped = statements_per_commit > 1;
                 let mut sent = if grouped && in_transaction == 0 { connection.begin() } else { Ok(()) };
                 sent = sent.and_then(|()| connection.load_csv(&name, chunk));
-                in_transaction += 1;
-                if grouped && sent.is_ok() && in_transaction == statements_per_commit {
-                    in_transaction = 0;
-                    sent = connection.commit();
+                if grouped {
+                    in_transaction += 1;
+                    if sent.is_ok() && in_transaction == statements_per_commit {
+                        in_transaction = 0;
+                        sent = connection.commit();
+                    }
                 }
                 if let Err(e) = sent {
                     failure = Some(e);
@@ -338,7 +336,7 @@ impl ServerTarget {
                 true
             });
             // After an interrupt the partial table is harmless because the marker row is never written.
-            if failure.is_none() && statements_per_commit > 1 && in_transaction > 0 {
+            if failure.is_none() && in_transaction > 0 {
                 failure = connection.commit().err();
             }
             match failure {
