@@ -18,7 +18,7 @@ mod postgres_connection;
 mod sqlite_connection;
 
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
-pub use namespace::{Namespace, Relation, RelationKind, quote_identifier, quote_literal};
+pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
 pub use sqlite_connection::SqliteOpen;
 
 use envbench_core::model::redact_secrets;

@@ -89,6 +89,25 @@ impl Relation {
     }
 }
 
+/// A stored routine found in a namespace (a PostgreSQL function or procedure, a MySQL procedure or function), with
+/// the comment on it, which says whether envbench made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Routine {
+    pub name: String,
+    /// `function`, `procedure` (or `aggregate`, `window function` on PostgreSQL).
+    pub kind: String,
+    pub comment: Option<String>,
+    /// PostgreSQL: the argument types that tell overloaded functions apart (`integer, text`), which `DROP` needs.
+    pub arguments: String,
+}
+
+impl Routine {
+    /// `envbench_tpcc_payment (a function)`: names for a refusal.
+    pub fn describe(&self) -> String {
+        format!("{} (a {})", self.name, self.kind)
+    }
+}
+
 /// The schema (PostgreSQL), database (MySQL) or `main` (SQLite) a workload's tables are in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Namespace {
@@ -249,6 +268,54 @@ impl Namespace {
                 Ok(Relation { name: row.text(0)?, kind, comment })
             })
             .collect()
+    }
+}
+
+impl Namespace {
+    /// The stored routines of this namespace with one of `names`, overloads each on their own: what a workload must
+    /// see before it creates or drops routines of these names. SQLite has none.
+    pub fn routines(&self, connection: &mut dyn Connection, names: &[&str]) -> Result<Vec<Routine>, DbError> {
+        if names.is_empty() || self.dialect == Dialect::Sqlite {
+            return Ok(Vec::new());
+        }
+        let list = vec!["?"; names.len()].join(", ");
+        let sql = match self.dialect {
+            Dialect::Postgres => format!(
+                "SELECT p.proname::text, CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' \
+                 WHEN 'w' THEN 'window function' ELSE 'function' END, obj_description(p.oid, 'pg_proc'), \
+                 pg_get_function_identity_arguments(p.oid) FROM pg_proc p \
+                 JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname IN ({list}) \
+                 ORDER BY 1, 4"
+            ),
+            // MySQL's routine names are case-insensitive, as its comparison of them here is.
+            _ => format!(
+                "SELECT routine_name, LOWER(routine_type), routine_comment, '' FROM information_schema.routines \
+                 WHERE routine_schema = ? AND routine_name IN ({list}) ORDER BY 1"
+            ),
+        };
+        let mut params = vec![Value::Text(self.name.clone())];
+        params.extend(names.iter().map(|n| Value::Text(n.to_string())));
+        connection
+            .query(&sql, &params)?
+            .iter()
+            .map(|row| {
+                Ok(Routine {
+                    name: row.text(0)?,
+                    kind: row.text(1)?,
+                    comment: row.optional_text(2)?.filter(|c| !c.is_empty()),
+                    arguments: row.optional_text(3)?.unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    /// The statement that drops `routine` of this namespace, and only it (on PostgreSQL, the one overload).
+    pub fn drop_routine(&self, routine: &Routine) -> String {
+        let kind = if routine.kind == "procedure" { "PROCEDURE" } else { "FUNCTION" };
+        match self.dialect {
+            Dialect::Postgres => format!("DROP {kind} {}({})", self.qualify(&routine.name), routine.arguments),
+            _ => format!("DROP {kind} {}", self.qualify(&routine.name)),
+        }
     }
 }
 

@@ -46,13 +46,25 @@ impl PostgresConnection {
 /// Prepared statements kept per connection.
 const STATEMENT_CACHE: usize = 512;
 
-/// NULL for a parameter of any type (the driver checks a typed `None` against the parameter's type).
+/// A value bound as the server expects its parameter: an integer as the parameter's integer or float width, a real
+/// as float4 or float8, NULL for a parameter of any type, text as text. Borrowed, so binding copies nothing but the
+/// bytes the driver sends; each conversion still checks the parameter's type, as the driver's own values do.
 #[derive(Debug)]
-struct Null;
+struct Param<'a>(&'a Value);
 
-impl ToSql for Null {
-    fn to_sql(&self, _: &Type, _: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(IsNull::Yes)
+impl ToSql for Param<'_> {
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match (self.0, ty) {
+            (Value::Null, _) => Ok(IsNull::Yes),
+            (Value::Int(v), &Type::INT2) => (*v as i16).to_sql_checked(ty, out),
+            (Value::Int(v), &Type::INT4) => (*v as i32).to_sql_checked(ty, out),
+            (Value::Int(v), &Type::FLOAT8) => (*v as f64).to_sql_checked(ty, out),
+            (Value::Int(v), &Type::FLOAT4) => (*v as f32).to_sql_checked(ty, out),
+            (Value::Int(v), _) => v.to_sql_checked(ty, out),
+            (Value::Real(v), &Type::FLOAT4) => (*v as f32).to_sql_checked(ty, out),
+            (Value::Real(v), _) => v.to_sql_checked(ty, out),
+            (Value::Text(v), _) => v.as_str().to_sql_checked(ty, out),
+        }
     }
 
     fn accepts(_: &Type) -> bool {
@@ -62,25 +74,14 @@ impl ToSql for Null {
     postgres::types::to_sql_checked!();
 }
 
-/// Values as the driver binds them, to the types the server expects for each parameter.
-fn bind(values: &[Value], types: &[Type]) -> Vec<Box<dyn ToSql + Sync>> {
-    values
-        .iter()
-        .zip(types.iter().chain(std::iter::repeat(&Type::TEXT)))
-        .map(|(value, ty)| -> Box<dyn ToSql + Sync> {
-            match (value, ty) {
-                (Value::Null, _) => Box::new(Null),
-                (Value::Int(v), &Type::INT2) => Box::new(*v as i16),
-                (Value::Int(v), &Type::INT4) => Box::new(*v as i32),
-                (Value::Int(v), &Type::FLOAT8) => Box::new(*v as f64),
-                (Value::Int(v), &Type::FLOAT4) => Box::new(*v as f32),
-                (Value::Int(v), _) => Box::new(*v),
-                (Value::Real(v), &Type::FLOAT4) => Box::new(*v as f32),
-                (Value::Real(v), _) => Box::new(*v),
-                (Value::Text(v), _) => Box::new(v.clone()),
-            }
-        })
-        .collect()
+/// Values as the driver binds them.
+fn bind(values: &[Value]) -> Vec<Param<'_>> {
+    values.iter().map(Param).collect()
+}
+
+/// The driver's view of bound values.
+fn refs<'a>(bound: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    bound.iter().map(|param| param as &(dyn ToSql + Sync)).collect()
 }
 
 /// Any value the server sends, kept as text when the type is not one envbench reads as a number.
@@ -116,16 +117,14 @@ impl Connection for PostgresConnection {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let statement = self.statement(sql)?;
-        let bound = bind(params, statement.params());
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        self.client.execute(&statement, &refs).map_err(|e| classify(&self.shown, &e))
+        let bound = bind(params);
+        self.client.execute(&statement, &refs(&bound)).map_err(|e| classify(&self.shown, &e))
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let statement = self.statement(sql)?;
-        let bound = bind(params, statement.params());
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
-        let rows = self.client.query(&statement, &refs).map_err(|e| classify(&self.shown, &e))?;
+        let bound = bind(params);
+        let rows = self.client.query(&statement, &refs(&bound)).map_err(|e| classify(&self.shown, &e))?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
