@@ -126,6 +126,7 @@ fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
         nopm: median(figures().filter_map(|f| f.nopm)),
         tpm: figures().map(|f| f.tpm).sum(),
         db_tpm: median(figures().filter_map(|f| f.db_tpm)),
+        server_tpm: median(figures().filter_map(|f| f.server_tpm)),
         transactions,
         retries: kinds.iter().map(|k| k.retries).sum(),
         failures: kinds.iter().map(|k| k.failures).sum(),
@@ -153,6 +154,7 @@ fn host_share(mut figures: StepFigures, profile: Profile) -> StepFigures {
         Profile::Tpcb => None,
     };
     figures.db_tpm = None;
+    figures.server_tpm = None;
     figures.server.clear();
     figures.wait_events.clear();
     figures
@@ -362,6 +364,7 @@ mod tests {
                 nopm: Some(nopm),
                 tpm: transactions as f64,
                 db_tpm: Some(nopm * 3.0),
+                server_tpm: Some(nopm * 3.0),
                 transactions,
                 retries: 2,
                 failures: 1,

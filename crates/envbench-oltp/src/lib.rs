@@ -19,6 +19,7 @@ pub mod fleet;
 pub mod load;
 pub mod lock;
 pub mod random;
+pub mod routines;
 pub mod schema;
 pub mod sweep;
 pub mod telemetry;
@@ -120,12 +121,14 @@ impl OltpError {
     /// The refusal for relations envbench did not make in `place`, naming each and its kind.
     pub fn foreign(place: &str, profile: Profile, relations: &[String]) -> OltpError {
         OltpError::Foreign(format!(
-            "{place}: {} bear the names of envbench's {} tables but envbench did not make them (its {} marker says \
-             which it made); envbench never creates, drops or alters anything beside what it made. Use another \
+            "{place}: {} bear the names of envbench's {} tables{} but envbench did not make them (its {} marker says \
+             which it made{}); envbench never creates, drops or alters anything beside what it made. Use another \
              schema or database (or SQLite directory), or drop them yourself if they are expendable",
             relations.join(", "),
             profile.name(),
-            profile.marker_table()
+            if profile == Profile::Tpcc { " and routines" } else { "" },
+            profile.marker_table(),
+            if profile == Profile::Tpcc { ", and a comment on each routine it made" } else { "" }
         ))
     }
 }

@@ -1,9 +1,10 @@
 //! The initial database of each profile, as its specification populates it (TPC-C clause 4.3.3; pgbench's `-i`),
 //! loaded in parallel: one loader per range of warehouses (or accounts), each on its own connection, sending
-//! multi-row `INSERT`s in transactions of a few thousand rows, with progress in rows. Keys, indexes and statistics
-//! follow the load; the marker row comes last, so an interrupted load is rebuilt by the next run.
+//! multi-row `INSERT`s in transactions of a few thousand rows, with progress in rows. Keys, indexes, statistics
+//! and (TPC-C on a server) the stored routines of procedures mode follow the load; the marker row comes last, so an interrupted load is rebuilt by the next run.
 
 use crate::random::{NuRandConstants, Random, last_name};
+use crate::routines::{self, Mode, RoutinesState};
 use crate::schema::{self, Existing};
 use crate::{OltpError, Profile};
 use envbench_core::sampler::StepObserver;
@@ -398,9 +399,35 @@ impl LoadPlan {
     }
 }
 
+/// What a run does about the TPC-C routines ([`crate::routines`]) of a server's load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutinesPlan {
+    /// Nothing: SQLite, TPC-B, or a client-side run that shares the tables.
+    Leave,
+    /// Install them where they are missing or of an older version: a run that holds the tables alone.
+    Install,
+    /// They must be there, current: a procedures run that shares the tables.
+    Require,
+}
+
+impl RoutinesPlan {
+    /// The plan of a run of `profile` on `dialect` in `mode`, holding the tables alone or not.
+    pub fn of(profile: Profile, dialect: Dialect, mode: Mode, exclusive: bool) -> RoutinesPlan {
+        if profile != Profile::Tpcc || dialect == Dialect::Sqlite {
+            RoutinesPlan::Leave
+        } else if exclusive {
+            RoutinesPlan::Install
+        } else if mode == Mode::Procedures {
+            RoutinesPlan::Require
+        } else {
+            RoutinesPlan::Leave
+        }
+    }
+}
+
 /// Build the profile's database at `scale` in `namespace` (`LoadPlan::Rebuild`), or check that the complete load
-/// the plan found is still there (`LoadPlan::Reuse`). `progress` gets (rows loaded, rows expected). Refuses
-/// relations envbench did not make, whatever the plan.
+/// the plan found is still there (`LoadPlan::Reuse`), and see to its routines as `routines` says. `progress` gets
+/// (rows loaded, rows expected). Refuses relations and routines envbench did not make, whatever the plan.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
     url: &DatabaseUrl,
@@ -408,6 +435,7 @@ pub fn prepare(
     profile: Profile,
     scale: i64,
     plan: LoadPlan,
+    routines: RoutinesPlan,
     loaders: usize,
     steps: &dyn StepObserver,
     interrupt: &AtomicBool,
@@ -420,6 +448,7 @@ pub fn prepare(
             return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
         }
         (found, LoadPlan::Reuse) if found.is_reusable(scale) => {
+            see_to_routines(connection.as_mut(), url, namespace, routines)?;
             return Ok(LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 });
         }
         (found, LoadPlan::Reuse) => {
@@ -452,9 +481,35 @@ pub fn prepare(
     })();
     steps.step_finished("index");
     result?;
+    see_to_routines(connection.as_mut(), url, namespace, routines)?;
     let seconds = started.elapsed().as_secs_f64();
     schema::mark_complete(connection.as_mut(), namespace, profile, scale, seconds)?;
     Ok(LoadInfo { reused: false, rows, seconds, loaders })
+}
+
+/// Install the routines, or check that they are there, as `plan` says.
+fn see_to_routines(
+    connection: &mut dyn Connection,
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+    plan: RoutinesPlan,
+) -> Result<(), OltpError> {
+    match plan {
+        RoutinesPlan::Leave => Ok(()),
+        RoutinesPlan::Install => match routines::state(connection, namespace)? {
+            RoutinesState::Current => Ok(()),
+            _ => routines::install(connection, namespace),
+        },
+        RoutinesPlan::Require => match routines::state(connection, namespace)? {
+            RoutinesState::Current => Ok(()),
+            RoutinesState::Foreign(foreign) => Err(routines::foreign_error(namespace, &foreign)),
+            RoutinesState::Newer(version) => Err(routines::newer_error(namespace, version)),
+            RoutinesState::Missing => Err(OltpError::Other(format!(
+                "{}: envbench's TPC-C routines changed after the run was planned; run it again",
+                crate::place(url, namespace)
+            ))),
+        },
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -272,8 +272,15 @@ pub fn existing(
     let kind_of = |name: &str| expected.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, kind)| kind);
     let marker = profile.marker_table();
     let marked = found.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
-    let foreign: Vec<String> =
+    let mut foreign: Vec<String> =
         found.iter().filter(|r| !marked || kind_of(&r.name) != Some(&r.kind)).map(Relation::describe).collect();
+    // Procedures mode's routines go with the TPC-C tables: one of their names that envbench did not make is as
+    // foreign as a table would be.
+    if profile == Profile::Tpcc
+        && let crate::routines::RoutinesState::Foreign(routines) = crate::routines::state(connection, namespace)?
+    {
+        foreign.extend(routines);
+    }
     if !foreign.is_empty() {
         return Ok(Existing::Foreign(foreign));
     }
@@ -337,4 +344,106 @@ pub fn mark_complete(
         &[Value::Int(scale), Value::Int(SCHEMA_VERSION), Value::Real(load_seconds)],
     )?;
     Ok(())
+}
+
+/// What `envbench oltp --drop` removed, and what of envbench's names it left because envbench did not make it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dropped {
+    pub dropped: Vec<String>,
+    pub left: Vec<String>,
+}
+
+/// Remove everything envbench made for `profile` in `namespace`: its tables (their keys and indexes with them) and
+/// marker when the marker says envbench made them, and the routines whose comment says so. Nothing else: a relation
+/// of one of envbench's names without the marker, or of another kind than envbench makes, and a routine without
+/// envbench's comment, are left and named. The caller holds the tables' lock alone.
+pub fn drop_profile(
+    connection: &mut dyn Connection,
+    namespace: &Namespace,
+    profile: Profile,
+) -> Result<Dropped, OltpError> {
+    let mut outcome = Dropped::default();
+    let expected = profile.relation_names();
+    let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
+    let found = namespace.relations(connection, &names)?;
+    let marker = profile.marker_table();
+    let marked = found.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
+    for relation in &found {
+        // With the marker, a relation of envbench's names and of the kind envbench makes is envbench's (an index
+        // goes with its table).
+        let ours =
+            marked && expected.iter().any(|(n, k)| n.eq_ignore_ascii_case(&relation.name) && *k == relation.kind);
+        if !ours {
+            outcome.left.push(relation.describe());
+        }
+    }
+    if marked {
+        // The tables first, the marker last: an interrupted drop leaves a load the next run rebuilds.
+        for table in profile.tables() {
+            if found.iter().any(|r| r.name.eq_ignore_ascii_case(table.name) && r.kind == RelationKind::Table) {
+                connection.batch(&format!("DROP TABLE {}", namespace.qualify(table.name)))?;
+                outcome.dropped.push(table.name.to_string());
+            }
+        }
+        connection.batch(&format!("DROP TABLE {}", namespace.qualify(marker)))?;
+        outcome.dropped.push(marker.to_string());
+    }
+    if profile == Profile::Tpcc {
+        outcome.dropped.extend(crate::routines::drop_envbench_routines(connection, namespace)?);
+        for routine in crate::routines::found(connection, namespace)? {
+            outcome.left.push(routine.describe());
+        }
+    }
+    Ok(outcome)
+}
+
+/// Settle the database before a step, as HammerDB does before its timed run, so each step starts from the same
+/// kind of state and not from the debris of the one before: PostgreSQL vacuums and analyzes envbench's tables, then
+/// checkpoints (where this user may); MariaDB/MySQL writes envbench's tables' dirty pages out (`FLUSH TABLES ... FOR
+/// EXPORT`, on those tables only); SQLite checkpoints its WAL. Returns a note when a part was not allowed.
+pub fn settle(
+    connection: &mut dyn Connection,
+    namespace: &Namespace,
+    profile: Profile,
+) -> Result<Option<String>, OltpError> {
+    let tables: Vec<String> = profile.tables().iter().map(|t| namespace.qualify(t.name)).collect();
+    match namespace.dialect() {
+        Dialect::Sqlite => {
+            connection.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])?;
+            Ok(None)
+        }
+        Dialect::Postgres => {
+            connection.batch(&format!("VACUUM ANALYZE {}", tables.join(", ")))?;
+            // CHECKPOINT needs a superuser or, from PostgreSQL 15, a member of pg_checkpoint: asked first, so no
+            // refusal lands in the server's log.
+            let allowed = connection
+                .query_optional(
+                    "SELECT (u.rolsuper OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'pg_checkpoint' \
+                     AND pg_has_role(u.oid, r.oid, 'MEMBER')))::int FROM pg_roles u WHERE u.rolname = current_user",
+                    &[],
+                )?
+                .map(|row| row.int(0))
+                .transpose()?
+                == Some(1);
+            if allowed {
+                connection.batch("CHECKPOINT")?;
+                Ok(None)
+            } else {
+                Ok(Some(
+                    "no CHECKPOINT before the steps: this user is not a superuser or a member of pg_checkpoint".into(),
+                ))
+            }
+        }
+        Dialect::MySql => match connection.batch(&format!("FLUSH TABLES {} FOR EXPORT", tables.join(", "))) {
+            Ok(()) => {
+                connection.batch("UNLOCK TABLES")?;
+                Ok(None)
+            }
+            Err(error) if error.kind == envbench_sql::ErrorKind::Refused => Ok(Some(format!(
+                "no flush of the tables before the steps: {} (it needs the RELOAD and LOCK TABLES privileges)",
+                error.message
+            ))),
+            Err(error) => Err(error.into()),
+        },
+    }
 }

@@ -157,6 +157,7 @@ mod tests {
             nopm: Some(nopm),
             tpm: nopm * 2.2,
             db_tpm: None,
+            server_tpm: None,
             transactions: 100,
             retries: 0,
             failures: 0,

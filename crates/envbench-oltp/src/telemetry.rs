@@ -15,6 +15,10 @@ pub const USER_APPLICATION: &str = "envbench-oltp user";
 /// The counter of committed transactions, in every dialect that has one.
 pub const COMMITS: &str = "commits";
 
+/// The transactions the whole server ended, as HammerDB counts its TPM: PostgreSQL's `xact_commit + xact_rollback`
+/// summed over every database of the cluster, MySQL's `Com_commit + Com_rollback`.
+pub const SERVER_TRANSACTIONS: &str = "server transactions";
+
 /// MariaDB/MySQL status variables and the names envbench shows them by.
 const MYSQL_COUNTERS: &[(&str, &str)] = &[
     ("Com_commit", COMMITS),
@@ -45,6 +49,12 @@ pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> 
                     counters.insert(name.to_string(), row.real(i)?);
                 }
             }
+            if let Some(row) = connection
+                .query_optional("SELECT SUM(xact_commit + xact_rollback)::float8 FROM pg_stat_database", &[])?
+                && !row.is_null(0)
+            {
+                counters.insert(SERVER_TRANSACTIONS.into(), row.real(0)?);
+            }
             // Nothing is sent that this server lacks, so no error lands in its log: a standby has no current WAL
             // position, and PostgreSQL 17 moved the checkpoint counters to pg_stat_checkpointer. A counter this user
             // may not read is left out.
@@ -70,6 +80,9 @@ pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> 
                 {
                     counters.insert(shown.to_string(), value);
                 }
+            }
+            if let (Some(commits), Some(rollbacks)) = (counters.get(COMMITS), counters.get("rollbacks")) {
+                counters.insert(SERVER_TRANSACTIONS.into(), commits + rollbacks);
             }
         }
     }

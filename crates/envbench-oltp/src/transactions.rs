@@ -247,12 +247,157 @@ pub struct Terminal {
 
 impl Terminal {
     /// Another warehouse than home, for remote stock and remote customers (home when there is only one).
-    fn remote_warehouse(&self, random: &mut Random) -> i64 {
+    pub fn remote_warehouse(&self, random: &mut Random) -> i64 {
         if self.scale == 1 {
             return self.home;
         }
         let other = random.range(1, self.scale - 1);
         if other >= self.home { other + 1 } else { other }
+    }
+}
+
+/// A line of a New-Order: the item, the warehouse that supplies it and the quantity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderLine {
+    pub item: i64,
+    pub supply: i64,
+    pub quantity: i64,
+}
+
+/// The inputs of a New-Order (clause 2.4.1), drawn the same way in both modes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewOrderInput {
+    pub w: i64,
+    pub d: i64,
+    pub c: i64,
+    /// 5-15 lines, 1% of them supplied by a remote warehouse, no (supply, item) twice, sorted by (supply, item) so
+    /// every New-Order locks stock rows in one order (which avoids most deadlocks between them); in 1% of the orders
+    /// the last line's item is unused, and it stays last, as the specification has it, so the work before it is done
+    /// and undone.
+    pub lines: Vec<OrderLine>,
+    pub all_local: bool,
+}
+
+impl NewOrderInput {
+    pub fn draw(random: &mut Random, terminal: Terminal) -> NewOrderInput {
+        let w = terminal.home;
+        let d = random.range(1, DISTRICTS);
+        let c = random.customer_id();
+        let line_count = random.range(5, 15);
+        let rollback = random.chance(1);
+        let mut lines: Vec<OrderLine> = Vec::with_capacity(line_count as usize);
+        for number in 1..=line_count {
+            let unused = rollback && number == line_count;
+            // A set-based stock update counts a row once, so an order names each (supply, item) once: a repeat is
+            // drawn again.
+            let line = loop {
+                let item = if unused { ITEMS + 1 } else { random.item_id() };
+                let supply = if random.chance(1) { terminal.remote_warehouse(random) } else { w };
+                if !lines.iter().any(|l| l.item == item && l.supply == supply) {
+                    break OrderLine { item, supply, quantity: random.range(1, 10) };
+                }
+            };
+            lines.push(line);
+        }
+        let unused = lines.last().copied().filter(|_| rollback);
+        lines.sort_by_key(|line| (line.supply, line.item));
+        if let Some(unused) = unused {
+            let at = lines.iter().position(|l| *l == unused).expect("the unused line is in the order");
+            let line = lines.remove(at);
+            lines.push(line);
+        }
+        let all_local = lines.iter().all(|line| line.supply == w);
+        NewOrderInput { w, d, c, lines, all_local }
+    }
+}
+
+/// How a Payment or Order-Status names its customer: 60% by last name (the middle one of those sorted by first
+/// name), 40% by id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CustomerChoice {
+    ById(i64),
+    ByLastName(String),
+}
+
+impl CustomerChoice {
+    pub fn draw(random: &mut Random) -> CustomerChoice {
+        if random.chance(60) {
+            CustomerChoice::ByLastName(random.last_name())
+        } else {
+            CustomerChoice::ById(random.customer_id())
+        }
+    }
+
+    /// The id (0 when by name) and the last name (NULL when by id), as the routines take them.
+    pub fn arguments(&self) -> (i64, Value) {
+        match self {
+            CustomerChoice::ById(id) => (*id, Value::Null),
+            CustomerChoice::ByLastName(last) => (0, Value::Text(last.clone())),
+        }
+    }
+}
+
+/// The inputs of a Payment (clause 2.5.1): 85% of customers in the home warehouse, 15% in another.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaymentInput {
+    pub w: i64,
+    pub d: i64,
+    pub c_w: i64,
+    pub c_d: i64,
+    pub customer: CustomerChoice,
+    pub amount: f64,
+}
+
+impl PaymentInput {
+    pub fn draw(random: &mut Random, terminal: Terminal) -> PaymentInput {
+        let (w, d) = (terminal.home, random.range(1, DISTRICTS));
+        let (c_w, c_d) =
+            if random.chance(85) { (w, d) } else { (terminal.remote_warehouse(random), random.range(1, DISTRICTS)) };
+        let amount = random.decimal(1.0, 5000.0, 2);
+        let customer = CustomerChoice::draw(random);
+        PaymentInput { w, d, c_w, c_d, customer, amount }
+    }
+}
+
+/// The inputs of an Order-Status (clause 2.6.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderStatusInput {
+    pub w: i64,
+    pub d: i64,
+    pub customer: CustomerChoice,
+}
+
+impl OrderStatusInput {
+    pub fn draw(random: &mut Random, terminal: Terminal) -> OrderStatusInput {
+        let (w, d) = (terminal.home, random.range(1, DISTRICTS));
+        OrderStatusInput { w, d, customer: CustomerChoice::draw(random) }
+    }
+}
+
+/// The inputs of a Delivery (clause 2.7.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeliveryInput {
+    pub w: i64,
+    pub carrier: i64,
+}
+
+impl DeliveryInput {
+    pub fn draw(random: &mut Random, terminal: Terminal) -> DeliveryInput {
+        DeliveryInput { w: terminal.home, carrier: random.range(1, 10) }
+    }
+}
+
+/// The inputs of a Stock-Level (clause 2.8.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StockLevelInput {
+    pub w: i64,
+    pub d: i64,
+    pub threshold: i64,
+}
+
+impl StockLevelInput {
+    pub fn draw(random: &mut Random, terminal: Terminal) -> StockLevelInput {
+        StockLevelInput { w: terminal.home, d: random.range(1, DISTRICTS), threshold: random.range(10, 20) }
     }
 }
 
@@ -294,28 +439,8 @@ fn new_order(
     random: &mut Random,
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
-    let w = terminal.home;
-    let d = random.range(1, DISTRICTS);
-    let c = random.customer_id();
-    let line_count = random.range(5, 15);
-    let rollback = random.chance(1);
-    let mut lines: Vec<(i64, i64, i64)> = (1..=line_count)
-        .map(|number| {
-            let item = if rollback && number == line_count { ITEMS + 1 } else { random.item_id() };
-            let supply = if random.chance(1) { terminal.remote_warehouse(random) } else { w };
-            (item, supply, random.range(1, 10))
-        })
-        .collect();
-    // Stock rows are locked in one order by every New-Order, which avoids most deadlocks between them.
-    let unused = lines.last().copied().filter(|_| rollback);
-    lines.sort_by_key(|&(item, supply, _)| (supply, item));
-    if let Some(unused) = unused {
-        // The unused item stays last, as the specification has it, so the work before it is done and undone.
-        let at = lines.iter().position(|l| *l == unused).expect("the unused line is in the order");
-        let line = lines.remove(at);
-        lines.push(line);
-    }
-    let all_local = i64::from(lines.iter().all(|&(_, supply, _)| supply == w));
+    let NewOrderInput { w, d, c, lines, all_local } = NewOrderInput::draw(random, terminal);
+    let (line_count, all_local) = (lines.len() as i64, i64::from(all_local));
 
     connection.begin()?;
     let customer = connection
@@ -335,7 +460,7 @@ fn new_order(
         .execute(&statements.insert_order, &[int(order_id), int(d), int(w), int(c), int(line_count), int(all_local)])?;
     connection.execute(&statements.insert_new_order, &[int(order_id), int(d), int(w)])?;
     let mut total = 0.0;
-    for (number, &(item, supply, quantity)) in lines.iter().enumerate() {
+    for (number, &OrderLine { item, supply, quantity }) in lines.iter().enumerate() {
         let Some(item_row) = connection.query_optional(&statements.item, &[int(item)])? else {
             // "Item number is not valid": the specification's intended rollback.
             connection.rollback()?;
@@ -375,24 +500,25 @@ fn new_order(
     Ok(Outcome::Committed)
 }
 
-/// The customer of a Payment or Order-Status: 60% by last name (the middle one of those sorted by first name),
-/// 40% by id.
-fn choose_customer(
+/// The id of the customer a Payment or Order-Status names: by last name, the middle one of those sorted by first
+/// name.
+fn customer_id(
     connection: &mut dyn Connection,
     statements: &Statements,
-    random: &mut Random,
+    choice: CustomerChoice,
     w: i64,
     d: i64,
 ) -> Result<i64, DbError> {
-    if random.chance(60) {
-        let last = random.last_name();
-        let ids = connection.query(&statements.customers_by_last_name, &[int(w), int(d), Value::Text(last.clone())])?;
-        if ids.is_empty() {
-            return Err(DbError::other(format!("no customer named {last} in district {w}/{d}")));
+    match choice {
+        CustomerChoice::ById(id) => Ok(id),
+        CustomerChoice::ByLastName(last) => {
+            let ids =
+                connection.query(&statements.customers_by_last_name, &[int(w), int(d), Value::Text(last.clone())])?;
+            if ids.is_empty() {
+                return Err(DbError::other(format!("no customer named {last} in district {w}/{d}")));
+            }
+            ids[(ids.len() - 1) / 2].int(0)
         }
-        ids[(ids.len() - 1) / 2].int(0)
-    } else {
-        Ok(random.customer_id())
     }
 }
 
@@ -404,10 +530,7 @@ fn payment(
     random: &mut Random,
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
-    let (w, d) = (terminal.home, random.range(1, DISTRICTS));
-    let (c_w, c_d) =
-        if random.chance(85) { (w, d) } else { (terminal.remote_warehouse(random), random.range(1, DISTRICTS)) };
-    let amount = random.decimal(1.0, 5000.0, 2);
+    let PaymentInput { w, d, c_w, c_d, customer, amount } = PaymentInput::draw(random, terminal);
     connection.begin()?;
     connection.execute(&statements.warehouse_payment, &[Value::Real(amount), int(w)])?;
     let warehouse = connection
@@ -417,7 +540,7 @@ fn payment(
     let district = connection
         .query_optional(&statements.district_address, &[int(w), int(d)])?
         .ok_or_else(|| DbError::other(format!("district {w}/{d} is missing")))?;
-    let c = choose_customer(connection, statements, random, c_w, c_d)?;
+    let c = customer_id(connection, statements, customer, c_w, c_d)?;
     let customer = connection
         .query_optional(&statements.customer_for_update, &[int(c_w), int(c_d), int(c)])?
         .ok_or_else(|| DbError::other(format!("customer {c_w}/{c_d}/{c} is missing")))?;
@@ -455,9 +578,9 @@ fn order_status(
     random: &mut Random,
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
-    let (w, d) = (terminal.home, random.range(1, DISTRICTS));
+    let OrderStatusInput { w, d, customer } = OrderStatusInput::draw(random, terminal);
     begin_read(connection)?;
-    let c = choose_customer(connection, statements, random, w, d)?;
+    let c = customer_id(connection, statements, customer, w, d)?;
     connection.query(&statements.customer_balance, &[int(w), int(d), int(c)])?;
     if let Some(order) = connection.query_optional(&statements.last_order, &[int(w), int(d), int(c)])? {
         connection.query(&statements.order_lines, &[int(w), int(d), int(order.int(0)?)])?;
@@ -474,8 +597,7 @@ fn delivery(
     random: &mut Random,
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
-    let w = terminal.home;
-    let carrier = random.range(1, 10);
+    let DeliveryInput { w, carrier } = DeliveryInput::draw(random, terminal);
     connection.begin()?;
     for d in 1..=DISTRICTS {
         let Some(oldest) = connection.query_optional(&statements.oldest_new_order, &[int(w), int(d)])? else {
@@ -512,8 +634,7 @@ fn stock_level(
     random: &mut Random,
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
-    let (w, d) = (terminal.home, random.range(1, DISTRICTS));
-    let threshold = random.range(10, 20);
+    let StockLevelInput { w, d, threshold } = StockLevelInput::draw(random, terminal);
     begin_read(connection)?;
     let next = connection
         .query_optional(&statements.district_next_order, &[int(w), int(d)])?

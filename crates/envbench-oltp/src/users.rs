@@ -5,6 +5,7 @@
 //! failures are rolled back and run again, and counted.
 
 use crate::random::{NuRandConstants, Random};
+use crate::routines::{self, Calls, Mode};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
@@ -41,6 +42,14 @@ pub struct StepSettings {
     pub ramp: Duration,
     pub duration: Duration,
     pub keying_thinking: bool,
+    /// HammerDB's "use all warehouses": each transaction of a user works in a warehouse drawn from all of them, not
+    /// in the user's home warehouse, so the working set is the whole database.
+    pub all_warehouses: bool,
+    /// A count-based step (HammerDB's "total transactions per user"): each user ends after this many transactions
+    /// and the step when every user has; `duration` is then only the longest it may take, and there is no ramp.
+    pub transactions_per_user: Option<u64>,
+    /// Statements from the client, or one call of a stored routine per transaction.
+    pub mode: Mode,
     /// The NuRand constants of the load, from which the run's are derived.
     pub load_constants: NuRandConstants,
     pub seed: u64,
@@ -72,8 +81,12 @@ pub struct StepFigures {
     pub nopm: Option<f64>,
     /// Transactions per minute ended by the users (client side).
     pub tpm: f64,
-    /// Commits per minute counted by the server, where it counts them.
+    /// Commits per minute counted by the server in the run's database, where it counts them.
     pub db_tpm: Option<f64>,
+    /// Transactions per minute the whole server ended, as HammerDB reports TPM ([`telemetry::SERVER_TRANSACTIONS`]);
+    /// absent from runs stored before envbench counted it.
+    #[serde(default)]
+    pub server_tpm: Option<f64>,
     pub transactions: u64,
     pub retries: u64,
     pub failures: u64,
@@ -179,6 +192,14 @@ struct Tally {
 }
 
 impl Tally {
+    /// Count a transaction that ended in second `second` of the step.
+    fn count_second(&mut self, second: usize) {
+        if self.per_second.len() <= second {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += 1;
+    }
+
     fn new(kinds: &[Kind], seconds: usize) -> Tally {
         Tally {
             histograms: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
@@ -203,10 +224,11 @@ impl Tally {
                 *mine.entry(kind).or_insert(0) += n;
             }
         }
+        if self.per_second.len() < other.per_second.len() {
+            self.per_second.resize(other.per_second.len(), 0);
+        }
         for (i, n) in other.per_second.into_iter().enumerate() {
-            if let Some(slot) = self.per_second.get_mut(i) {
-                *slot += n;
-            }
+            self.per_second[i] += n;
         }
         if self.first_failure.is_none() {
             self.first_failure = other.first_failure;
@@ -278,6 +300,8 @@ struct Shared<'a> {
     go: AtomicBool,
     stop: AtomicBool,
     ended: AtomicU64,
+    /// Users that ran their count of transactions (count-based steps).
+    finished: AtomicU64,
     fatal: Mutex<Option<OltpError>>,
     seconds: usize,
     /// Stops the wait-event sampler at the end of the measured window.
@@ -314,14 +338,23 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     let constants = NuRandConstants::run(settings.load_constants, settings.seed);
     let mut random = Random::new(settings.seed ^ (u64::from(index) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
     let statements = Statements::new(&settings.namespace);
+    let calls = (settings.mode == Mode::Procedures).then(|| Calls::new(&settings.namespace));
     // Users are spread over the warehouses: user i works in warehouse i mod W + 1.
-    let terminal = Terminal { home: i64::from(index) % settings.scale + 1, scale: settings.scale };
+    let mut terminal = Terminal { home: i64::from(index) % settings.scale + 1, scale: settings.scale };
     let stop = &shared.stop;
-    while !stop.load(Ordering::SeqCst) && Instant::now() < window.measure_to {
+    let mut done: u64 = 0;
+    while !stop.load(Ordering::SeqCst)
+        && Instant::now() < window.measure_to
+        && settings.transactions_per_user.is_none_or(|count| done < count)
+    {
+        done += 1;
         let kind = match settings.profile {
             Profile::Tpcc => transactions::pick(&mut random),
             Profile::Tpcb => Kind::TpcB,
         };
+        if settings.all_warehouses {
+            terminal.home = random.range(1, settings.scale);
+        }
         let (keying, thinking) = kind.keying_and_thinking();
         if settings.keying_thinking && !sleep_until(Instant::now() + Duration::from_secs_f64(keying), stop) {
             break;
@@ -329,10 +362,19 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         let started = Instant::now();
         let mut retries = 0;
         let result = loop {
-            match transactions::run(kind, connection.as_mut(), &statements, &mut random, terminal) {
+            let result = match calls.as_ref() {
+                Some(calls) => routines::run(kind, connection.as_mut(), calls, &mut random, terminal),
+                None => transactions::run(kind, connection.as_mut(), &statements, &mut random, terminal),
+            };
+            match result {
                 Ok(outcome) => break Ok(outcome),
                 Err(error) => {
-                    let _ = connection.rollback();
+                    match calls.as_ref() {
+                        Some(calls) => calls.end_after_error(connection.as_mut()),
+                        None => {
+                            let _ = connection.rollback();
+                        }
+                    }
                     if error.kind == ErrorKind::Retry && retries < MAX_RETRIES && !stop.load(Ordering::SeqCst) {
                         retries += 1;
                         continue;
@@ -349,9 +391,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         match result {
             Ok(outcome) => {
                 shared.ended.fetch_add(1, Ordering::Relaxed);
-                if let Some(slot) = tally.per_second.get_mut((ended - window.start).as_secs() as usize) {
-                    *slot += 1;
-                }
+                tally.count_second((ended - window.start).as_secs() as usize);
                 if measured {
                     let nanos = u64::try_from((ended - started).as_nanos()).unwrap_or(u64::MAX);
                     tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos);
@@ -379,6 +419,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             break;
         }
     }
+    shared.finished.fetch_add(1, Ordering::SeqCst);
     tally
 }
 
@@ -393,7 +434,12 @@ pub fn run_step(
     on_tick: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<MeasuredStep>, OltpError> {
     let mut monitor = settings.namespace.connect(url, "envbench-oltp monitor")?;
-    let seconds = (settings.ramp + settings.duration).as_secs() as usize + 2;
+    // The seconds the per-second series holds from the start (it grows past them: a count-based step's length is
+    // not known before).
+    let seconds = match settings.transactions_per_user {
+        Some(_) => 60,
+        None => (settings.ramp + settings.duration).as_secs() as usize + 2,
+    };
     let shared = Shared {
         url,
         settings,
@@ -401,6 +447,7 @@ pub fn run_step(
         go: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         ended: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
         fatal: Mutex::new(None),
         seconds,
         sampler_stop: AtomicBool::new(false),
@@ -464,7 +511,9 @@ fn coordinate<'scope>(
         Window { start, measure_from: start + settings.ramp, measure_to: start + settings.ramp + settings.duration };
     let _ = shared.window.set(window);
     shared.go.store(true, Ordering::SeqCst);
-    // Wake every second to show progress; stop early on an interrupt or a user's fatal error.
+    // Wake every second to show progress; stop early on an interrupt or a user's fatal error, and a count-based
+    // step when every user has run its count.
+    let all_finished = || shared.finished.load(Ordering::SeqCst) >= u64::from(settings.users);
     let wait = |until: Instant, phase: &str| -> bool {
         let mut last = (Instant::now(), shared.ended.load(Ordering::Relaxed));
         loop {
@@ -472,17 +521,18 @@ fn coordinate<'scope>(
                 return false;
             }
             let now = Instant::now();
-            if now >= until {
+            if now >= until || (settings.transactions_per_user.is_some() && all_finished()) {
                 return true;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(100)));
             if last.0.elapsed() >= Duration::from_secs(1) {
                 let ended = shared.ended.load(Ordering::Relaxed);
                 let rate = (ended - last.1) as f64 / last.0.elapsed().as_secs_f64();
-                on_tick(&format!(
-                    "{name} {phase}: {:>3.0}s left, {rate:.0} transactions/s",
-                    until.saturating_duration_since(Instant::now()).as_secs_f64()
-                ));
+                let left = match settings.transactions_per_user {
+                    Some(count) => format!("{ended} of {} transactions", count * u64::from(settings.users)),
+                    None => format!("{:>3.0}s left", until.saturating_duration_since(Instant::now()).as_secs_f64()),
+                };
+                on_tick(&format!("{name} {phase}: {left}, {rate:.0} transactions/s"));
                 last = (Instant::now(), ended);
             }
         }
@@ -532,13 +582,17 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
         .collect();
     let transactions: u64 = kinds.iter().map(|k| k.count).sum();
     let ramp_seconds = settings.ramp.as_secs_f64();
-    let last_second = (ramp_seconds + settings.duration.as_secs_f64()).ceil() as usize;
+    let last_second = match settings.transactions_per_user {
+        Some(_) => (ramp_seconds + measurement.seconds).ceil() as usize,
+        None => (ramp_seconds + settings.duration.as_secs_f64()).ceil() as usize,
+    };
     let figures = StepFigures {
         users: settings.users,
         measured_seconds: measurement.seconds,
         nopm: measurement.new_orders.map(|n| n / minutes),
         tpm: transactions as f64 / minutes,
         db_tpm: measurement.server.get(telemetry::COMMITS).map(|c| c / minutes),
+        server_tpm: measurement.server.get(telemetry::SERVER_TRANSACTIONS).map(|c| c / minutes),
         transactions,
         retries: kinds.iter().map(|k| k.retries).sum(),
         failures: kinds.iter().map(|k| k.failures).sum(),

@@ -4,9 +4,10 @@
 
 use crate::consistency::{self, Check};
 use crate::crosscheck::{self, PgbenchFigures};
-use crate::load::{self, LoadInfo, LoadPlan};
+use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::random::NuRandConstants;
+use crate::routines::{self, Mode, RoutinesState};
 use crate::schema::{self, Existing};
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepFigures, StepSettings};
@@ -44,6 +45,8 @@ pub const MAX_LOADERS: usize = 256;
 pub const MIN_DURATION: Duration = Duration::from_secs(1);
 /// The longest ramp-up and measured time of a step.
 pub const MAX_STEP_TIME: Duration = Duration::from_secs(24 * 3600);
+/// The most transactions per user of a count-based step.
+pub const MAX_TRANSACTIONS_PER_USER: u64 = 1_000_000_000;
 /// The flag of the pgbench cross-check's records.
 pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
 
@@ -86,6 +89,14 @@ pub struct OltpArgs {
     /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
     #[arg(long)]
     pub keying_thinking: bool,
+    /// Each transaction works in a warehouse drawn from all of them, not in its user's home warehouse (HammerDB's
+    /// "use all warehouses"): the working set is the whole database, for storage-bound runs.
+    #[arg(long)]
+    pub all_warehouses: bool,
+    /// A count-based step instead of a timed one (HammerDB's "total transactions per user"): each user runs N
+    /// transactions and the step ends when all have; --ramp and --duration do not apply (24 h at most).
+    #[arg(long, value_name = "N")]
+    pub transactions: Option<u64>,
     /// Rebuild the tables even when a matching load exists.
     #[arg(long)]
     pub fresh: bool,
@@ -99,6 +110,20 @@ pub struct OltpArgs {
     /// Parallel loaders (default: one per CPU, at most one per warehouse; SQLite loads with one).
     #[arg(long)]
     pub loaders: Option<usize>,
+    /// How transactions reach the database: client (every statement from the client, one round trip each: what an
+    /// application sees) or procedures (one call of a stored routine per transaction, as HammerDB's TPROC-C runs
+    /// them: the engine's capacity, the figure to set beside HammerDB's NOPM). Procedures need --profile tpcc on
+    /// PostgreSQL or MariaDB/MySQL.
+    #[arg(long, default_value = "client", value_name = "MODE")]
+    pub mode: String,
+    /// Skip the settling before each step: VACUUM ANALYZE of envbench's tables and a CHECKPOINT (PostgreSQL), a flush
+    /// of envbench's tables (MariaDB/MySQL), a WAL checkpoint (SQLite), as HammerDB does before its timed run.
+    #[arg(long)]
+    pub no_vacuum: bool,
+    /// Remove everything envbench made for --profile in the target (its tables, their marker and, for tpcc, its
+    /// stored routines) and nothing else, then end; no run is stored.
+    #[arg(long)]
+    pub drop: bool,
 }
 
 /// The transactional workload.
@@ -135,6 +160,12 @@ pub(crate) struct OltpRun {
     duration: Duration,
     pub(crate) target_ms: f64,
     keying_thinking: bool,
+    all_warehouses: bool,
+    transactions_per_user: Option<u64>,
+    pub(crate) mode: Mode,
+    /// Settle the database before each step ([`schema::settle`]).
+    settle: bool,
+    settle_noted: std::sync::atomic::AtomicBool,
     /// Whether the run uses the load it found or builds the tables, as decided under the lock.
     load_plan: LoadPlan,
     /// Held for the whole run (none on a fleet's agent: its coordinator holds it).
@@ -164,6 +195,9 @@ impl Workload for OltpWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
+        if args.drop {
+            return Ok(Plan::Answer(drop_tables(&args)?));
+        }
         Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
     }
 
@@ -305,8 +339,7 @@ pub(crate) enum Planner {
 }
 
 pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, WorkloadError> {
-    let profile = Profile::parse(&args.profile)
-        .ok_or_else(|| usage(format!("--profile '{}': give tpcc or tpcb", args.profile)))?;
+    let profile = parse_profile(&args.profile)?;
     let scale: i64 = match args.warehouses.trim().parse() {
         Ok(n) if (1..=MAX_SCALE).contains(&n) => n,
         _ => {
@@ -321,8 +354,17 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
     let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
-    let ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
-    let duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
+    let mut ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
+    let mut duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
+    if let Some(count) = args.transactions {
+        if !(1..=MAX_TRANSACTIONS_PER_USER).contains(&count) {
+            return Err(usage(format!(
+                "--transactions {count}: give a count of transactions per user from 1 to {MAX_TRANSACTIONS_PER_USER}"
+            )));
+        }
+        // Every transaction counts from the start; the step may take up to the longest step time.
+        (ramp, duration) = (Duration::ZERO, MAX_STEP_TIME);
+    }
     let target = args.target_latency.get();
     if target.is_zero() {
         return Err(usage("--target-latency must be longer than zero, e.g. 100ms"));
@@ -333,19 +375,23 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
     {
         return Err(usage(format!("--loaders {loaders}: give 1 to {MAX_LOADERS} (each is a thread and a connection)")));
     }
-    let url = match args.target.as_str() {
-        "sqlite" => {
-            envbench_io::check_directory(&args.dir).map_err(|e| usage(format!("--dir: {e}")))?;
-            DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
-        }
-        text => DatabaseUrl::parse(text).map_err(|e| {
-            usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
-        })?,
-    };
-    if args.schema.is_some() && url.dialect() == Dialect::Sqlite {
+    let url = target_url(&args)?;
+    let mode = Mode::parse(&args.mode).ok_or_else(|| {
+        usage(format!(
+            "--mode '{}': give client (statements from the client) or procedures (stored routines)",
+            args.mode
+        ))
+    })?;
+    if mode == Mode::Procedures && url.dialect() == Dialect::Sqlite {
         return Err(usage(
-            "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
-             --target sqlite, whose tables are in --dir",
+            "--mode procedures runs each transaction as a stored routine, and SQLite has none: use --mode client \
+             with SQLite, or a --target postgres://... or mysql://... URL",
+        ));
+    }
+    if mode == Mode::Procedures && profile != Profile::Tpcc {
+        return Err(usage(
+            "--mode procedures runs TPC-C's five transactions as stored routines: use it with --profile tpcc (tpcb \
+             is pgbench's transaction, sent from the client as pgbench sends it)",
         ));
     }
     let pgbench = match args.cross_check.as_deref() {
@@ -361,25 +407,7 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         }
         Some(other) => return Err(usage(format!("--cross-check '{other}': the cross-check tool is pgbench"))),
     };
-    // Reach the database now, before anything is stored: a wrong URL, a stopped server, a missing privilege or
-    // foreign tables are the user's to fix. The namespace is resolved here, once: every name the run checks, creates,
-    // drops, loads or queries is qualified with it, and every session it opens is pinned to it.
-    // A SQLite file that does not exist yet is not created here: nothing is made before the run.
-    let sqlite_file = args.dir.join(SQLITE_FILE);
-    let mut connection: Option<Box<dyn Connection>> = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
-        None
-    } else {
-        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
-    };
-    let namespace = match connection.as_mut() {
-        Some(connection) => {
-            let namespace =
-                Namespace::resolve(connection.as_mut(), args.schema.as_deref(), false).map_err(OltpError::from)?;
-            namespace.pin(connection.as_mut()).map_err(OltpError::from)?;
-            namespace
-        }
-        None => Namespace::named(Dialect::Sqlite, "main"),
-    };
+    let (mut connection, namespace) = reach(&args, &url)?;
     let (server_version, watched) = match connection.as_mut() {
         None => (format!("SQLite {}", envbench_sql::sqlite_version()), args.dir.clone()),
         Some(connection) => {
@@ -404,6 +432,11 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         duration,
         target_ms,
         keying_thinking: args.keying_thinking,
+        all_warehouses: args.all_warehouses,
+        transactions_per_user: args.transactions,
+        mode,
+        settle: !args.no_vacuum,
+        settle_noted: Default::default(),
         load_plan: LoadPlan::Reuse,
         lock: None,
         pgbench,
@@ -414,8 +447,10 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
     if planner == Planner::FleetAgent {
         return Ok(run);
     }
-    // What the namespace holds decides whether the run builds the tables, and so holds them alone
-    // ([`envbench_io::lock::take_as_needed`]: looked at again once a shared lock is held).
+    // What the namespace holds decides whether the run builds the tables (or, in procedures mode, installs their
+    // routines), and so holds them alone ([`envbench_io::lock::take_as_needed`]: looked at again once a shared lock
+    // is held).
+    let tables_reusable = std::cell::Cell::new(false);
     let must_build = |connection: &mut Option<Box<dyn Connection>>| {
         let existing = match connection.as_mut() {
             Some(connection) => schema::existing(connection.as_mut(), &run.namespace, profile)?,
@@ -424,7 +459,19 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         if let Existing::Foreign(relations) = &existing {
             return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations));
         }
-        Ok(LoadPlan::of(&existing, scale, args.fresh) == LoadPlan::Rebuild)
+        let reusable = LoadPlan::of(&existing, scale, args.fresh) == LoadPlan::Reuse;
+        tables_reusable.set(reusable);
+        let routines_missing = match connection.as_mut() {
+            Some(connection) if profile == Profile::Tpcc && run.url.dialect() != Dialect::Sqlite => {
+                match routines::state(connection.as_mut(), &run.namespace)? {
+                    RoutinesState::Newer(version) => return Err(routines::newer_error(&run.namespace, version)),
+                    RoutinesState::Current => false,
+                    RoutinesState::Missing | RoutinesState::Foreign(_) => mode == Mode::Procedures && reusable,
+                }
+            }
+            _ => false,
+        };
+        Ok(!reusable || routines_missing)
     };
     let take = |connection: &mut Option<Box<dyn Connection>>, exclusive: bool| {
         if exclusive {
@@ -438,9 +485,95 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         TablesLock::take(&run.url, &run.namespace, profile, &args.dir, exclusive)
     };
     let (lock, alone) = envbench_io::lock::take_as_needed(&mut connection, must_build, take)?;
-    run.load_plan = if alone { LoadPlan::Rebuild } else { LoadPlan::Reuse };
+    // Alone, the run rebuilds the tables unless only their routines were missing.
+    run.load_plan = if alone && !tables_reusable.get() { LoadPlan::Rebuild } else { LoadPlan::Reuse };
     run.lock = Some(lock);
     Ok(run)
+}
+
+fn parse_profile(text: &str) -> Result<Profile, WorkloadError> {
+    Profile::parse(text).ok_or_else(|| usage(format!("--profile '{text}': give tpcc or tpcb")))
+}
+
+/// The database `--target` names (`--dir`'s SQLite file for `sqlite`), with `--schema` refused where it means nothing.
+fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
+    let url = match args.target.as_str() {
+        "sqlite" => {
+            envbench_io::check_directory(&args.dir).map_err(|e| usage(format!("--dir: {e}")))?;
+            DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
+        }
+        text => DatabaseUrl::parse(text).map_err(|e| {
+            usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
+        })?,
+    };
+    if args.schema.is_some() && url.dialect() == Dialect::Sqlite {
+        return Err(usage(
+            "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
+             --target sqlite, whose tables are in --dir",
+        ));
+    }
+    Ok(url)
+}
+
+/// Reach the database now, before anything is stored: a wrong URL, a stopped server, a missing privilege or foreign
+/// tables are the user's to fix. The namespace is resolved here, once: every name the run checks, creates, drops,
+/// loads or queries is qualified with it, and every session it opens is pinned to it. A SQLite file that does not
+/// exist yet is not created here (no connection): nothing is made before the run.
+fn reach(args: &OltpArgs, url: &DatabaseUrl) -> Result<(Option<Box<dyn Connection>>, Namespace), WorkloadError> {
+    let sqlite_file = args.dir.join(SQLITE_FILE);
+    let mut connection: Option<Box<dyn Connection>> = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+        None
+    } else {
+        Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
+    };
+    let namespace = match connection.as_mut() {
+        Some(connection) => {
+            let namespace =
+                Namespace::resolve(connection.as_mut(), args.schema.as_deref(), false).map_err(OltpError::from)?;
+            namespace.pin(connection.as_mut()).map_err(OltpError::from)?;
+            namespace
+        }
+        None => Namespace::named(Dialect::Sqlite, "main"),
+    };
+    Ok((connection, namespace))
+}
+
+/// `envbench oltp --drop`: everything envbench made for the profile in the target, under the tables' lock held
+/// alone, and nothing else. A SQLite file left with nothing in it is removed, as envbench made it.
+fn drop_tables(args: &OltpArgs) -> Result<String, WorkloadError> {
+    let profile = parse_profile(&args.profile)?;
+    let url = target_url(args)?;
+    let (connection, namespace) = reach(args, &url)?;
+    let place = crate::place(&url, &namespace);
+    let Some(mut connection) = connection else {
+        return Ok(format!("{place}: no database file, so nothing of envbench's to drop"));
+    };
+    let _lock = TablesLock::take(&url, &namespace, profile, &args.dir, true)?;
+    let dropped = schema::drop_profile(connection.as_mut(), &namespace, profile)?;
+    let mut answer = match dropped.dropped.as_slice() {
+        [] => format!("{place}: nothing of envbench's {} tables or routines found; nothing dropped", profile.name()),
+        names => format!("{place}: dropped {}", names.join(", ")),
+    };
+    if !dropped.left.is_empty() {
+        answer.push_str(&format!("\nleft alone, as envbench did not make them: {}", dropped.left.join(", ")));
+    }
+    if url.dialect() == Dialect::Sqlite {
+        let left = connection.query("SELECT COUNT(*) FROM sqlite_master", &[]).map_err(OltpError::from)?;
+        let empty = left.first().map(|r| r.int(0)).transpose().map_err(OltpError::from)? == Some(0);
+        drop(connection);
+        if empty {
+            let file = args.dir.join(SQLITE_FILE);
+            for path in [file.clone(), file.with_extension("sqlite-wal"), file.with_extension("sqlite-shm")] {
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(WorkloadError::failure(format!("{}: {e}", path.display()))),
+                }
+            }
+            answer.push_str(&format!("\nremoved {}, which held nothing else", file.display()));
+        }
+    }
+    Ok(answer)
 }
 
 /// Refuse a load the PostgreSQL user could not finish: it must be allowed to create tables in the run's schema.
@@ -499,6 +632,15 @@ pub struct OltpDocument {
     pub ramp_seconds: f64,
     pub duration_seconds: f64,
     pub keying_thinking: bool,
+    /// Each transaction in a warehouse drawn from all of them (absent from runs stored before the option).
+    #[serde(default)]
+    pub all_warehouses: bool,
+    /// Transactions per user of a count-based run (absent: timed steps).
+    #[serde(default)]
+    pub transactions_per_user: Option<u64>,
+    /// Statements from the client or stored routines (runs stored before procedures mode were client-side).
+    #[serde(default)]
+    pub mode: Mode,
     pub target_latency_ms: f64,
     pub load: LoadInfo,
     pub steps: Vec<StepFigures>,
@@ -549,6 +691,7 @@ impl Planned for OltpRun {
                 Ok(users) => users,
                 Err(reason) => break reason,
             };
+            self.settle(context)?;
             let settings = self.step_settings(users, 0, users);
             let name = step_test_id(users);
             let on_tick = |text: &str| progress.update(text);
@@ -589,16 +732,25 @@ impl Planned for OltpRun {
 impl OltpRun {
     /// What the run will do, in a line.
     pub(crate) fn describe(&self) -> String {
+        let per_step = match self.transactions_per_user {
+            Some(count) => format!("{count} transactions per user per step"),
+            None => {
+                format!("ramp {} then {} measured per step", format_duration(self.ramp), format_duration(self.duration))
+            }
+        };
         format!(
-            "oltp {} on {} ({}): {} {}, {}, ramp {} then {} measured per step",
+            "oltp {}{}{} on {} ({}): {} {}, {}, {per_step}",
             self.profile.name(),
+            match self.mode {
+                Mode::Client => "",
+                Mode::Procedures => " in procedures mode (stored routines, one call per transaction)",
+            },
+            if self.all_warehouses { ", every transaction in any warehouse" } else { "" },
             crate::place(&self.url, &self.namespace),
             self.server_version,
             self.scale,
             self.profile.scale_word(),
             self.users.describe(),
-            format_duration(self.ramp),
-            format_duration(self.duration)
         )
     }
 
@@ -617,17 +769,17 @@ impl OltpRun {
                 number(rate)
             ));
         };
-        // Only a run that holds the tables alone builds them.
-        let load_plan = match &self.lock {
-            Some(lock) if lock.is_exclusive() => self.load_plan,
-            _ => LoadPlan::Reuse,
-        };
+        // Only a run that holds the tables alone builds them, or installs their routines.
+        let exclusive = self.lock.as_ref().is_some_and(TablesLock::is_exclusive);
+        let load_plan = if exclusive { self.load_plan } else { LoadPlan::Reuse };
+        let routines_plan = RoutinesPlan::of(self.profile, self.url.dialect(), self.mode, exclusive);
         let load = load::prepare(
             &self.url,
             &self.namespace,
             self.profile,
             self.scale,
             load_plan,
+            routines_plan,
             self.loaders,
             context.steps,
             context.interrupt,
@@ -659,6 +811,21 @@ impl OltpRun {
         Ok(load)
     }
 
+    /// Settle the database before a step, unless --no-vacuum; a part this user may not do is said once.
+    pub(crate) fn settle(&self, context: &RunContext<'_>) -> Result<(), WorkloadError> {
+        if !self.settle {
+            return Ok(());
+        }
+        context.progress.update("settling the database before the step (VACUUM, CHECKPOINT or flush)");
+        let mut connection = self.namespace.connect(&self.url, "envbench-oltp settle").map_err(OltpError::from)?;
+        if let Some(note) = schema::settle(connection.as_mut(), &self.namespace, self.profile)?
+            && !self.settle_noted.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            context.progress.line(&format!("note: {note}"));
+        }
+        Ok(())
+    }
+
     /// A step's settings: `users` users numbered from `first_user`, of a step of `total` users in all (on a fleet,
     /// every host's users draw from the step's one seed, each user with its own stream and home warehouse).
     pub(crate) fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
@@ -671,6 +838,9 @@ impl OltpRun {
             ramp: self.ramp,
             duration: self.duration,
             keying_thinking: self.keying_thinking,
+            all_warehouses: self.all_warehouses,
+            transactions_per_user: self.transactions_per_user,
+            mode: self.mode,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 0x5eed_0000 + u64::from(total),
         }
@@ -699,6 +869,9 @@ impl OltpRun {
             ramp_seconds: self.ramp.as_secs_f64(),
             duration_seconds: self.duration.as_secs_f64(),
             keying_thinking: self.keying_thinking,
+            all_warehouses: self.all_warehouses,
+            transactions_per_user: self.transactions_per_user,
+            mode: self.mode,
             target_latency_ms: self.target_ms,
             load,
             knee: sweep::knee(&steps, self.profile, self.target_ms),
@@ -777,6 +950,17 @@ impl OltpMeasured {
             "duration_s": d.duration_seconds,
             "keying_thinking": d.keying_thinking,
         });
+        // Client-side runs keep the parameters they always had, so they still match runs stored before the modes;
+        // a procedures run's results match only other procedures runs.
+        if d.mode != Mode::Client {
+            parameters["mode"] = json!(d.mode.name());
+        }
+        if d.all_warehouses {
+            parameters["all_warehouses"] = json!(true);
+        }
+        if let Some(count) = d.transactions_per_user {
+            parameters["transactions_per_user"] = json!(count);
+        }
         if let Some(users) = users {
             parameters["users"] = json!(users);
         }
@@ -830,6 +1014,9 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
     }
     if let Some(db_tpm) = step.db_tpm {
         records.push(record(test, parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
+    }
+    if let Some(server_tpm) = step.server_tpm {
+        records.push(record(test, parameters, "server_tpm", "TPM", Higher, vec![server_tpm]));
     }
     records.push(record(
         test,
@@ -961,6 +1148,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         d.scale,
         profile.scale_word()
     ));
+    if profile == Profile::Tpcc {
+        out.push_str(&format!("Mode: {} — {}\n", d.mode.name(), d.mode.describe()));
+    }
     out.push('\n');
     let mut headers = vec!["USERS"];
     if profile == Profile::Tpcc {
@@ -970,7 +1160,7 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
     }
     headers.extend([
         "TPM",
-        "DB TPM",
+        "SERVER TPM",
         "P95 ms",
         "RETRIES",
         "FAILED",
@@ -986,7 +1176,7 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
             format!("{}{}", if Some(index) == d.knee { "* " } else { "" }, step.users),
             number(step.throughput(profile)),
             number(step.tpm),
-            step.db_tpm.map_or("-".into(), number),
+            step.server_tpm.map_or("-".into(), number),
             format!("{:.1}", step.judged_latency_ms(profile)),
             step.retries.to_string(),
             match step.failures {
@@ -1170,6 +1360,7 @@ mod tests {
             nopm: Some(transactions as f64 * 27.0),
             tpm: transactions as f64 * 60.0,
             db_tpm: None,
+            server_tpm: None,
             transactions,
             retries: 0,
             failures,
@@ -1194,6 +1385,9 @@ mod tests {
             ramp_seconds: 0.0,
             duration_seconds: 1.0,
             keying_thinking: false,
+            all_warehouses: false,
+            transactions_per_user: None,
+            mode: Mode::Client,
             target_latency_ms: 100.0,
             load: LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 },
             knee: sweep::knee(&steps, Profile::Tpcc, 100.0),

@@ -7,11 +7,12 @@ use envbench_core::sampler::NoSteps;
 use envbench_oltp::consistency;
 use envbench_oltp::load::{self, DISTRICTS, FIRST_NEW_ORDER, LoadPlan, ORDERS};
 use envbench_oltp::random::{NuRandConstants, Random};
+use envbench_oltp::routines::{self, Calls, Mode, RoutinesState};
 use envbench_oltp::schema::{self, Existing};
 use envbench_oltp::transactions::{self, Kind, Outcome, Statements, Terminal};
 use envbench_oltp::users::{self, StepSettings};
 use envbench_oltp::{OltpError, Profile};
-use envbench_sql::{Connection, DatabaseUrl, Namespace, Value};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace, Value};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -58,23 +59,65 @@ fn all_pass(connection: &mut dyn Connection, profile: Profile) {
     }
 }
 
-/// Run `kind` until it commits (New-Order may roll back on purpose).
-fn commit_one(kind: Kind, connection: &mut dyn Connection, random: &mut Random, terminal: Terminal) {
-    let statements = Statements::new(&Namespace::resolve(connection, None, false).unwrap());
-    for _ in 0..50 {
-        match transactions::run(kind, connection, &statements, random, terminal).unwrap() {
-            Outcome::Committed => return,
-            Outcome::RolledBack => {}
-        }
-    }
-    panic!("{kind:?} never committed");
+/// How a test sends a transaction: its statements from the client, or one call of its stored routine.
+enum Driver {
+    Client(Box<Statements>),
+    Procedures(Calls),
 }
 
-/// Everything a target must do: load, reuse, each transaction's effects, a step of users, the checks.
+impl Driver {
+    fn new(mode: Mode, namespace: &Namespace) -> Driver {
+        match mode {
+            Mode::Client => Driver::Client(Box::new(Statements::new(namespace))),
+            Mode::Procedures => Driver::Procedures(Calls::new(namespace)),
+        }
+    }
+
+    fn run(&mut self, kind: Kind, c: &mut dyn Connection, random: &mut Random, terminal: Terminal) -> Outcome {
+        match self {
+            Driver::Client(statements) => transactions::run(kind, c, statements, random, terminal),
+            Driver::Procedures(calls) => routines::run(kind, c, calls, random, terminal),
+        }
+        .unwrap()
+    }
+
+    /// Run `kind` until it commits (New-Order may roll back on purpose).
+    fn commit_one(&mut self, kind: Kind, c: &mut dyn Connection, random: &mut Random, terminal: Terminal) {
+        for _ in 0..50 {
+            if self.run(kind, c, random, terminal) == Outcome::Committed {
+                return;
+            }
+        }
+        panic!("{kind:?} never committed");
+    }
+}
+
+/// The modes a target runs: procedures only on a server.
+fn modes(url: &DatabaseUrl) -> Vec<Mode> {
+    match url.dialect() {
+        Dialect::Sqlite => vec![Mode::Client],
+        _ => vec![Mode::Client, Mode::Procedures],
+    }
+}
+
+/// Everything a target must do: load, reuse, each transaction's effects and a step of users in each mode, the checks.
 fn exercise(url: &DatabaseUrl) {
     let namespace = namespace(url);
-    let prepare =
-        |plan| load::prepare(url, &namespace, Profile::Tpcc, 1, plan, 2, &NoSteps, &AtomicBool::new(false), &|_, _| {});
+    let routines_plan = load::RoutinesPlan::of(Profile::Tpcc, url.dialect(), Mode::Procedures, true);
+    let prepare = |plan| {
+        load::prepare(
+            url,
+            &namespace,
+            Profile::Tpcc,
+            1,
+            plan,
+            routines_plan,
+            2,
+            &NoSteps,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        )
+    };
     let first = prepare(LoadPlan::Rebuild).unwrap();
     assert!(!first.reused);
     let expected = load::expected_rows(Profile::Tpcc, 1) as f64;
@@ -93,77 +136,95 @@ fn exercise(url: &DatabaseUrl) {
     assert!(int(c, "SELECT COUNT(*) FROM tpcc_customer WHERE c_last = 'BARBARBAR'") >= 10);
     all_pass(c, Profile::Tpcc);
 
-    let mut random = Random::new(99, NuRandConstants::run(NuRandConstants::load(load::LOAD_SEED), 5));
-    let terminal = Terminal { home: 1, scale: 1 };
-
-    // New-Order: one more order, its lines as many as it says, one more undelivered order.
-    let (orders, lines, new_orders) = (
-        int(c, "SELECT SUM(d_next_o_id) FROM tpcc_district"),
-        int(c, "SELECT COUNT(*) FROM tpcc_order_line"),
-        int(c, "SELECT COUNT(*) FROM tpcc_new_order"),
-    );
-    commit_one(Kind::NewOrder, c, &mut random, terminal);
-    assert_eq!(int(c, "SELECT SUM(d_next_o_id) FROM tpcc_district"), orders + 1);
-    assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_new_order"), new_orders + 1);
-    let newest_lines = int(c, "SELECT o_ol_cnt FROM tpcc_orders ORDER BY o_entry_d DESC, o_id DESC LIMIT 1");
-    assert!((5..=15).contains(&newest_lines));
-    assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_order_line"), lines + newest_lines);
-
-    // New-Order's intended rollback leaves nothing behind.
-    let statements = Statements::new(&namespace);
-    let mut rolled_back = 0;
-    for _ in 0..400 {
-        if transactions::run(Kind::NewOrder, c, &statements, &mut random, terminal).unwrap() == Outcome::RolledBack {
-            rolled_back += 1;
-        }
+    if url.dialect() != Dialect::Sqlite {
+        assert_eq!(routines::state(c, &namespace).unwrap(), RoutinesState::Current, "installed with the tables");
     }
-    assert!((1..=20).contains(&rolled_back), "about 1% of New-Orders roll back, got {rolled_back} of 400");
-    all_pass(c, Profile::Tpcc);
+    for mode in modes(url) {
+        let mut driver = Driver::new(mode, &namespace);
+        let mut random = Random::new(99, NuRandConstants::run(NuRandConstants::load(load::LOAD_SEED), 5));
+        let terminal = Terminal { home: 1, scale: 1 };
 
-    // Payment: the warehouse and the districts take the same amount.
-    let w_ytd = real(c, "SELECT w_ytd FROM tpcc_warehouse WHERE w_id = 1");
-    let history = int(c, "SELECT COUNT(*) FROM tpcc_history");
-    commit_one(Kind::Payment, c, &mut random, terminal);
-    let paid = real(c, "SELECT w_ytd FROM tpcc_warehouse WHERE w_id = 1") - w_ytd;
-    assert!((1.0..=5000.0).contains(&paid), "{paid}");
-    assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_history"), history + 1);
-    all_pass(c, Profile::Tpcc);
+        // New-Order: one more order, its lines as many as it says, one more undelivered order.
+        let (orders, lines, new_orders) = (
+            int(c, "SELECT SUM(d_next_o_id) FROM tpcc_district"),
+            int(c, "SELECT COUNT(*) FROM tpcc_order_line"),
+            int(c, "SELECT COUNT(*) FROM tpcc_new_order"),
+        );
+        let ordered_lines = int(c, "SELECT SUM(o_ol_cnt) FROM tpcc_orders");
+        driver.commit_one(Kind::NewOrder, c, &mut random, terminal);
+        assert_eq!(int(c, "SELECT SUM(d_next_o_id) FROM tpcc_district"), orders + 1);
+        assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_new_order"), new_orders + 1);
+        let newest_lines = int(c, "SELECT SUM(o_ol_cnt) FROM tpcc_orders") - ordered_lines;
+        assert!((5..=15).contains(&newest_lines));
+        assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_order_line"), lines + newest_lines);
 
-    // Delivery: the oldest undelivered order of each district gets its carrier.
-    let undelivered = int(c, "SELECT COUNT(*) FROM tpcc_new_order");
-    commit_one(Kind::Delivery, c, &mut random, terminal);
-    assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_new_order"), undelivered - DISTRICTS);
-    assert_eq!(
-        int(c, &format!("SELECT COUNT(*) FROM tpcc_orders WHERE o_id = {FIRST_NEW_ORDER} AND o_carrier_id IS NULL")),
-        0
-    );
-    // Order-Status and Stock-Level only read.
-    commit_one(Kind::OrderStatus, c, &mut random, terminal);
-    commit_one(Kind::StockLevel, c, &mut random, terminal);
-    all_pass(c, Profile::Tpcc);
+        // New-Order's intended rollback leaves nothing behind.
+        let mut rolled_back = 0;
+        for _ in 0..400 {
+            if driver.run(Kind::NewOrder, c, &mut random, terminal) == Outcome::RolledBack {
+                rolled_back += 1;
+            }
+        }
+        assert!((1..=20).contains(&rolled_back), "about 1% of New-Orders roll back, got {rolled_back} of 400");
+        all_pass(c, Profile::Tpcc);
 
-    // A short step of virtual users: every kind of transaction ran, NOPM is counted, the database still holds.
-    let settings = StepSettings {
-        profile: Profile::Tpcc,
-        namespace: namespace.clone(),
-        users: 2,
-        first_user: 0,
-        scale: 1,
-        ramp: Duration::from_millis(500),
-        duration: Duration::from_secs(3),
-        keying_thinking: false,
-        load_constants: NuRandConstants::load(load::LOAD_SEED),
-        seed: 1,
-    };
-    let step = users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
-    let step = step.figures;
-    assert!(step.transactions > 20, "{step:?}");
-    assert!(step.nopm.unwrap() > 0.0);
-    assert_eq!(step.failures, 0, "{:?}", step.first_failure);
-    assert_eq!(step.kinds.len(), 5);
-    let new_order = step.kind(Kind::NewOrder).unwrap();
-    assert!(new_order.count > 0 && new_order.p95_ms >= new_order.p50_ms && new_order.max_ms >= new_order.p99_ms);
-    assert!(step.per_second.iter().sum::<f64>() >= step.transactions as f64);
+        // Payment: the warehouse and the districts take the same amount.
+        let w_ytd = real(c, "SELECT w_ytd FROM tpcc_warehouse WHERE w_id = 1");
+        let history = int(c, "SELECT COUNT(*) FROM tpcc_history");
+        driver.commit_one(Kind::Payment, c, &mut random, terminal);
+        let paid = real(c, "SELECT w_ytd FROM tpcc_warehouse WHERE w_id = 1") - w_ytd;
+        assert!((1.0..=5000.0).contains(&paid), "{paid}");
+        assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_history"), history + 1);
+        all_pass(c, Profile::Tpcc);
+
+        // Delivery: the oldest undelivered order of each district gets its carrier.
+        let undelivered = int(c, "SELECT COUNT(*) FROM tpcc_new_order");
+        driver.commit_one(Kind::Delivery, c, &mut random, terminal);
+        assert_eq!(int(c, "SELECT COUNT(*) FROM tpcc_new_order"), undelivered - DISTRICTS);
+        assert_eq!(
+            int(
+                c,
+                &format!("SELECT COUNT(*) FROM tpcc_orders WHERE o_id = {FIRST_NEW_ORDER} AND o_carrier_id IS NULL")
+            ),
+            0
+        );
+        // Order-Status and Stock-Level only read.
+        driver.commit_one(Kind::OrderStatus, c, &mut random, terminal);
+        driver.commit_one(Kind::StockLevel, c, &mut random, terminal);
+        all_pass(c, Profile::Tpcc);
+
+        // A short step of virtual users: every kind of transaction ran, NOPM is counted, the database still holds.
+        let settings = StepSettings {
+            profile: Profile::Tpcc,
+            namespace: namespace.clone(),
+            users: 2,
+            first_user: 0,
+            scale: 1,
+            ramp: Duration::from_millis(500),
+            duration: Duration::from_secs(3),
+            keying_thinking: false,
+            all_warehouses: false,
+            transactions_per_user: None,
+            mode,
+            load_constants: NuRandConstants::load(load::LOAD_SEED),
+            seed: 1,
+        };
+        let step = users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
+        let step = step.figures;
+        assert!(step.transactions > 20, "{step:?}");
+        assert!(step.nopm.unwrap() > 0.0);
+        assert_eq!(step.failures, 0, "{:?}", step.first_failure);
+        assert_eq!(step.kinds.len(), 5);
+        let new_order = step.kind(Kind::NewOrder).unwrap();
+        assert!(new_order.count > 0 && new_order.p95_ms >= new_order.p50_ms && new_order.max_ms >= new_order.p99_ms);
+        assert!(step.per_second.iter().sum::<f64>() >= step.transactions as f64);
+        // NOPM is counted from the districts' order counters; the New-Orders the users saw commit in the window agree
+        // with it, but for the transactions that straddle either end of the window (at most one per user at each).
+        let committed = (new_order.count - new_order.rolled_back) as f64;
+        let counted = step.nopm.unwrap() * step.measured_seconds / 60.0;
+        assert!((committed - counted).abs() <= 4.0 + counted * 0.01, "{mode:?}: {committed} seen, {counted} counted");
+        all_pass(c, Profile::Tpcc);
+    }
     all_pass(c, Profile::Tpcc);
 
     // A broken database fails the checks that see it.
@@ -225,6 +286,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         Profile::Tpcb,
         1,
         LoadPlan::Rebuild,
+        load::RoutinesPlan::Leave,
         2,
         &NoSteps,
         &AtomicBool::new(false),
@@ -243,6 +305,9 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         ramp: Duration::ZERO,
         duration: Duration::from_secs(2),
         keying_thinking: false,
+        all_warehouses: false,
+        transactions_per_user: None,
+        mode: Mode::Client,
         load_constants: NuRandConstants::load(load::LOAD_SEED),
         seed: 2,
     };
@@ -276,9 +341,19 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
         Existing::Foreign(vec!["TPCC_Stock".into(), "tpcc_customer".into()])
     );
     for plan in [LoadPlan::Rebuild, LoadPlan::Reuse] {
-        let error =
-            load::prepare(&url, &main, Profile::Tpcc, 1, plan, 1, &NoSteps, &AtomicBool::new(false), &|_, _| {})
-                .unwrap_err();
+        let error = load::prepare(
+            &url,
+            &main,
+            Profile::Tpcc,
+            1,
+            plan,
+            load::RoutinesPlan::Leave,
+            1,
+            &NoSteps,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        )
+        .unwrap_err();
         let OltpError::Foreign(message) = &error else { panic!("{error:?}") };
         assert!(message.contains("tpcc_customer") && message.contains("never creates, drops"), "{message}");
     }
@@ -299,6 +374,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
         Profile::Tpcb,
         1,
         LoadPlan::Rebuild,
+        load::RoutinesPlan::Leave,
         1,
         &NoSteps,
         &AtomicBool::new(false),
@@ -326,6 +402,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         Profile::Tpcc,
         1,
         LoadPlan::Rebuild,
+        load::RoutinesPlan::Leave,
         1,
         &NoSteps,
         &AtomicBool::new(false),
@@ -350,7 +427,8 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
     admin
         .batch(&format!(
             "CREATE VIEW {schema}.tpcc_item AS SELECT 1 AS i_id; CREATE SEQUENCE {schema}.tpcc_stock_pkey; \
-             CREATE TABLE {schema}.envbench_oltp_tpcc (scale INTEGER, schema_version INTEGER)"
+             CREATE TABLE {schema}.envbench_oltp_tpcc (scale INTEGER, schema_version INTEGER); \
+             CREATE FUNCTION {schema}.envbench_tpcc_payment(integer) RETURNS integer LANGUAGE sql AS 'SELECT $1'"
         ))
         .unwrap();
     let ours = Namespace::named(envbench_sql::Dialect::Postgres, &schema);
@@ -361,6 +439,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         Profile::Tpcc,
         1,
         LoadPlan::Rebuild,
+        load::RoutinesPlan::Leave,
         1,
         &NoSteps,
         &AtomicBool::new(false),
@@ -377,7 +456,51 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         ),
     );
     assert_eq!(count, 3, "nothing was created in {schema}");
+    assert!(message.contains("envbench_tpcc_payment (a function)"), "a routine of envbench's names too: {message}");
+    // Installing the routines alone refuses it too, and leaves it as it was.
+    let error = routines::install(admin.as_mut(), &ours).unwrap_err();
+    let OltpError::Foreign(message) = &error else { panic!("{error:?}") };
+    assert!(message.contains("envbench_tpcc_payment (a function)") && message.contains("never replaces"), "{message}");
+    assert_eq!(int(admin.as_mut(), &format!("SELECT {schema}.envbench_tpcc_payment(42)")), 42);
+    assert_eq!(routines::found(admin.as_mut(), &ours).unwrap().len(), 1, "nothing installed beside it");
+
+    // Envbench's own routines of an older version are replaced, each dropped by its name and signature.
+    admin
+        .batch(&format!(
+            "COMMENT ON FUNCTION {schema}.envbench_tpcc_payment(integer) IS \
+             'envbench oltp tpcc routine, version 0: old'"
+        ))
+        .unwrap();
+    assert_eq!(routines::state(admin.as_mut(), &ours).unwrap(), RoutinesState::Missing);
+    admin.batch(&format!("DROP VIEW {schema}.tpcc_item; DROP SEQUENCE {schema}.tpcc_stock_pkey")).unwrap();
+    for table in Profile::Tpcc.tables() {
+        admin.batch(&schema::create_table(table, &ours)).unwrap();
+    }
+    routines::install(admin.as_mut(), &ours).unwrap();
+    assert_eq!(routines::state(admin.as_mut(), &ours).unwrap(), RoutinesState::Current);
+    assert_eq!(routines::found(admin.as_mut(), &ours).unwrap().len(), routines::NAMES.len(), "the old one is gone");
+    // A function of another name beside them is not envbench's to drop.
+    admin.batch(&format!("CREATE FUNCTION {schema}.theirs() RETURNS integer LANGUAGE sql AS 'SELECT 7'")).unwrap();
+    let dropped = routines::drop_envbench_routines(admin.as_mut(), &ours).unwrap();
+    assert_eq!(dropped.len(), routines::NAMES.len());
+    assert!(routines::found(admin.as_mut(), &ours).unwrap().is_empty());
+    assert_eq!(int(admin.as_mut(), &format!("SELECT {schema}.theirs()")), 7);
     admin.batch(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
+
+    // MariaDB: a procedure of envbench's names that envbench did not make is refused and left alone.
+    let database = format!("envbench_oltp_routine_{}", std::process::id());
+    let mut root = DatabaseUrl::parse(MARIADB).unwrap().connect("test").unwrap();
+    root.batch(&format!("DROP DATABASE IF EXISTS {database}")).unwrap();
+    root.batch(&format!("CREATE DATABASE {database}")).unwrap();
+    root.batch(&format!("CREATE PROCEDURE {database}.envbench_tpcc_delivery(IN w INT) SELECT w")).unwrap();
+    let theirs = Namespace::named(Dialect::MySql, &database);
+    assert_eq!(
+        schema::existing(root.as_mut(), &theirs, Profile::Tpcc).unwrap(),
+        Existing::Foreign(vec!["envbench_tpcc_delivery (a procedure)".into()])
+    );
+    assert!(matches!(routines::install(root.as_mut(), &theirs), Err(OltpError::Foreign(_))));
+    assert_eq!(routines::found(root.as_mut(), &theirs).unwrap().len(), 1);
+    root.batch(&format!("DROP DATABASE {database}")).unwrap();
 }
 
 #[test]
@@ -386,7 +509,19 @@ fn an_interrupted_load_is_rebuilt_by_the_next_run() {
     let url = DatabaseUrl::sqlite(dir.0.join("oltp.sqlite"));
     let main = namespace(&url);
     let prepare = |scale, plan, interrupt: bool| {
-        load::prepare(&url, &main, Profile::Tpcb, scale, plan, 1, &NoSteps, &AtomicBool::new(interrupt), &|_, _| {})
+        let routines = load::RoutinesPlan::Leave;
+        load::prepare(
+            &url,
+            &main,
+            Profile::Tpcb,
+            scale,
+            plan,
+            routines,
+            1,
+            &NoSteps,
+            &AtomicBool::new(interrupt),
+            &|_, _| {},
+        )
     };
     assert_eq!(prepare(2, LoadPlan::Rebuild, true).unwrap_err(), OltpError::Interrupted);
     let mut c = url.connect("test").unwrap();
@@ -417,5 +552,142 @@ fn unreachable_servers_and_wrong_credentials_say_what_to_fix() {
         let error = DatabaseUrl::parse(url).unwrap().connect("test").err().unwrap();
         assert!(error.message.contains(expected), "{url}: {}", error.message);
         assert!(!error.message.contains("wrong"), "the password is never shown: {}", error.message);
+    }
+}
+
+/// `envbench oltp --drop` removes exactly what envbench made for the profile: its tables, their marker and its
+/// routines, never a table or function beside them, nor a relation of envbench's names that it did not make.
+#[test]
+fn drop_removes_exactly_what_envbench_made() {
+    // PostgreSQL, in a schema of the test's own.
+    let schema = format!("envbench_oltp_drop_{}", std::process::id());
+    let url = DatabaseUrl::parse(POSTGRES).unwrap();
+    let mut admin = url.connect("test").unwrap();
+    admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")).unwrap();
+    let ours = Namespace::named(Dialect::Postgres, &schema);
+    schema::recreate(admin.as_mut(), &url, &ours, Profile::Tpcc).unwrap();
+    schema::mark_complete(admin.as_mut(), &ours, Profile::Tpcc, 1, 0.0).unwrap();
+    routines::install(admin.as_mut(), &ours).unwrap();
+    admin
+        .batch(&format!(
+            "CREATE TABLE {schema}.theirs (x INTEGER); INSERT INTO {schema}.theirs VALUES (1); \
+             CREATE FUNCTION {schema}.their_function() RETURNS integer LANGUAGE sql AS 'SELECT 5'"
+        ))
+        .unwrap();
+    let dropped = schema::drop_profile(admin.as_mut(), &ours, Profile::Tpcc).unwrap();
+    assert_eq!(dropped.dropped.len(), Profile::Tpcc.tables().len() + 1 + routines::NAMES.len(), "{dropped:?}");
+    assert!(dropped.left.is_empty(), "{dropped:?}");
+    let relations = |c: &mut dyn Connection| {
+        c.query(
+            &format!(
+                "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = '{schema}' ORDER BY 1"
+            ),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.text(0).unwrap())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(relations(admin.as_mut()), ["theirs"]);
+    assert_eq!(int(admin.as_mut(), &format!("SELECT {schema}.their_function()")), 5);
+    assert_eq!(int(admin.as_mut(), &format!("SELECT x FROM {schema}.theirs")), 1);
+    // Without the marker, tables of envbench's names are not envbench's: named, left alone.
+    admin.batch(&format!("CREATE TABLE {schema}.tpcc_item (i INTEGER)")).unwrap();
+    let dropped = schema::drop_profile(admin.as_mut(), &ours, Profile::Tpcc).unwrap();
+    assert!(dropped.dropped.is_empty() && dropped.left == ["tpcc_item"], "{dropped:?}");
+    assert_eq!(relations(admin.as_mut()), ["theirs", "tpcc_item"]);
+    admin.batch(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
+
+    // MariaDB, in a database of its own.
+    let database = format!("envbench_oltp_drop_{}", std::process::id());
+    let mut root = DatabaseUrl::parse(MARIADB).unwrap().connect("test").unwrap();
+    root.batch(&format!("DROP DATABASE IF EXISTS {database}")).unwrap();
+    root.batch(&format!("CREATE DATABASE {database}")).unwrap();
+    let url = DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{database}")).unwrap();
+    let ours = Namespace::named(Dialect::MySql, &database);
+    schema::recreate(root.as_mut(), &url, &ours, Profile::Tpcc).unwrap();
+    schema::mark_complete(root.as_mut(), &ours, Profile::Tpcc, 1, 0.0).unwrap();
+    routines::install(root.as_mut(), &ours).unwrap();
+    root.batch(&format!("CREATE TABLE {database}.theirs (x INTEGER)")).unwrap();
+    root.batch(&format!("CREATE PROCEDURE {database}.their_procedure() SELECT 5")).unwrap();
+    let dropped = schema::drop_profile(root.as_mut(), &ours, Profile::Tpcc).unwrap();
+    assert_eq!(dropped.dropped.len(), Profile::Tpcc.tables().len() + 1 + routines::NAMES.len(), "{dropped:?}");
+    let tables = ours.relations(root.as_mut(), &["theirs", "tpcc_item", "envbench_oltp_tpcc"]).unwrap();
+    assert_eq!(tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["theirs"]);
+    let procedures = int(
+        root.as_mut(),
+        &format!("SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = '{database}'"),
+    );
+    assert_eq!(procedures, 1, "their procedure is left");
+    root.batch(&format!("DROP DATABASE {database}")).unwrap();
+}
+
+/// The two modes are the same transactions: from the same load, the same inputs leave the same database (but for
+/// timestamps), whether the client sends the statements or the stored routines run them.
+#[test]
+fn both_modes_leave_the_same_database_from_the_same_inputs() {
+    let url = DatabaseUrl::parse(POSTGRES).unwrap();
+    let mut admin = url.connect("test").unwrap();
+    let mut sums = Vec::new();
+    for mode in [Mode::Client, Mode::Procedures] {
+        let schema = format!("envbench_oltp_same_{}_{}", mode.name(), std::process::id());
+        admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")).unwrap();
+        let namespace = Namespace::named(Dialect::Postgres, &schema);
+        let install = load::RoutinesPlan::Install;
+        load::prepare(
+            &url,
+            &namespace,
+            Profile::Tpcc,
+            1,
+            LoadPlan::Rebuild,
+            install,
+            2,
+            &NoSteps,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        )
+        .unwrap();
+        let mut c = namespace.connect(&url, "test").unwrap();
+        let mut driver = Driver::new(mode, &namespace);
+        let mut random = Random::new(7, NuRandConstants::run(NuRandConstants::load(load::LOAD_SEED), 3));
+        let terminal = Terminal { home: 1, scale: 1 };
+        let mut outcomes = Vec::new();
+        for _ in 0..300 {
+            let kind = transactions::pick(&mut random);
+            outcomes.push((kind, driver.run(kind, c.as_mut(), &mut random, terminal)));
+        }
+        let state = c
+            .query(
+                "SELECT (SELECT SUM(w_ytd)::numeric(20,2) FROM tpcc_warehouse)::text, \
+                 (SELECT SUM(d_ytd)::numeric(20,2) FROM tpcc_district)::text, \
+                 (SELECT SUM(d_next_o_id) FROM tpcc_district)::text, \
+                 (SELECT SUM(c_balance)::numeric(20,2) || ' ' || SUM(c_ytd_payment)::numeric(20,2) || ' ' || \
+                  SUM(c_payment_cnt) || ' ' || SUM(c_delivery_cnt) || ' ' || md5(string_agg(c_data, '' ORDER BY \
+                  c_w_id, c_d_id, c_id)) FROM tpcc_customer), \
+                 (SELECT COUNT(*) || ' ' || SUM(h_amount)::numeric(20,2) || ' ' || md5(string_agg(h_data || h_c_id, \
+                  '' ORDER BY h_c_id, h_amount)) FROM tpcc_history), \
+                 (SELECT COUNT(*) || ' ' || COUNT(o_carrier_id) || ' ' || SUM(o_ol_cnt) || ' ' || SUM(o_all_local) \
+                  FROM tpcc_orders), (SELECT COUNT(*)::text FROM tpcc_new_order), \
+                 (SELECT COUNT(*) || ' ' || SUM(ol_amount)::numeric(20,2) || ' ' || COUNT(ol_delivery_d) || ' ' || \
+                  md5(string_agg(ol_dist_info || ol_i_id || '/' || ol_supply_w_id || '/' || ol_quantity, '' ORDER BY \
+                  ol_w_id, ol_d_id, ol_o_id, ol_number)) FROM tpcc_order_line), \
+                 (SELECT SUM(s_quantity) || ' ' || SUM(s_ytd) || ' ' || SUM(s_order_cnt) || ' ' || SUM(s_remote_cnt) \
+                  FROM tpcc_stock)",
+                &[],
+            )
+            .unwrap()
+            .remove(0);
+        let state: Vec<String> = (0..9).map(|i| state.text(i).unwrap()).collect();
+        all_pass(c.as_mut(), Profile::Tpcc);
+        sums.push((outcomes, state));
+        admin.batch(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
+    }
+    assert_eq!(sums[0].0, sums[1].0, "the same transactions, the same outcomes");
+    assert!(sums[0].0.iter().any(|(kind, _)| *kind == Kind::Delivery), "the mix ran every kind");
+    let names = ["w_ytd", "d_ytd", "orders", "customers", "history", "orders", "new orders", "order lines", "stock"];
+    for ((name, client), procedures) in names.iter().zip(&sums[0].1).zip(&sums[1].1) {
+        assert_eq!(client, procedures, "{name}");
     }
 }

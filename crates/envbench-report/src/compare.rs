@@ -158,6 +158,10 @@ pub struct GeomeanRow {
     pub cells: Vec<Option<GeomeanCell>>,
 }
 
+/// The parameter that names how a workload measured (OLTP: `procedures`; absent for its default, client-side
+/// statements). Results of different modes are never compared.
+pub const MODE_PARAMETER: &str = "mode";
+
 /// One side's geometric mean against the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GeomeanCell {
@@ -453,6 +457,24 @@ fn unmatched_reason(key: &MatchKey, side: usize, pooled: &[BTreeMap<MatchKey, Po
     }
     let parameters = letters(&|k| k.parameters_hash != key.parameters_hash);
     if !parameters.is_empty() {
+        // A workload measured in another mode (OLTP's client-side statements against stored procedures) measured
+        // something else: said so, never left to read as a difference of settings.
+        let mode_of = |parameters: &Value| parameters.get(MODE_PARAMETER).and_then(Value::as_str).map(str::to_string);
+        let this = pooled[side].get(key).and_then(|p| mode_of(&p.parameters));
+        let other = others
+            .iter()
+            .filter(|(_, k)| k.parameters_hash != key.parameters_hash)
+            .filter_map(|(i, k)| pooled[*i].get(*k))
+            .map(|p| mode_of(&p.parameters))
+            .find(|mode| *mode != this);
+        if let Some(other) = other {
+            let shown = |mode: Option<String>| mode.unwrap_or_else(|| "the default".into());
+            return format!(
+                "different modes ({} against {} in {parameters}), not comparable",
+                shown(this),
+                shown(other)
+            );
+        }
         return format!("parameters differ from {parameters}");
     }
     let unit = letters(&|k| k.unit != key.unit || k.direction != key.direction);

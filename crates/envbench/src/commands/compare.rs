@@ -38,6 +38,13 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     if comparison.rows.is_empty() && !comparison.unmatched.is_empty() {
         let workloads: std::collections::BTreeSet<&str> =
             comparison.unmatched.iter().map(|u| u.workload.as_str()).collect();
+        if let Some(modes) = comparison.unmatched.iter().find(|u| u.reason.starts_with("different modes")) {
+            anyhow::bail!(
+                "the sides have no result in common: {} results are in {}; compare runs measured in one mode",
+                modes.workload,
+                modes.reason
+            );
+        }
         anyhow::bail!(
             "the sides have no result in common ({} result{} of {} on one side only); compare runs of the same \
              workload, test and parameters",

@@ -118,7 +118,7 @@ fn postgresql_sweeps_users_and_finds_the_knee() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     assert_full_report(&text, "postgres://postgres@127.0.0.1:5432/test");
-    for needle in ["DB TPM", "COMMITS", "WAL BYTES", "BLOCKS HIT"] {
+    for needle in ["SERVER TPM", "Mode: client", "COMMITS", "WAL BYTES", "BLOCKS HIT"] {
         assert!(text.contains(needle), "{needle} missing from\n{text}");
     }
 }
@@ -284,6 +284,9 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--target", "oracle://x@y/z"], 2, "postgres://"),
         (vec!["--cross-check", "pgbench"], 2, "--profile tpcb"),
         (vec!["--cross-check", "hammerdb", "--profile", "tpcb"], 2, "pgbench"),
+        (vec!["--mode", "stored"], 2, "--mode 'stored': give client"),
+        (vec!["--mode", "procedures"], 2, "SQLite has none"),
+        (vec!["--mode", "procedures", "--profile", "tpcb", "--target", POSTGRES], 2, "--profile tpcc"),
         (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], 1, "127.0.0.1:1"),
         (vec!["--target", "mysql://root:secret@127.0.0.1:3306/test"], 1, "password"),
         (vec!["--target", "mysql://root@127.0.0.1:3306/no_such_db"], 1, "CREATE DATABASE"),
@@ -704,4 +707,135 @@ fn steps_whose_transactions_fail_are_no_measurement() {
     let run = show(&store, listed[0]["uuid"].as_str().unwrap());
     assert!(run["results"].as_array().unwrap().iter().all(|r| r["test_id"] != "knee"), "no knee is stored");
     assert_eq!(run["attachments"]["oltp"]["steps"].as_array().unwrap().len(), 1);
+}
+
+/// Procedures mode on both servers: one call of a stored routine per transaction, the mode named in the output and
+/// the stored document, the consistency checks passing; compare never calls a procedures run better or worse than a
+/// client-side one; and `--drop` removes the tables and routines envbench made, leaving the user's own beside them.
+#[test]
+fn procedures_mode_runs_on_both_servers_compares_only_with_itself_and_drops_clean() {
+    let dir = scratch("oltp", "procedures");
+    let store = dir.join("results.db");
+    let schema = Schema::new("oltp_procedures");
+    common::psql(&format!(
+        "CREATE TABLE {0}.their_orders (x INTEGER); \
+         CREATE FUNCTION {0}.their_function() RETURNS integer LANGUAGE sql AS 'SELECT 1'",
+        schema.name
+    ));
+    let database = MariaDatabase::new("oltp_procedures");
+    for (target, namespace, label) in [(POSTGRES, &schema.name, "pg"), (MARIADB, &database.0, "maria")] {
+        for mode in ["client", "procedures"] {
+            let mut args =
+                vec!["oltp", "--target", target, "--schema", namespace, "--users", "2", "--mode", mode, "--label"];
+            let label = format!("{label}-{mode}");
+            args.push(&label);
+            args.extend(SHORT);
+            let output = envbench(&store, &args);
+            assert!(output.status.success(), "{mode} on {target}: {}", stderr(&output));
+            let text = stdout(&output);
+            assert!(text.contains(&format!("Mode: {mode}")), "{text}");
+            assert_full_report(&text, target.split('?').next().unwrap());
+            let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+            assert_eq!(run["attachments"]["oltp"]["mode"], mode);
+            let results = run["results"].as_array().unwrap();
+            assert!(results.iter().any(|r| r["metric"] == "server_tpm"), "the server TPM is stored");
+            let parameters = &results[0]["parameters"];
+            assert_eq!(parameters.get("mode").and_then(|m| m.as_str()), (mode != "client").then_some(mode));
+        }
+        // Nothing in common: never "about the same", but an error that names the modes.
+        let output = envbench(&store, &["compare", &format!("{label}-client"), &format!("{label}-procedures")]);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(text.contains("different modes (procedures against the default in A), not comparable"), "{text}");
+        assert!(stderr(&output).contains("compare runs measured in one mode"), "{}", stderr(&output));
+    }
+    let routines = common::psql(&format!(
+        "SELECT COUNT(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '{}'",
+        schema.name
+    ));
+    assert_eq!(routines, "6", "five routines of envbench's beside the user's function");
+
+    for (target, namespace) in [(POSTGRES, &schema.name), (MARIADB, &database.0)] {
+        let output = envbench(&store, &["oltp", "--drop", "--target", target, "--schema", namespace]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(text.contains("dropped envbench_oltp_tpcc") || text.contains("tpcc_stock"), "{text}");
+        assert!(text.contains("envbench_tpcc_new_order"), "{text}");
+    }
+    let relations = common::psql(&format!(
+        "SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{}'",
+        schema.name
+    ));
+    let functions = common::psql(&format!(
+        "SELECT string_agg(p.proname, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+         WHERE n.nspname = '{}'",
+        schema.name
+    ));
+    assert_eq!(
+        (relations.as_str(), functions.as_str()),
+        ("their_orders", "their_function"),
+        "only the user's are left"
+    );
+    let tables =
+        mysql(&format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{}'", database.0));
+    let procedures =
+        mysql(&format!("SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = '{}'", database.0));
+    assert_eq!((tables.as_str(), procedures.as_str()), ("0", "0"), "nothing of envbench's is left in {}", database.0);
+    // Nothing left to drop is said, not an error; the runs stored before are untouched.
+    let output = envbench(&store, &["oltp", "--drop", "--target", POSTGRES, "--schema", &schema.name]);
+    assert!(output.status.success() && stdout(&output).contains("nothing dropped"), "{}", stdout(&output));
+    assert_eq!(runs(&store).len(), 4);
+}
+
+/// A count-based step (`--transactions`) ends when each user has run its count, and `--all-warehouses` spreads one
+/// user's transactions over every warehouse, both recorded with the run.
+#[test]
+fn count_based_steps_over_all_warehouses() {
+    let dir = scratch("oltp", "count-based");
+    let store = dir.join("results.db");
+    let schema = Schema::new("oltp_count");
+    let args = [
+        "oltp",
+        "--target",
+        POSTGRES,
+        "--schema",
+        &schema.name,
+        "--warehouses",
+        "2",
+        "--users",
+        "1",
+        "--mode",
+        "procedures",
+        "--transactions",
+        "60",
+        "--all-warehouses",
+        "--json",
+    ];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let document = &json["oltp"];
+    assert_eq!(document["transactions_per_user"], 60);
+    assert_eq!(document["all_warehouses"], true);
+    let step = &document["steps"][0];
+    let ended = step["transactions"].as_u64().unwrap() + step["failures"].as_u64().unwrap();
+    assert_eq!(ended, 60, "{step}");
+    assert!(document["consistency"].as_array().unwrap().iter().all(|c| c["passed"] == true));
+    // One user's new orders went to both warehouses (each district starts at 3001).
+    let orders = common::psql(&format!(
+        "SELECT string_agg(taken::text, ',' ORDER BY w) FROM (SELECT d_w_id AS w, SUM(d_next_o_id) > 30010 AS taken \
+         FROM {}.tpcc_district GROUP BY d_w_id) AS warehouses",
+        schema.name
+    ));
+    assert_eq!(orders, "true,true", "both warehouses took orders");
+    let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+    let parameters = &run["results"][0]["parameters"];
+    assert_eq!(
+        (parameters["transactions_per_user"].as_u64(), parameters["all_warehouses"].as_bool()),
+        (Some(60), Some(true))
+    );
+    let bad = envbench(&store, &["oltp", "--transactions", "0", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--transactions 0: give a count"), "{}", stderr(&bad));
 }
