@@ -86,6 +86,12 @@ pub trait FleetCoordinator {
     /// The next step for `agents` agents, from the merged steps so far; `None` when the run is done.
     fn next_step(&mut self, agents: usize) -> Option<FleetStep>;
 
+    /// Get what the agents share ready for `step`, before it is released (OLTP settles its database, as it does
+    /// before a single host's step). Nothing by default.
+    fn before_step(&mut self, _step: &FleetStep, _context: &RunContext<'_>) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+
     /// Merge the reports of a step (every agent that had a share). Returns a progress line.
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError>;
 

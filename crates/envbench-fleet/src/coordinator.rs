@@ -361,6 +361,7 @@ impl Driver<'_, '_> {
             if self.context.interrupted() {
                 return Err(WorkloadError::interrupted());
             }
+            coordinator.before_step(&step, self.context)?;
             let assignments: std::collections::BTreeMap<String, Value> = active
                 .iter()
                 .zip(&step.assignments)

@@ -184,6 +184,11 @@ impl FleetCoordinator for OltpCoordinator {
         Ok(Some(format!("the agents share these tables on {}", self.run.url.shown())))
     }
 
+    /// The database is settled before each step, as a single host's run settles it.
+    fn before_step(&mut self, _step: &FleetStep, context: &RunContext<'_>) -> Result<(), WorkloadError> {
+        self.run.settle(context)
+    }
+
     fn next_step(&mut self, agents: usize) -> Option<FleetStep> {
         if self.stop_reason.is_some() {
             return None;

@@ -276,6 +276,12 @@ fn a_local_fleet_spreads_oltp_users_over_its_agents_against_one_server_loaded_on
     let shares = merged["attachments"]["fleet"]["steps"][0]["shares"].as_array().unwrap();
     assert_eq!(shares.len(), 3);
     assert_eq!(merged["attachments"]["fleet"]["throughput_unit"], "TPM");
+    // The coordinator settled the database before the step: one VACUUM after the load, one before the step.
+    let vacuums = common::psql(&format!(
+        "SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = '{}' AND relname = 'tpcc_stock'",
+        target.name
+    ));
+    assert_eq!(vacuums, "2", "vacuumed by the load and before the step");
 }
 
 #[test]
