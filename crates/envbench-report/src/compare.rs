@@ -162,6 +162,9 @@ pub struct GeomeanRow {
 /// statements). Results of different modes are never compared.
 pub const MODE_PARAMETER: &str = "mode";
 
+/// How the reason of a result measured in another mode than the other side's begins.
+const DIFFERENT_MODES: &str = "different modes";
+
 /// One side's geometric mean against the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GeomeanCell {
@@ -183,6 +186,13 @@ pub struct UnmatchedResult {
     pub parameters_hash: String,
     /// Why it matches nothing, e.g. `parameters differ from B`.
     pub reason: String,
+}
+
+impl UnmatchedResult {
+    /// True when it matches nothing because the other side measured in another mode ([`MODE_PARAMETER`]).
+    pub fn is_other_mode(&self) -> bool {
+        self.reason.starts_with(DIFFERENT_MODES)
+    }
 }
 
 /// What a result matches by.
@@ -470,7 +480,7 @@ fn unmatched_reason(key: &MatchKey, side: usize, pooled: &[BTreeMap<MatchKey, Po
         if let Some(other) = other {
             let shown = |mode: Option<String>| mode.unwrap_or_else(|| "the default".into());
             return format!(
-                "different modes ({} against {} in {parameters}), not comparable",
+                "{DIFFERENT_MODES} ({} against {} in {parameters}), not comparable",
                 shown(this),
                 shown(other)
             );

@@ -38,7 +38,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     if comparison.rows.is_empty() && !comparison.unmatched.is_empty() {
         let workloads: std::collections::BTreeSet<&str> =
             comparison.unmatched.iter().map(|u| u.workload.as_str()).collect();
-        if let Some(modes) = comparison.unmatched.iter().find(|u| u.reason.starts_with("different modes")) {
+        if let Some(modes) = comparison.unmatched.iter().find(|u| u.is_other_mode()) {
             anyhow::bail!(
                 "the sides have no result in common: {} results are in {}; compare runs measured in one mode",
                 modes.workload,
