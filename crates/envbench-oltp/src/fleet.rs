@@ -15,7 +15,7 @@ use crate::load::{self, LoadInfo};
 use crate::schema;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
-use crate::users::{self, KindFigures, StepFigures};
+use crate::users::{self, ClientsFigures, KindFigures, StepFigures};
 use crate::workload::{OltpArgs, OltpMeasured, OltpRun, Planner, plan, step_line, step_test_id};
 use crate::{OltpError, Profile};
 use clap::FromArgMatches;
@@ -77,6 +77,9 @@ fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, W
 struct AgentStep {
     figures: StepFigures,
     latency: Vec<(Kind, HistogramDocument)>,
+    /// How long measured transactions waited for their user's connection (users with several clients).
+    #[serde(default)]
+    waits: Option<HistogramDocument>,
 }
 
 /// The median of some figures, `None` when there are none.
@@ -140,6 +143,13 @@ fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
         // agent's samples describe the fleet's.
         wait_events: first.wait_events.clone(),
         first_failure: figures().find_map(|f| f.first_failure.clone()),
+        clients: first.clients.as_ref().map(|clients| {
+            let mut waits = LatencyHistogram::new();
+            for document in parts.iter().filter_map(|p| p.waits.as_ref()) {
+                waits.merge(&LatencyHistogram::from_document(document));
+            }
+            ClientsFigures::of(clients.per_user, &waits)
+        }),
     })
 }
 
@@ -263,18 +273,18 @@ impl OltpAgent {
         if self.checked.as_ref().is_some_and(|n| n.name() == name) {
             return Ok(());
         }
-        let (url, profile, scale) = (&self.run.url, self.run.profile, self.run.scale);
+        let (url, profile, shape) = (&self.run.url, self.run.profile, self.run.shape());
         let namespace = Namespace::named(url.dialect(), name);
         let mut connection = namespace.connect(url, "envbench-oltp agent").map_err(OltpError::from)?;
         let found = schema::existing(connection.as_mut(), &namespace, profile)?;
-        if !found.is_reusable(scale) {
+        if !found.is_reusable(shape) {
             return Err(WorkloadError::failure(format!(
-                "{}: this host finds no complete {} load of {scale} {} there ({}); the coordinator loads the tables \
+                "{}: this host finds no complete {} load of {} there ({}); the coordinator loads the tables \
                  before the agents start, so this host reaches another server than the coordinator did (a loopback \
                  or private address means something else on each host)",
                 crate::place(url, &namespace),
                 profile.name(),
-                profile.scale_word(),
+                shape.describe(profile),
                 found.describe()
             )));
         }
@@ -323,6 +333,7 @@ impl FleetAgent for OltpAgent {
             .ok_or_else(WorkloadError::interrupted)?;
         let report = AgentStep {
             latency: measured.latency.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
+            waits: measured.waits.as_ref().map(LatencyHistogram::to_document),
             figures: measured.figures.clone(),
         };
         self.steps.push((step.to_string(), host_share(measured.figures, self.run.profile)));
@@ -381,8 +392,10 @@ mod tests {
                 server: BTreeMap::from([("commits".to_string(), nopm * 3.0)]),
                 wait_events: BTreeMap::new(),
                 first_failure: None,
+                clients: None,
             },
             latency: vec![(Kind::NewOrder, new_order.to_document()), (Kind::Payment, payment.to_document())],
+            waits: None,
         }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::random::{NuRandConstants, Random, last_name};
 use crate::routines::{self, Mode, RoutinesState};
-use crate::schema::{self, Existing};
+use crate::schema::{self, Existing, Shape};
 use crate::{OltpError, Profile};
 use envbench_core::sampler::StepObserver;
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
@@ -395,10 +395,11 @@ pub enum LoadPlan {
 }
 
 impl LoadPlan {
-    /// What a run does with what it found: a complete load of its scale is reused (unless `fresh`); anything else of
-    /// envbench's, or nothing, is built anew. (Relations envbench did not make are refused before this is asked.)
-    pub fn of(existing: &Existing, scale: i64, fresh: bool) -> LoadPlan {
-        if existing.is_reusable(scale) && !fresh { LoadPlan::Reuse } else { LoadPlan::Rebuild }
+    /// What a run does with what it found: a complete load of its shape (scale and partitions) is reused (unless
+    /// `fresh`); anything else of envbench's, or nothing, is built anew. (Relations envbench did not make are refused
+    /// before this is asked.)
+    pub fn of(existing: &Existing, shape: Shape, fresh: bool) -> LoadPlan {
+        if existing.is_reusable(shape) && !fresh { LoadPlan::Reuse } else { LoadPlan::Rebuild }
     }
 }
 
@@ -428,7 +429,7 @@ impl RoutinesPlan {
     }
 }
 
-/// Build the profile's database at `scale` in `namespace` (`LoadPlan::Rebuild`), or check that the complete load
+/// Build the profile's database of `shape` in `namespace` (`LoadPlan::Rebuild`), or check that the complete load
 /// the plan found is still there (`LoadPlan::Reuse`), and see to its routines as `routines` says. `progress` gets
 /// (rows loaded, rows expected). Refuses relations and routines envbench did not make, whatever the plan.
 #[allow(clippy::too_many_arguments)]
@@ -436,7 +437,7 @@ pub fn prepare(
     url: &DatabaseUrl,
     namespace: &Namespace,
     profile: Profile,
-    scale: i64,
+    shape: Shape,
     plan: LoadPlan,
     routines: RoutinesPlan,
     loaders: usize,
@@ -450,7 +451,7 @@ pub fn prepare(
         (Existing::Foreign(relations), _) => {
             return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
         }
-        (found, LoadPlan::Reuse) if found.is_reusable(scale) => {
+        (found, LoadPlan::Reuse) if found.is_reusable(shape) => {
             see_to_routines(connection.as_mut(), url, namespace, routines)?;
             return Ok(LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 });
         }
@@ -466,7 +467,7 @@ pub fn prepare(
     }
     let started = Instant::now();
     steps.step_started("load");
-    let result = load(url, namespace, connection.as_mut(), profile, scale, loaders, interrupt, progress);
+    let result = load(url, namespace, connection.as_mut(), profile, shape, loaders, interrupt, progress);
     steps.step_finished("load");
     let rows = result?;
     steps.step_started("index");
@@ -486,7 +487,7 @@ pub fn prepare(
     result?;
     see_to_routines(connection.as_mut(), url, namespace, routines)?;
     let seconds = started.elapsed().as_secs_f64();
-    schema::mark_complete(connection.as_mut(), namespace, profile, scale, seconds)?;
+    schema::mark_complete(connection.as_mut(), namespace, profile, shape.scale, seconds)?;
     Ok(LoadInfo { reused: false, rows, seconds, loaders })
 }
 
@@ -521,12 +522,13 @@ fn load(
     namespace: &Namespace,
     connection: &mut dyn Connection,
     profile: Profile,
-    scale: i64,
+    shape: Shape,
     loaders: usize,
     interrupt: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<u64, OltpError> {
-    schema::recreate(connection, url, namespace, profile)?;
+    schema::recreate(connection, url, namespace, profile, shape)?;
+    let scale = shape.scale;
     let expected = expected_rows(profile, scale);
     let loaded = AtomicU64::new(0);
     let report = |rows: u64| progress(rows, expected);

@@ -25,6 +25,60 @@ pub struct Table {
     pub primary_key: Option<&'static str>,
 }
 
+/// The table `--partition` splits by warehouse, its partition column, and the most partitions it gets.
+pub const PARTITIONED_TABLE: &str = "tpcc_order_line";
+const PARTITION_COLUMN: &str = "ol_w_id";
+pub const MAX_PARTITIONS: u32 = 10;
+
+/// What a load is made of: its scale (warehouses, or pgbench's scale) and how many range partitions by warehouse
+/// split `tpcc_order_line` (0: one plain table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub scale: i64,
+    pub partitions: u32,
+}
+
+impl Shape {
+    /// A load of `scale` with every table plain.
+    pub fn plain(scale: i64) -> Shape {
+        Shape { scale, partitions: 0 }
+    }
+
+    /// A load of `scale`, with `tpcc_order_line` partitioned when `partition` is set: one partition per warehouse
+    /// up to [`MAX_PARTITIONS`], then that many ranges of (nearly) equal numbers of warehouses.
+    pub fn of(scale: i64, partition: bool) -> Shape {
+        let partitions = if partition { scale.clamp(1, i64::from(MAX_PARTITIONS)) as u32 } else { 0 };
+        Shape { scale, partitions }
+    }
+
+    /// `2 warehouses`, `20 warehouses, order lines in 10 partitions`.
+    pub fn describe(&self, profile: Profile) -> String {
+        match self.partitions {
+            0 => format!("{} {}", self.scale, profile.scale_word()),
+            n => format!("{} {}, order lines in {n} partition{}", self.scale, profile.scale_word(), plural(n)),
+        }
+    }
+
+    /// The warehouses of partition `index` (0-based): from `.0` up to but not including `.1`, `None` for the open
+    /// ends (the first takes everything below, the last everything above, so no row is ever outside).
+    fn bounds(&self, index: u32) -> (Option<i64>, Option<i64>) {
+        let n = i64::from(self.partitions.max(1));
+        let start = |i: i64| 1 + i * self.scale / n;
+        let i = i64::from(index);
+        ((i > 0).then(|| start(i)), (i + 1 < n).then(|| start(i + 1)))
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The name of partition `index` (0-based) of [`PARTITIONED_TABLE`]: `tpcc_order_line_p1`, ... (a table of its own on
+/// PostgreSQL; a partition inside the table on MariaDB/MySQL).
+pub fn partition_name(index: u32) -> String {
+    format!("{PARTITIONED_TABLE}_p{}", index + 1)
+}
+
 /// A secondary index.
 pub struct Index {
     pub name: &'static str,
@@ -159,6 +213,13 @@ impl Profile {
             }
         }
         names.extend(self.indexes().iter().map(|i| (i.name.to_string(), RelationKind::Other("index".into()))));
+        // PostgreSQL's partitions of a partitioned order_line are tables, each with its key's index.
+        if self == Profile::Tpcc {
+            for index in 0..MAX_PARTITIONS {
+                names.push((partition_name(index), RelationKind::Table));
+                names.push((format!("{}_pkey", partition_name(index)), RelationKind::Other("index".into())));
+            }
+        }
         names
     }
 }
@@ -184,6 +245,52 @@ pub fn create_table(table: &Table, namespace: &Namespace) -> String {
         (Dialect::MySql, None) => format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB"),
         (Dialect::Postgres, _) => format!("CREATE TABLE {name} ({columns}) WITH (fillfactor = 100)"),
         (Dialect::Sqlite, _) => format!("CREATE TABLE {name} ({columns})"),
+    }
+}
+
+/// The statements that create [`PARTITIONED_TABLE`] in `namespace` split by warehouse into `shape.partitions` range
+/// partitions: on PostgreSQL a partitioned table and a table for each partition (its key is added after the load, to
+/// all of them at once); on MariaDB/MySQL one table with its partitions declared (every unique key of a partitioned
+/// InnoDB table holds the partition column, as the order line's key does). SQLite has no partitions.
+pub fn create_partitioned(table: &Table, namespace: &Namespace, shape: Shape) -> Result<Vec<String>, OltpError> {
+    let dialect = namespace.dialect();
+    let columns = table.columns.replace("{time}", time_type(dialect));
+    let name = namespace.qualify(table.name);
+    let bound = |value: Option<i64>, open: &str| value.map_or(open.to_string(), |v| v.to_string());
+    match (dialect, table.primary_key) {
+        (Dialect::Postgres, _) => {
+            let mut statements =
+                vec![format!("CREATE TABLE {name} ({columns}) PARTITION BY RANGE ({PARTITION_COLUMN})")];
+            for index in 0..shape.partitions {
+                let (from, to) = shape.bounds(index);
+                statements.push(format!(
+                    "CREATE TABLE {} PARTITION OF {name} FOR VALUES FROM ({}) TO ({}) WITH (fillfactor = 100)",
+                    namespace.qualify(&partition_name(index)),
+                    bound(from, "MINVALUE"),
+                    bound(to, "MAXVALUE"),
+                ));
+            }
+            Ok(statements)
+        }
+        (Dialect::MySql, Some(key)) => {
+            let partitions: Vec<String> = (0..shape.partitions)
+                .map(|index| {
+                    let to = shape.bounds(index).1;
+                    let to = to.map_or("MAXVALUE".to_string(), |v| format!("({v})"));
+                    format!("PARTITION p{} VALUES LESS THAN {to}", index + 1)
+                })
+                .collect();
+            Ok(vec![format!(
+                "CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB PARTITION BY RANGE \
+                 ({PARTITION_COLUMN}) ({})",
+                partitions.join(", ")
+            )])
+        }
+        _ => Err(OltpError::BadInput(format!(
+            "{} cannot be partitioned on {}: --partition needs PostgreSQL or MariaDB/MySQL",
+            table.name,
+            dialect.name()
+        ))),
     }
 }
 
@@ -236,7 +343,7 @@ pub enum Existing {
     /// A load envbench began and did not finish (or a rebuild under way): rebuilt by the next run.
     Unfinished,
     /// A complete load.
-    Complete { scale: i64, schema_version: i64 },
+    Complete { shape: Shape, schema_version: i64 },
 }
 
 impl Existing {
@@ -246,15 +353,20 @@ impl Existing {
             Existing::Nothing => "none of its tables".into(),
             Existing::Foreign(relations) => format!("relations envbench did not make: {}", relations.join(", ")),
             Existing::Unfinished => "an unfinished load".into(),
-            Existing::Complete { scale, schema_version } => {
+            Existing::Complete { shape: Shape { scale, partitions: 0 }, schema_version } => {
                 format!("a complete load of scale {scale}, schema version {schema_version}")
             }
+            Existing::Complete { shape: Shape { scale, partitions }, schema_version } => format!(
+                "a complete load of scale {scale} with order lines in {partitions} partition{}, schema version \
+                 {schema_version}",
+                plural(*partitions)
+            ),
         }
     }
 
-    /// True for a complete load of `scale` that this version of envbench can use as it is.
-    pub fn is_reusable(&self, scale: i64) -> bool {
-        matches!(self, Existing::Complete { scale: s, schema_version } if *s == scale && *schema_version == SCHEMA_VERSION)
+    /// True for a complete load of `shape` (its scale and partitions) that this version of envbench can use as it is.
+    pub fn is_reusable(&self, shape: Shape) -> bool {
+        matches!(self, Existing::Complete { shape: s, schema_version } if *s == shape && *schema_version == SCHEMA_VERSION)
     }
 }
 
@@ -266,14 +378,9 @@ pub fn existing(
     namespace: &Namespace,
     profile: Profile,
 ) -> Result<Existing, OltpError> {
-    let expected = profile.relation_names();
-    let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
-    let found = namespace.relations(connection, &names)?;
-    let kind_of = |name: &str| expected.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, kind)| kind);
-    let marker = profile.marker_table();
-    let marked = found.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
+    let found = Found::look(connection, namespace, profile)?;
     let mut foreign: Vec<String> =
-        found.iter().filter(|r| !marked || kind_of(&r.name) != Some(&r.kind)).map(Relation::describe).collect();
+        found.relations.iter().filter(|r| !found.is_ours(r)).map(Relation::describe).collect();
     // Procedures mode's routines go with the TPC-C tables: one of their names that envbench did not make is as
     // foreign as a table would be.
     if profile == Profile::Tpcc
@@ -284,18 +391,80 @@ pub fn existing(
     if !foreign.is_empty() {
         return Ok(Existing::Foreign(foreign));
     }
-    if !marked {
+    if !found.marked {
         return Ok(Existing::Nothing);
     }
-    let tables = profile.tables().iter().filter(|t| found.iter().any(|r| r.name.eq_ignore_ascii_case(t.name))).count();
-    let row =
-        connection.query_optional(&format!("SELECT scale, schema_version FROM {}", namespace.qualify(marker)), &[])?;
+    let tables = profile.tables().iter().filter(|t| found.has_table(t.name)).count();
+    let row = connection.query_optional(
+        &format!("SELECT scale, schema_version FROM {}", namespace.qualify(profile.marker_table())),
+        &[],
+    )?;
     Ok(match row {
-        Some(row) if tables == profile.tables().len() => {
-            Existing::Complete { scale: row.int(0)?, schema_version: row.int(1)? }
-        }
+        Some(row) if tables == profile.tables().len() => Existing::Complete {
+            shape: Shape { scale: row.int(0)?, partitions: found.partitions.len() as u32 },
+            schema_version: row.int(1)?,
+        },
         _ => Existing::Unfinished,
     })
+}
+
+/// What a namespace holds of envbench's names, and which of them are envbench's.
+struct Found {
+    expected: Vec<(String, RelationKind)>,
+    relations: Vec<Relation>,
+    /// The marker table is there: envbench made the tables of its names.
+    marked: bool,
+    /// The partitions of envbench's order_line ([`order_line_partitions`]).
+    partitions: Vec<String>,
+}
+
+impl Found {
+    fn look(connection: &mut dyn Connection, namespace: &Namespace, profile: Profile) -> Result<Found, OltpError> {
+        let expected = profile.relation_names();
+        let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
+        let relations = namespace.relations(connection, &names)?;
+        let marker = profile.marker_table();
+        let marked = relations.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
+        let partitions =
+            if marked && profile == Profile::Tpcc { order_line_partitions(connection, namespace)? } else { Vec::new() };
+        Ok(Found { expected, relations, marked, partitions })
+    }
+
+    /// With the marker, a relation of one of envbench's names and of the kind envbench makes is envbench's; a
+    /// partition's name (and its key's index) only when that table is a partition of envbench's order_line.
+    fn is_ours(&self, relation: &Relation) -> bool {
+        let named = self.expected.iter().any(|(n, k)| n.eq_ignore_ascii_case(&relation.name) && *k == relation.kind);
+        let prefix = format!("{PARTITIONED_TABLE}_p");
+        let is_partition_name = relation.name.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(&prefix))
+            && relation.name[prefix.len()..].starts_with(|c: char| c.is_ascii_digit());
+        let table = relation.name.strip_suffix("_pkey").unwrap_or(&relation.name);
+        self.marked && named && (!is_partition_name || self.partitions.iter().any(|p| p.eq_ignore_ascii_case(table)))
+    }
+
+    fn has_table(&self, name: &str) -> bool {
+        self.relations.iter().any(|r| r.name.eq_ignore_ascii_case(name) && r.kind == RelationKind::Table)
+    }
+}
+
+/// The partitions of envbench's `tpcc_order_line` in `namespace`: on PostgreSQL the tables attached to it as
+/// partitions, on MariaDB/MySQL the partitions declared inside it; none when it is one plain table, is missing, or
+/// on SQLite.
+pub fn order_line_partitions(connection: &mut dyn Connection, namespace: &Namespace) -> Result<Vec<String>, OltpError> {
+    let sql = match namespace.dialect() {
+        Dialect::Postgres => {
+            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace n ON n.oid = p.relnamespace \
+             WHERE n.nspname = ? AND p.relname = ? AND c.relkind IN ('r', 'p') ORDER BY 1"
+        }
+        Dialect::MySql => {
+            "SELECT partition_name FROM information_schema.partitions WHERE table_schema = ? AND table_name = ? \
+             AND partition_name IS NOT NULL ORDER BY partition_ordinal_position"
+        }
+        Dialect::Sqlite => return Ok(Vec::new()),
+    };
+    let rows =
+        connection.query(sql, &[Value::Text(namespace.name().to_string()), Value::Text(PARTITIONED_TABLE.into())])?;
+    Ok(rows.iter().map(|row| row.text(0)).collect::<Result<_, _>>()?)
 }
 
 /// Make room for a new load: the marker first says "unfinished" (so an interrupt from here on leaves a database the
@@ -306,6 +475,7 @@ pub fn recreate(
     url: &DatabaseUrl,
     namespace: &Namespace,
     profile: Profile,
+    shape: Shape,
 ) -> Result<(), OltpError> {
     let found = existing(connection, namespace, profile)?;
     if let Existing::Foreign(relations) = &found {
@@ -321,9 +491,16 @@ pub fn recreate(
     } else {
         connection.execute(&format!("DELETE FROM {marker}"), &[])?;
     }
+    // Dropping a partitioned order_line drops its partitions with it.
     for table in profile.tables() {
         connection.batch(&format!("DROP TABLE IF EXISTS {}", namespace.qualify(table.name)))?;
-        connection.batch(&create_table(table, namespace))?;
+        if table.name == PARTITIONED_TABLE && shape.partitions > 0 {
+            for statement in create_partitioned(table, namespace, shape)? {
+                connection.batch(&statement)?;
+            }
+        } else {
+            connection.batch(&create_table(table, namespace))?;
+        }
     }
     Ok(())
 }
@@ -363,26 +540,20 @@ pub fn drop_profile(
     profile: Profile,
 ) -> Result<Dropped, OltpError> {
     let mut outcome = Dropped::default();
-    let expected = profile.relation_names();
-    let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
-    let found = namespace.relations(connection, &names)?;
+    let found = Found::look(connection, namespace, profile)?;
     let marker = profile.marker_table();
-    let marked = found.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
-    for relation in &found {
-        // With the marker, a relation of envbench's names and of the kind envbench makes is envbench's (an index
-        // goes with its table).
-        let ours =
-            marked && expected.iter().any(|(n, k)| n.eq_ignore_ascii_case(&relation.name) && *k == relation.kind);
-        if !ours {
-            outcome.left.push(relation.describe());
-        }
-    }
-    if marked {
-        // The tables first, the marker last: an interrupted drop leaves a load the next run rebuilds.
+    // An index goes with its table.
+    outcome.left.extend(found.relations.iter().filter(|r| !found.is_ours(r)).map(Relation::describe));
+    if found.marked {
+        // The tables first, the marker last: an interrupted drop leaves a load the next run rebuilds. A partitioned
+        // order_line's partition tables (PostgreSQL) go with it.
         for table in profile.tables() {
-            if found.iter().any(|r| r.name.eq_ignore_ascii_case(table.name) && r.kind == RelationKind::Table) {
+            if found.has_table(table.name) {
                 connection.batch(&format!("DROP TABLE {}", namespace.qualify(table.name)))?;
                 outcome.dropped.push(table.name.to_string());
+                if table.name == PARTITIONED_TABLE && namespace.dialect() == Dialect::Postgres {
+                    outcome.dropped.extend(found.partitions.iter().cloned());
+                }
             }
         }
         connection.batch(&format!("DROP TABLE {}", namespace.qualify(marker)))?;

@@ -181,6 +181,7 @@ mod tests {
             server: Default::default(),
             wait_events: Default::default(),
             first_failure: None,
+            clients: None,
         }
     }
 

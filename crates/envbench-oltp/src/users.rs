@@ -3,6 +3,14 @@
 //! window in which every transaction's latency goes into a histogram of its kind, the database's own counters are
 //! read at both ends, and a per-second throughput series runs through the whole step. Deadlocks and serialization
 //! failures are rolled back and run again, and counted.
+//!
+//! With keying and think times, a terminal sends about one transaction in 20 seconds, so a server is only busy
+//! with thousands of them. A user may then drive several clients (`clients_per_user`, HammerDB's asynchronous
+//! scaling): each client is a terminal of its own (its own home warehouse, random stream, keying and thinking), and
+//! the user's clients share its one connection as an application's sessions share a pool, so U users serve U × K
+//! terminals over U connections. A client's response time runs from the moment it submits (the end of its keying
+//! time), so the time it waits for its user's connection is in it, as a terminal would see it; that wait is also
+//! given on its own, to tell a busy driver from a slow server.
 
 use crate::random::{NuRandConstants, Random};
 use crate::routines::{self, Calls, Mode};
@@ -50,6 +58,8 @@ pub struct StepSettings {
     pub transactions_per_user: Option<u64>,
     /// Statements from the client, or one call of a stored routine per transaction.
     pub mode: Mode,
+    /// Clients (terminals) each user drives over its one connection: 1, or more with keying and thinking.
+    pub clients_per_user: u32,
     /// The NuRand constants of the load, from which the run's are derived.
     pub load_constants: NuRandConstants,
     pub seed: u64,
@@ -103,6 +113,32 @@ pub struct StepFigures {
     pub wait_events: BTreeMap<String, u64>,
     /// The first error of a failed transaction, for people.
     pub first_failure: Option<String>,
+    /// Users that each drove several clients over their one connection: how many each, and how long the clients
+    /// waited for it (absent when every user is one client, and from runs stored before the option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<ClientsFigures>,
+}
+
+/// The clients of a step whose users each drive several ([`StepSettings::clients_per_user`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientsFigures {
+    pub per_user: u32,
+    /// How long measured transactions waited, after their client submitted them, for the user's connection.
+    pub wait_mean_ms: f64,
+    pub wait_p95_ms: f64,
+    pub wait_max_ms: f64,
+}
+
+impl ClientsFigures {
+    /// The figures of `per_user` clients a user from the waits of every measured transaction.
+    pub fn of(per_user: u32, waits: &LatencyHistogram) -> ClientsFigures {
+        ClientsFigures {
+            per_user,
+            wait_mean_ms: waits.mean_ns() / 1e6,
+            wait_p95_ms: waits.quantile_ns(0.95) as f64 / 1e6,
+            wait_max_ms: waits.max_ns() as f64 / 1e6,
+        }
+    }
 }
 
 impl KindFigures {
@@ -131,6 +167,8 @@ impl KindFigures {
 pub struct MeasuredStep {
     pub figures: StepFigures,
     pub latency: BTreeMap<Kind, LatencyHistogram>,
+    /// How long each measured transaction waited for its user's connection (users with several clients).
+    pub waits: Option<LatencyHistogram>,
 }
 
 impl StepFigures {
@@ -184,6 +222,8 @@ impl StepFigures {
 /// One user's tally.
 struct Tally {
     histograms: BTreeMap<Kind, LatencyHistogram>,
+    /// How long measured transactions waited for the user's connection after their client submitted them.
+    waits: LatencyHistogram,
     rolled_back: BTreeMap<Kind, u64>,
     failures: BTreeMap<Kind, u64>,
     retries: BTreeMap<Kind, u64>,
@@ -203,6 +243,7 @@ impl Tally {
     fn new(kinds: &[Kind], seconds: usize) -> Tally {
         Tally {
             histograms: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
+            waits: LatencyHistogram::new(),
             rolled_back: BTreeMap::new(),
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
@@ -215,6 +256,7 @@ impl Tally {
         for (kind, histogram) in other.histograms {
             self.histograms.get_mut(&kind).expect("same kinds").merge(&histogram);
         }
+        self.waits.merge(&other.waits);
         for (mine, theirs) in [
             (&mut self.rolled_back, other.rolled_back),
             (&mut self.failures, other.failures),
@@ -308,7 +350,47 @@ struct Shared<'a> {
     sampler_stop: AtomicBool,
 }
 
-/// One virtual user: connect, wait for the start, run until the window closes.
+/// One client of a user (a terminal, in TPC-C's words): its random stream, home warehouse and next transaction, and
+/// when it submits that transaction.
+struct Client {
+    random: Random,
+    terminal: Terminal,
+    kind: Kind,
+    /// When the client submits its next transaction: after its keying time.
+    due: Instant,
+    /// Transactions it ran.
+    done: u64,
+}
+
+impl Client {
+    /// Client `number` of the step (users numbered first, then their clients), whose first keying begins at `start`.
+    /// Each number has its own random stream, and the clients are spread over the warehouses (number mod W + 1), so a
+    /// user of one client draws what it always drew.
+    fn new(settings: &StepSettings, number: u64, constants: NuRandConstants, start: Instant) -> Client {
+        let random = Random::new(settings.seed ^ (number + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
+        let home = (number % settings.scale.max(1) as u64) as i64 + 1;
+        let terminal = Terminal { home, scale: settings.scale };
+        let mut client = Client { random, terminal, kind: settings.profile.judged_kind(), due: start, done: 0 };
+        client.next(settings, start);
+        client
+    }
+
+    /// Choose the next transaction at `from` (the end of the last one and its think time): its kind, its warehouse
+    /// when transactions go to any, and when it is submitted, after its keying time.
+    fn next(&mut self, settings: &StepSettings, from: Instant) {
+        self.kind = match settings.profile {
+            Profile::Tpcc => transactions::pick(&mut self.random),
+            Profile::Tpcb => Kind::TpcB,
+        };
+        if settings.all_warehouses {
+            self.terminal.home = self.random.range(1, settings.scale);
+        }
+        let keying = if settings.keying_thinking { self.kind.keying_and_thinking().0 } else { 0.0 };
+        self.due = from + Duration::from_secs_f64(keying);
+    }
+}
+
+/// One virtual user: connect, wait for the start, run its clients' transactions until the window closes.
 fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), OltpError>>) -> Tally {
     let settings = shared.settings;
     let kinds: &[Kind] = settings.profile.kinds();
@@ -336,35 +418,44 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     }
     let window = *shared.window.get().expect("the window is set before the go");
     let constants = NuRandConstants::run(settings.load_constants, settings.seed);
-    let mut random = Random::new(settings.seed ^ (u64::from(index) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
     let statements = Statements::new(&settings.namespace);
     let calls = (settings.mode == Mode::Procedures).then(|| Calls::new(&settings.namespace));
-    // Users are spread over the warehouses: user i works in warehouse i mod W + 1.
-    let mut terminal = Terminal { home: i64::from(index) % settings.scale + 1, scale: settings.scale };
+    let per_user = settings.clients_per_user.max(1);
+    // A user's clients start spread evenly over the ramp-up, so every one is running when the measuring begins.
+    let mut clients: Vec<Client> = (0..per_user)
+        .map(|j| {
+            let number = u64::from(index) * u64::from(per_user) + u64::from(j);
+            let start = window.start + settings.ramp.mul_f64(f64::from(j) / f64::from(per_user));
+            Client::new(settings, number, constants, start)
+        })
+        .collect();
     let stop = &shared.stop;
-    let mut done: u64 = 0;
-    while !stop.load(Ordering::SeqCst)
-        && Instant::now() < window.measure_to
-        && settings.transactions_per_user.is_none_or(|count| done < count)
-    {
-        done += 1;
-        let kind = match settings.profile {
-            Profile::Tpcc => transactions::pick(&mut random),
-            Profile::Tpcb => Kind::TpcB,
-        };
-        if settings.all_warehouses {
-            terminal.home = random.range(1, settings.scale);
-        }
-        let (keying, thinking) = kind.keying_and_thinking();
-        if settings.keying_thinking && !sleep_until(Instant::now() + Duration::from_secs_f64(keying), stop) {
+    loop {
+        if stop.load(Ordering::SeqCst) {
             break;
         }
+        // The client due first, of those with transactions left to run.
+        let Some(client) = clients
+            .iter_mut()
+            .filter(|c| settings.transactions_per_user.is_none_or(|count| c.done < count))
+            .min_by_key(|c| c.due)
+        else {
+            break;
+        };
+        if client.due >= window.measure_to || !sleep_until(client.due, stop) {
+            break;
+        }
+        client.done += 1;
+        let kind = client.kind;
         let started = Instant::now();
+        // One client: its transaction starts when it is sent. Several: when its client submitted it, so the wait
+        // for the user's connection is part of the response time.
+        let submitted = if per_user == 1 { started } else { client.due };
         let mut retries = 0;
         let result = loop {
             let result = match calls.as_ref() {
-                Some(calls) => routines::run(kind, connection.as_mut(), calls, &mut random, terminal),
-                None => transactions::run(kind, connection.as_mut(), &statements, &mut random, terminal),
+                Some(calls) => routines::run(kind, connection.as_mut(), calls, &mut client.random, client.terminal),
+                None => transactions::run(kind, connection.as_mut(), &statements, &mut client.random, client.terminal),
             };
             match result {
                 Ok(outcome) => break Ok(outcome),
@@ -384,7 +475,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             }
         };
         let ended = Instant::now();
-        let measured = started >= window.measure_from && ended <= window.measure_to;
+        let measured = submitted >= window.measure_from && ended <= window.measure_to;
         if measured && retries > 0 {
             *tally.retries.entry(kind).or_insert(0) += u64::from(retries);
         }
@@ -393,8 +484,11 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                 shared.ended.fetch_add(1, Ordering::Relaxed);
                 tally.count_second((ended - window.start).as_secs() as usize);
                 if measured {
-                    let nanos = u64::try_from((ended - started).as_nanos()).unwrap_or(u64::MAX);
-                    tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos);
+                    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                    tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos(ended - submitted));
+                    if per_user > 1 {
+                        tally.waits.record_ns(nanos(started.saturating_duration_since(submitted)));
+                    }
                     if outcome == Outcome::RolledBack {
                         *tally.rolled_back.entry(kind).or_insert(0) += 1;
                     }
@@ -413,11 +507,12 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                 tally.first_failure.get_or_insert_with(|| format!("{}: {}", kind.name(), error.message));
             }
         }
-        if settings.keying_thinking
-            && !sleep_until(Instant::now() + Duration::from_secs_f64(random.think_seconds(thinking)), stop)
-        {
-            break;
-        }
+        let thinking = if settings.keying_thinking {
+            Duration::from_secs_f64(client.random.think_seconds(kind.keying_and_thinking().1))
+        } else {
+            Duration::ZERO
+        };
+        client.next(settings, ended + thinking);
     }
     shared.finished.fetch_add(1, Ordering::SeqCst);
     tally
@@ -608,6 +703,8 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
         server: measurement.server,
         wait_events: measurement.wait_events,
         first_failure: tally.first_failure,
+        clients: (settings.clients_per_user > 1).then(|| ClientsFigures::of(settings.clients_per_user, &tally.waits)),
     };
-    MeasuredStep { figures, latency: tally.histograms }
+    let waits = (settings.clients_per_user > 1).then_some(tally.waits);
+    MeasuredStep { figures, latency: tally.histograms, waits }
 }

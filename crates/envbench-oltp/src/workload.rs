@@ -8,7 +8,7 @@ use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::random::NuRandConstants;
 use crate::routines::{self, Mode, RoutinesState};
-use crate::schema::{self, Existing};
+use crate::schema::{self, Existing, Shape};
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepFigures, StepSettings};
 use crate::{OltpError, Profile, WORKLOAD, WORKLOAD_VERSION};
@@ -39,6 +39,9 @@ pub const P95_METRIC: &str = "latency_p95";
 pub const MAX_SCALE: i64 = 10_000;
 /// The most virtual users of a step (each is a thread and a connection).
 pub const MAX_USERS: u32 = 1024;
+/// The most clients a virtual user drives (each is a terminal with keying and think times, sharing the user's
+/// connection: a few hundred keep one connection busy).
+pub const MAX_CLIENTS_PER_USER: u32 = 1000;
 /// The most parallel loaders.
 pub const MAX_LOADERS: usize = 256;
 /// The shortest measured time of a step: a shorter one may end before a single transaction does.
@@ -93,10 +96,21 @@ pub struct OltpArgs {
     /// "use all warehouses"): the working set is the whole database, for storage-bound runs.
     #[arg(long)]
     pub all_warehouses: bool,
+    /// Clients each virtual user drives, with --keying-thinking (HammerDB's asynchronous scaling): every client is a
+    /// terminal with its own home warehouse and keying and think times, and a user's clients share its one connection
+    /// as an application's sessions share a pool, so --users 10 --clients-per-user 100 runs 1,000 terminals over 10
+    /// connections. Response times include the wait for the connection, which is also shown on its own.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub clients_per_user: u32,
     /// A count-based step instead of a timed one (HammerDB's "total transactions per user"): each user runs N
     /// transactions and the step ends when all have; --ramp and --duration do not apply (24 h at most).
     #[arg(long, value_name = "N")]
     pub transactions: Option<u64>,
+    /// Split tpcc_order_line into range partitions by warehouse (one per warehouse, at most 10), as HammerDB's
+    /// "partition order line" does: PostgreSQL partition tables, MariaDB/MySQL partitions. A load of the other layout
+    /// is rebuilt.
+    #[arg(long)]
+    pub partition: bool,
     /// Rebuild the tables even when a matching load exists.
     #[arg(long)]
     pub fresh: bool,
@@ -155,7 +169,11 @@ pub(crate) struct OltpRun {
     pub(crate) namespace: Namespace,
     pub(crate) profile: Profile,
     pub(crate) scale: i64,
+    /// Range partitions of tpcc_order_line (0: one plain table).
+    partitions: u32,
     pub(crate) users: UsersPlan,
+    /// Clients (terminals) each user drives over its connection.
+    clients_per_user: u32,
     ramp: Duration,
     duration: Duration,
     pub(crate) target_ms: f64,
@@ -354,6 +372,19 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
     let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
+    let clients_per_user = args.clients_per_user;
+    if !(1..=MAX_CLIENTS_PER_USER).contains(&clients_per_user) {
+        return Err(usage(format!(
+            "--clients-per-user {clients_per_user}: give a count from 1 to {MAX_CLIENTS_PER_USER}"
+        )));
+    }
+    if clients_per_user > 1 && !args.keying_thinking {
+        return Err(usage(format!(
+            "--clients-per-user {clients_per_user} needs --keying-thinking: without keying and think times each \
+             client would wait for its user's connection all the time, which measures the same as one client per \
+             user; for more load without them, raise --users"
+        )));
+    }
     let mut ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
     let mut duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
     if let Some(count) = args.transactions {
@@ -394,6 +425,13 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
              is pgbench's transaction, sent from the client as pgbench sends it)",
         ));
     }
+    let shape = Shape::of(scale, args.partition);
+    if args.partition && (profile != Profile::Tpcc || url.dialect() == Dialect::Sqlite) {
+        return Err(usage(
+            "--partition splits TPC-C's tpcc_order_line by warehouse on a server: use it with --profile tpcc and a \
+             --target postgres://... or mysql://... URL (SQLite has no partitions)",
+        ));
+    }
     let pgbench = match args.cross_check.as_deref() {
         None => None,
         Some("pgbench") if profile == Profile::Tpcb && url.dialect() == Dialect::Postgres => {
@@ -427,7 +465,9 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         namespace,
         profile,
         scale,
+        partitions: shape.partitions,
         users,
+        clients_per_user,
         ramp,
         duration,
         target_ms,
@@ -459,7 +499,7 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         if let Existing::Foreign(relations) = &existing {
             return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations));
         }
-        let reusable = LoadPlan::of(&existing, scale, args.fresh) == LoadPlan::Reuse;
+        let reusable = LoadPlan::of(&existing, shape, args.fresh) == LoadPlan::Reuse;
         tables_reusable.set(reusable);
         let routines_missing = match connection.as_mut() {
             Some(connection) if profile == Profile::Tpcc && run.url.dialect() != Dialect::Sqlite => {
@@ -641,6 +681,12 @@ pub struct OltpDocument {
     /// Statements from the client or stored routines (runs stored before procedures mode were client-side).
     #[serde(default)]
     pub mode: Mode,
+    /// Range partitions of tpcc_order_line (0, and absent from older runs: one plain table).
+    #[serde(default)]
+    pub partitions: u32,
+    /// Clients each user drove (1, and absent from older runs: each user one client).
+    #[serde(default = "one")]
+    pub clients_per_user: u32,
     pub target_latency_ms: f64,
     pub load: LoadInfo,
     pub steps: Vec<StepFigures>,
@@ -648,6 +694,10 @@ pub struct OltpDocument {
     pub stop_reason: StopReason,
     pub consistency: Vec<Check>,
     pub pgbench: Vec<PgbenchFigures>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl OltpDocument {
@@ -730,6 +780,11 @@ impl Planned for OltpRun {
 }
 
 impl OltpRun {
+    /// What the run's load is made of.
+    pub(crate) fn shape(&self) -> Shape {
+        Shape { scale: self.scale, partitions: self.partitions }
+    }
+
     /// What the run will do, in a line.
     pub(crate) fn describe(&self) -> String {
         let per_step = match self.transactions_per_user {
@@ -739,7 +794,7 @@ impl OltpRun {
             }
         };
         format!(
-            "oltp {}{}{} on {} ({}): {} {}, {}, {per_step}",
+            "oltp {}{}{} on {} ({}): {}, {}, {per_step}",
             self.profile.name(),
             match self.mode {
                 Mode::Client => "",
@@ -748,9 +803,11 @@ impl OltpRun {
             if self.all_warehouses { ", every transaction in any warehouse" } else { "" },
             crate::place(&self.url, &self.namespace),
             self.server_version,
-            self.scale,
-            self.profile.scale_word(),
-            self.users.describe(),
+            self.shape().describe(self.profile),
+            match self.clients_per_user {
+                1 => self.users.describe(),
+                k => format!("{}, {k} clients each over its one connection", self.users.describe()),
+            },
         )
     }
 
@@ -777,7 +834,7 @@ impl OltpRun {
             &self.url,
             &self.namespace,
             self.profile,
-            self.scale,
+            self.shape(),
             load_plan,
             routines_plan,
             self.loaders,
@@ -787,10 +844,9 @@ impl OltpRun {
         )?;
         progress.line(&if load.reused {
             format!(
-                "reusing the {} tables ({} {}); --fresh rebuilds them",
+                "reusing the {} tables ({}); --fresh rebuilds them",
                 self.profile.name(),
-                self.scale,
-                self.profile.scale_word()
+                self.shape().describe(self.profile)
             )
         } else {
             format!(
@@ -841,6 +897,7 @@ impl OltpRun {
             all_warehouses: self.all_warehouses,
             transactions_per_user: self.transactions_per_user,
             mode: self.mode,
+            clients_per_user: self.clients_per_user,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 0x5eed_0000 + u64::from(total),
         }
@@ -872,6 +929,8 @@ impl OltpRun {
             all_warehouses: self.all_warehouses,
             transactions_per_user: self.transactions_per_user,
             mode: self.mode,
+            partitions: self.partitions,
+            clients_per_user: self.clients_per_user,
             target_latency_ms: self.target_ms,
             load,
             knee: sweep::knee(&steps, self.profile, self.target_ms),
@@ -881,6 +940,25 @@ impl OltpRun {
             pgbench: Vec::new(),
         }
     }
+}
+
+/// What a step's clients were and how long they waited for their users' connections: the part of every response
+/// time spent in the driver, not the server.
+fn clients_line(users: u32, clients: &crate::users::ClientsFigures) -> String {
+    format!(
+        "{users} users x {} clients = {} terminals over {users} connections: waited for a connection {:.2} ms on \
+         average, p95 {:.2} ms, at most {:.2} ms{}",
+        clients.per_user,
+        u64::from(users) * u64::from(clients.per_user),
+        clients.wait_mean_ms,
+        clients.wait_p95_ms,
+        clients.wait_max_ms,
+        if clients.wait_p95_ms > 10.0 {
+            " (the users are busy: raise --users and lower --clients-per-user so the wait measures the server)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// A step's line of progress.
@@ -898,7 +976,7 @@ pub(crate) fn step_line(profile: Profile, step: &StepFigures) -> String {
         judged.map_or(0.0, |k| k.p95_ms),
         step.retries,
         step.failures
-    )
+    ) + &step.clients.as_ref().map(|c| format!("\n        {}", clients_line(step.users, c))).unwrap_or_default()
 }
 
 pub(crate) struct OltpMeasured {
@@ -957,6 +1035,14 @@ impl OltpMeasured {
         }
         if d.all_warehouses {
             parameters["all_warehouses"] = json!(true);
+        }
+        if d.clients_per_user > 1 {
+            parameters["clients_per_user"] = json!(d.clients_per_user);
+        }
+        // Another layout of the same data is another workload to the server: a partitioned load's results match only
+        // runs of as many partitions.
+        if d.partitions > 0 {
+            parameters["order_line_partitions"] = json!(d.partitions);
         }
         if let Some(count) = d.transactions_per_user {
             parameters["transactions_per_user"] = json!(count);
@@ -1141,12 +1227,11 @@ fn invalid_steps(d: &OltpDocument) -> Vec<String> {
 pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
     let profile = d.profile;
     let mut out = heading(&format!(
-        "OLTP {} on {} ({}), {} {}",
+        "OLTP {} on {} ({}), {}",
         profile.name(),
         d.target,
         d.server_version,
-        d.scale,
-        profile.scale_word()
+        Shape { scale: d.scale, partitions: d.partitions }.describe(profile)
     ));
     if profile == Profile::Tpcc {
         out.push_str(&format!("Mode: {} — {}\n", d.mode.name(), d.mode.describe()));
@@ -1206,6 +1291,11 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         None => out.push_str(&format!("Knee: no step kept the {judged} within {} ms\n", d.target_latency_ms)),
     }
     out.push_str(&format!("Stopped because {}.\n", d.stop_reason.describe()));
+    for step in &d.steps {
+        if let Some(clients) = &step.clients {
+            out.push_str(&format!("{}\n", clients_line(step.users, clients)));
+        }
+    }
 
     out.push_str(&heading("Transactions (measured window; latency in ms, retries included)"));
     out.push('\n');
@@ -1372,6 +1462,7 @@ mod tests {
             server: Default::default(),
             wait_events: Default::default(),
             first_failure: (failures > 0).then(|| "Payment: disk full".to_string()),
+            clients: None,
         }
     }
 
@@ -1388,6 +1479,8 @@ mod tests {
             all_warehouses: false,
             transactions_per_user: None,
             mode: Mode::Client,
+            partitions: 0,
+            clients_per_user: 1,
             target_latency_ms: 100.0,
             load: LoadInfo { reused: true, rows: 0, seconds: 0.0, loaders: 0 },
             knee: sweep::knee(&steps, Profile::Tpcc, 100.0),

@@ -8,7 +8,7 @@ use envbench_oltp::consistency;
 use envbench_oltp::load::{self, DISTRICTS, FIRST_NEW_ORDER, LoadPlan, ORDERS};
 use envbench_oltp::random::{NuRandConstants, Random};
 use envbench_oltp::routines::{self, Calls, Mode, RoutinesState};
-use envbench_oltp::schema::{self, Existing};
+use envbench_oltp::schema::{self, Existing, Shape};
 use envbench_oltp::transactions::{self, Kind, Outcome, Statements, Terminal};
 use envbench_oltp::users::{self, StepSettings};
 use envbench_oltp::{OltpError, Profile};
@@ -109,7 +109,7 @@ fn exercise(url: &DatabaseUrl) {
             url,
             &namespace,
             Profile::Tpcc,
-            1,
+            Shape::plain(1),
             plan,
             routines_plan,
             2,
@@ -206,6 +206,7 @@ fn exercise(url: &DatabaseUrl) {
             all_warehouses: false,
             transactions_per_user: None,
             mode,
+            clients_per_user: 1,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 1,
         };
@@ -225,6 +226,41 @@ fn exercise(url: &DatabaseUrl) {
         assert!((committed - counted).abs() <= 4.0 + counted * 0.01, "{mode:?}: {committed} seen, {counted} counted");
         all_pass(c, Profile::Tpcc);
     }
+    all_pass(c, Profile::Tpcc);
+
+    // Users that drive several clients over their one connection. With keying and think times every client keys
+    // for 2 to 18 s before its first transaction and thinks afterwards, so in 4 s none orders (New-Order keys for
+    // 18 s) and none runs twice.
+    let clients = |keying_thinking: bool, clients_per_user: u32, duration: Duration| {
+        let settings = StepSettings {
+            profile: Profile::Tpcc,
+            namespace: namespace.clone(),
+            users: 2,
+            first_user: 0,
+            scale: 1,
+            ramp: Duration::ZERO,
+            duration,
+            keying_thinking,
+            all_warehouses: false,
+            transactions_per_user: None,
+            mode: Mode::Client,
+            clients_per_user,
+            load_constants: NuRandConstants::load(load::LOAD_SEED),
+            seed: 7,
+        };
+        users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap().figures
+    };
+    let keyed = clients(true, 20, Duration::from_secs(4));
+    assert!((5..=40).contains(&keyed.transactions), "40 clients keying 2 s or more: {keyed:?}");
+    assert_eq!(keyed.kind(Kind::NewOrder).unwrap().count, 0, "New-Order keys for 18 s");
+    assert_eq!(keyed.clients.as_ref().unwrap().per_user, 20);
+    // Without keying, each user's clients take turns on its connection: each waits while the others run.
+    let busy = clients(false, 4, Duration::from_secs(1));
+    let waits = busy.clients.as_ref().unwrap();
+    assert!(busy.transactions > 8 && busy.failures == 0, "{busy:?}");
+    let mean_ms = busy.kinds.iter().map(|k| k.mean_ms * k.count as f64).sum::<f64>() / busy.transactions as f64;
+    assert!(waits.wait_mean_ms > 0.0 && waits.wait_mean_ms < mean_ms, "{waits:?}, mean response {mean_ms} ms");
+    assert!(clients(false, 1, Duration::from_secs(1)).clients.is_none(), "one client a user: no waits to show");
     all_pass(c, Profile::Tpcc);
 
     // A broken database fails the checks that see it.
@@ -284,7 +320,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         &url,
         &namespace,
         Profile::Tpcb,
-        1,
+        Shape::plain(1),
         LoadPlan::Rebuild,
         load::RoutinesPlan::Leave,
         2,
@@ -308,6 +344,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         all_warehouses: false,
         transactions_per_user: None,
         mode: Mode::Client,
+        clients_per_user: 1,
         load_constants: NuRandConstants::load(load::LOAD_SEED),
         seed: 2,
     };
@@ -345,7 +382,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
             &url,
             &main,
             Profile::Tpcc,
-            1,
+            Shape::plain(1),
             plan,
             load::RoutinesPlan::Leave,
             1,
@@ -372,7 +409,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
         &url,
         &ours,
         Profile::Tpcb,
-        1,
+        Shape::plain(1),
         LoadPlan::Rebuild,
         load::RoutinesPlan::Leave,
         1,
@@ -400,7 +437,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         &url,
         &sqlite,
         Profile::Tpcc,
-        1,
+        Shape::plain(1),
         LoadPlan::Rebuild,
         load::RoutinesPlan::Leave,
         1,
@@ -437,7 +474,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         &url,
         &ours,
         Profile::Tpcc,
-        1,
+        Shape::plain(1),
         LoadPlan::Rebuild,
         load::RoutinesPlan::Leave,
         1,
@@ -514,7 +551,7 @@ fn an_interrupted_load_is_rebuilt_by_the_next_run() {
             &url,
             &main,
             Profile::Tpcb,
-            scale,
+            Shape::plain(scale),
             plan,
             routines,
             1,
@@ -527,16 +564,16 @@ fn an_interrupted_load_is_rebuilt_by_the_next_run() {
     let mut c = url.connect("test").unwrap();
     let found = schema::existing(c.as_mut(), &main, Profile::Tpcb).unwrap();
     assert_eq!(found, Existing::Unfinished);
-    assert_eq!(LoadPlan::of(&found, 1, false), LoadPlan::Rebuild, "the next run rebuilds it");
+    assert_eq!(LoadPlan::of(&found, Shape::plain(1), false), LoadPlan::Rebuild, "the next run rebuilds it");
     // A run that planned to reuse a load it no longer finds does not build one under a shared lock.
     let error = prepare(1, LoadPlan::Reuse, false).unwrap_err();
     assert!(error.to_string().contains("changed after the run was planned"), "{error}");
     assert!(!prepare(1, LoadPlan::Rebuild, false).unwrap().reused);
     let found = schema::existing(c.as_mut(), &main, Profile::Tpcb).unwrap();
-    assert_eq!(found, Existing::Complete { scale: 1, schema_version: 1 });
-    assert_eq!(LoadPlan::of(&found, 1, false), LoadPlan::Reuse);
-    assert_eq!(LoadPlan::of(&found, 1, true), LoadPlan::Rebuild, "--fresh rebuilds");
-    assert_eq!(LoadPlan::of(&found, 2, false), LoadPlan::Rebuild, "another scale rebuilds");
+    assert_eq!(found, Existing::Complete { shape: Shape::plain(1), schema_version: 1 });
+    assert_eq!(LoadPlan::of(&found, Shape::plain(1), false), LoadPlan::Reuse);
+    assert_eq!(LoadPlan::of(&found, Shape::plain(1), true), LoadPlan::Rebuild, "--fresh rebuilds");
+    assert_eq!(LoadPlan::of(&found, Shape::plain(2), false), LoadPlan::Rebuild, "another scale rebuilds");
 }
 
 #[test]
@@ -565,7 +602,7 @@ fn drop_removes_exactly_what_envbench_made() {
     let mut admin = url.connect("test").unwrap();
     admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")).unwrap();
     let ours = Namespace::named(Dialect::Postgres, &schema);
-    schema::recreate(admin.as_mut(), &url, &ours, Profile::Tpcc).unwrap();
+    schema::recreate(admin.as_mut(), &url, &ours, Profile::Tpcc, Shape::plain(1)).unwrap();
     schema::mark_complete(admin.as_mut(), &ours, Profile::Tpcc, 1, 0.0).unwrap();
     routines::install(admin.as_mut(), &ours).unwrap();
     admin
@@ -607,7 +644,7 @@ fn drop_removes_exactly_what_envbench_made() {
     root.batch(&format!("CREATE DATABASE {database}")).unwrap();
     let url = DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{database}")).unwrap();
     let ours = Namespace::named(Dialect::MySql, &database);
-    schema::recreate(root.as_mut(), &url, &ours, Profile::Tpcc).unwrap();
+    schema::recreate(root.as_mut(), &url, &ours, Profile::Tpcc, Shape::plain(1)).unwrap();
     schema::mark_complete(root.as_mut(), &ours, Profile::Tpcc, 1, 0.0).unwrap();
     routines::install(root.as_mut(), &ours).unwrap();
     root.batch(&format!("CREATE TABLE {database}.theirs (x INTEGER)")).unwrap();
@@ -640,7 +677,7 @@ fn both_modes_leave_the_same_database_from_the_same_inputs() {
             &url,
             &namespace,
             Profile::Tpcc,
-            1,
+            Shape::plain(1),
             LoadPlan::Rebuild,
             install,
             2,
@@ -689,5 +726,97 @@ fn both_modes_leave_the_same_database_from_the_same_inputs() {
     let names = ["w_ytd", "d_ytd", "orders", "customers", "history", "orders", "new orders", "order lines", "stock"];
     for ((name, client), procedures) in names.iter().zip(&sums[0].1).zip(&sums[1].1) {
         assert_eq!(client, procedures, "{name}");
+    }
+}
+
+/// `--partition`: tpcc_order_line in range partitions by warehouse on PostgreSQL (partition tables) and MariaDB
+/// (partitions inside the table), every line in its warehouse's partition; a load of the other layout is not reused;
+/// the transactions and the checks run on it as on one table; a drop takes the partitions with the table and leaves
+/// a table that only bears a partition's name.
+#[test]
+fn a_partitioned_order_line_loads_runs_and_drops() {
+    for (server, dialect) in [(POSTGRES, Dialect::Postgres), (MARIADB, Dialect::MySql)] {
+        let name = format!("envbench_oltp_partition_{}", std::process::id());
+        let server = DatabaseUrl::parse(server).unwrap();
+        let mut admin = server.connect("test").unwrap();
+        let url = match dialect {
+            Dialect::Postgres => {
+                admin.batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}")).unwrap();
+                server.clone()
+            }
+            _ => {
+                admin.batch(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+                admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+                DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{name}")).unwrap()
+            }
+        };
+        let ours = Namespace::named(dialect, &name);
+        let shape = Shape::of(2, true);
+        assert_eq!(shape.partitions, 2, "one partition per warehouse");
+        let routines = load::RoutinesPlan::of(Profile::Tpcc, dialect, Mode::Procedures, true);
+        let never = AtomicBool::new(false);
+        load::prepare(&url, &ours, Profile::Tpcc, shape, LoadPlan::Rebuild, routines, 2, &NoSteps, &never, &|_, _| {})
+            .unwrap();
+        let mut c = ours.connect(&url, "test").unwrap();
+        let c = c.as_mut();
+        assert_eq!(schema::order_line_partitions(c, &ours).unwrap().len(), 2, "{dialect:?}");
+        let found = schema::existing(c, &ours, Profile::Tpcc).unwrap();
+        assert_eq!(found, Existing::Complete { shape, schema_version: schema::SCHEMA_VERSION });
+        assert_eq!(LoadPlan::of(&found, shape, false), LoadPlan::Reuse);
+        assert_eq!(LoadPlan::of(&found, Shape::plain(2), false), LoadPlan::Rebuild, "another layout is rebuilt");
+        for (warehouse, partition) in [(1, "p1"), (2, "p2")] {
+            let from = match dialect {
+                Dialect::Postgres => format!("{name}.tpcc_order_line_{partition}"),
+                _ => format!("{name}.tpcc_order_line PARTITION ({partition})"),
+            };
+            assert!(int(c, &format!("SELECT COUNT(*) FROM {from}")) > 250_000, "{dialect:?} {partition}");
+            let elsewhere = int(c, &format!("SELECT COUNT(*) FROM {from} WHERE ol_w_id <> {warehouse}"));
+            assert_eq!(elsewhere, 0, "{dialect:?}: warehouse {warehouse}'s lines are all in {partition}");
+        }
+
+        // Users in both modes, then the checks.
+        for mode in [Mode::Client, Mode::Procedures] {
+            let settings = StepSettings {
+                profile: Profile::Tpcc,
+                namespace: ours.clone(),
+                users: 2,
+                first_user: 0,
+                scale: 2,
+                ramp: Duration::ZERO,
+                duration: Duration::from_secs(2),
+                keying_thinking: false,
+                all_warehouses: true,
+                transactions_per_user: None,
+                mode,
+                clients_per_user: 1,
+                load_constants: NuRandConstants::load(load::LOAD_SEED),
+                seed: 3,
+            };
+            let step = users::run_step(&url, &settings, "U=2", &NoSteps, &never, &|_| {}).unwrap().unwrap().figures;
+            assert!(step.transactions > 10 && step.failures == 0, "{dialect:?} {mode:?}: {step:?}");
+        }
+        for check in consistency::run(c, &ours, Profile::Tpcc).unwrap() {
+            assert!(check.passed, "{dialect:?} {}: {}", check.name, check.detail);
+        }
+
+        let tables = Profile::Tpcc.tables().len() + 1 + routines::NAMES.len();
+        if dialect == Dialect::Postgres {
+            // A table that bears a partition's name but is no partition of envbench's order line is not envbench's.
+            c.batch(&format!("CREATE TABLE {name}.tpcc_order_line_p7 (x INTEGER)")).unwrap();
+            let found = schema::existing(c, &ours, Profile::Tpcc).unwrap();
+            assert_eq!(found, Existing::Foreign(vec!["tpcc_order_line_p7".into()]));
+            let dropped = schema::drop_profile(c, &ours, Profile::Tpcc).unwrap();
+            assert_eq!(dropped.dropped.len(), tables + 2, "{dropped:?}");
+            assert!(dropped.dropped.iter().any(|d| d == "tpcc_order_line_p2"), "{dropped:?}");
+            assert_eq!(dropped.left, ["tpcc_order_line_p7"]);
+            let left = ours.relations(c, &["tpcc_order_line", "tpcc_order_line_p1", "tpcc_order_line_p7"]).unwrap();
+            assert_eq!(left.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["tpcc_order_line_p7"]);
+            admin.batch(&format!("DROP SCHEMA {name} CASCADE")).unwrap();
+        } else {
+            let dropped = schema::drop_profile(c, &ours, Profile::Tpcc).unwrap();
+            assert_eq!(dropped.dropped.len(), tables, "{dropped:?}");
+            assert!(dropped.left.is_empty(), "{dropped:?}");
+            admin.batch(&format!("DROP DATABASE {name}")).unwrap();
+        }
     }
 }

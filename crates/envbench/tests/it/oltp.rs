@@ -287,6 +287,10 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--mode", "stored"], 2, "--mode 'stored': give client"),
         (vec!["--mode", "procedures"], 2, "SQLite has none"),
         (vec!["--mode", "procedures", "--profile", "tpcb", "--target", POSTGRES], 2, "--profile tpcc"),
+        (vec!["--partition"], 2, "SQLite has no partitions"),
+        (vec!["--partition", "--profile", "tpcb", "--target", POSTGRES], 2, "use it with --profile tpcc"),
+        (vec!["--clients-per-user", "10"], 2, "--clients-per-user 10 needs --keying-thinking"),
+        (vec!["--clients-per-user", "0", "--keying-thinking"], 2, "--clients-per-user 0: give a count from 1"),
         (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], 1, "127.0.0.1:1"),
         (vec!["--target", "mysql://root:secret@127.0.0.1:3306/test"], 1, "password"),
         (vec!["--target", "mysql://root@127.0.0.1:3306/no_such_db"], 1, "CREATE DATABASE"),
@@ -842,4 +846,66 @@ fn count_based_steps_over_all_warehouses() {
     let bad = envbench(&store, &["oltp", "--transactions", "0", "--dir", dir.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("--transactions 0: give a count"), "{}", stderr(&bad));
+}
+
+/// `--partition` loads tpcc_order_line in range partitions by warehouse and says so; a run without it rebuilds the
+/// plain table; `--clients-per-user` runs many keying and thinking terminals over each user's one connection, and
+/// says how long they waited for it. Each is recorded with the run, so results match only runs of the same kind.
+#[test]
+fn partitioned_order_lines_and_many_clients_per_user() {
+    let dir = scratch("oltp", "partition");
+    let store = dir.join("results.db");
+    let schema = Schema::new("oltp_partition");
+    let base = ["oltp", "--target", POSTGRES, "--schema", &schema.name, "--warehouses", "2", "--loaders", "2"];
+    let oltp = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let output = envbench(&store, &args);
+        assert!(output.status.success(), "{extra:?}: {}", stderr(&output));
+        // The run's table on stdout, its progress lines on stderr.
+        let text = format!("{}{}", stdout(&output), stderr(&output));
+        let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+        (text, run)
+    };
+    let partitions = || {
+        common::psql(&format!(
+            "SELECT COUNT(*) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace n \
+             ON n.oid = p.relnamespace WHERE n.nspname = '{}' AND p.relname = 'tpcc_order_line'",
+            schema.name
+        ))
+    };
+    let (text, run) =
+        oltp(&["--partition", "--users", "2", "--mode", "procedures", "--ramp", "1s", "--duration", "3s"]);
+    assert!(text.contains("2 warehouses, order lines in 2 partitions"), "{text}");
+    assert_eq!(partitions(), "2");
+    assert_eq!(run["attachments"]["oltp"]["partitions"], 2);
+    assert_eq!(run["results"][0]["parameters"]["order_line_partitions"], 2);
+
+    // 2 users x 20 clients keying (2 to 18 s) and thinking, on the partitioned load, which is reused.
+    let (text, run) = oltp(&[
+        "--partition",
+        "--users",
+        "2",
+        "--keying-thinking",
+        "--clients-per-user",
+        "20",
+        "--ramp",
+        "0s",
+        "--duration",
+        "5s",
+        "--target-latency",
+        "10s",
+    ]);
+    assert!(text.contains("reusing the tpcc tables (2 warehouses, order lines in 2 partitions)"), "{text}");
+    assert!(text.contains("2 users x 20 clients = 40 terminals over 2 connections: waited for a connection"), "{text}");
+    let step = &run["attachments"]["oltp"]["steps"][0];
+    assert_eq!(step["clients"]["per_user"], 20, "{step}");
+    assert!(step["transactions"].as_u64().unwrap() <= 40, "no client runs twice in 5 s: {step}");
+    assert_eq!(run["results"][0]["parameters"]["clients_per_user"], 20);
+
+    // Without --partition the plain table is built again.
+    let (text, run) = oltp(&["--users", "1", "--ramp", "0s", "--duration", "2s"]);
+    assert!(text.contains("loaded ") && !text.contains("order lines in"), "{text}");
+    assert_eq!(partitions(), "0");
+    assert!(run["results"][0]["parameters"].get("order_line_partitions").is_none());
 }
