@@ -13,6 +13,7 @@
 //!
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
+pub mod companion;
 pub mod consistency;
 pub mod crosscheck;
 pub mod fleet;

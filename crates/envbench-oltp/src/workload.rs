@@ -2,6 +2,7 @@
 //! before anything is stored), the steps, the consistency checks, the pgbench cross-check, and the tables, records
 //! and scaling curve of a run.
 
+use crate::companion::{Companion, CompanionState};
 use crate::consistency::{self, Check};
 use crate::crosscheck::{self, PgbenchFigures};
 use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
@@ -163,24 +164,24 @@ fn usage(message: impl Into<String>) -> WorkloadError {
 }
 
 /// Everything the arguments say, checked, with the database reached, its namespace resolved and its tables locked.
-pub(crate) struct OltpRun {
-    pub(crate) url: DatabaseUrl,
+pub struct OltpRun {
+    pub url: DatabaseUrl,
     /// The one schema (MySQL: database) the run's tables are in.
-    pub(crate) namespace: Namespace,
-    pub(crate) profile: Profile,
-    pub(crate) scale: i64,
+    pub namespace: Namespace,
+    pub profile: Profile,
+    pub scale: i64,
     /// Range partitions of tpcc_order_line (0: one plain table).
-    partitions: u32,
-    pub(crate) users: UsersPlan,
+    pub partitions: u32,
+    pub users: UsersPlan,
     /// Clients (terminals) each user drives over its connection.
-    clients_per_user: u32,
-    ramp: Duration,
-    duration: Duration,
-    pub(crate) target_ms: f64,
-    keying_thinking: bool,
-    all_warehouses: bool,
-    transactions_per_user: Option<u64>,
-    pub(crate) mode: Mode,
+    pub clients_per_user: u32,
+    pub ramp: Duration,
+    pub duration: Duration,
+    pub target_ms: f64,
+    pub keying_thinking: bool,
+    pub all_warehouses: bool,
+    pub transactions_per_user: Option<u64>,
+    pub mode: Mode,
     /// Settle the database before each step ([`schema::settle`]).
     settle: bool,
     settle_noted: std::sync::atomic::AtomicBool,
@@ -189,10 +190,12 @@ pub(crate) struct OltpRun {
     /// Held for the whole run (none on a fleet's agent: its coordinator holds it).
     lock: Option<TablesLock>,
     pgbench: Option<PathBuf>,
-    loaders: usize,
+    pub loaders: usize,
     /// The directory whose storage the run describes: the server's data directory when it is on this host.
-    pub(crate) watched: PathBuf,
-    pub(crate) server_version: String,
+    pub watched: PathBuf,
+    pub server_version: String,
+    /// Tables another workload keeps beside these, built and checked with them.
+    companion: Option<&'static dyn Companion>,
 }
 
 impl Workload for OltpWorkload {
@@ -214,7 +217,7 @@ impl Workload for OltpWorkload {
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
         if args.drop {
-            return Ok(Plan::Answer(drop_tables(&args)?));
+            return Ok(Plan::Answer(drop_tables(&args, None)?));
         }
         Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
     }
@@ -356,7 +359,22 @@ pub(crate) enum Planner {
     FleetAgent,
 }
 
+/// The run `args` describe, planned as `envbench oltp` plans it (the database reached, the namespace resolved, the
+/// tables looked at and locked), with `companion`'s tables kept beside the TPC-C tables: for a workload that runs on
+/// oltp's tables (`envbench htap`).
+pub fn plan_with(args: OltpArgs, companion: &'static dyn Companion) -> Result<OltpRun, WorkloadError> {
+    plan_run(args, Planner::Run, Some(companion))
+}
+
 pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, WorkloadError> {
+    plan_run(args, planner, None)
+}
+
+fn plan_run(
+    args: OltpArgs,
+    planner: Planner,
+    companion: Option<&'static dyn Companion>,
+) -> Result<OltpRun, WorkloadError> {
     let profile = parse_profile(&args.profile)?;
     let scale: i64 = match args.warehouses.trim().parse() {
         Ok(n) if (1..=MAX_SCALE).contains(&n) => n,
@@ -483,6 +501,7 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         loaders,
         watched,
         server_version,
+        companion,
     };
     if planner == Planner::FleetAgent {
         return Ok(run);
@@ -501,6 +520,24 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
         }
         let reusable = LoadPlan::of(&existing, shape, args.fresh) == LoadPlan::Reuse;
         tables_reusable.set(reusable);
+        let companion_missing = match (run.companion, connection.as_mut()) {
+            (Some(companion), Some(connection)) => match companion.state(connection.as_mut(), &run.namespace)? {
+                CompanionState::Complete => false,
+                CompanionState::Missing => true,
+                CompanionState::Foreign(relations) => {
+                    return Err(OltpError::Foreign(format!(
+                        "{}: {} bear the names of {} but envbench did not make them; envbench never creates, drops \
+                         or alters anything beside what it made. Use another schema or database, or drop them \
+                         yourself if they are expendable",
+                        crate::place(&run.url, &run.namespace),
+                        relations.join(", "),
+                        companion.name()
+                    )));
+                }
+            },
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
         let routines_missing = match connection.as_mut() {
             Some(connection) if profile == Profile::Tpcc && run.url.dialect() != Dialect::Sqlite => {
                 match routines::state(connection.as_mut(), &run.namespace)? {
@@ -511,7 +548,7 @@ pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, Workload
             }
             _ => false,
         };
-        Ok(!reusable || routines_missing)
+        Ok(!reusable || routines_missing || companion_missing)
     };
     let take = |connection: &mut Option<Box<dyn Connection>>, exclusive: bool| {
         if exclusive {
@@ -580,7 +617,7 @@ fn reach(args: &OltpArgs, url: &DatabaseUrl) -> Result<(Option<Box<dyn Connectio
 
 /// `envbench oltp --drop`: everything envbench made for the profile in the target, under the tables' lock held
 /// alone, and nothing else. A SQLite file left with nothing in it is removed, as envbench made it.
-fn drop_tables(args: &OltpArgs) -> Result<String, WorkloadError> {
+pub fn drop_tables(args: &OltpArgs, companion: Option<&dyn Companion>) -> Result<String, WorkloadError> {
     let profile = parse_profile(&args.profile)?;
     let url = target_url(args)?;
     let (connection, namespace) = reach(args, &url)?;
@@ -589,7 +626,13 @@ fn drop_tables(args: &OltpArgs) -> Result<String, WorkloadError> {
         return Ok(format!("{place}: no database file, so nothing of envbench's to drop"));
     };
     let _lock = TablesLock::take(&url, &namespace, profile, &args.dir, true)?;
-    let dropped = schema::drop_profile(connection.as_mut(), &namespace, profile)?;
+    let mut dropped = match companion {
+        Some(companion) => companion.drop_own(connection.as_mut(), &namespace)?,
+        None => schema::Dropped::default(),
+    };
+    let tables = schema::drop_profile(connection.as_mut(), &namespace, profile)?;
+    dropped.dropped.extend(tables.dropped);
+    dropped.left.extend(tables.left);
     let mut answer = match dropped.dropped.as_slice() {
         [] => format!("{place}: nothing of envbench's {} tables or routines found; nothing dropped", profile.name()),
         names => format!("{place}: dropped {}", names.join(", ")),
@@ -781,12 +824,12 @@ impl Planned for OltpRun {
 
 impl OltpRun {
     /// What the run's load is made of.
-    pub(crate) fn shape(&self) -> Shape {
+    pub fn shape(&self) -> Shape {
         Shape { scale: self.scale, partitions: self.partitions }
     }
 
     /// What the run will do, in a line.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let per_step = match self.transactions_per_user {
             Some(count) => format!("{count} transactions per user per step"),
             None => {
@@ -812,7 +855,7 @@ impl OltpRun {
     }
 
     /// Load the profile's tables, or reuse a complete load of the same scale, with progress in rows.
-    pub(crate) fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
+    pub fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
         let progress = context.progress;
         let started = std::time::Instant::now();
         let on_rows = |rows: u64, expected: u64| {
@@ -842,6 +885,28 @@ impl OltpRun {
             context.interrupt,
             &on_rows,
         )?;
+        if let Some(companion) = self.companion {
+            let mut connection = self.namespace.connect(&self.url, "envbench-oltp load").map_err(OltpError::from)?;
+            match companion.state(connection.as_mut(), &self.namespace)? {
+                CompanionState::Complete => {}
+                CompanionState::Missing if exclusive => {
+                    progress.update(&format!("loading {}", companion.name()));
+                    context.steps.step_started("load companion");
+                    let built = companion.build(connection.as_mut(), &self.namespace, context.interrupt);
+                    context.steps.step_finished("load companion");
+                    built?;
+                    progress.line(&format!("loaded {}", companion.name()));
+                }
+                CompanionState::Missing | CompanionState::Foreign(_) => {
+                    return Err(OltpError::Other(format!(
+                        "{}: {} changed after the run was planned; run it again",
+                        crate::place(&self.url, &self.namespace),
+                        companion.name()
+                    ))
+                    .into());
+                }
+            }
+        }
         progress.line(&if load.reused {
             format!(
                 "reusing the {} tables ({}); --fresh rebuilds them",
@@ -868,7 +933,7 @@ impl OltpRun {
     }
 
     /// Settle the database before a step, unless --no-vacuum; a part this user may not do is said once.
-    pub(crate) fn settle(&self, context: &RunContext<'_>) -> Result<(), WorkloadError> {
+    pub fn settle(&self, context: &RunContext<'_>) -> Result<(), WorkloadError> {
         if !self.settle {
             return Ok(());
         }
@@ -884,7 +949,7 @@ impl OltpRun {
 
     /// A step's settings: `users` users numbered from `first_user`, of a step of `total` users in all (on a fleet,
     /// every host's users draw from the step's one seed, each user with its own stream and home warehouse).
-    pub(crate) fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
+    pub fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
         StepSettings {
             profile: self.profile,
             namespace: self.namespace.clone(),
@@ -904,7 +969,7 @@ impl OltpRun {
     }
 
     /// The profile's consistency conditions, checked on the database as it is now.
-    pub(crate) fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
+    pub fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
         let mut connection = self.namespace.connect(&self.url, "envbench-oltp check").map_err(OltpError::from)?;
         Ok(consistency::run(connection.as_mut(), &self.namespace, self.profile)?)
     }
@@ -962,7 +1027,7 @@ fn clients_line(users: u32, clients: &crate::users::ClientsFigures) -> String {
 }
 
 /// A step's line of progress.
-pub(crate) fn step_line(profile: Profile, step: &StepFigures) -> String {
+pub fn step_line(profile: Profile, step: &StepFigures) -> String {
     let judged = step.kind(profile.judged_kind());
     let headline = match profile {
         Profile::Tpcc => format!("{:>9} NOPM, ", number(step.nopm.unwrap_or(0.0))),
@@ -1065,7 +1130,7 @@ pub const TPM_WINDOWS: usize = 5;
 /// Per-minute rates of `parts` consecutive parts of per-second counts (one part per second when there are fewer
 /// seconds), the parts' lengths differing by at most a second, so their mean weighted by length is the whole
 /// window's rate. `None` without a measured second.
-fn window_rates(per_second: &[f64], parts: usize) -> Option<Vec<f64>> {
+pub fn window_rates(per_second: &[f64], parts: usize) -> Option<Vec<f64>> {
     let parts = parts.min(per_second.len());
     if parts == 0 {
         return None;
@@ -1233,10 +1298,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         d.server_version,
         Shape { scale: d.scale, partitions: d.partitions }.describe(profile)
     ));
+    out.push('\n');
     if profile == Profile::Tpcc {
         out.push_str(&format!("Mode: {} — {}\n", d.mode.name(), d.mode.describe()));
     }
-    out.push('\n');
     let mut headers = vec!["USERS"];
     if profile == Profile::Tpcc {
         headers.push("NOPM");

@@ -570,7 +570,7 @@ fn an_interrupted_load_is_rebuilt_by_the_next_run() {
     assert!(error.to_string().contains("changed after the run was planned"), "{error}");
     assert!(!prepare(1, LoadPlan::Rebuild, false).unwrap().reused);
     let found = schema::existing(c.as_mut(), &main, Profile::Tpcb).unwrap();
-    assert_eq!(found, Existing::Complete { shape: Shape::plain(1), schema_version: 1 });
+    assert_eq!(found, Existing::Complete { shape: Shape::plain(1), schema_version: schema::SCHEMA_VERSION });
     assert_eq!(LoadPlan::of(&found, Shape::plain(1), false), LoadPlan::Reuse);
     assert_eq!(LoadPlan::of(&found, Shape::plain(1), true), LoadPlan::Rebuild, "--fresh rebuilds");
     assert_eq!(LoadPlan::of(&found, Shape::plain(2), false), LoadPlan::Rebuild, "another scale rebuilds");
