@@ -9,7 +9,8 @@ use std::path::PathBuf;
     name = "envbench",
     version,
     about = "Benchmark where your database runs: storage, database random reads, an OLAP cube, transactions, \
-             analytic queries and your own timed steps, with the environment recorded and results kept for comparison."
+             transactions with analytics on the same tables, analytic queries and your own timed steps, with the \
+             environment recorded and results kept for comparison."
 )]
 pub struct Cli {
     /// Results store: a SQLite file (default: $XDG_DATA_HOME/envbench/results.db) or postgres://user@host/database.
@@ -106,7 +107,7 @@ pub struct GroupArgs {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, tpch, exec).
+    /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, htap, tpch, exec).
     #[arg(long)]
     pub workload: Option<String>,
     /// Only runs with this label.

@@ -9,6 +9,7 @@ pub static WORKLOADS: Registry = Registry::new(&[
     &envbench_ranread::RANREAD,
     &envbench_cube::CUBE,
     &envbench_oltp::OLTP,
+    &envbench_htap::HTAP,
     &envbench_tpch::TPCH,
     &envbench_exec::workload::EXEC,
 ]);
@@ -20,10 +21,11 @@ mod tests {
     use serde_json::json;
 
     /// The built-in suites are made of the workloads' own tables, in the registry's order, and each parses: every
-    /// workload but `exec` (the user's own steps) is in each, and nothing else is.
+    /// workload but `exec` (the user's own steps) and `htap` (it needs a database server) is in each, and nothing
+    /// else is.
     #[test]
     fn builtin_suites_come_from_the_workloads() {
-        let expected: Vec<&str> = WORKLOADS.names().into_iter().filter(|w| *w != "exec").collect();
+        let expected: Vec<&str> = WORKLOADS.names().into_iter().filter(|w| !["exec", "htap"].contains(w)).collect();
         for name in BUILTIN_SUITES {
             let text = WORKLOADS.builtin_suite(name).unwrap();
             let suite = envbench_suite::parse_suite(&text, name, &WORKLOADS.names()).unwrap();
@@ -64,6 +66,9 @@ mod tests {
             ("tpch", "Q1", json!({"threads": 1, "users": 2}), true),
             ("oltp", "users 1", json!({"threads": 1, "users": 8}), false),
             ("exec", "step", json!({"threads": 1}), false),
+            ("htap", "U=1 A=0", json!({"users": 1, "analytic_users": 0}), true),
+            ("htap", "U=0 A=1", json!({"users": 0, "analytic_users": 1}), true),
+            ("htap", "U=1 A=1", json!({"users": 1, "analytic_users": 1}), false),
             ("not-a-workload", "t", json!({"threads": 1}), false),
         ];
         for (workload, test, parameters, expected) in cases {

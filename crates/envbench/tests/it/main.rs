@@ -6,6 +6,7 @@ mod commit;
 mod common;
 mod compare;
 mod fleet;
+mod htap;
 mod oltp;
 mod safety;
 mod suites;

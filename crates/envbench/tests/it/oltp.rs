@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Schema, envbench, runs, scratch, show, stderr, stdout};
+use common::{MariaDatabase, Schema, envbench, mysql, runs, scratch, show, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -354,16 +354,6 @@ fn psql_in(database: &str, sql: &str) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-/// Run SQL with the mysql client on the local MariaDB; its output, trimmed.
-fn mysql(sql: &str) -> String {
-    let output = Command::new("mysql")
-        .args(["--protocol=tcp", "-h", "127.0.0.1", "-u", "root", "-N", "-B", "-e", sql])
-        .output()
-        .expect("mysql runs");
-    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
 /// A PostgreSQL database of the test's own, dropped when the guard goes.
 struct PostgresDatabase(String);
 
@@ -383,27 +373,6 @@ impl PostgresDatabase {
 impl Drop for PostgresDatabase {
     fn drop(&mut self) {
         psql_in("postgres", &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.0));
-    }
-}
-
-/// A MariaDB database of the test's own, dropped when the guard goes.
-struct MariaDatabase(String);
-
-impl MariaDatabase {
-    fn new(tag: &str) -> MariaDatabase {
-        let name = format!("envbench_{tag}_{}", std::process::id());
-        mysql(&format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"));
-        MariaDatabase(name)
-    }
-
-    fn url(&self) -> String {
-        format!("mysql://root@127.0.0.1:3306/{}", self.0)
-    }
-}
-
-impl Drop for MariaDatabase {
-    fn drop(&mut self) {
-        mysql(&format!("DROP DATABASE IF EXISTS {}", self.0));
     }
 }
 

@@ -80,3 +80,34 @@ pub fn psql(sql: &str) -> String {
     assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
+
+/// Run SQL with the mysql client on the local MariaDB; its output, trimmed.
+pub fn mysql(sql: &str) -> String {
+    let output = Command::new("mysql")
+        .args(["--protocol=tcp", "-h", "127.0.0.1", "-u", "root", "-N", "-B", "-e", sql])
+        .output()
+        .expect("mysql runs");
+    assert!(output.status.success(), "{sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A MariaDB database of the test's own, dropped when the guard goes.
+pub struct MariaDatabase(pub String);
+
+impl MariaDatabase {
+    pub fn new(tag: &str) -> MariaDatabase {
+        let name = format!("envbench_{tag}_{}", std::process::id());
+        mysql(&format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"));
+        MariaDatabase(name)
+    }
+
+    pub fn url(&self) -> String {
+        format!("mysql://root@127.0.0.1:3306/{}", self.0)
+    }
+}
+
+impl Drop for MariaDatabase {
+    fn drop(&mut self) {
+        mysql(&format!("DROP DATABASE IF EXISTS {}", self.0));
+    }
+}

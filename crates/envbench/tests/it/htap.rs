@@ -1,0 +1,120 @@
+//! `envbench htap` end to end on the real binary, against the local PostgreSQL and MariaDB: transactions and the
+//! CH-benCHmark's analytic streams over the same tables, the interference table and its verdict, the stored results,
+//! the consistency checks, `--drop`, and bad input.
+
+use crate::common;
+
+use common::{MariaDatabase, Schema, envbench, mysql, runs, scratch, show, stderr, stdout};
+
+const POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
+const MARIADB: &str = "mysql://root@127.0.0.1:3306/test";
+
+/// One warehouse, two transactional users, 0 and 1 analytic streams, on each server: the steps run (the streams
+/// alone too), the table and the verdict say what the stream cost, NOPM agrees with the order counter, the checks
+/// pass, the results are stored per step and query, and `--drop` removes the CH tables with the TPC-C ones.
+#[test]
+fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
+    let dir = scratch("htap", "servers");
+    let store = dir.join("results.db");
+    let schema = Schema::new("htap");
+    common::psql(&format!("CREATE TABLE {}.their_report (x INTEGER)", schema.name));
+    let database = MariaDatabase::new("htap");
+    for (target, namespace) in [(POSTGRES, &schema.name), (MARIADB, &database.0)] {
+        let args = [
+            "htap",
+            "--target",
+            target,
+            "--schema",
+            namespace,
+            "--warehouses",
+            "1",
+            "--users",
+            "2",
+            "--analytic-users",
+            "0,1",
+            "--ramp",
+            "1s",
+            "--duration",
+            "4s",
+        ];
+        let output = envbench(&store, &args);
+        assert!(output.status.success(), "{target}: {}", stderr(&output));
+        let text = stdout(&output);
+        for needle in ["STREAMS", "NOPM COST", "QUERIES/H", "SLOWDOWN", "Verdict: 1 analytic stream", "PASS 4", "Q22"] {
+            assert!(text.contains(needle), "{target}: '{needle}' missing from {text}");
+        }
+        let progress = stderr(&output);
+        assert!(progress.contains("loaded the CH-benCHmark tables"), "{progress}");
+        let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+        let document = &run["attachments"]["htap"];
+        let steps: Vec<(u64, u64)> = document["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["users"].as_u64().unwrap(), s["streams"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(steps, [(2, 0), (2, 1), (0, 1)], "the mixed steps, then the analytics alone");
+        assert!(document["steps"][1]["analytics"]["completed"].as_u64().unwrap() > 0, "{document}");
+        let results = run["results"].as_array().unwrap();
+        let metric = |test: &str, metric: &str| {
+            results.iter().any(|r| r["test_id"] == test && r["metric"] == metric && r["workload"] == "htap")
+        };
+        assert!(metric("U=2 A=0", "nopm") && metric("U=2 A=0", "tpm_window"), "{results:?}");
+        assert!(metric("U=2 A=1", "nopm_cost") && metric("U=2 A=1", "analytics_slowdown"), "{results:?}");
+        assert!(metric("U=0 A=1", "queries_per_hour"));
+        assert!(results.iter().any(|r| r["test_id"].as_str().unwrap().starts_with("U=2 A=1 Q")));
+        // A second run reuses the tables, the CH ones included.
+        let output = envbench(&store, &args);
+        assert!(output.status.success(), "{target}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("loaded the CH-benCHmark tables"), "{}", stderr(&output));
+
+        let output = envbench(&store, &["htap", "--drop", "--target", target, "--schema", namespace]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(
+            text.contains("ch_supplier") && text.contains("envbench_htap_ch") && text.contains("tpcc_stock"),
+            "{text}"
+        );
+    }
+    let left = common::psql(&format!(
+        "SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{}' AND c.relkind = 'r'",
+        schema.name
+    ));
+    assert_eq!(left, "their_report", "only the user's table is left");
+    let tables =
+        mysql(&format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{}'", database.0));
+    assert_eq!(tables, "0");
+    // The interference curve reads back from the store.
+    let last = runs(&store)[0]["uuid"].as_str().unwrap().to_string();
+    let output = envbench(&store, &["report", "--output", dir.join("report.html").to_str().unwrap(), &last]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("analytic streams"), "the interference curve is drawn");
+}
+
+#[test]
+fn bad_input_is_refused_with_what_to_do() {
+    let dir = scratch("htap", "bad");
+    let store = dir.join("results.db");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![], "SQLite has one writer"),
+        (vec!["--target", POSTGRES, "--users", "0", "--analytic-users", "0"], "nothing would run"),
+        (vec!["--target", POSTGRES, "--analytic-users", "0,x"], "--analytic-users '0,x'"),
+        (vec!["--target", POSTGRES, "--analytic-users", "1000"], "from 0 to 64"),
+        (vec!["--target", POSTGRES, "--analytic-users", "1,1"], "given twice"),
+        (vec!["--target", POSTGRES, "--users", "1,2"], "one count of transactional users"),
+        (vec!["--target", POSTGRES, "--profile", "tpcb"], "leave --profile out"),
+        (vec!["--target", POSTGRES, "--transactions", "5"], "--transactions"),
+        (vec!["--target", POSTGRES, "--query-timeout", "0s"], "--query-timeout 0s"),
+        (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], "127.0.0.1:1"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["htap"];
+        all.extend(args.iter().copied());
+        let output = envbench(&store, &all);
+        assert_ne!(output.status.code(), Some(0), "{args:?}");
+        assert!(stderr(&output).contains(needle), "{args:?}: '{needle}' missing from {}", stderr(&output));
+    }
+    assert!(!store.exists() || runs(&store).is_empty(), "bad input stores nothing");
+}
