@@ -18,7 +18,7 @@ use envbench_oltp::load::LoadInfo;
 use envbench_oltp::schema::Shape;
 use envbench_oltp::transactions::Kind;
 use envbench_oltp::users::StepFigures;
-use envbench_oltp::workload::{OltpArgs, OltpRun, TPM_WINDOW_METRIC, TPM_WINDOWS, window_rates};
+use envbench_oltp::workload::{OltpArgs, OltpRun, TPM_WINDOW_METRIC, TPM_WINDOWS, server_figures, window_rates};
 use envbench_sql::Dialect;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -645,49 +645,17 @@ pub fn render(d: &HtapDocument) -> String {
         }
         out.push_str(&table.render());
     }
-    // The server's counters per second of each transactional step's window, and its sessions' waits (PostgreSQL).
-    let counters: std::collections::BTreeSet<&String> =
-        d.steps.iter().filter_map(|s| s.oltp.as_ref()).flat_map(|o| o.server.keys()).collect();
-    if !counters.is_empty() {
-        out.push_str(&heading("Server counters per second of the measured window"));
-        out.push('\n');
-        let mut headers = vec!["USERS".to_string(), "STREAMS".to_string()];
-        headers.extend(counters.iter().map(|c| c.to_uppercase()));
-        let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
-        let mut table = Table::new(&header_refs, &vec![Align::Right; headers.len()]);
-        for step in &d.steps {
-            let Some(oltp) = &step.oltp else { continue };
-            let mut row = vec![step.users.to_string(), step.streams.to_string()];
-            row.extend(
-                counters
-                    .iter()
-                    .map(|c| oltp.server.get(*c).map_or("-".into(), |v| number(v / oltp.measured_seconds.max(1e-9)))),
-            );
-            table.row(row);
-        }
-        out.push_str(&table.render());
-    }
-    for step in &d.steps {
-        let Some(oltp) = step.oltp.as_ref().filter(|o| !o.wait_events.is_empty()) else { continue };
-        let total: u64 = oltp.wait_events.values().sum();
-        let mut events: Vec<(&String, &u64)> = oltp.wait_events.iter().collect();
-        events.sort_by(|a, b| b.1.cmp(a.1));
-        let top: Vec<String> = events
-            .iter()
-            .take(4)
-            .map(|(name, n)| format!("{name} {:.0}%", **n as f64 * 100.0 / total.max(1) as f64))
-            .collect();
-        out.push_str(&format!(
-            "Wait events of the transactions at {} streams (sampled): {}\n",
-            step.streams,
-            top.join(", ")
-        ));
-    }
-    out.push_str(&heading("Consistency"));
-    out.push('\n');
-    for check in &d.consistency {
-        out.push_str(&format!("  {} {}: {}\n", if check.passed { "PASS" } else { "FAIL" }, check.name, check.detail));
-    }
+    let steps: Vec<(Vec<String>, String, &StepFigures)> = d
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let oltp = s.oltp.as_ref()?;
+            let words = format!("{} users and {} streams", s.users, s.streams);
+            Some((vec![s.users.to_string(), s.streams.to_string()], words, oltp))
+        })
+        .collect();
+    out.push_str(&server_figures(&["USERS", "STREAMS"], &steps));
+    out.push_str(&envbench_oltp::consistency::render(&d.consistency));
     if d.interrupted {
         out.push_str("Interrupted: the steps above ran; the rest did not.\n");
     }

@@ -49,6 +49,16 @@ fn check(name: &str, failures: Vec<String>, checked: usize, what: &str) -> Check
     }
 }
 
+/// The checks for people: a heading, then a `PASS` or `FAIL` line for each.
+pub fn render(checks: &[Check]) -> String {
+    let mut out = envbench_core::text::heading("Consistency");
+    out.push('\n');
+    for check in checks {
+        out.push_str(&format!("  {} {}: {}\n", if check.passed { "PASS" } else { "FAIL" }, check.name, check.detail));
+    }
+    out
+}
+
 /// Run the profile's checks on its tables in `namespace`, all of them on one snapshot of the database: other runs
 /// that share the tables may be committing transactions meanwhile, and every committed state must pass.
 pub fn run(connection: &mut dyn Connection, namespace: &Namespace, profile: Profile) -> Result<Vec<Check>, OltpError> {

@@ -1026,6 +1026,47 @@ fn clients_line(users: u32, clients: &crate::users::ClientsFigures) -> String {
     )
 }
 
+/// The server's counters per second of each step's measured window, and the wait events sampled from its users'
+/// sessions (PostgreSQL), each step named by its `labels` columns and, in words, for the wait events: empty when no
+/// step has any.
+pub fn server_figures(labels: &[&str], steps: &[(Vec<String>, String, &StepFigures)]) -> String {
+    let mut out = String::new();
+    let counters: std::collections::BTreeSet<&String> = steps.iter().flat_map(|(_, _, s)| s.server.keys()).collect();
+    if !counters.is_empty() {
+        out.push_str(&heading("Server counters per second of the measured window"));
+        out.push('\n');
+        let mut headers: Vec<String> = labels.iter().map(ToString::to_string).collect();
+        headers.extend(counters.iter().map(|c| c.to_uppercase()));
+        let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let mut table = Table::new(&header_refs, &vec![Align::Right; headers.len()]);
+        for (cells, _, step) in steps {
+            let mut row = cells.clone();
+            row.extend(
+                counters
+                    .iter()
+                    .map(|c| step.server.get(*c).map_or("-".into(), |v| number(v / step.measured_seconds.max(1e-9)))),
+            );
+            table.row(row);
+        }
+        out.push_str(&table.render());
+    }
+    for (_, words, step) in steps {
+        if step.wait_events.is_empty() {
+            continue;
+        }
+        let total: u64 = step.wait_events.values().sum();
+        let mut events: Vec<(&String, &u64)> = step.wait_events.iter().collect();
+        events.sort_by(|a, b| b.1.cmp(a.1));
+        let top: Vec<String> = events
+            .iter()
+            .take(5)
+            .map(|(event, n)| format!("{event} {:.0}%", **n as f64 * 100.0 / total as f64))
+            .collect();
+        out.push_str(&format!("Wait events at {words} (sampled): {}\n", top.join(", ")));
+    }
+    out
+}
+
 /// A step's line of progress.
 pub fn step_line(profile: Profile, step: &StepFigures) -> String {
     let judged = step.kind(profile.judged_kind());
@@ -1403,50 +1444,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
     }
     out.push_str(&table.render());
 
-    let counters: Vec<&String> = {
-        let mut names: Vec<&String> = d.steps.iter().flat_map(|s| s.server.keys()).collect();
-        names.sort();
-        names.dedup();
-        names
-    };
-    if !counters.is_empty() {
-        out.push_str(&heading("Server counters per second of the measured window"));
-        out.push('\n');
-        let mut headers = vec!["USERS".to_string()];
-        headers.extend(counters.iter().map(|c| c.to_uppercase()));
-        let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
-        let mut table = Table::new(&header_refs, &vec![Align::Right; headers.len()]);
-        for step in &d.steps {
-            let mut row = vec![step.users.to_string()];
-            row.extend(
-                counters
-                    .iter()
-                    .map(|c| step.server.get(*c).map_or("-".into(), |v| number(v / step.measured_seconds.max(1e-9)))),
-            );
-            table.row(row);
-        }
-        out.push_str(&table.render());
-    }
-    for step in &d.steps {
-        if step.wait_events.is_empty() {
-            continue;
-        }
-        let total: u64 = step.wait_events.values().sum();
-        let mut events: Vec<(&String, &u64)> = step.wait_events.iter().collect();
-        events.sort_by(|a, b| b.1.cmp(a.1));
-        let top: Vec<String> = events
-            .iter()
-            .take(5)
-            .map(|(event, n)| format!("{event} {:.0}%", **n as f64 * 100.0 / total as f64))
-            .collect();
-        out.push_str(&format!("Wait events at {} users (sampled): {}\n", step.users, top.join(", ")));
-    }
-
-    out.push_str(&heading("Consistency"));
-    out.push('\n');
-    for check in &d.consistency {
-        out.push_str(&format!("  {} {}: {}\n", if check.passed { "PASS" } else { "FAIL" }, check.name, check.detail));
-    }
+    let steps: Vec<(Vec<String>, String, &StepFigures)> =
+        d.steps.iter().map(|s| (vec![s.users.to_string()], format!("{} users", s.users), s)).collect();
+    out.push_str(&server_figures(&["USERS"], &steps));
+    out.push_str(&consistency::render(&d.consistency));
 
     if !d.pgbench.is_empty() {
         out.push_str(&heading("Cross-check: pgbench against the same server and tables"));
