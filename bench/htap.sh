@@ -41,7 +41,7 @@ for server in $SERVERS; do
   esac
   echo "== $server: interference, analytic streams $STREAMS"
   "$ENVBENCH" htap --target "$url" "${window[@]}" --analytic-users "$STREAMS" 2>/dev/null |
-    sed -n '/^USERS  STREAMS/,/^Verdict/p'
+    sed -n '/^USERS  STREAMS/,/^Verdict/{p;/^Verdict/q;}'
 
   echo "== $server: htap --analytic-users 0 against oltp, $ROUNDS alternating rounds"
   for round in $(seq 1 "$ROUNDS"); do
