@@ -54,9 +54,13 @@ impl Shape {
 
     /// `2 warehouses`, `20 warehouses, order lines in 10 partitions`.
     pub fn describe(&self, profile: Profile) -> String {
+        let word = match (profile, self.scale) {
+            (Profile::Tpcc, 1) => "warehouse",
+            _ => profile.scale_word(),
+        };
         match self.partitions {
-            0 => format!("{} {}", self.scale, profile.scale_word()),
-            n => format!("{} {}, order lines in {n} partition{}", self.scale, profile.scale_word(), plural(n)),
+            0 => format!("{} {word}", self.scale),
+            n => format!("{} {word}, order lines in {n} partition{}", self.scale, plural(n)),
         }
     }
 
