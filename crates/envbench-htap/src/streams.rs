@@ -7,8 +7,8 @@
 use crate::queries::{self, QUERIES};
 use envbench_core::sampler::StepObserver;
 use envbench_io::LatencyHistogram;
+use envbench_oltp::OltpError;
 use envbench_oltp::users::{self, MeasuredStep, StepSettings};
-use envbench_oltp::{OltpError, Profile};
 use envbench_sql::{DatabaseUrl, ErrorKind, Interrupter, Namespace};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -194,8 +194,10 @@ pub fn run_step(
                 Err(error) => Err(error),
                 Ok(()) => {
                     shared.go.store(true, Ordering::SeqCst);
+                    // `Some(figures)`: measured (`Some(None)` without transactional users); `None`: interrupted.
                     if settings.oltp.users > 0 {
-                        users::run_step(settings.url, &settings.oltp, name, &window, interrupt, on_tick).map(Some)
+                        users::run_step(settings.url, &settings.oltp, name, &window, interrupt, on_tick)
+                            .map(|step| step.map(Some))
                     } else {
                         Ok(analytics_window(&settings.oltp, name, &window, interrupt, &shared.stop, on_tick)
                             .then_some(None))
@@ -218,14 +220,7 @@ pub fn run_step(
             if let Some(error) = shared.fatal.lock().expect("not poisoned").take() {
                 return Err(error);
             }
-            // `Some(None)`: measured, no transactional users; `None`: interrupted.
-            let oltp = match oltp? {
-                Some(Some(step)) => Some(Some(step)),
-                Some(None) if settings.oltp.users > 0 => None,
-                Some(None) => Some(None),
-                None => None,
-            };
-            Ok((oltp, runs))
+            Ok((oltp?, runs))
         })?;
     let Some(oltp) = oltp else { return Ok(None) };
     let (Some(&from), Some(&to)) = (window.from.get(), window.to.get()) else { return Ok(None) };
@@ -320,6 +315,3 @@ fn figures(streams: u32, from: Instant, to: Instant, runs: &[QueryRun]) -> Analy
         first_failure,
     }
 }
-
-/// The profile htap runs its transactions in.
-pub const PROFILE: Profile = Profile::Tpcc;

@@ -19,7 +19,6 @@ use envbench_oltp::schema::Shape;
 use envbench_oltp::transactions::Kind;
 use envbench_oltp::users::StepFigures;
 use envbench_oltp::workload::{OltpArgs, OltpRun, TPM_WINDOW_METRIC, TPM_WINDOWS, server_figures, window_rates};
-use envbench_sql::Dialect;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -156,9 +155,6 @@ fn plan(mut args: HtapArgs) -> Result<Plan, WorkloadError> {
     // oltp plans one step of at least one user; htap runs its own steps, with `users` (which may be 0).
     args.oltp.users = users.max(1).to_string();
     let run = envbench_oltp::workload::plan_with(args.oltp, &CH_TABLES)?;
-    if run.url.dialect() == Dialect::Sqlite {
-        return Err(usage("htap needs --target postgres://... or mysql://..."));
-    }
     Ok(Plan::Run(Box::new(HtapRun { run, users, streams, query_timeout })))
 }
 
