@@ -68,7 +68,7 @@ fn two_labels_compare_with_significance_marks() {
     let verdict = text.find("VERDICT B: virtual against A: physical").expect(&text);
     assert!(verdict < text.find("DETAILS per test").unwrap() && text.contains("storage "), "{text}");
     // Four samples a side can reach significance: every compared row carries a verdict and an exact p-value, and the
-    // terminal shows each as `~` or `p=...`.
+    // terminal shows each as `~`, `p=...` or `p<0.001`.
     let json: Value =
         serde_json::from_slice(&ok(envbench(store, &dir, &["compare", "--json", "physical", "virtual"])).stdout)
             .unwrap();
@@ -88,7 +88,7 @@ fn two_labels_compare_with_significance_marks() {
     let marks = text
         .lines()
         .filter(|l| l.contains("RND4K Q8T1 read"))
-        .filter(|l| l.split_whitespace().any(|w| w == "~" || w.starts_with("p=")))
+        .filter(|l| l.split_whitespace().any(|w| w == "~" || w.starts_with("p=") || w == "p<0.001"))
         .count();
     assert_eq!(marks, 9, "{text}");
     let markdown =
