@@ -19,7 +19,7 @@ pub mod text;
 pub mod units;
 pub mod workload;
 
-pub use model::{Direction, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
+pub use model::{Direction, RecordSource, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
 pub use units::{ByteSize, DurationArg, check_settings, parse_byte_size, parse_duration};
 
 /// The version of envbench itself, recorded with every run.

@@ -205,6 +205,39 @@ pub struct ResultRecord {
     pub flags: Vec<String>,
 }
 
+/// Which workload a run's records are of, and the version within which its results compare: what every record a
+/// workload writes shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordSource {
+    pub workload: &'static str,
+    pub version: u32,
+}
+
+impl RecordSource {
+    /// The record of one metric of one test, without flags.
+    pub fn record(
+        &self,
+        test_id: impl Into<String>,
+        parameters: &Value,
+        metric: &str,
+        unit: &str,
+        direction: Direction,
+        samples: Vec<f64>,
+    ) -> ResultRecord {
+        ResultRecord {
+            workload: self.workload.to_string(),
+            workload_version: self.version,
+            test_id: test_id.into(),
+            parameters: parameters.clone(),
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+            direction,
+            samples,
+            flags: Vec::new(),
+        }
+    }
+}
+
 impl ResultRecord {
     /// The canonical JSON text of the parameters (object keys sorted at every level, no white space).
     pub fn canonical_parameters(&self) -> String {

@@ -21,6 +21,9 @@ use std::time::Instant;
 pub const WORKLOAD: &str = "cube";
 /// Bumped when a change makes older cube results incomparable.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// What every record of a cube run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
 /// The test of the whole sequence's time, beside the eight steps.
 pub const TOTAL_TEST: &str = "total";
 /// The metric of every cube result.
@@ -840,16 +843,8 @@ fn parameters(outcome: &SequenceOutcome, knobs: &[ThreadKnob]) -> Value {
 /// Results in the core model: per outcome, one `elapsed` record (seconds, one sample per repetition) per step,
 /// plus a `total` record whose parameters carry every thread setting.
 pub fn result_records(outcomes: &[SequenceOutcome]) -> Vec<ResultRecord> {
-    let record = |test_id: &str, parameters: Value, samples: Vec<f64>| ResultRecord {
-        workload: WORKLOAD.to_string(),
-        workload_version: WORKLOAD_VERSION,
-        test_id: test_id.to_string(),
-        parameters,
-        metric: ELAPSED_METRIC.to_string(),
-        unit: "s".to_string(),
-        direction: Direction::LowerIsBetter,
-        samples,
-        flags: Vec::new(),
+    let record = |test_id: &str, parameters: Value, samples: Vec<f64>| {
+        SOURCE.record(test_id, &parameters, ELAPSED_METRIC, "s", Direction::LowerIsBetter, samples)
     };
     let mut records = Vec::new();
     for outcome in outcomes {

@@ -470,17 +470,8 @@ pub fn retrieval_records(outcome: &RetrievalOutcome, base: &serde_json::Value) -
                 if figures.retrievals == 0 {
                     continue;
                 }
-                records.push(envbench_core::ResultRecord {
-                    workload: crate::WORKLOAD.to_string(),
-                    workload_version: crate::WORKLOAD_VERSION,
-                    test_id: test_id(pass.users, pass.pass, figures.kind),
-                    parameters: parameters.clone(),
-                    metric: metric.to_string(),
-                    unit: unit.to_string(),
-                    direction,
-                    samples: vec![value],
-                    flags: Vec::new(),
-                });
+                let test = test_id(pass.users, pass.pass, figures.kind);
+                records.push(crate::bench::SOURCE.record(test, &parameters, metric, unit, direction, vec![value]));
             }
         }
     }

@@ -32,6 +32,9 @@ use std::time::{Duration, Instant};
 
 /// Bumped when timing changes in a way that makes old results incomparable.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// What every record of an exec run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
 
 /// How many output lines are kept from each command.
 pub const KEPT_OUTPUT_LINES: usize = 20;
@@ -531,17 +534,8 @@ pub fn result_records(options: &ExecOptions, outcome: &ExecOutcome) -> Vec<Resul
         let metrics: [(&str, MetricReader); 3] =
             [("elapsed", |e| e.wall_seconds), ("cpu_user", |e| e.user_seconds), ("cpu_system", |e| e.system_seconds)];
         for (metric, read) in metrics {
-            records.push(ResultRecord {
-                workload: WORKLOAD.into(),
-                workload_version: WORKLOAD_VERSION,
-                test_id: step.name.clone(),
-                parameters: parameters.clone(),
-                metric: metric.into(),
-                unit: "s".into(),
-                direction: Direction::LowerIsBetter,
-                samples: done.iter().map(|e| read(e)).collect(),
-                flags: Vec::new(),
-            });
+            let samples = done.iter().map(|e| read(e)).collect();
+            records.push(SOURCE.record(&step.name, &parameters, metric, "s", Direction::LowerIsBetter, samples));
         }
     }
     records

@@ -2,13 +2,15 @@
 
 use crate::suite::{SuiteOutcome, TestOutcome};
 use envbench_core::stats::Summary;
-use envbench_core::{Direction, ResultRecord};
+use envbench_core::{Direction, RecordSource, ResultRecord};
 use serde_json::{Value, json};
 
 /// The workload name of the storage suite.
 pub const WORKLOAD: &str = "disk";
 /// Bumped when a change makes old results incomparable.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// What every record of the suite is of.
+pub const SOURCE: RecordSource = RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
 
 /// The metrics of every test: name, unit, direction, and how to read it from a run.
 type MetricReader = fn(&crate::runner::RunSample) -> f64;
@@ -53,15 +55,8 @@ impl TestRecords<'_> {
     /// The record of one metric.
     pub fn record(&self, metric: &str, unit: &str, direction: Direction, samples: Vec<f64>) -> ResultRecord {
         ResultRecord {
-            workload: WORKLOAD.to_string(),
-            workload_version: WORKLOAD_VERSION,
-            test_id: self.test_id.to_string(),
-            parameters: self.parameters.clone(),
-            metric: metric.to_string(),
-            unit: unit.to_string(),
-            direction,
-            samples,
             flags: self.flags.to_vec(),
+            ..SOURCE.record(self.test_id, self.parameters, metric, unit, direction, samples)
         }
     }
 }

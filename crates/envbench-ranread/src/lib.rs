@@ -29,6 +29,9 @@ use serde_json::{Value, json};
 
 /// Bumped when the method changes so old results stop matching new ones.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// What every record of a ranread run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: workload::WORKLOAD, version: WORKLOAD_VERSION };
 
 /// A timed step's IOPS per window ([`STEP_WINDOWS`] of them): the headline a comparison tests. The step's own `iops`
 /// (reads over the whole step) stays its one figure in tables and curves.
@@ -74,18 +77,9 @@ pub fn results(outcome: &SweepOutcome, parameters: &Value) -> Vec<ResultRecord> 
         }
         merged
     };
-    let records_of =
-        |test_id: String, parameters: Value, metric: &str, unit: &str, direction, samples: Vec<f64>| ResultRecord {
-            workload: workload::WORKLOAD.into(),
-            workload_version: WORKLOAD_VERSION,
-            test_id,
-            parameters,
-            metric: metric.into(),
-            unit: unit.into(),
-            direction,
-            samples,
-            flags: Vec::new(),
-        };
+    let records_of = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, samples: Vec<f64>| {
+        SOURCE.record(test_id, &parameters, metric, unit, direction, samples)
+    };
     let record = |test_id: String, parameters: Value, metric: &str, unit: &str, direction, value: f64| {
         records_of(test_id, parameters, metric, unit, direction, vec![value])
     };

@@ -16,6 +16,9 @@ pub const WORKLOAD: &str = "tpch";
 /// DataFusion's Q2 at SF 10; 6: DataFusion's workers read their own column chunks and malloc keeps large blocks,
 /// which made its power test about a fifth faster, see `target::local_files`).
 pub const WORKLOAD_VERSION: u32 = 6;
+/// What every record of a tpch run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
 /// The test and metric of the stream geometric means, and of QphH@Size: what the scorecard reads.
 pub const GEOMEAN_TEST: &str = "geomean";
 pub const GEOMEAN_METRIC: &str = "elapsed_geomean";
@@ -192,17 +195,7 @@ impl TpchOutcome {
     pub fn records(&self) -> Vec<ResultRecord> {
         let parameters = self.parameters();
         let record = |test_id: String, metric: &str, unit: &str, direction, samples: Vec<f64>, flags: Vec<String>| {
-            ResultRecord {
-                workload: WORKLOAD.to_string(),
-                workload_version: WORKLOAD_VERSION,
-                test_id,
-                parameters: parameters.clone(),
-                metric: metric.to_string(),
-                unit: unit.to_string(),
-                direction,
-                samples,
-                flags,
-            }
+            ResultRecord { flags, ..SOURCE.record(test_id, &parameters, metric, unit, direction, samples) }
         };
         let mut records = Vec::new();
         for query in 1..=22u8 {
