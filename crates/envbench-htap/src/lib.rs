@@ -14,6 +14,7 @@
 //! results are not TPC results and must not be called so.
 
 pub mod ch;
+pub mod fleet;
 pub mod queries;
 pub mod streams;
 pub mod workload;
@@ -24,3 +25,6 @@ pub use workload::HTAP;
 pub const WORKLOAD: &str = "htap";
 /// Bumped when results stop being comparable with older ones.
 pub const WORKLOAD_VERSION: u32 = 1;
+/// What every record of an htap run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };

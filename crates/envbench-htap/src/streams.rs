@@ -6,7 +6,7 @@
 
 use crate::queries::{self, QUERIES};
 use envbench_core::sampler::StepObserver;
-use envbench_io::LatencyHistogram;
+use envbench_io::{HistogramDocument, LatencyHistogram};
 use envbench_oltp::OltpError;
 use envbench_oltp::users::{self, MeasuredStep, StepSettings};
 use envbench_sql::{DatabaseUrl, ErrorKind, Interrupter, Namespace};
@@ -25,6 +25,9 @@ pub struct HtapStepSettings<'a> {
     /// The transactional users' settings (`users` may be 0: the analytics alone).
     pub oltp: StepSettings,
     pub streams: u32,
+    /// The number of the first stream, across a fleet's hosts (each stream's order of the queries follows its
+    /// number); 0 on a single host.
+    pub first_stream: u32,
     /// The most a query may take before the server cancels it.
     pub query_timeout: Duration,
 }
@@ -59,10 +62,123 @@ pub struct AnalyticFigures {
     pub first_failure: Option<String>,
 }
 
+/// What a step's streams counted, query by query: exact, so that a fleet's hosts add up.
+#[derive(Clone, Debug)]
+pub struct AnalyticTally {
+    pub streams: u32,
+    pub measured_seconds: f64,
+    /// Per query, in query order: the time of each run that ended in the window, the runs cancelled at the query
+    /// timeout, and those that failed.
+    pub latency: Vec<LatencyHistogram>,
+    pub timeouts: Vec<u64>,
+    pub failures: Vec<u64>,
+    pub first_failure: Option<String>,
+}
+
+/// An [`AnalyticTally`] as a fleet's agent reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TallyDocument {
+    pub streams: u32,
+    pub measured_seconds: f64,
+    pub latency: Vec<HistogramDocument>,
+    pub timeouts: Vec<u64>,
+    pub failures: Vec<u64>,
+    pub first_failure: Option<String>,
+}
+
+impl AnalyticTally {
+    /// Nothing counted yet, for `streams` streams over `measured_seconds`.
+    pub fn new(streams: u32, measured_seconds: f64) -> AnalyticTally {
+        AnalyticTally {
+            streams,
+            measured_seconds,
+            latency: (0..QUERIES).map(|_| LatencyHistogram::new()).collect(),
+            timeouts: vec![0; QUERIES],
+            failures: vec![0; QUERIES],
+            first_failure: None,
+        }
+    }
+
+    pub fn to_document(&self) -> TallyDocument {
+        TallyDocument {
+            streams: self.streams,
+            measured_seconds: self.measured_seconds,
+            latency: self.latency.iter().map(LatencyHistogram::to_document).collect(),
+            timeouts: self.timeouts.clone(),
+            failures: self.failures.clone(),
+            first_failure: self.first_failure.clone(),
+        }
+    }
+
+    /// The tally a document holds, or what is wrong with it.
+    pub fn from_document(document: &TallyDocument) -> Result<AnalyticTally, String> {
+        if [document.latency.len(), document.timeouts.len(), document.failures.len()] != [QUERIES; 3] {
+            return Err(format!("its analytic figures are not of the {QUERIES} queries"));
+        }
+        Ok(AnalyticTally {
+            streams: document.streams,
+            measured_seconds: document.measured_seconds,
+            latency: document.latency.iter().map(LatencyHistogram::from_document).collect(),
+            timeouts: document.timeouts.clone(),
+            failures: document.failures.clone(),
+            first_failure: document.first_failure.clone(),
+        })
+    }
+
+    /// Add another host's tally of the same step: its streams and runs count too; the window is the longest.
+    pub fn merge(&mut self, other: &AnalyticTally) {
+        self.streams += other.streams;
+        self.measured_seconds = self.measured_seconds.max(other.measured_seconds);
+        for (mine, theirs) in self.latency.iter_mut().zip(&other.latency) {
+            mine.merge(theirs);
+        }
+        for (mine, theirs) in self.timeouts.iter_mut().zip(&other.timeouts) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.failures.iter_mut().zip(&other.failures) {
+            *mine += theirs;
+        }
+        if self.first_failure.is_none() {
+            self.first_failure.clone_from(&other.first_failure);
+        }
+    }
+
+    /// The step's figures: each query's, and the queries per hour over all streams.
+    pub fn figures(&self) -> AnalyticFigures {
+        let seconds = self.measured_seconds;
+        let queries: Vec<QueryFigures> = (0..QUERIES)
+            .map(|index| {
+                let h = &self.latency[index];
+                let ms = |ns: u64| ns as f64 / 1e6;
+                QueryFigures {
+                    query: index + 1,
+                    count: h.count(),
+                    median_ms: ms(h.quantile_ns(0.5)),
+                    p95_ms: ms(h.quantile_ns(0.95)),
+                    max_ms: ms(h.max_ns()),
+                    timeouts: self.timeouts[index],
+                    failures: self.failures[index],
+                }
+            })
+            .collect();
+        let completed: u64 = queries.iter().map(|q| q.count).sum();
+        AnalyticFigures {
+            streams: self.streams,
+            measured_seconds: seconds,
+            completed,
+            timeouts: self.timeouts.iter().sum(),
+            failures: self.failures.iter().sum(),
+            queries_per_hour: if seconds > 0.0 { completed as f64 * 3600.0 / seconds } else { 0.0 },
+            queries,
+            first_failure: self.first_failure.clone(),
+        }
+    }
+}
+
 /// One step's outcome: the transactional users' (none when there were none) and the analytic streams'.
 pub struct StepOutcome {
     pub oltp: Option<MeasuredStep>,
-    pub analytics: AnalyticFigures,
+    pub analytics: AnalyticTally,
 }
 
 /// The measured window as the transactional step's coordinator announces it; passes the news on.
@@ -133,7 +249,7 @@ fn stream(
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    let order = queries::permutation(index);
+    let order = queries::permutation(shared.settings.first_stream + index);
     let mut runs = Vec::new();
     'streaming: loop {
         for &query in &order {
@@ -224,7 +340,7 @@ pub fn run_step(
         })?;
     let Some(oltp) = oltp else { return Ok(None) };
     let (Some(&from), Some(&to)) = (window.from.get(), window.to.get()) else { return Ok(None) };
-    Ok(Some(StepOutcome { oltp, analytics: figures(settings.streams, from, to, &runs) }))
+    Ok(Some(StepOutcome { oltp, analytics: tally(settings.streams, from, to, &runs) }))
 }
 
 /// The measured window of a step without transactional users: the same ramp-up and length, announced to the
@@ -265,53 +381,24 @@ fn analytics_window(
     completed
 }
 
-/// The streams' figures over the window `from`..`to`.
-fn figures(streams: u32, from: Instant, to: Instant, runs: &[QueryRun]) -> AnalyticFigures {
-    let seconds = (to - from).as_secs_f64();
-    let mut latency: Vec<LatencyHistogram> = (0..QUERIES).map(|_| LatencyHistogram::new()).collect();
-    let mut timeouts = [0u64; QUERIES];
-    let mut failures = [0u64; QUERIES];
-    let mut first_failure = None;
+/// What the streams counted over the window `from`..`to`.
+fn tally(streams: u32, from: Instant, to: Instant, runs: &[QueryRun]) -> AnalyticTally {
+    let mut tally = AnalyticTally::new(streams, (to - from).as_secs_f64());
     for run in runs.iter().filter(|r| r.started >= from && r.started <= to) {
         let index = run.query - 1;
         match &run.outcome {
             Ok(()) if run.ended <= to => {
-                latency[index].record_ns(u64::try_from((run.ended - run.started).as_nanos()).unwrap_or(u64::MAX));
+                tally.latency[index].record_ns(u64::try_from((run.ended - run.started).as_nanos()).unwrap_or(u64::MAX));
             }
             Ok(()) => {}
             // Cancelled by the server at the query timeout; one cancelled at the window's end is not counted.
-            Err((ErrorKind::Cancelled, _)) if run.ended <= to => timeouts[index] += 1,
+            Err((ErrorKind::Cancelled, _)) if run.ended <= to => tally.timeouts[index] += 1,
             Err((ErrorKind::Cancelled, _)) => {}
             Err((_, message)) => {
-                failures[index] += 1;
-                first_failure.get_or_insert_with(|| format!("Q{}: {message}", run.query));
+                tally.failures[index] += 1;
+                tally.first_failure.get_or_insert_with(|| format!("Q{}: {message}", run.query));
             }
         }
     }
-    let queries: Vec<QueryFigures> = (0..QUERIES)
-        .map(|index| {
-            let h = &latency[index];
-            let ms = |ns: u64| ns as f64 / 1e6;
-            QueryFigures {
-                query: index + 1,
-                count: h.count(),
-                median_ms: ms(h.quantile_ns(0.5)),
-                p95_ms: ms(h.quantile_ns(0.95)),
-                max_ms: ms(h.max_ns()),
-                timeouts: timeouts[index],
-                failures: failures[index],
-            }
-        })
-        .collect();
-    let completed: u64 = queries.iter().map(|q| q.count).sum();
-    AnalyticFigures {
-        streams,
-        measured_seconds: seconds,
-        completed,
-        timeouts: timeouts.iter().sum(),
-        failures: failures.iter().sum(),
-        queries_per_hour: if seconds > 0.0 { completed as f64 * 3600.0 / seconds } else { 0.0 },
-        queries,
-        first_failure,
-    }
+    tally
 }

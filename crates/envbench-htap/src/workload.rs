@@ -3,7 +3,7 @@
 
 use crate::ch::CH_TABLES;
 use crate::streams::{self, AnalyticFigures, HtapStepSettings, StepOutcome};
-use crate::{WORKLOAD, WORKLOAD_VERSION};
+use crate::{SOURCE, WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::DurationArg;
 use envbench_core::model::{Direction, ResultRecord, StoredRun};
@@ -18,7 +18,9 @@ use envbench_oltp::load::LoadInfo;
 use envbench_oltp::schema::Shape;
 use envbench_oltp::transactions::Kind;
 use envbench_oltp::users::StepFigures;
-use envbench_oltp::workload::{OltpArgs, OltpRun, TPM_WINDOW_METRIC, TPM_WINDOWS, server_figures, window_rates};
+use envbench_oltp::workload::{
+    OltpArgs, OltpRun, Planner, TPM_WINDOW_METRIC, TPM_WINDOWS, server_figures, window_rates,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -81,7 +83,15 @@ impl Workload for HtapWorkload {
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = HtapArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
-        plan(args)
+        check_profile(&args)?;
+        if args.oltp.drop {
+            return Ok(Plan::Answer(envbench_oltp::workload::drop_tables(&args.oltp, Some(&CH_TABLES))?));
+        }
+        Ok(Plan::Run(Box::new(plan(args, Planner::Run)?)))
+    }
+
+    fn fleet(&self) -> Option<&dyn envbench_core::fleet::FleetWorkload> {
+        Some(&crate::fleet::HtapFleet)
     }
 
     fn suite_side(&self) -> &dyn envbench_core::workload::SuiteSide {
@@ -108,7 +118,8 @@ fn parse_streams(text: &str) -> Result<Vec<u32>, WorkloadError> {
     Ok(counts)
 }
 
-fn plan(mut args: HtapArgs) -> Result<Plan, WorkloadError> {
+/// htap runs TPC-C's tables only.
+fn check_profile(args: &HtapArgs) -> Result<(), WorkloadError> {
     if args.oltp.profile != "tpcc" {
         return Err(usage(format!(
             "--profile '{}': htap runs TPC-C's transactions beside the CH-benCHmark's queries over the same tables; \
@@ -116,9 +127,13 @@ fn plan(mut args: HtapArgs) -> Result<Plan, WorkloadError> {
             args.oltp.profile
         )));
     }
-    if args.oltp.drop {
-        return Ok(Plan::Answer(envbench_oltp::workload::drop_tables(&args.oltp, Some(&CH_TABLES))?));
-    }
+    Ok(())
+}
+
+/// The run `args` describe, for `planner` (a run of its own or a fleet's coordinator, which load and lock the tables;
+/// or a fleet's agent, which only reaches the server).
+pub(crate) fn plan(mut args: HtapArgs, planner: Planner) -> Result<HtapRun, WorkloadError> {
+    check_profile(&args)?;
     let users: u32 = match args.oltp.users.trim().parse() {
         Ok(n) if n <= MAX_USERS => n,
         _ => {
@@ -154,29 +169,30 @@ fn plan(mut args: HtapArgs) -> Result<Plan, WorkloadError> {
         args.query_timeout.within("--query-timeout", MIN_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT).map_err(usage)?;
     // oltp plans one step of at least one user; htap runs its own steps, with `users` (which may be 0).
     args.oltp.users = users.max(1).to_string();
-    let run = envbench_oltp::workload::plan_with(args.oltp, &CH_TABLES)?;
-    Ok(Plan::Run(Box::new(HtapRun { run, users, streams, query_timeout })))
+    let run = envbench_oltp::workload::plan_with(args.oltp, planner, &CH_TABLES)?;
+    Ok(HtapRun { run, users, streams, query_timeout })
 }
 
 /// Everything the arguments say, checked, with oltp's run planned and its tables locked.
-struct HtapRun {
-    run: OltpRun,
-    users: u32,
-    streams: Vec<u32>,
-    query_timeout: Duration,
+pub(crate) struct HtapRun {
+    pub(crate) run: OltpRun,
+    /// Transactional users of the mixed steps.
+    pub(crate) users: u32,
+    pub(crate) streams: Vec<u32>,
+    pub(crate) query_timeout: Duration,
 }
 
 impl HtapRun {
     /// The steps in the order they run: the transactional users beside each count of streams (the first, 0, is the
     /// transactions' baseline), then each count of streams alone (the analytics' baselines).
-    fn steps(&self) -> Vec<(u32, u32)> {
+    pub(crate) fn steps(&self) -> Vec<(u32, u32)> {
         let mut steps: Vec<(u32, u32)> =
             if self.users > 0 { self.streams.iter().map(|&s| (self.users, s)).collect() } else { Vec::new() };
         steps.extend(self.streams.iter().filter(|&&s| s > 0).map(|&s| (0, s)));
         steps
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "htap on {} ({}): {}, {} transactional users{}, analytic streams {}, each step ramp {} then {} measured",
             envbench_oltp::place(&self.run.url, &self.run.namespace),
@@ -218,18 +234,13 @@ impl Planned for HtapRun {
                 break;
             }
             self.run.settle(context)?;
-            let settings = HtapStepSettings {
-                url: &self.run.url,
-                namespace: &self.run.namespace,
-                oltp: self.run.step_settings(users, 0, users),
-                streams,
-                query_timeout: self.query_timeout,
-            };
+            let settings = self.step_settings(users, 0, users, streams, 0);
             let name = step_test_id(users, streams);
             let on_tick = |text: &str| progress.update(text);
             match streams::run_step(&settings, &name, context.steps, context.interrupt, &on_tick)? {
                 Some(StepOutcome { oltp, analytics }) => {
-                    let step = HtapStep { users, streams, oltp: oltp.map(|o| o.figures), analytics };
+                    let step =
+                        HtapStep { users, streams, oltp: oltp.map(|o| o.figures), analytics: analytics.figures() };
                     progress.line(&step.line());
                     steps.push(step);
                 }
@@ -241,8 +252,41 @@ impl Planned for HtapRun {
         }
         progress.update("checking consistency");
         let consistency = self.run.check_consistency()?;
+        Ok(Box::new(HtapMeasured::new(self.document(load, steps, consistency, interrupted))))
+    }
+}
+
+impl HtapRun {
+    /// A step's settings: `users` transactional users numbered from `first_user` of `total` in the step, and
+    /// `streams` analytic streams numbered from `first_stream`.
+    pub(crate) fn step_settings(
+        &self,
+        users: u32,
+        first_user: u32,
+        total: u32,
+        streams: u32,
+        first_stream: u32,
+    ) -> HtapStepSettings<'_> {
+        HtapStepSettings {
+            url: &self.run.url,
+            namespace: &self.run.namespace,
+            oltp: self.run.step_settings(users, first_user, total),
+            streams,
+            first_stream,
+            query_timeout: self.query_timeout,
+        }
+    }
+
+    /// The run's document from its steps.
+    pub(crate) fn document(
+        &self,
+        load: LoadInfo,
+        steps: Vec<HtapStep>,
+        consistency: Vec<Check>,
+        interrupted: bool,
+    ) -> HtapDocument {
         let run = &self.run;
-        let document = HtapDocument {
+        HtapDocument {
             target: run.url.shown(),
             dialect: run.url.dialect().name().to_string(),
             server_version: run.server_version.clone(),
@@ -259,8 +303,7 @@ impl Planned for HtapRun {
             steps,
             consistency,
             interrupted,
-        };
-        Ok(Box::new(HtapMeasured { document }))
+        }
     }
 }
 
@@ -284,7 +327,7 @@ impl HtapStep {
     }
 
     /// The step's line of progress.
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let oltp = match &self.oltp {
             Some(o) => format!(
                 "{:>9} NOPM, New-Order p95 {:.1} ms",
@@ -416,11 +459,22 @@ fn factor_words(what: &str, factor: f64) -> String {
     }
 }
 
-struct HtapMeasured {
+pub(crate) struct HtapMeasured {
     document: HtapDocument,
+    /// A fleet agent's own run: the agent's name and the fleet's name of each step.
+    fleet_agent: Option<(String, Vec<String>)>,
 }
 
 impl HtapMeasured {
+    pub(crate) fn new(document: HtapDocument) -> HtapMeasured {
+        HtapMeasured { document, fleet_agent: None }
+    }
+
+    /// A fleet agent's share of the fleet's steps, named `steps`.
+    pub(crate) fn fleet_agent(document: HtapDocument, agent: String, steps: Vec<String>) -> HtapMeasured {
+        HtapMeasured { document, fleet_agent: Some((agent, steps)) }
+    }
+
     fn parameters(&self, step: &HtapStep) -> Value {
         let d = &self.document;
         let mut parameters = json!({
@@ -445,55 +499,42 @@ impl HtapMeasured {
     }
 }
 
-fn record(
-    test: &str,
-    parameters: &Value,
-    metric: &str,
-    unit: &str,
-    direction: Direction,
-    samples: Vec<f64>,
-) -> ResultRecord {
-    ResultRecord {
-        workload: WORKLOAD.to_string(),
-        workload_version: WORKLOAD_VERSION,
-        test_id: test.to_string(),
-        parameters: parameters.clone(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        direction,
-        samples,
-        flags: Vec::new(),
-    }
-}
-
 impl Measured for HtapMeasured {
     fn records(&self, _series: &SamplerSeries) -> Vec<ResultRecord> {
         use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
         let d = &self.document;
         let interference = d.interference();
         let mut records = Vec::new();
-        for step in &d.steps {
-            let test = step_test_id(step.users, step.streams);
-            let parameters = self.parameters(step);
+        for (index, step) in d.steps.iter().enumerate() {
+            let mut parameters = self.parameters(step);
+            let test = match &self.fleet_agent {
+                Some((agent, names)) => {
+                    let name = names.get(index).cloned().unwrap_or_else(|| step_test_id(step.users, step.streams));
+                    parameters["fleet_agent"] = json!(agent);
+                    parameters["fleet_step"] = json!(name);
+                    name
+                }
+                None => step_test_id(step.users, step.streams),
+            };
             if let Some(oltp) = &step.oltp {
                 if let Some(nopm) = oltp.nopm {
-                    records.push(record(&test, &parameters, "nopm", "NOPM", Higher, vec![nopm]));
+                    records.push(SOURCE.record(&test, &parameters, "nopm", "NOPM", Higher, vec![nopm]));
                 }
                 let first = oltp.ramp_seconds.ceil() as usize;
                 if let Some(windows) = window_rates(oltp.per_second.get(first..).unwrap_or_default(), TPM_WINDOWS) {
-                    records.push(record(&test, &parameters, TPM_WINDOW_METRIC, "TPM", Higher, windows));
+                    records.push(SOURCE.record(&test, &parameters, TPM_WINDOW_METRIC, "TPM", Higher, windows));
                 }
                 for (metric, value) in
                     [("new_order_p95", step.new_order(|k| k.p95_ms)), ("new_order_p99", step.new_order(|k| k.p99_ms))]
                 {
                     if let Some(value) = value {
-                        records.push(record(&test, &parameters, metric, "ms", Lower, vec![value]));
+                        records.push(SOURCE.record(&test, &parameters, metric, "ms", Lower, vec![value]));
                     }
                 }
             }
             if step.streams > 0 {
                 let analytics = &step.analytics;
-                records.push(record(
+                records.push(SOURCE.record(
                     &test,
                     &parameters,
                     "queries_per_hour",
@@ -501,7 +542,7 @@ impl Measured for HtapMeasured {
                     Higher,
                     vec![analytics.queries_per_hour],
                 ));
-                records.push(record(
+                records.push(SOURCE.record(
                     &test,
                     &parameters,
                     "query_timeouts",
@@ -511,18 +552,28 @@ impl Measured for HtapMeasured {
                 ));
                 for query in analytics.queries.iter().filter(|q| q.count > 0) {
                     let test = format!("{test} Q{}", query.query);
-                    records.push(record(&test, &parameters, "latency_median", "ms", Lower, vec![query.median_ms]));
-                    records.push(record(&test, &parameters, "latency_p95", "ms", Lower, vec![query.p95_ms]));
+                    records.push(SOURCE.record(
+                        &test,
+                        &parameters,
+                        "latency_median",
+                        "ms",
+                        Lower,
+                        vec![query.median_ms],
+                    ));
+                    records.push(SOURCE.record(&test, &parameters, "latency_p95", "ms", Lower, vec![query.p95_ms]));
                 }
             }
-            if let Some(i) =
-                interference.iter().find(|i| i.streams == step.streams && step.users > 0 && step.streams > 0)
+            // What the streams cost is the fleet's, not one host's share of it.
+            if let Some(i) = interference
+                .iter()
+                .find(|i| i.streams == step.streams && step.users > 0 && step.streams > 0)
+                .filter(|_| self.fleet_agent.is_none())
             {
                 if let Some(cost) = i.nopm_cost_percent {
-                    records.push(record(&test, &parameters, "nopm_cost", "%", Lower, vec![cost]));
+                    records.push(SOURCE.record(&test, &parameters, "nopm_cost", "%", Lower, vec![cost]));
                 }
                 if let Some(slowdown) = i.analytics_slowdown {
-                    records.push(record(&test, &parameters, "analytics_slowdown", "x", Lower, vec![slowdown]));
+                    records.push(SOURCE.record(&test, &parameters, "analytics_slowdown", "x", Lower, vec![slowdown]));
                 }
             }
         }

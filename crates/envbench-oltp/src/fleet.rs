@@ -12,7 +12,6 @@
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
 use crate::load::{self, LoadInfo};
-use crate::schema;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
 use crate::users::{self, ClientsFigures, KindFigures, StepFigures};
@@ -26,7 +25,6 @@ use envbench_core::fleet::{
 use envbench_core::stats::Summary;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
 use envbench_io::{HistogramDocument, LatencyHistogram};
-use envbench_sql::Namespace;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -49,7 +47,7 @@ impl FleetWorkload for OltpFleet {
 
     fn agent(&self, matches: &clap::ArgMatches, place: &AgentPlace) -> Result<Box<dyn FleetAgent>, WorkloadError> {
         let run = fleet_plan(matches, Planner::FleetAgent)?;
-        Ok(Box::new(OltpAgent { name: place.name.clone(), run, steps: Vec::new(), prepared: false, checked: None }))
+        Ok(Box::new(OltpAgent { name: place.name.clone(), run, steps: Vec::new(), prepared: false }))
     }
 }
 
@@ -74,12 +72,23 @@ fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, W
 /// An agent's share of a step, as it reports it: its figures as measured (the database's counts included, which
 /// are the fleet's) and the latency of every measured transaction, by kind.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct AgentStep {
-    figures: StepFigures,
-    latency: Vec<(Kind, HistogramDocument)>,
+pub struct AgentStep {
+    pub figures: StepFigures,
+    pub latency: Vec<(Kind, HistogramDocument)>,
     /// How long measured transactions waited for their user's connection (users with several clients).
     #[serde(default)]
-    waits: Option<HistogramDocument>,
+    pub waits: Option<HistogramDocument>,
+}
+
+impl AgentStep {
+    /// What an agent reports of a step it measured.
+    pub fn of(measured: &users::MeasuredStep) -> AgentStep {
+        AgentStep {
+            latency: measured.latency.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
+            waits: measured.waits.as_ref().map(LatencyHistogram::to_document),
+            figures: measured.figures.clone(),
+        }
+    }
 }
 
 /// The median of some figures, `None` when there are none.
@@ -88,7 +97,7 @@ fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 }
 
 /// One step of the whole fleet from each agent's share (see the module's note for what adds up and what does not).
-fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
+pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
     let first = &parts.first().ok_or("no agent reported it")?.figures;
     let mut latency: BTreeMap<Kind, LatencyHistogram> = BTreeMap::new();
     let mut counts: BTreeMap<Kind, [u64; 3]> = BTreeMap::new();
@@ -156,7 +165,7 @@ fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
 /// A step's figures as one host's share: what its own users did. The database's counts (NOPM from the districts,
 /// commits, the server's counters, the sessions' wait events) describe the whole fleet and are left out; NOPM is
 /// counted from the New-Orders this host's users committed.
-fn host_share(mut figures: StepFigures, profile: Profile) -> StepFigures {
+pub fn host_share(mut figures: StepFigures, profile: Profile) -> StepFigures {
     figures.nopm = match profile {
         Profile::Tpcc => figures
             .kind(Kind::NewOrder)
@@ -214,11 +223,7 @@ impl FleetCoordinator for OltpCoordinator {
         let assignments = split_evenly(users, agents)
             .into_iter()
             .map(|n| {
-                let numbers = match n {
-                    1 => format!("#{}", first_user + 1),
-                    _ => format!("#{}-{}", first_user + 1, first_user + n),
-                };
-                let shown = format!("{n} user{} ({numbers})", envbench_core::text::plural(n as usize));
+                let shown = format!("{n} user{} ({})", envbench_core::text::plural(n as usize), numbers(first_user, n));
                 let assignment = json!({
                     "users": n,
                     "first_user": first_user,
@@ -253,7 +258,37 @@ impl FleetCoordinator for OltpCoordinator {
 }
 
 /// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
-const SCHEMA_KEY: &str = "schema";
+pub const SCHEMA_KEY: &str = "schema";
+
+/// The numbers of `count` users (or streams) from `first` (counted from 0), as shown: `#3`, `#3-4`.
+pub fn numbers(first: u32, count: u32) -> String {
+    match count {
+        1 => format!("#{}", first + 1),
+        _ => format!("#{}-{}", first + 1, first + count),
+    }
+}
+
+/// An agent's share of a step's users as the coordinator assigned it: how many, the fleet's number of the first,
+/// the step's total, and the namespace of the tables.
+pub struct UsersShare<'a> {
+    pub users: u32,
+    pub first_user: u32,
+    pub total: u32,
+    pub schema: &'a str,
+}
+
+impl UsersShare<'_> {
+    /// The share an assignment holds; `None` when it holds none.
+    pub fn read(assignment: &Value) -> Option<UsersShare<'_>> {
+        let number = |key: &str| assignment.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+        Some(UsersShare {
+            users: number("users")?,
+            first_user: number("first_user")?,
+            total: number("total")?,
+            schema: assignment.get(SCHEMA_KEY).and_then(Value::as_str)?,
+        })
+    }
+}
 
 /// One host's side: its share of each step's users against the server.
 struct OltpAgent {
@@ -262,36 +297,6 @@ struct OltpAgent {
     /// The fleet's step names and this host's share of them.
     steps: Vec<(String, StepFigures)>,
     prepared: bool,
-    /// The namespace the coordinator named, once this host found the load there.
-    checked: Option<Namespace>,
-}
-
-impl OltpAgent {
-    /// Use the namespace the coordinator resolved, once this host sees the coordinator's load there (the same server,
-    /// the same scale); a host that reaches another server says so.
-    fn use_namespace(&mut self, name: &str) -> Result<(), WorkloadError> {
-        if self.checked.as_ref().is_some_and(|n| n.name() == name) {
-            return Ok(());
-        }
-        let (url, profile, shape) = (&self.run.url, self.run.profile, self.run.shape());
-        let namespace = Namespace::named(url.dialect(), name);
-        let mut connection = namespace.connect(url, "envbench-oltp agent").map_err(OltpError::from)?;
-        let found = schema::existing(connection.as_mut(), &namespace, profile)?;
-        if !found.is_reusable(shape) {
-            return Err(WorkloadError::failure(format!(
-                "{}: this host finds no complete {} load of {} there ({}); the coordinator loads the tables \
-                 before the agents start, so this host reaches another server than the coordinator did (a loopback \
-                 or private address means something else on each host)",
-                crate::place(url, &namespace),
-                profile.name(),
-                shape.describe(profile),
-                found.describe()
-            )));
-        }
-        self.run.namespace = namespace.clone();
-        self.checked = Some(namespace);
-        Ok(())
-    }
 }
 
 impl FleetAgent for OltpAgent {
@@ -314,28 +319,18 @@ impl FleetAgent for OltpAgent {
         assignment: &Value,
         context: &RunContext<'_>,
     ) -> Result<StepReport, WorkloadError> {
-        let number = |key: &str| assignment.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
-        let (Some(users), Some(first_user), Some(total), Some(schema)) = (
-            number("users"),
-            number("first_user"),
-            number("total"),
-            assignment.get(SCHEMA_KEY).and_then(Value::as_str),
-        ) else {
+        let Some(UsersShare { users, first_user, total, schema }) = UsersShare::read(assignment) else {
             return Err(WorkloadError::failure(format!("{step}: the coordinator sent no users ({assignment})")));
         };
         if !self.prepared || users == 0 {
             return Err(WorkloadError::failure(format!("{step}: a step before preparing, or without users")));
         }
-        self.use_namespace(schema)?;
+        self.run.use_namespace(schema)?;
         let settings = self.run.step_settings(users, first_user, total);
         let on_tick = |text: &str| context.progress.update(text);
         let measured = users::run_step(&self.run.url, &settings, step, context.steps, context.interrupt, &on_tick)?
             .ok_or_else(WorkloadError::interrupted)?;
-        let report = AgentStep {
-            latency: measured.latency.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
-            waits: measured.waits.as_ref().map(LatencyHistogram::to_document),
-            figures: measured.figures.clone(),
-        };
+        let report = AgentStep::of(&measured);
         self.steps.push((step.to_string(), host_share(measured.figures, self.run.profile)));
         Ok(StepReport {
             throughput: report.figures.tpm,

@@ -40,6 +40,9 @@ pub const WORKLOAD: &str = "oltp";
 /// measured window (as the terminal prints it), and `tpm_window` holds the per-window samples; version 1 stored
 /// per-second samples under `tpm`, so a median of seconds was compared with it.
 pub const WORKLOAD_VERSION: u32 = 2;
+/// What every record of an oltp run is of.
+pub const SOURCE: envbench_core::RecordSource =
+    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
 
 /// What the users run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

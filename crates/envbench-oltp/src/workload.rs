@@ -12,7 +12,7 @@ use crate::routines::{self, Mode, RoutinesState};
 use crate::schema::{self, Existing, Shape};
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepFigures, StepSettings};
-use crate::{OltpError, Profile, WORKLOAD, WORKLOAD_VERSION};
+use crate::{OltpError, Profile, SOURCE, WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::{Direction, ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
@@ -196,6 +196,8 @@ pub struct OltpRun {
     pub server_version: String,
     /// Tables another workload keeps beside these, built and checked with them.
     companion: Option<&'static dyn Companion>,
+    /// A fleet agent's: whether it has found its coordinator's load in `namespace` ([`OltpRun::use_namespace`]).
+    namespace_checked: bool,
 }
 
 impl Workload for OltpWorkload {
@@ -354,16 +356,20 @@ impl ReadBack for OltpWorkload {
 /// fleet), or a fleet's agent, which neither builds nor locks them (its coordinator holds the lock while the fleet
 /// runs) and learns their namespace from the coordinator with each step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Planner {
+pub enum Planner {
     Run,
     FleetAgent,
 }
 
-/// The run `args` describe, planned as `envbench oltp` plans it (the database reached, the namespace resolved, the
-/// tables looked at and locked), with `companion`'s tables kept beside the TPC-C tables: for a workload that runs on
-/// oltp's tables (`envbench htap`).
-pub fn plan_with(args: OltpArgs, companion: &'static dyn Companion) -> Result<OltpRun, WorkloadError> {
-    plan_run(args, Planner::Run, Some(companion))
+/// The run `args` describe, planned as `envbench oltp` plans it for `planner` (the database reached, the namespace
+/// resolved, and for a run of its own the tables looked at and locked), with `companion`'s tables kept beside the
+/// TPC-C tables: for a workload that runs on oltp's tables (`envbench htap`).
+pub fn plan_with(
+    args: OltpArgs,
+    planner: Planner,
+    companion: &'static dyn Companion,
+) -> Result<OltpRun, WorkloadError> {
+    plan_run(args, planner, Some(companion))
 }
 
 pub(crate) fn plan(args: OltpArgs, planner: Planner) -> Result<OltpRun, WorkloadError> {
@@ -502,6 +508,7 @@ fn plan_run(
         watched,
         server_version,
         companion,
+        namespace_checked: false,
     };
     if planner == Planner::FleetAgent {
         return Ok(run);
@@ -854,6 +861,43 @@ impl OltpRun {
         )
     }
 
+    /// A fleet agent's: use the namespace its coordinator resolved and named, once this host sees the coordinator's
+    /// load there (the same server, the same shape, the companion's tables complete); a host that reaches another
+    /// server says so. Nothing is created or changed.
+    pub fn use_namespace(&mut self, name: &str) -> Result<(), WorkloadError> {
+        if self.namespace.name() == name && self.namespace_checked {
+            return Ok(());
+        }
+        let (profile, shape) = (self.profile, self.shape());
+        let namespace = Namespace::named(self.url.dialect(), name);
+        let place = crate::place(&self.url, &namespace);
+        let elsewhere = "the coordinator loads the tables before the agents start, so this host reaches another \
+                         server than the coordinator did (a loopback or private address means something else on each \
+                         host)";
+        let mut connection = namespace.connect(&self.url, "envbench-oltp agent").map_err(OltpError::from)?;
+        let found = schema::existing(connection.as_mut(), &namespace, profile)?;
+        if !found.is_reusable(shape) {
+            return Err(WorkloadError::failure(format!(
+                "{place}: this host finds no complete {} load of {} there ({}); {elsewhere}",
+                profile.name(),
+                shape.describe(profile),
+                found.describe()
+            )));
+        }
+        if let Some(companion) = self.companion {
+            let state = companion.state(connection.as_mut(), &namespace)?;
+            if state != CompanionState::Complete {
+                return Err(WorkloadError::failure(format!(
+                    "{place}: this host finds {} incomplete there; {elsewhere}",
+                    companion.name()
+                )));
+            }
+        }
+        self.namespace = namespace;
+        self.namespace_checked = true;
+        Ok(())
+    }
+
     /// Load the profile's tables, or reuse a complete load of the same scale, with progress in rows.
     pub fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
         let progress = context.progress;
@@ -1102,27 +1146,6 @@ impl OltpMeasured {
     }
 }
 
-fn record(
-    test_id: &str,
-    parameters: &Value,
-    metric: &str,
-    unit: &str,
-    direction: Direction,
-    samples: Vec<f64>,
-) -> ResultRecord {
-    ResultRecord {
-        workload: WORKLOAD.to_string(),
-        workload_version: WORKLOAD_VERSION,
-        test_id: test_id.to_string(),
-        parameters: parameters.clone(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        direction,
-        samples,
-        flags: Vec::new(),
-    }
-}
-
 impl OltpMeasured {
     fn parameters(&self, users: Option<u32>) -> Value {
         let d = &self.document;
@@ -1194,23 +1217,23 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
     use Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
     let mut records = Vec::new();
     if let Some(nopm) = step.nopm {
-        records.push(record(test, parameters, "nopm", "NOPM", Higher, vec![nopm]));
+        records.push(SOURCE.record(test, parameters, "nopm", "NOPM", Higher, vec![nopm]));
     }
     // TPM has one definition: transactions ended in the measured window over its minutes, the figure the terminal
     // prints. The windows' TPMs are the samples a comparison tests.
-    records.push(record(test, parameters, "tpm", "TPM", Higher, vec![step.tpm]));
+    records.push(SOURCE.record(test, parameters, "tpm", "TPM", Higher, vec![step.tpm]));
     let first = step.ramp_seconds.ceil() as usize;
     let measured = step.per_second.get(first..).unwrap_or_default();
     if let Some(windows) = window_rates(measured, TPM_WINDOWS) {
-        records.push(record(test, parameters, TPM_WINDOW_METRIC, "TPM", Higher, windows));
+        records.push(SOURCE.record(test, parameters, TPM_WINDOW_METRIC, "TPM", Higher, windows));
     }
     if let Some(db_tpm) = step.db_tpm {
-        records.push(record(test, parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
+        records.push(SOURCE.record(test, parameters, "db_tpm", "TPM", Higher, vec![db_tpm]));
     }
     if let Some(server_tpm) = step.server_tpm {
-        records.push(record(test, parameters, "server_tpm", "TPM", Higher, vec![server_tpm]));
+        records.push(SOURCE.record(test, parameters, "server_tpm", "TPM", Higher, vec![server_tpm]));
     }
-    records.push(record(
+    records.push(SOURCE.record(
         test,
         parameters,
         "client_cpu_per_transaction",
@@ -1228,11 +1251,11 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
             ("latency_p99_9", kind.p999_ms),
             ("latency_max", kind.max_ms),
         ] {
-            records.push(record(&test, parameters, metric, "ms", Lower, vec![value]));
+            records.push(SOURCE.record(&test, parameters, metric, "ms", Lower, vec![value]));
         }
-        records.push(record(&test, parameters, "transactions", "count", Higher, vec![kind.count as f64]));
-        records.push(record(&test, parameters, "retries", "count", Lower, vec![kind.retries as f64]));
-        records.push(record(&test, parameters, "failures", "count", Lower, vec![kind.failures as f64]));
+        records.push(SOURCE.record(&test, parameters, "transactions", "count", Higher, vec![kind.count as f64]));
+        records.push(SOURCE.record(&test, parameters, "retries", "count", Lower, vec![kind.retries as f64]));
+        records.push(SOURCE.record(&test, parameters, "failures", "count", Lower, vec![kind.failures as f64]));
     }
     records
 }
@@ -1261,8 +1284,15 @@ impl Measured for OltpMeasured {
                 Profile::Tpcc => ("NOPM", knee.nopm.unwrap_or(0.0)),
                 Profile::Tpcb => ("TPS", knee.tpm / 60.0),
             };
-            records.push(record(KNEE_TEST, &parameters, THROUGHPUT_METRIC, metric_unit, Higher, vec![throughput]));
-            records.push(record(
+            records.push(SOURCE.record(
+                KNEE_TEST,
+                &parameters,
+                THROUGHPUT_METRIC,
+                metric_unit,
+                Higher,
+                vec![throughput],
+            ));
+            records.push(SOURCE.record(
                 KNEE_TEST,
                 &parameters,
                 P95_METRIC,
@@ -1270,13 +1300,13 @@ impl Measured for OltpMeasured {
                 Lower,
                 vec![knee.judged_latency_ms(d.profile)],
             ));
-            records.push(record(KNEE_TEST, &parameters, "users", "users", Higher, vec![f64::from(knee.users)]));
+            records.push(SOURCE.record(KNEE_TEST, &parameters, "users", "users", Higher, vec![f64::from(knee.users)]));
         }
         for figures in &d.pgbench {
             let test = format!("pgbench {}", step_test_id(figures.clients));
             let parameters = self.parameters(Some(figures.clients));
-            let mut tps = record(&test, &parameters, "tps", "TPS", Higher, vec![figures.tps]);
-            let mut p95 = record(&test, &parameters, P95_METRIC, "ms", Lower, vec![figures.p95_ms]);
+            let mut tps = SOURCE.record(&test, &parameters, "tps", "TPS", Higher, vec![figures.tps]);
+            let mut p95 = SOURCE.record(&test, &parameters, P95_METRIC, "ms", Lower, vec![figures.p95_ms]);
             tps.flags.push(PGBENCH_FLAG.into());
             p95.flags.push(PGBENCH_FLAG.into());
             records.extend([tps, p95]);

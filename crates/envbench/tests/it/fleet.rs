@@ -284,6 +284,72 @@ fn a_local_fleet_spreads_oltp_users_over_its_agents_against_one_server_loaded_on
     assert_eq!(vacuums, "2", "vacuumed by the load and before the step");
 }
 
+/// htap on two agents: the tables and the CH tables loaded once by the coordinator; each step's users and streams
+/// shared out, numbered across the fleet; the queries of every host counted once in the merged step; what the
+/// streams cost the transactions judged on the fleet's run only.
+#[test]
+fn a_local_fleet_spreads_htap_users_and_streams_over_its_agents() {
+    let store = Schema::new("htap_store");
+    let target = Schema::new("htap_target");
+    let (store, target_url) = (store.url(), target.url());
+    let args = [
+        "fleet",
+        "--transport",
+        "local",
+        "--agents",
+        "2",
+        "htap",
+        "--target",
+        &target_url,
+        "--warehouses",
+        "1",
+        "--users",
+        "3",
+        "--analytic-users",
+        "0,2",
+        "--ramp",
+        "1s",
+        // Long enough for a query to start and end in the window on a busy host.
+        "--duration",
+        "5s",
+        "--label",
+        "fleet-htap",
+    ];
+    let (fleet, text) = the_fleet(&store, &envbench(&store, &args));
+    assert_eq!(text.matches("loaded the CH-benCHmark tables").count(), 1, "{text}");
+    assert!(text.contains("local-1: ready") && text.contains("local-2: ready"), "{text}");
+    // Users from the first agent on, streams from the last agent back.
+    assert!(text.contains("2 users (#1-2), 1 stream (#1)") && text.contains("1 user (#3), 1 stream (#2)"), "{text}");
+    assert!(text.contains("PASS 4") && text.contains("Verdict: 2 analytic streams"), "{text}");
+    let (merged, agents) = fleet_runs(&store, &fleet);
+    assert_eq!(agents.len(), 2);
+    let steps = steps_of(&merged, "htap");
+    let shape: Vec<(u64, u64)> =
+        steps.iter().map(|s| (s["users"].as_u64().unwrap(), s["streams"].as_u64().unwrap())).collect();
+    assert_eq!(shape, [(3, 0), (3, 2), (0, 2)]);
+    // Every query an agent completed is counted once in the fleet's step.
+    for (index, step) in steps.iter().enumerate().skip(1) {
+        let completed: u64 = agents
+            .iter()
+            .map(|(_, run)| steps_of(run, "htap")[index]["analytics"]["completed"].as_u64().unwrap())
+            .sum();
+        assert!(completed > 0 && step["analytics"]["completed"].as_u64().unwrap() == completed, "{step}");
+        assert_eq!(step["analytics"]["streams"], 2);
+    }
+    let users: Vec<u64> = agents.iter().map(|(_, run)| steps_of(run, "htap")[1]["users"].as_u64().unwrap()).collect();
+    assert_eq!(users, [2, 1]);
+    assert!(figure(&merged, "U=3 A=2", "nopm_cost").is_finite());
+    assert!(figure(&merged, "U=0 A=2", "queries_per_hour") > 0.0);
+    for (name, run) in &agents {
+        assert_eq!(run["label"], format!("fleet-htap/{name}"));
+        let results = run["results"].as_array().unwrap();
+        assert!(results.iter().all(|r| r["metric"] != "nopm_cost"), "{name}: the cost is the fleet's");
+        assert!(results.iter().any(|r| r["parameters"]["fleet_step"] == "U=3 A=2"), "{name}");
+    }
+    let checks = merged["attachments"]["htap"]["consistency"].as_array().unwrap();
+    assert!(!checks.is_empty() && checks.iter().all(|c| c["passed"] == true), "{checks:?}");
+}
+
 #[test]
 fn a_local_fleet_reads_one_postgresql_table_built_once() {
     let store = Schema::new("ranread_db_store");
@@ -418,6 +484,21 @@ fn bad_fleet_options_are_refused_before_anything_starts() {
             "set PGPASSWORD",
         ),
         (vec!["fleet", "--transport", "local", "--agents", "2", "tpch", "--dir", dir_text], "one database server"),
+        (vec!["fleet", "--transport", "local", "--agents", "2", "htap", "--dir", dir_text], "one database server"),
+        (
+            vec![
+                "fleet",
+                "--transport",
+                "local",
+                "--agents",
+                "2",
+                "htap",
+                "--target",
+                "postgres://postgres@127.0.0.1:5432/test",
+                "--drop",
+            ],
+            "not on a fleet",
+        ),
     ];
     for (args, expected) in cases {
         let output = envbench(sqlite, &args);

@@ -299,6 +299,16 @@ fn every_example_suite_is_valid_and_a_dry_run_lists_its_runs_without_running_the
     let listing = text(&output.stdout);
     assert_eq!(listing.lines().filter(|l| l.contains("envbench tpch")).count(), 8, "{listing}");
     assert!(listing.contains("--users 8") && listing.contains("--tag users=8"), "{listing}");
+    // htap's two servers at two sizes: four runs, each with its matrix value.
+    let output = envbench(
+        &dir,
+        &["run", "--suite", examples.join("reports-on-the-primary.toml").to_str().unwrap(), "--dry-run"],
+    );
+    let listing = text(&output.stdout);
+    let htap: Vec<&str> = listing.lines().filter(|l| l.contains("envbench htap")).collect();
+    assert_eq!(htap.len(), 4, "{listing}");
+    assert!(htap.iter().all(|l| l.contains("--analytic-users 0,1,2,4")), "{listing}");
+    assert_eq!(htap.iter().filter(|l| l.contains("--warehouses 50")).count(), 2, "{listing}");
 
     // A matrix of connection URLs runs with the password but never shows or tags it.
     let file = dir.join("secret.toml");
