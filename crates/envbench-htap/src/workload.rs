@@ -336,14 +336,16 @@ impl HtapStep {
             ),
             None => "no transactions".to_string(),
         };
-        format!(
-            "  {:>4} users, {:>2} streams: {oltp}; {} queries/h ({} completed, {} timed out)",
-            self.users,
-            self.streams,
-            number(self.analytics.queries_per_hour),
-            self.analytics.completed,
-            self.analytics.timeouts
-        )
+        let analytics = match self.streams {
+            0 => "no analytic queries".to_string(),
+            _ => format!(
+                "{} queries/h ({} completed, {} timed out)",
+                number(self.analytics.queries_per_hour),
+                self.analytics.completed,
+                self.analytics.timeouts
+            ),
+        };
+        format!("  {:>4} users, {:>2} streams: {oltp}; {analytics}", self.users, self.streams)
     }
 }
 
