@@ -20,10 +20,10 @@ use envbench_core::fleet::{
 };
 use envbench_core::text::plural;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_oltp::fleet::{AgentStep, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
-use envbench_oltp::load::{self, LoadInfo};
+use envbench_oltp::Profile;
+use envbench_oltp::fleet::{AgentStep, AgentSteps, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
+use envbench_oltp::load::LoadInfo;
 use envbench_oltp::workload::Planner;
-use envbench_oltp::{OltpError, Profile};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -210,10 +210,9 @@ impl FleetAgent for HtapAgent {
     /// Nothing is built: the coordinator loaded the tables before this agent started. The agent reaches the server
     /// here; it checks the load in the namespace the coordinator names with the first step.
     fn prepare(&mut self, _context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        let run = &self.run.run;
-        run.url.connect("envbench-htap agent").map_err(OltpError::from)?;
+        let ready = self.run.run.reach_as_agent("envbench-htap agent")?;
         self.prepared = true;
-        Ok(format!("ready: {} ({}), {} warehouses to use", run.url.shown(), run.server_version, run.scale))
+        Ok(ready)
     }
 
     fn run_step(
@@ -255,10 +254,8 @@ impl FleetAgent for HtapAgent {
     fn finish(self: Box<Self>) -> Result<Box<dyn Measured>, WorkloadError> {
         let HtapAgent { name, run, steps, .. } = *self;
         let (names, steps): (Vec<String>, Vec<HtapStep>) = steps.into_iter().unzip();
-        let scale = run.run.scale;
-        let load = LoadInfo { reused: true, rows: load::expected_rows(Profile::Tpcc, scale), seconds: 0.0, loaders: 0 };
-        let document = run.document(load, steps, Vec::new(), false);
-        Ok(Box::new(HtapMeasured::fleet_agent(document, name, names)))
+        let document = run.document(run.run.agents_load(), steps, Vec::new(), false);
+        Ok(Box::new(HtapMeasured::fleet_agent(document, AgentSteps { agent: name, names })))
     }
 }
 

@@ -14,6 +14,7 @@ use envbench_core::workload::{
 };
 use envbench_oltp::Profile;
 use envbench_oltp::consistency::Check;
+use envbench_oltp::fleet::AgentSteps;
 use envbench_oltp::load::LoadInfo;
 use envbench_oltp::schema::Shape;
 use envbench_oltp::transactions::Kind;
@@ -464,7 +465,7 @@ fn factor_words(what: &str, factor: f64) -> String {
 pub(crate) struct HtapMeasured {
     document: HtapDocument,
     /// A fleet agent's own run: the agent's name and the fleet's name of each step.
-    fleet_agent: Option<(String, Vec<String>)>,
+    fleet_agent: Option<AgentSteps>,
 }
 
 impl HtapMeasured {
@@ -473,8 +474,8 @@ impl HtapMeasured {
     }
 
     /// A fleet agent's share of the fleet's steps, named `steps`.
-    pub(crate) fn fleet_agent(document: HtapDocument, agent: String, steps: Vec<String>) -> HtapMeasured {
-        HtapMeasured { document, fleet_agent: Some((agent, steps)) }
+    pub(crate) fn fleet_agent(document: HtapDocument, steps: AgentSteps) -> HtapMeasured {
+        HtapMeasured { document, fleet_agent: Some(steps) }
     }
 
     fn parameters(&self, step: &HtapStep) -> Value {
@@ -510,12 +511,7 @@ impl Measured for HtapMeasured {
         for (index, step) in d.steps.iter().enumerate() {
             let mut parameters = self.parameters(step);
             let test = match &self.fleet_agent {
-                Some((agent, names)) => {
-                    let name = names.get(index).cloned().unwrap_or_else(|| step_test_id(step.users, step.streams));
-                    parameters["fleet_agent"] = json!(agent);
-                    parameters["fleet_step"] = json!(name);
-                    name
-                }
+                Some(agent) => agent.test_id(index, &mut parameters, || step_test_id(step.users, step.streams)),
                 None => step_test_id(step.users, step.streams),
             };
             if let Some(oltp) = &step.oltp {

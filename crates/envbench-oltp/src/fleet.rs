@@ -11,12 +11,12 @@
 //! database counts (NOPM from the districts' order ids, commits, the server's counters) is counted by every agent
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
-use crate::load::{self, LoadInfo};
+use crate::Profile;
+use crate::load::LoadInfo;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
 use crate::users::{self, ClientsFigures, KindFigures, StepFigures};
 use crate::workload::{OltpArgs, OltpMeasured, OltpRun, Planner, plan, step_line, step_test_id};
-use crate::{OltpError, Profile};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -260,6 +260,23 @@ impl FleetCoordinator for OltpCoordinator {
 /// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
 pub const SCHEMA_KEY: &str = "schema";
 
+/// A fleet agent's own run: the agent's name and the fleet's name of each step it ran, in order.
+pub struct AgentSteps {
+    pub agent: String,
+    pub names: Vec<String>,
+}
+
+impl AgentSteps {
+    /// The test id of the agent's `index`th step, the fleet's name of it (`own` if the fleet named none), with the
+    /// agent and that name added to the step's parameters, so that an agent's results match only like shares.
+    pub fn test_id(&self, index: usize, parameters: &mut Value, own: impl FnOnce() -> String) -> String {
+        let name = self.names.get(index).cloned().unwrap_or_else(own);
+        parameters["fleet_agent"] = json!(self.agent);
+        parameters["fleet_step"] = json!(name);
+        name
+    }
+}
+
 /// The numbers of `count` users (or streams) from `first` (counted from 0), as shown: `#3`, `#3-4`.
 pub fn numbers(first: u32, count: u32) -> String {
     match count {
@@ -307,10 +324,9 @@ impl FleetAgent for OltpAgent {
     /// Nothing is built: the coordinator loaded the tables before this agent started. The agent reaches the server
     /// here; it checks the load in the namespace the coordinator names with the first step.
     fn prepare(&mut self, _context: &RunContext<'_>) -> Result<String, WorkloadError> {
-        let (url, profile, scale) = (&self.run.url, self.run.profile, self.run.scale);
-        url.connect("envbench-oltp agent").map_err(OltpError::from)?;
+        let ready = self.run.reach_as_agent("envbench-oltp agent")?;
         self.prepared = true;
-        Ok(format!("ready: {} ({}), {scale} {} to use", url.shown(), self.run.server_version, profile.scale_word()))
+        Ok(ready)
     }
 
     fn run_step(
@@ -343,10 +359,8 @@ impl FleetAgent for OltpAgent {
     fn finish(self: Box<Self>) -> Result<Box<dyn Measured>, WorkloadError> {
         let OltpAgent { name, run, steps, .. } = *self;
         let (names, steps): (Vec<String>, Vec<StepFigures>) = steps.into_iter().unzip();
-        let load =
-            LoadInfo { reused: true, rows: load::expected_rows(run.profile, run.scale), seconds: 0.0, loaders: 0 };
-        let document = run.document(load, steps, StopReason::ListDone, Vec::new());
-        Ok(Box::new(OltpMeasured::fleet_agent(document, name, names)))
+        let document = run.document(run.agents_load(), steps, StopReason::ListDone, Vec::new());
+        Ok(Box::new(OltpMeasured::fleet_agent(document, AgentSteps { agent: name, names })))
     }
 }
 

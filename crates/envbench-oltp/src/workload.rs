@@ -898,6 +898,24 @@ impl OltpRun {
         Ok(())
     }
 
+    /// A fleet agent's: reach the server as `application` (nothing is built: the coordinator loaded the tables
+    /// before the agents started), and say so in a line.
+    pub fn reach_as_agent(&self, application: &str) -> Result<String, WorkloadError> {
+        self.url.connect(application).map_err(OltpError::from)?;
+        Ok(format!(
+            "ready: {} ({}), {} {} to use",
+            self.url.shown(),
+            self.server_version,
+            self.scale,
+            self.profile.scale_word()
+        ))
+    }
+
+    /// A fleet agent's load: the coordinator's, reused.
+    pub fn agents_load(&self) -> LoadInfo {
+        LoadInfo { reused: true, rows: load::expected_rows(self.profile, self.scale), seconds: 0.0, loaders: 0 }
+    }
+
     /// Load the profile's tables, or reuse a complete load of the same scale, with progress in rows.
     pub fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
         let progress = context.progress;
@@ -1132,7 +1150,7 @@ pub fn step_line(profile: Profile, step: &StepFigures) -> String {
 pub(crate) struct OltpMeasured {
     document: OltpDocument,
     /// On a fleet's agent: its name and the fleet's name of each step, the test ids of this host's share.
-    fleet_agent: Option<(String, Vec<String>)>,
+    fleet_agent: Option<crate::fleet::AgentSteps>,
 }
 
 impl OltpMeasured {
@@ -1141,8 +1159,8 @@ impl OltpMeasured {
     }
 
     /// One fleet agent's run: its share of each of the fleet's steps, named as the fleet named them.
-    pub(crate) fn fleet_agent(document: OltpDocument, agent: String, steps: Vec<String>) -> OltpMeasured {
-        OltpMeasured { document, fleet_agent: Some((agent, steps)) }
+    pub(crate) fn fleet_agent(document: OltpDocument, steps: crate::fleet::AgentSteps) -> OltpMeasured {
+        OltpMeasured { document, fleet_agent: Some(steps) }
     }
 }
 
@@ -1268,12 +1286,7 @@ impl Measured for OltpMeasured {
         for (index, step) in d.steps.iter().enumerate() {
             let mut parameters = self.parameters(Some(step.users));
             let test = match &self.fleet_agent {
-                Some((agent, names)) => {
-                    let name = names.get(index).cloned().unwrap_or_else(|| step_test_id(step.users));
-                    parameters["fleet_agent"] = json!(agent);
-                    parameters["fleet_step"] = json!(name);
-                    name
-                }
+                Some(agent) => agent.test_id(index, &mut parameters, || step_test_id(step.users)),
                 None => step_test_id(step.users),
             };
             records.extend(step_records(step, &test, &parameters));
