@@ -56,6 +56,10 @@ pub struct AnalyticFigures {
     pub completed: u64,
     pub timeouts: u64,
     pub failures: u64,
+    /// Queries still running when the window closed: cut off, not counted (a window shorter than the queries
+    /// completes none of them).
+    #[serde(default)]
+    pub unfinished: u64,
     /// Queries completed per hour of the window, over all streams (a QphH-style rate over the 22).
     pub queries_per_hour: f64,
     pub queries: Vec<QueryFigures>,
@@ -72,6 +76,8 @@ pub struct AnalyticTally {
     pub latency: Vec<LatencyHistogram>,
     pub timeouts: Vec<u64>,
     pub failures: Vec<u64>,
+    /// The runs still going when the window closed.
+    pub unfinished: u64,
     pub first_failure: Option<String>,
 }
 
@@ -83,6 +89,8 @@ pub struct TallyDocument {
     pub latency: Vec<HistogramDocument>,
     pub timeouts: Vec<u64>,
     pub failures: Vec<u64>,
+    #[serde(default)]
+    pub unfinished: u64,
     pub first_failure: Option<String>,
 }
 
@@ -95,6 +103,7 @@ impl AnalyticTally {
             latency: (0..QUERIES).map(|_| LatencyHistogram::new()).collect(),
             timeouts: vec![0; QUERIES],
             failures: vec![0; QUERIES],
+            unfinished: 0,
             first_failure: None,
         }
     }
@@ -106,6 +115,7 @@ impl AnalyticTally {
             latency: self.latency.iter().map(LatencyHistogram::to_document).collect(),
             timeouts: self.timeouts.clone(),
             failures: self.failures.clone(),
+            unfinished: self.unfinished,
             first_failure: self.first_failure.clone(),
         }
     }
@@ -121,6 +131,7 @@ impl AnalyticTally {
             latency: document.latency.iter().map(LatencyHistogram::from_document).collect(),
             timeouts: document.timeouts.clone(),
             failures: document.failures.clone(),
+            unfinished: document.unfinished,
             first_failure: document.first_failure.clone(),
         })
     }
@@ -138,6 +149,7 @@ impl AnalyticTally {
         for (mine, theirs) in self.failures.iter_mut().zip(&other.failures) {
             *mine += theirs;
         }
+        self.unfinished += other.unfinished;
         if self.first_failure.is_none() {
             self.first_failure.clone_from(&other.first_failure);
         }
@@ -168,6 +180,7 @@ impl AnalyticTally {
             completed,
             timeouts: self.timeouts.iter().sum(),
             failures: self.failures.iter().sum(),
+            unfinished: self.unfinished,
             queries_per_hour: if seconds > 0.0 { completed as f64 * 3600.0 / seconds } else { 0.0 },
             queries,
             first_failure: self.first_failure.clone(),
@@ -384,6 +397,8 @@ fn analytics_window(
 /// What the streams counted over the window `from`..`to`.
 fn tally(streams: u32, from: Instant, to: Instant, runs: &[QueryRun]) -> AnalyticTally {
     let mut tally = AnalyticTally::new(streams, (to - from).as_secs_f64());
+    // A run that began before the window (in the ramp) and outlasted it was running all through it.
+    tally.unfinished = runs.iter().filter(|r| r.started <= to && r.ended > to).count() as u64;
     for run in runs.iter().filter(|r| r.started >= from && r.started <= to) {
         let index = run.query - 1;
         match &run.outcome {

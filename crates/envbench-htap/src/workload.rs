@@ -340,10 +340,14 @@ impl HtapStep {
         let analytics = match self.streams {
             0 => "no analytic queries".to_string(),
             _ => format!(
-                "{} queries/h ({} completed, {} timed out)",
+                "{} queries/h ({} completed, {} timed out{})",
                 number(self.analytics.queries_per_hour),
                 self.analytics.completed,
-                self.analytics.timeouts
+                self.analytics.timeouts,
+                match self.analytics.unfinished {
+                    0 => String::new(),
+                    running => format!(", {running} still running at the window's end"),
+                }
             ),
         };
         format!("  {:>4} users, {:>2} streams: {oltp}; {analytics}", self.users, self.streams)
@@ -655,6 +659,13 @@ pub fn render(d: &HtapDocument) -> String {
     );
     if let Some(verdict) = d.verdict() {
         out.push_str(&format!("Verdict: {verdict}\n"));
+    }
+    for step in d.steps.iter().filter(|s| s.streams > 0 && s.analytics.completed == 0 && s.analytics.unfinished > 0) {
+        out.push_str(&format!(
+            "No analytic query finished inside the {:.0} s window at {} users and {} streams ({} still running when \
+             it closed): the queries take longer than the window; give a longer --duration.\n",
+            step.analytics.measured_seconds, step.users, step.streams, step.analytics.unfinished
+        ));
     }
     // Each query alone and beside the transactions, at the most streams that ran both ways.
     if let Some((mixed, alone)) = d

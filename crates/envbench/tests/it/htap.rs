@@ -42,18 +42,26 @@ fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
             .collect();
         assert_eq!(steps, [(2, 0), (2, 1), (0, 1)], "the mixed steps, then the analytics alone");
         assert_eq!(document["steps"][1]["analytics"]["streams"], 1, "{document}");
-        assert!(document["steps"][2]["analytics"]["completed"].as_u64().unwrap() > 0, "{document}");
+        // The stream ran in each window: queries finished in it, or one was still running when it closed, and then
+        // the table says the window was shorter than the queries.
+        for step in 1..=2 {
+            let analytics = &document["steps"][step]["analytics"];
+            let completed = analytics["completed"].as_u64().unwrap();
+            assert!(completed + analytics["unfinished"].as_u64().unwrap() > 0, "{document}");
+            assert!(completed > 0 || text.contains("No analytic query finished inside the 6 s window"), "{text}");
+        }
         let results = run["results"].as_array().unwrap();
         let metric = |test: &str, metric: &str| {
             results.iter().any(|r| r["test_id"] == test && r["metric"] == metric && r["workload"] == "htap")
         };
         assert!(metric("U=2 A=0", "nopm") && metric("U=2 A=0", "tpm_window"), "{results:?}");
         assert!(metric("U=2 A=1", "nopm_cost") && metric("U=0 A=1", "queries_per_hour"), "{results:?}");
-        // Beside the transactions, MariaDB's queries take seconds at one warehouse (old row versions read through the
-        // undo log, a CPU shared with the users): with other tests loading the same server, CI twice saw none of the
-        // stream's queries finish in the mixed window (4 s, then 10 s) while the stream alone finished some. So the
-        // mixed step's queries are checked to finish on PostgreSQL.
+        // MariaDB's queries take seconds at one warehouse, more beside the transactions (old row versions read
+        // through the undo log, a CPU shared with the users): with other tests loading the same server, CI saw none
+        // of them finish in a 4 s, a 10 s and a 6 s window. So queries are checked to finish on PostgreSQL, whose
+        // slowest takes a fraction of a second here.
         if target == POSTGRES {
+            assert!(document["steps"][2]["analytics"]["completed"].as_u64().unwrap() > 0, "{document}");
             assert!(document["steps"][1]["analytics"]["completed"].as_u64().unwrap() > 0, "{document}");
             assert!(metric("U=2 A=1", "analytics_slowdown"), "{results:?}");
             assert!(results.iter().any(|r| r["test_id"].as_str().unwrap().starts_with("U=2 A=1 Q")));
