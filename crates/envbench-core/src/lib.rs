@@ -12,6 +12,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod model;
 pub mod programs;
+pub mod provenance;
 pub mod sampler;
 pub mod secrets;
 pub mod stats;

@@ -158,6 +158,35 @@ fn format_duration_words(duration: Duration) -> String {
     }
 }
 
+/// A percentage as people write it, `5%` or `5` (or `2.5%`), from 0 to 1000: an allowed change, such as
+/// `compare --fail-if-worse 5%`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Percent(f64);
+
+impl Percent {
+    /// The share as a fraction: 0.05 for 5%.
+    pub fn fraction(self) -> f64 {
+        self.0 / 100.0
+    }
+}
+
+impl std::str::FromStr for Percent {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Percent, String> {
+        let number = text.trim().trim_end_matches('%').trim();
+        match number.parse::<f64>() {
+            Ok(value) if value.is_finite() && (0.0..=1000.0).contains(&value) => Ok(Percent(value)),
+            _ => Err(format!("'{text}' is not a percentage from 0 to 1000: write e.g. 5% or 2.5")),
+        }
+    }
+}
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.0)
+    }
+}
+
 /// Refuse a list of settings (`--users 1,2,4`, `--threads`, `--jobs`) with more than `max` entries or an entry given
 /// twice: a sweep measures each setting once.
 pub fn check_settings<T: PartialEq + std::fmt::Display>(option: &str, values: &[T], max: usize) -> Result<(), String> {
@@ -250,5 +279,14 @@ mod tests {
         assert_eq!(format_duration(Duration::from_micros(850)), "850 µs");
         assert_eq!(format_duration(Duration::from_micros(8200)), "8.20 ms");
         assert_eq!(format_duration(Duration::from_secs(250)), "4m 10s");
+    }
+
+    #[test]
+    fn percentages_parse_with_or_without_the_sign() {
+        assert_eq!("5%".parse::<Percent>().unwrap().fraction(), 0.05);
+        assert_eq!(" 2.5 ".parse::<Percent>().unwrap().fraction(), 0.025);
+        for bad in ["", "x", "-1%", "1001", "NaN"] {
+            assert!(bad.parse::<Percent>().unwrap_err().contains("e.g. 5%"), "{bad}");
+        }
     }
 }

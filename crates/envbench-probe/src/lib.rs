@@ -11,6 +11,7 @@
 //! checked against fake `/sys` and `/proc` trees. It produces `envbench-core` types and never stores or prints them;
 //! the `sysinfo` workload the driver registers ([`SYSINFO`]) renders a fingerprint for people.
 
+mod binary;
 mod cpu;
 mod host;
 mod limits;
@@ -21,6 +22,7 @@ pub mod sysinfo;
 mod system;
 mod virt;
 
+pub use binary::{binary_identity, current_binary, file_sha256};
 pub use host::{CpuidInfo, Host};
 pub use mountinfo::{MountEntry, parse_mountinfo};
 pub use sampler::{PRESSURE_MISSING_NOTE, RunCounters, Sampler, SamplerOptions, parse_pressure};

@@ -19,4 +19,6 @@ pub enum ReportError {
     Listen { address: String, reason: String },
     #[error("the web viewer stopped: {0}")]
     Serve(String),
+    #[error("TLS: {0}")]
+    Tls(String),
 }

@@ -320,34 +320,7 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
         if sides.len() < RANK_MIN_ENVIRONMENTS || sides[0].name != *this {
             continue;
         }
-        let comparison = compare_results(&sides);
-        let headline = headline_rows(&comparison.rows, workload, registry);
-        let mut factors: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
-        let mut tests = 0;
-        for row in &headline {
-            if row.cells[0].is_none() {
-                continue;
-            }
-            let mut medians: Vec<f64> = row.cells.iter().flatten().map(|c| c.summary.median).collect();
-            if medians.len() < 2 {
-                continue;
-            }
-            medians.sort_by(f64::total_cmp);
-            let reference = if medians.len() % 2 == 1 {
-                medians[medians.len() / 2]
-            } else {
-                (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
-            };
-            tests += 1;
-            for (side, cell) in row.cells.iter().enumerate() {
-                if let Some(factor) =
-                    cell.as_ref().and_then(|c| directed_ratio(reference, c.summary.median, row.direction))
-                {
-                    factors[side].push(factor);
-                }
-            }
-        }
-        let scores: Vec<Option<f64>> = factors.iter().map(|f| geometric_mean(f)).collect();
+        let (scores, tests) = scores(&sides, workload, registry, true);
         let Some(own_score) = scores[0] else { continue };
         let ranked: Vec<f64> = scores.iter().flatten().copied().collect();
         if ranked.len() < RANK_MIN_ENVIRONMENTS {
@@ -386,6 +359,44 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
         });
     }
     ranks
+}
+
+/// Each side's score on a workload and how many headline tests it is made of: every headline test two sides share
+/// (with `first_sides_tests`, only those the first side has), each side's median against the median of all sides'
+/// medians (direction-aware, above 1 is better), their geometric mean. `None` for a side that shares no such test.
+pub fn scores(
+    sides: &[Side],
+    workload: &str,
+    registry: &Registry,
+    first_sides_tests: bool,
+) -> (Vec<Option<f64>>, usize) {
+    let comparison = compare_results(sides);
+    let headline = headline_rows(&comparison.rows, workload, registry);
+    let mut factors: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+    let mut tests = 0;
+    for row in &headline {
+        if first_sides_tests && row.cells[0].is_none() {
+            continue;
+        }
+        let mut medians: Vec<f64> = row.cells.iter().flatten().map(|c| c.summary.median).collect();
+        if medians.len() < 2 {
+            continue;
+        }
+        medians.sort_by(f64::total_cmp);
+        let reference = if medians.len() % 2 == 1 {
+            medians[medians.len() / 2]
+        } else {
+            (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
+        };
+        tests += 1;
+        for (side, cell) in row.cells.iter().enumerate() {
+            if let Some(factor) = cell.as_ref().and_then(|c| directed_ratio(reference, c.summary.median, row.direction))
+            {
+                factors[side].push(factor);
+            }
+        }
+    }
+    (factors.iter().map(|f| geometric_mean(f)).collect(), tests)
 }
 
 /// `1st`, `2nd`, `3rd`, `11th`.

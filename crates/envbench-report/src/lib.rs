@@ -13,10 +13,12 @@ mod environment;
 mod error;
 mod history;
 pub mod html;
+pub mod leaderboard;
 mod render;
 mod report;
 mod side;
 mod svg;
+mod tls;
 mod verdict;
 mod viewer;
 
@@ -38,8 +40,9 @@ pub use svg::{
     Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
     change_chart, line_chart, nice_step,
 };
+pub use tls::load_tls;
 pub use verdict::{
-    BOOTSTRAP_RESAMPLES, Decision, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, change_words,
-    headline_rows, interval_words, speed_words, test_change,
+    BOOTSTRAP_RESAMPLES, Decision, Gate, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, change_words,
+    gate, headline_rows, interval_words, speed_words, test_change,
 };
-pub use viewer::{DEFAULT_LISTEN, bind, is_loopback, router, serve, serve_blocking};
+pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

@@ -45,34 +45,62 @@ struct Viewer {
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; \
      base-uri 'none'";
 
+/// What a viewer serves beside its pages: a results service's API routes, and the host names it answers for beyond
+/// the address it listens on (the public name of a service behind a reverse proxy).
+#[derive(Default)]
+pub struct Extras {
+    pub api: Option<Router>,
+    pub hosts: Vec<String>,
+    /// Serve HTTPS with these settings ([`crate::load_tls`]) instead of plain HTTP.
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+}
+
 /// The viewer's routes over the store at `location`, read-only, for requests addressed to `listening`:
 /// `/` (runs, filterable by label, tag, host, workload, date), `/run/{id}`, `/compare?run=ID&side=SPEC...`,
 /// `/report.html?...` (the report as a download), `/compare.json?...` and `/compare.md?...`.
 pub fn router(location: StoreLocation, workloads: Registry, listening: SocketAddr) -> Router {
-    Router::new()
+    router_with(location, workloads, listening, Extras::default())
+}
+
+/// The viewer's routes with [`Extras`].
+pub fn router_with(location: StoreLocation, workloads: Registry, listening: SocketAddr, extras: Extras) -> Router {
+    let pages = Router::new()
         .route("/", get(list_page))
         .route("/run/{id}", get(run_page))
         .route("/suites", get(suites_page))
         .route("/environments", get(environments_page))
         .route("/environment/{id}", get(environment_page))
+        .route("/leaderboard", get(leaderboard_page))
         .route("/compare", get(compare_page))
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
         .route("/compare.md", get(compare_markdown))
-        .fallback(not_found)
-        .layer(middleware::from_fn_with_state(listening, guard))
-        .with_state(Arc::new(Viewer { location, workloads }))
+        .with_state(Arc::new(Viewer { location, workloads }));
+    let routes = match extras.api {
+        Some(api) => pages.merge(api),
+        None => pages,
+    };
+    let addressed = Addressed { listening, hosts: Arc::new(extras.hosts) };
+    routes.fallback(not_found).layer(middleware::from_fn_with_state(addressed, guard))
+}
+
+/// Whom the viewer answers: its address, and the names it was given.
+#[derive(Clone)]
+struct Addressed {
+    listening: SocketAddr,
+    hosts: Arc<Vec<String>>,
 }
 
 /// Refuse requests not addressed to the viewer (DNS rebinding) or with more than one `Host` (RFC 9112 3.2: a 400),
 /// and mark every response as not to be scripted, framed or sniffed.
-async fn guard(State(listening): State<SocketAddr>, request: Request, next: Next) -> Response {
+async fn guard(State(addressed): State<Addressed>, request: Request, next: Next) -> Response {
+    let listening = addressed.listening;
     let hosts = request.headers().get_all(header::HOST).iter().count();
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     let mut response = if hosts > 1 {
         let body = "<h1>Bad request</h1>\n<p>The request has more than one Host header.</p>";
         (StatusCode::BAD_REQUEST, html(page("envbench: bad request", body))).into_response()
-    } else if host_allowed(host, &listening) {
+    } else if host_allowed(host, &listening) || named_host(host, &addressed.hosts) {
         next.run(request).await
     } else {
         let body = format!(
@@ -111,14 +139,43 @@ pub fn host_allowed(host: &str, listening: &SocketAddr) -> bool {
     }
 }
 
+/// True for a `Host` header naming one of `hosts`, with or without a port.
+fn named_host(host: &str, hosts: &[String]) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    !name.is_empty() && hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// Serve the viewer on a bound listener until the task is dropped or the listener fails.
 pub async fn serve(
     location: StoreLocation,
     listener: tokio::net::TcpListener,
     workloads: Registry,
 ) -> Result<(), ReportError> {
+    serve_with(location, listener, workloads, Extras::default()).await
+}
+
+/// Serve the viewer with [`Extras`].
+pub async fn serve_with(
+    location: StoreLocation,
+    listener: tokio::net::TcpListener,
+    workloads: Registry,
+    extras: Extras,
+) -> Result<(), ReportError> {
     let listening = listener.local_addr().map_err(|e| ReportError::Serve(e.to_string()))?;
-    axum::serve(listener, router(location, workloads, listening)).await.map_err(|e| ReportError::Serve(e.to_string()))
+    let tls = extras.tls.clone();
+    let router = router_with(location, workloads, listening, extras);
+    let served = match tls {
+        Some(config) => {
+            let listener =
+                crate::tls::TlsListener::new(listener, config).map_err(|e| ReportError::Serve(e.to_string()))?;
+            axum::serve(listener, router).await
+        }
+        None => axum::serve(listener, router).await,
+    };
+    served.map_err(|e| ReportError::Serve(e.to_string()))
 }
 
 /// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
@@ -134,18 +191,23 @@ pub fn is_loopback(address: &SocketAddr) -> bool {
 
 /// Serve on a listener from [`bind`] with a runtime of its own, blocking until the server stops (for a synchronous
 /// binary: bind, print the address, then call this).
-pub fn serve_blocking(location: StoreLocation, listener: TcpListener, workloads: Registry) -> Result<(), ReportError> {
+pub fn serve_blocking(
+    location: StoreLocation,
+    listener: TcpListener,
+    workloads: Registry,
+    extras: Extras,
+) -> Result<(), ReportError> {
     let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
     let listen_error = |e: std::io::Error| ReportError::Listen { address: address.clone(), reason: e.to_string() };
     listener.set_nonblocking(true).map_err(listen_error)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_io()
+        .enable_all()
         .build()
         .map_err(|e| ReportError::Serve(e.to_string()))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(listen_error)?;
-        serve(location, listener, workloads).await
+        serve_with(location, listener, workloads, extras).await
     })
 }
 
@@ -197,8 +259,128 @@ async fn not_found(uri: axum::http::Uri) -> Response {
 }
 
 fn navigation() -> String {
-    "<nav><a href=\"/\">Runs</a> <a href=\"/suites\">Suites</a> <a href=\"/environments\">Environments</a></nav>\n"
+    "<nav><a href=\"/\">Runs</a> <a href=\"/suites\">Suites</a> <a href=\"/environments\">Environments</a> \
+     <a href=\"/leaderboard\">Leaderboard</a></nav>\n"
         .to_string()
+}
+
+/// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
+/// apart, flagged runs listed apart; filters by what the fingerprints say.
+async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> Response {
+    use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
+    let query = parse_query(query.as_deref());
+    with_store(viewer, move |store, workloads| {
+        let summaries = store.list_runs(&RunFilter::default())?;
+        let environments = store.environments()?;
+        let complete: Vec<&envbench_core::model::RunSummary> =
+            summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
+        let present: Vec<&str> =
+            workloads.names().into_iter().filter(|w| complete.iter().any(|r| r.workload == *w)).collect();
+        let mut body = navigation();
+        let Some(workload) = first(&query, "workload").or(present.first().copied()) else {
+            body.push_str("<h1>Leaderboard</h1>\n<p>No complete runs yet.</p>\n");
+            return Ok(html(page("envbench leaderboard", &body)));
+        };
+        if !present.contains(&workload) {
+            return Err(ReportError::EmptySide(format!("leaderboard of '{workload}' (no complete run of it here)")));
+        }
+        let mut filters = Filters::default();
+        for (name, _) in FILTER_FIELDS {
+            if let Some(value) = first(&query, name) {
+                filters.set(name, value.to_string());
+            }
+        }
+        // The newest runs of each environment that passes the filters, read from the fingerprints alone: a store of
+        // thousands of runs loads only what ranks.
+        let of_workload: Vec<&&envbench_core::model::RunSummary> =
+            complete.iter().filter(|r| r.workload == workload).collect();
+        let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
+        let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+        let mut runs = Vec::new();
+        for summary in &of_workload {
+            let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
+            let count = taken.entry(crate::environment::environment_identity(fp).id).or_default();
+            if *count < 2 * RUNS_PER_ENVIRONMENT {
+                *count += 1;
+                runs.push(store.load_run(&summary.uuid)?);
+            }
+        }
+        let board = leaderboard(workload, &runs, &filters, offered, workloads);
+        body.push_str(&format!("<h1>Leaderboard: {}</h1>\n", escape(&board.title)));
+        let links: Vec<String> = present
+            .iter()
+            .map(|w| {
+                if *w == workload {
+                    format!("<strong>{}</strong>", escape(w))
+                } else {
+                    format!("<a href=\"/leaderboard?workload={}\">{}</a>", percent_encode(w), escape(w))
+                }
+            })
+            .collect();
+        body.push_str(&format!("<p>Workloads: {}</p>\n", links.join(" · ")));
+        body.push_str(&format!(
+            "<form method=\"get\" action=\"/leaderboard\"><input type=\"hidden\" name=\"workload\" value=\"{}\">",
+            escape(workload)
+        ));
+        for (name, label) in FILTER_FIELDS {
+            let chosen = board.filters.get(name);
+            let mut select = format!("<label>{} <select name=\"{name}\"><option value=\"\">any</option>", escape(label));
+            for value in board.choices.get(name).into_iter().flatten() {
+                let selected = if chosen == Some(value.as_str()) { " selected" } else { "" };
+                select.push_str(&format!("<option{selected}>{}</option>", escape(value)));
+            }
+            select.push_str("</select></label> ");
+            body.push_str(&select);
+        }
+        body.push_str("<button type=\"submit\">Filter</button></form>\n");
+        body.push_str(
+            "<p class=\"note\">Each environment's score: its median on every headline test against the median of the \
+             environments in its list, direction-aware, as a geometric mean (1.20x: 20% better than the middle). An \
+             environment's figure is its latest runs (at most 5). Runs with a built-in profile's options and tuned runs \
+             are ranked apart; disturbed runs and memory-backed storage are listed apart, unranked.</p>\n",
+        );
+        let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
+            .into_iter()
+            .map(String::from)
+            .chain(FILTER_FIELDS.iter().map(|(_, label)| label.to_string()))
+            .collect();
+        let sections = [
+            ("Default options", &board.default, "No run with a built-in profile's options passes these filters."),
+            ("Tuned options", &board.tuned, "No tuned run passes these filters."),
+            ("Flagged: disturbed, or memory-backed storage (not ranked)", &board.flagged, "None."),
+        ];
+        for (title, entries, none) in sections {
+            body.push_str(&format!("<h2>{}</h2>\n", escape(title)));
+            if entries.is_empty() {
+                body.push_str(&format!("<p>{}</p>\n", escape(none)));
+                continue;
+            }
+            let others = entries.len().saturating_sub(1);
+            let rows: Vec<String> = entries
+                .iter()
+                .map(|e| {
+                    let mut row = format!(
+                        "<tr>{}<td><a href=\"/environment/{}\">{}</a></td>{}{}{}{}",
+                        num(&e.position.map(ordinal).unwrap_or_else(|| "-".into())),
+                        escape(&e.environment.id),
+                        escape(&e.environment.name),
+                        num(&e.score.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into())),
+                        num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
+                        num(&e.runs.to_string()),
+                        num(&e.tests.to_string()),
+                    );
+                    for value in &e.fields {
+                        row.push_str(&cell(value));
+                    }
+                    row.push_str("</tr>");
+                    row
+                })
+                .collect();
+            body.push_str(&table(&headings, &rows));
+        }
+        Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
+    })
+    .await
 }
 
 /// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.

@@ -25,6 +25,7 @@ mod series_rows;
 mod sql;
 mod sqlite_backend;
 mod store;
+mod uploads;
 
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
@@ -35,6 +36,7 @@ pub use recorder::{RecordedRun, RunRecorder};
 pub use schema::LATEST_VERSION;
 pub use sqlite_backend::{SqliteBackend, SqliteStore};
 pub use store::SqlStore;
+pub use uploads::{Received, TokenCheck, Upload, UploadOutcome, UploadStore, UploadToken, open_upload_store};
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};

@@ -123,6 +123,36 @@ impl Dialect {
         }
     }
 
+    /// An upload token may only be revoked, once, and never deleted: its other columns never change.
+    fn revoke_once(self) -> String {
+        let refused = ["OLD.revoked_at IS NOT NULL", "NEW.revoked_at IS NULL"]
+            .into_iter()
+            .map(str::to_string)
+            .chain(["name", "token_sha256", "created_at"].map(|c| self.differs(c)))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let message = "envbench upload tokens are only ever revoked, once";
+        match self {
+            Dialect::Sqlite => format!(
+                "CREATE TRIGGER upload_tokens_revoke_once BEFORE UPDATE ON upload_tokens\n    WHEN {refused}\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n    \
+                 CREATE TRIGGER upload_tokens_no_delete BEFORE DELETE ON upload_tokens\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n"
+            ),
+            Dialect::Postgres => format!(
+                "CREATE FUNCTION envbench_upload_tokens_revoke_once() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        IF {refused} THEN\n            RAISE EXCEPTION '{message}';\n        END IF;\n        \
+                 RETURN NEW;\n    END\n    $$;\n    \
+                 CREATE TRIGGER upload_tokens_revoke_once BEFORE UPDATE ON upload_tokens\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_upload_tokens_revoke_once();\n    \
+                 CREATE TRIGGER upload_tokens_no_delete BEFORE DELETE ON upload_tokens\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_append_only('upload tokens');\n    \
+                 CREATE TRIGGER upload_tokens_no_truncate BEFORE TRUNCATE ON upload_tokens\n        \
+                 FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('upload tokens');\n"
+            ),
+        }
+    }
+
     /// A run may only end, once: `refused` lists the conditions under which an UPDATE of `runs` is refused.
     fn runs_end_once(self, refused: &[String], replace: bool) -> String {
         let condition = refused.join("\n        OR ");
@@ -336,8 +366,32 @@ const TABLES_4: &str = r#"
     CREATE INDEX sampler_contention_by_run ON sampler_contention(run_id);
 "#;
 
+/// A results service's upload tokens and what came in through them (migration 5). A token is kept as its SHA-256
+/// only, never itself; it may be revoked once and is never deleted, so every upload keeps its submitter. One row of
+/// `uploads` per run received, with the provenance the client stated and the digest of its results (a copy of a run
+/// under another uuid is a duplicate).
+const TABLES_5: &str = r#"
+    CREATE TABLE upload_tokens (
+        id {id},
+        name TEXT NOT NULL UNIQUE,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    CREATE TABLE uploads (
+        id {id},
+        run_id {int} NOT NULL UNIQUE REFERENCES runs(id),
+        token_id {int} NOT NULL REFERENCES upload_tokens(id),
+        received_at TEXT NOT NULL,
+        received_s {real} NOT NULL,
+        content_sha256 TEXT NOT NULL UNIQUE,
+        provenance TEXT NOT NULL
+    );
+    CREATE INDEX uploads_by_token ON uploads(token_id, received_s);
+"#;
+
 /// How many migrations there are: the schema version this build writes.
-pub const LATEST_VERSION: i64 = 4;
+pub const LATEST_VERSION: i64 = 5;
 
 /// Migration `version` (from 1) in a dialect.
 pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
@@ -389,6 +443,11 @@ pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
                 "SELECT status FROM runs WHERE id = NEW.run_id",
             ));
         }
+        5 => {
+            sql.push_str(&dialect.fill(TABLES_5));
+            sql.push_str(&dialect.append_only("uploads", "uploads"));
+            sql.push_str(&dialect.revoke_once());
+        }
         _ => unreachable!("migration {version} does not exist"),
     }
     sql
@@ -421,6 +480,8 @@ pub(crate) const TABLES: &[&str] = &[
     "run_attachments",
     "fleet_events",
     "sampler_contention",
+    "upload_tokens",
+    "uploads",
 ];
 
 #[cfg(test)]

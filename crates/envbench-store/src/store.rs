@@ -109,12 +109,15 @@ impl<B: Backend> SqlStore<B> {
     }
 
     /// Run `work` in one write transaction; nothing of it is kept when it fails.
-    fn write<T>(&mut self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    pub(crate) fn write<T>(
+        &mut self,
+        work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         self.transaction(B::DIALECT.begin_write(), work)
     }
 
     /// Run `work` on one consistent snapshot.
-    fn read<T>(&self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    pub(crate) fn read<T>(&self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         self.transaction(B::DIALECT.begin_read(), work)
     }
 
@@ -394,6 +397,33 @@ fn insert_run(
     Ok(run_id)
 }
 
+/// Copy in a run kept elsewhere, inside the caller's write transaction: its id here, or `None` when a run with its
+/// uuid is already here (and nothing changed).
+pub(crate) fn import_within<B: Backend>(sql: &mut Sql<'_>, run: &StoredRun) -> Result<Option<i64>, StoreError> {
+    let s = &run.summary;
+    B::lock_run(sql, &s.uuid)?;
+    if sql.query_optional("SELECT 1 FROM runs WHERE uuid = ?", params![s.uuid.as_str()])?.is_some() {
+        return Ok(None);
+    }
+    // Added as running, filled, then ended as it ended there: the same append-only rules as any run.
+    let fingerprint_id = fingerprint_row(sql, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
+    let run_id = insert_run(sql, s, &run.command_line, &run.tool_version, fingerprint_id, None)?;
+    for result in &run.results {
+        insert_result(sql, run_id, &result.record, &result.parameters_hash)?;
+    }
+    if let Some(series) = &run.series {
+        insert_series(sql, run_id, series)?;
+    }
+    for (name, document) in &run.attachments {
+        insert_attachment(sql, run_id, name, document)?;
+    }
+    if s.status != RunStatus::Running {
+        let ended_at = s.ended_at.clone().unwrap_or_else(|| s.started_at.clone());
+        end_run(sql, &s.uuid, s.status, s.status_reason.as_deref(), &ended_at)?;
+    }
+    Ok(Some(run_id))
+}
+
 fn insert_result(
     sql: &mut Sql<'_>,
     run_id: i64,
@@ -644,28 +674,10 @@ impl<B: Backend> ResultStore for SqlStore<B> {
 
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
         self.write(|sql| {
-            let s = &run.summary;
-            B::lock_run(sql, &s.uuid)?;
-            if sql.query_optional("SELECT 1 FROM runs WHERE uuid = ?", params![s.uuid.as_str()])?.is_some() {
-                return Ok(ImportOutcome::AlreadyPresent);
-            }
-            // Added as running, filled, then ended as it ended there: the same append-only rules as any run.
-            let fingerprint_id = fingerprint_row(sql, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
-            let run_id = insert_run(sql, s, &run.command_line, &run.tool_version, fingerprint_id, None)?;
-            for result in &run.results {
-                insert_result(sql, run_id, &result.record, &result.parameters_hash)?;
-            }
-            if let Some(series) = &run.series {
-                insert_series(sql, run_id, series)?;
-            }
-            for (name, document) in &run.attachments {
-                insert_attachment(sql, run_id, name, document)?;
-            }
-            if s.status != RunStatus::Running {
-                let ended_at = s.ended_at.clone().unwrap_or_else(|| s.started_at.clone());
-                end_run(sql, &s.uuid, s.status, s.status_reason.as_deref(), &ended_at)?;
-            }
-            Ok(ImportOutcome::Imported)
+            Ok(match import_within::<B>(sql, run)? {
+                Some(_) => ImportOutcome::Imported,
+                None => ImportOutcome::AlreadyPresent,
+            })
         })
     }
 

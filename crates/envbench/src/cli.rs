@@ -96,6 +96,33 @@ pub enum ResultsAction {
     Suites(GroupArgs),
     /// List the environments (CPU, memory, hypervisor, storage) the runs ran in, with their history per workload.
     Environments(GroupArgs),
+    /// Make, list and revoke the upload tokens of a results service (`envbench serve --accept-uploads`), on the
+    /// service's store.
+    Token(TokenArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenAction {
+    /// Make a token for a submitter: printed once on standard output (keep it in a file only they read); the store
+    /// keeps only its SHA-256.
+    Create(TokenName),
+    /// List the tokens: names, when made and revoked, runs uploaded; never the tokens.
+    List(GroupArgs),
+    /// Revoke a submitter's token: its uploads are refused from now on; the runs it sent stay.
+    Revoke(TokenName),
+}
+
+#[derive(Args, Debug)]
+pub struct TokenName {
+    /// The submitter's name, recorded with every run uploaded with the token.
+    #[arg(long)]
+    pub name: String,
 }
 
 #[derive(Args, Debug)]
@@ -105,8 +132,9 @@ pub struct GroupArgs {
     pub json: bool,
 }
 
+/// Which stored runs a command takes: `results list`'s and `push`'s filters.
 #[derive(Args, Debug)]
-pub struct ListArgs {
+pub struct RunSelection {
     /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, htap, tpch, exec).
     #[arg(long)]
     pub workload: Option<String>,
@@ -116,6 +144,12 @@ pub struct ListArgs {
     /// Only runs with this tag (repeatable; all must match).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub selection: RunSelection,
     /// Only runs on this host name.
     #[arg(long)]
     pub host: Option<String>,
@@ -141,6 +175,20 @@ pub enum ExportFormat {
     Csv,
     Tsv,
     Json,
+    /// Bencher Metric Format JSON (`bencher run --adapter json`).
+    Bencher,
+    /// github-action-benchmark's custom JSON, with --better higher (customBiggerIsBetter) or lower
+    /// (customSmallerIsBetter).
+    GithubActionBenchmark,
+}
+
+/// Which results a github-action-benchmark file holds: the action reads each file one way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Better {
+    /// Higher is better (tool: customBiggerIsBetter): throughputs, IOPS, NOPM.
+    Higher,
+    /// Lower is better (tool: customSmallerIsBetter): times and latencies.
+    Lower,
 }
 
 #[derive(Args, Debug)]
@@ -148,8 +196,12 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// Runs to export (ids or unique prefixes); all runs when none are given.
+    /// Runs to export (ids or unique prefixes); when none are given, every run, or for bencher and
+    /// github-action-benchmark the latest suite's runs (or the latest run).
     pub runs: Vec<String>,
+    /// For --format github-action-benchmark: export the results where higher is better, or those where lower is.
+    #[arg(long, value_enum)]
+    pub better: Option<Better>,
     /// Write to this file instead of standard output (a new file, or an export envbench wrote before).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -170,6 +222,10 @@ pub struct CompareArgs {
     /// Print a Markdown table, for pasting into tickets.
     #[arg(long)]
     pub markdown: bool,
+    /// A gate for CI: exit 1 when the verdict finds a workload significantly slower than the baseline by more than
+    /// this (e.g. 5%), 0 otherwise; either way it says why. A workload it cannot decide about passes, and says so.
+    #[arg(long, value_name = "PERCENT")]
+    pub fail_if_worse: Option<envbench_core::units::Percent>,
 }
 
 #[derive(Args, Debug)]
@@ -190,14 +246,53 @@ pub struct ServeArgs {
     /// Address to listen on; loopback by default (results are not shared unless you say so).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Run as a results service: take runs pushed with `envbench push URL --token-file FILE` (POST /api/v1/runs),
+    /// re-check each and keep it with its submitter; every page stays read-only and public. Tokens are made here with
+    /// `envbench results token create`. Without --tls-cert and --tls-key this serves plain HTTP, meant for loopback
+    /// behind a reverse proxy that speaks TLS: tokens must not cross a network in clear text.
+    #[arg(long)]
+    pub accept_uploads: bool,
+    /// The largest upload taken (larger ones get 413).
+    #[arg(long, default_value = "32MiB", value_name = "SIZE")]
+    pub max_upload_size: envbench_core::ByteSize,
+    /// The most runs in one upload (more get 413).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_runs_per_upload: u64,
+    /// The most uploads one token may make in an hour (more get 429).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_uploads_per_hour: u32,
+    /// A host name the viewer answers for beyond its address, e.g. the public name of a service behind a reverse
+    /// proxy (repeatable). Requests for other names are refused, so a web page cannot read the store through DNS
+    /// rebinding.
+    #[arg(long = "host-name", value_name = "NAME")]
+    pub host_names: Vec<String>,
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct PushArgs {
-    /// The destination store: postgres://user@host/db or a SQLite file path.
-    #[arg(long, value_name = "STORE")]
-    pub to: String,
-    /// Runs to copy (ids or prefixes); every ended run when none are given.
+    /// The destination store: postgres://user@host/db or a SQLite file path; or a results service,
+    /// https://host/ (which may also come first among the arguments: envbench push https://host/ ...).
+    #[arg(long, value_name = "STORE|URL")]
+    pub to: Option<String>,
+    /// For a results service: the file holding your upload token (a file, so the token never shows in `ps` or a
+    /// shell's history).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// For a results service over HTTPS: trust this CA certificate (PEM) besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// For a results service: print the upload that would be sent (JSON) and send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub selection: RunSelection,
+    /// Runs to copy (ids or prefixes); every ended run (that matches the filters) when none are given.
     #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
 }

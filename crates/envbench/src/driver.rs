@@ -7,6 +7,7 @@ use crate::session::{Session, interrupt_flag};
 use clap::{Args, FromArgMatches};
 use envbench_core::fingerprint::{Fingerprint, MEMORY_BACKED_FLAG};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
+use envbench_core::provenance::{Options, PROVENANCE_ATTACHMENT, RunProvenance};
 use envbench_core::sampler::DISTURBED_FLAG;
 use envbench_core::workload::{
     Ending, Envelope, Plan, Planned, Progress, Recording, Resource, RunContext, Workload, WorkloadError,
@@ -42,6 +43,57 @@ pub struct CommonArgs {
     /// The command line to record instead of this process's (set by `envbench run` for each of its runs).
     #[arg(long, hide = true)]
     pub invoked_as: Option<String>,
+    /// The built-in suite whose defaults this run's options are (set by `envbench run` for a built-in suite's runs).
+    #[arg(long, hide = true)]
+    pub defaults_of: Option<String>,
+    /// How the run's options were chosen, from the command line ([`common_args`]).
+    #[arg(skip)]
+    pub options: Option<Options>,
+}
+
+/// Options that say where a run works, how it is named and how it reports, not what it measures: giving them keeps
+/// a run's options its profile's defaults. `quick` picks a built-in profile.
+const PLACING_OPTIONS: &[&str] = &[
+    "label",
+    "tags",
+    "json",
+    "sample_interval",
+    "suite_id",
+    "invoked_as",
+    "defaults_of",
+    "dir",
+    "target",
+    "schema",
+    "db",
+    "file",
+    "save",
+    "force",
+    "quick",
+];
+
+/// The options every workload shares, with how the run's options were chosen: the workload's or a built-in suite's
+/// defaults, or tuned, naming each option the user gave that changes what is measured.
+pub fn common_args(workload: &dyn Workload, matches: &clap::ArgMatches) -> Result<CommonArgs, WorkloadError> {
+    let mut common = CommonArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let definition = command(workload);
+    let changed: Vec<String> = matches
+        .ids()
+        .map(|id| id.as_str())
+        .filter(|id| !PLACING_OPTIONS.contains(id))
+        .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| {
+            let long = definition.get_arguments().find(|a| a.get_id() == id).and_then(|a| a.get_long());
+            format!("--{}", long.map_or_else(|| id.replace('_', "-"), str::to_string))
+        })
+        .collect();
+    let quick = matches.ids().any(|id| id == "quick")
+        && matches.value_source("quick") == Some(clap::parser::ValueSource::CommandLine);
+    common.options = Some(match (&common.defaults_of, changed.is_empty()) {
+        (Some(suite), _) => Options::Default { profile: format!("the {suite} suite") },
+        (None, true) => Options::Default { profile: if quick { "--quick" } else { "defaults" }.to_string() },
+        (None, false) => Options::Tuned { changed },
+    });
+    Ok(common)
 }
 
 impl CommonArgs {
@@ -128,7 +180,7 @@ pub fn quote_words<S: AsRef<str>>(words: impl Iterator<Item = S>) -> String {
 
 /// Run a workload from its parsed command line, storing the run in `location`.
 pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &StoreLocation) -> anyhow::Result<ExitCode> {
-    let common = CommonArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let common = common_args(workload, matches)?;
     let request = run_request(workload.name(), &common)?;
     let planned = match workload.plan(matches)? {
         Plan::Answer(text) => {
@@ -267,6 +319,12 @@ pub fn run_planned(
         for (name, document) in measured.extra_attachments() {
             session.attach(&name, &document)?;
         }
+        let provenance = RunProvenance {
+            envbench_version: envbench_core::TOOL_VERSION.to_string(),
+            binary: envbench_probe::binary_identity(envbench_probe::current_binary()).ok(),
+            options: common.options.clone().unwrap_or(Options::Default { profile: "defaults".into() }),
+        };
+        session.attach(PROVENANCE_ATTACHMENT, &serde_json::to_value(&provenance)?)?;
         let (status, reason) = match (&ending, interrupted) {
             (_, true) => (
                 RunStatus::Interrupted,

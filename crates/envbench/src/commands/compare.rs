@@ -1,14 +1,14 @@
-//! `envbench compare`, `report`, `serve` and `push`: the answers practitioners take to IT, and the shared store.
+//! `envbench compare`, `report` and `serve`: the answers practitioners take to IT, and the viewer (or results
+//! service) over a store.
 
-use crate::cli::{CompareArgs, PushArgs, ReportArgs, ServeArgs};
-use crate::commands::{location, store};
+use crate::cli::{CompareArgs, ReportArgs, ServeArgs};
+use crate::commands::store;
 use crate::files::OutputFile;
 use crate::output::print;
 use crate::registry::WORKLOADS;
 use crate::usage;
-use envbench_core::RunStatus;
 use envbench_report::{Format, ReportError};
-use envbench_store::{RunFilter, StoreLocation, push_runs};
+use envbench_store::{RunFilter, StoreLocation};
 use std::process::ExitCode;
 
 /// Side-resolution mistakes are the user's: exit 2.
@@ -53,6 +53,23 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
             workloads.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
+    if let Some(threshold) = args.fail_if_worse {
+        let gate = envbench_report::gate(&comparison.verdicts, threshold.fraction());
+        for line in &gate.passes {
+            eprintln!("gate: passed: {line}");
+        }
+        for line in &gate.failures {
+            eprintln!("gate: FAILED: {line}");
+        }
+        if gate.failed() {
+            eprintln!(
+                "gate: --fail-if-worse {threshold}: {} workload(s) slower than allowed; exit 1",
+                gate.failures.len()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        eprintln!("gate: --fail-if-worse {threshold}: no workload significantly slower than allowed");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -76,8 +93,13 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
 }
 
 pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    // Fail now, not on the first page view, when the store is missing or not an envbench store.
-    drop(store(location, false)?);
+    // Fail now, not on the first page view, when the store is missing or not an envbench store. A service's store
+    // is made when missing: runs arrive by upload.
+    if args.accept_uploads {
+        drop(envbench_store::open_upload_store(location, true)?);
+    } else {
+        drop(store(location, false)?);
+    }
     let listener = envbench_report::bind(&args.listen).map_err(|e| usage(e.to_string()))?;
     let address = listener.local_addr()?;
     if !envbench_report::is_loopback(&address) {
@@ -86,53 +108,31 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
              results (read-only). Use --listen 127.0.0.1:8080 to keep them on this machine."
         );
     }
-    eprintln!("envbench viewer for {} on http://{address}/ (read-only; Ctrl-C stops it)", location.display());
-    envbench_report::serve_blocking(location.clone(), listener, WORKLOADS)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn push(location: &StoreLocation, args: PushArgs) -> anyhow::Result<ExitCode> {
-    let destination = self::location(&args.to, "--to")?;
-    if &destination == location {
-        return Err(usage("--to names the store being pushed from; give another store"));
-    }
-    if let StoreLocation::Sqlite(path) = &destination
-        && path.is_dir()
-    {
-        return Err(usage(format!(
-            "--to {}: a directory, not a store; give a SQLite file (e.g. {}/results.db) or a postgres:// URL",
-            path.display(),
-            path.display()
-        )));
-    }
-    let from = store(location, false)?;
-    let runs: Vec<String> = if args.runs.is_empty() {
-        from.list_runs(&RunFilter::default())?
-            .into_iter()
-            .rev()
-            .filter(|r| r.status != RunStatus::Running)
-            .map(|r| r.uuid)
-            .collect()
-    } else {
-        args.runs.clone()
-    };
-    let mut to = store(&destination, true)?;
-    let report = push_runs(from.as_ref(), to.as_mut(), &runs)?;
-    crate::output::println(&format!(
-        "pushed {} run{} to {}; {} already there{}",
-        report.copied.len(),
-        if report.copied.len() == 1 { "" } else { "s" },
-        destination.display(),
-        report.already_present.len(),
-        if report.still_running.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} still running, not pushed (push them once they end; a run whose envbench process died is marked \
-                 interrupted when its store is next opened)",
-                report.still_running.len()
-            )
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(certificate), Some(key)) => {
+            Some(envbench_report::load_tls(certificate, key).map_err(|e| usage(e.to_string()))?)
         }
-    ));
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut extras = envbench_report::Extras { api: None, hosts: args.host_names.clone(), tls };
+    if args.accept_uploads {
+        let limits = envbench_service::Limits {
+            max_body_bytes: args.max_upload_size.bytes(),
+            max_runs_per_upload: usize::try_from(args.max_runs_per_upload).unwrap_or(usize::MAX),
+            max_uploads_per_hour: args.max_uploads_per_hour,
+        };
+        let workloads = WORKLOADS.names().into_iter().map(str::to_string).collect();
+        extras.api = Some(envbench_service::api_router(location.clone(), workloads, limits));
+        eprintln!(
+            "envbench results service for {} on {scheme}://{address}/: uploads at /api/v1/runs with a token (envbench \
+             results token create); pages read-only{}; Ctrl-C stops it",
+            location.display(),
+            if scheme == "http" { "; plain HTTP, so serve it behind a TLS reverse proxy" } else { "" }
+        );
+    } else {
+        eprintln!("envbench viewer for {} on {scheme}://{address}/ (read-only; Ctrl-C stops it)", location.display());
+    }
+    envbench_report::serve_blocking(location.clone(), listener, WORKLOADS, extras)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -57,20 +57,55 @@ pub const EXPORT_COLUMNS: &[&str] = &[
 
 pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode> {
     let output = args.output.as_deref().map(|path| OutputFile::check(path, "-o", args.force, location)).transpose()?;
+    let tracker = matches!(args.format, ExportFormat::Bencher | ExportFormat::GithubActionBenchmark);
+    let better = match (args.format, args.better) {
+        (ExportFormat::GithubActionBenchmark, None) => {
+            return Err(crate::usage(
+                "--format github-action-benchmark: give --better higher (for the action's tool customBiggerIsBetter) \
+                 or --better lower (customSmallerIsBetter); the action reads each file one way",
+            ));
+        }
+        (ExportFormat::GithubActionBenchmark, Some(better)) => Some(better),
+        (_, Some(_)) => return Err(crate::usage("--better is for --format github-action-benchmark only")),
+        (_, None) => None,
+    };
     let store = store(location, false)?;
-    let uuids: Vec<String> = if args.runs.is_empty() {
+    let uuids: Vec<String> = if args.runs.is_empty() && tracker {
+        latest_suite(&store.list_runs(&RunFilter::default())?)
+    } else if args.runs.is_empty() {
         store.list_runs(&RunFilter::default())?.into_iter().rev().map(|r| r.uuid).collect()
     } else {
         args.runs.iter().map(|r| store.find_run(r)).collect::<Result<_, _>>()?
     };
     let runs: Vec<StoredRun> = uuids.iter().map(|u| store.load_run(u)).collect::<Result<_, _>>()?;
-    if args.format == ExportFormat::Tsv
-        && let Some(text) = native_tsv(&runs)?
-    {
-        return write_export(output.as_ref(), &text, text.lines().count().saturating_sub(1));
-    }
+    let results = runs.iter().map(|r| r.results.len()).sum();
+    let native = if args.format == ExportFormat::Tsv { native_tsv(&runs)? } else { None };
+    let (text, count) = match (args.format, better, native) {
+        (_, _, Some(text)) => {
+            let count = text.lines().count().saturating_sub(1);
+            (text, count)
+        }
+        (ExportFormat::GithubActionBenchmark, Some(better), _) => {
+            (super::tracker_export::github_action_benchmark(&runs, better)?, results)
+        }
+        (ExportFormat::Bencher, _, _) => (super::tracker_export::bencher(&runs)?, results),
+        (format, _, None) => {
+            let rows = sample_rows(&runs);
+            let text = match format {
+                ExportFormat::Csv => delimited(&rows, ',', csv_field),
+                ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
+                _ => serde_json::to_string_pretty(&rows)? + "\n",
+            };
+            (text, rows.len())
+        }
+    };
+    write_export(output.as_ref(), &text, count)
+}
+
+/// One row per raw sample of every result of the runs.
+fn sample_rows(runs: &[StoredRun]) -> Vec<ExportRow<'_>> {
     let mut rows = Vec::new();
-    for run in &runs {
+    for run in runs {
         let environment = environment_summary(&run.fingerprint);
         let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         for result in &run.results {
@@ -99,12 +134,19 @@ pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<Exit
             }
         }
     }
-    let text = match args.format {
-        ExportFormat::Json => serde_json::to_string_pretty(&rows)? + "\n",
-        ExportFormat::Csv => delimited(&rows, ',', csv_field),
-        ExportFormat::Tsv => delimited(&rows, '\t', tsv_field),
-    };
-    write_export(output.as_ref(), &text, rows.len())
+    rows
+}
+
+/// The runs of the latest suite, oldest first, or the latest run when it is not part of a suite; none in an empty
+/// store.
+fn latest_suite(runs: &[envbench_store::RunSummary]) -> Vec<String> {
+    let Some(latest) = runs.first() else { return Vec::new() };
+    match &latest.suite_id {
+        Some(suite) => {
+            runs.iter().rev().filter(|r| r.suite_id.as_ref() == Some(suite)).map(|r| r.uuid.clone()).collect()
+        }
+        None => vec![latest.uuid.clone()],
+    }
 }
 
 fn write_export(output: Option<&OutputFile>, text: &str, row_count: usize) -> anyhow::Result<ExitCode> {

@@ -6,7 +6,7 @@ use crate::registry::WORKLOADS;
 use clap::{Args, FromArgMatches};
 use envbench_core::fleet::AgentPlace;
 use envbench_core::model::redact_secrets;
-use envbench_core::workload::{Workload, WorkloadError};
+use envbench_core::workload::Workload;
 use envbench_fleet::board::{Failure, Finished, kind};
 use envbench_fleet::coordinator::STORE_VARIABLE;
 use envbench_fleet::{AgentRun, Board, CoordinatorRun, FleetSpec, SshOptions, Transport};
@@ -183,7 +183,7 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
     if prepare_timeout < Duration::from_secs(1) {
         return Err(crate::usage("--prepare-timeout must be at least 1s"));
     }
-    let common = CommonArgs::from_arg_matches(sub).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let common = driver::common_args(workload, sub)?;
     let mut request = driver::run_request(workload.name(), &common)?;
     let coordinator = side.coordinator(sub)?;
     let fleet = uuid::Uuid::new_v4().to_string();
@@ -318,7 +318,7 @@ fn take_part(
     let matches = driver::command(workload)
         .try_get_matches_from(std::iter::once(workload.name().to_string()).chain(spec.arguments.iter().cloned()))
         .map_err(|e| crate::usage(format!("the fleet's {} options: {e}", workload.name())))?;
-    let common = CommonArgs::from_arg_matches(&matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    let common = driver::common_args(workload, &matches)?;
     let place = AgentPlace {
         name: args.name.clone(),
         subdirectory: format!(

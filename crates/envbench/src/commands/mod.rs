@@ -2,11 +2,13 @@
 
 mod compare;
 mod export;
+mod push;
 
 pub use export::EXPORT_COLUMNS;
 pub mod fleet;
 mod results;
 mod run;
+mod tracker_export;
 
 use crate::cli::{Cli, Command};
 use crate::registry::WORKLOADS;
@@ -47,7 +49,7 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
         Command::Compare(args) => compare::compare(store, args),
         Command::Report(args) => compare::report(store, args),
         Command::Serve(args) => compare::serve(store, args),
-        Command::Push(args) => compare::push(store, args),
+        Command::Push(args) => push::push(store, args),
         Command::Agent(args) => fleet::agent(store, args),
     }
 }

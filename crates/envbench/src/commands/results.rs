@@ -1,6 +1,6 @@
 //! `envbench results list|show|export` (`export` in its own module).
 
-use crate::cli::{GroupArgs, ListArgs, ResultsAction, ResultsArgs, ShowArgs};
+use crate::cli::{GroupArgs, ListArgs, ResultsAction, ResultsArgs, RunSelection, ShowArgs, TokenAction, TokenArgs};
 use crate::commands::store;
 use crate::driver::parse_tags;
 use crate::output::{print, println};
@@ -17,7 +17,61 @@ pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCo
         ResultsAction::Export(args) => super::export::export(location, args),
         ResultsAction::Suites(args) => suites(location, args),
         ResultsAction::Environments(args) => environments(location, args),
+        ResultsAction::Token(args) => token(location, args),
     }
+}
+
+/// `envbench results token create|list|revoke`, on a results service's store.
+fn token(location: &StoreLocation, args: TokenArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        TokenAction::Create(args) => {
+            crate::driver::check_name("--name", &args.name)?;
+            let mut store = envbench_store::open_upload_store(location, true)?;
+            let token = envbench_service::new_token()?;
+            store.create_token(&args.name, &envbench_service::token_sha256(&token))?;
+            eprintln!(
+                "upload token for '{}' (shown this once; {} keeps only its SHA-256): give it to them to keep in a file \
+                 only they read, for envbench push URL --token-file FILE",
+                args.name,
+                location.display()
+            );
+            println(&token);
+        }
+        TokenAction::List(args) => {
+            let store = envbench_store::open_upload_store(location, false)?;
+            let tokens = store.upload_tokens()?;
+            if args.json {
+                println(&serde_json::to_string_pretty(&tokens)?);
+            } else if tokens.is_empty() {
+                println("No upload tokens yet: envbench results token create --name NAME makes one.");
+            } else {
+                use Align::{Left, Right};
+                let mut table =
+                    Table::new(&["NAME", "CREATED (UTC)", "REVOKED (UTC)", "RUNS"], &[Left, Left, Left, Right]);
+                let time = |t: &str| t.get(..19).unwrap_or(t).replace('T', " ");
+                for t in &tokens {
+                    table.row(vec![
+                        printable(&t.name),
+                        time(&t.created_at),
+                        t.revoked_at.as_deref().map(time).unwrap_or_default(),
+                        t.runs.to_string(),
+                    ]);
+                }
+                print(&table.render());
+            }
+        }
+        TokenAction::Revoke(args) => {
+            let mut store = envbench_store::open_upload_store(location, false)?;
+            if !store.revoke_token(&args.name)? {
+                return Err(crate::usage(format!(
+                    "--name {}: no live token of that name; `envbench results token list` shows them",
+                    printable(&args.name)
+                )));
+            }
+            println(&format!("revoked the token of '{}': its uploads are refused from now on", printable(&args.name)));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The suites in the store, with the side that names each for `compare` and `report`.
@@ -92,8 +146,9 @@ fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
-    if let Some(workload) = &args.workload
+/// The store filter of a run selection, refusing a workload that does not exist.
+pub fn selected(selection: &RunSelection) -> anyhow::Result<RunFilter> {
+    if let Some(workload) = &selection.workload
         && crate::registry::WORKLOADS.find(workload).is_none()
     {
         return Err(crate::usage(format!(
@@ -102,12 +157,20 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
             crate::registry::WORKLOADS.names().join(", ")
         )));
     }
+    Ok(RunFilter {
+        workload: selection.workload.clone(),
+        label: selection.label.clone(),
+        tags: parse_tags(&selection.tags)?,
+        host: None,
+        limit: None,
+    })
+}
+
+fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
     let filter = RunFilter {
-        workload: args.workload,
-        label: args.label,
-        tags: parse_tags(&args.tags)?,
         host: args.host,
         limit: args.limit.map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
+        ..selected(&args.selection)?
     };
     let store = store(location, false)?;
     let runs = store.list_runs(&filter)?;

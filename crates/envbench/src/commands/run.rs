@@ -28,6 +28,8 @@ const SUITE_ITEM_TAG: &str = "suite.item";
 
 pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> {
     let (suite, file) = load(&args)?;
+    // A built-in suite's runs keep its defaults (a smoke run's tiny sizes are not a profile).
+    let builtin = !args.smoke && WORKLOADS.builtin_suite(&args.suite).is_some();
     if !args.dir.is_dir() {
         return Err(usage(format!("--dir {}: not a directory; give an existing directory", args.dir.display())));
     }
@@ -87,6 +89,9 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         }
         let mut argv = command.clone();
         argv.extend(["--suite-id".into(), suite_id.clone()]);
+        if builtin {
+            argv.extend(["--defaults-of".into(), suite.name.clone()]);
+        }
         for (key, value) in [
             (SUITE_TAG, suite_id.as_str()),
             (SUITE_NAME_TAG, suite.name.as_str()),

@@ -242,3 +242,76 @@ fn the_calibration_bench_runs_its_pairs_and_reports_rates() {
         std::fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with("calibration."))
     );
 }
+
+/// A timed step made twice as slow between two labels (the same command, reading its delay from a file): the CI
+/// gate exits 1 on it at 5% and says why, passes it at 150%, passes the same delay and the faster side, and refuses a
+/// threshold that is not a percentage. The runs export as Bencher's and github-action-benchmark's JSON.
+#[test]
+fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
+    let dir = scratch("gate");
+    let store = dir.join("results.db");
+    let store = store.to_str().unwrap();
+    let delay = dir.join("delay");
+    let step = format!("wait=sleep $(cat {})", delay.display());
+    for (label, seconds) in [("before", "0.05"), ("after", "0.1"), ("again", "0.05")] {
+        std::fs::write(&delay, seconds).unwrap();
+        let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", "5", "--step", &step];
+        ok(envbench(store, &dir, &[args.as_slice(), &["--label", label]].concat()));
+    }
+    let gate = |sides: [&str; 2], threshold: &str| {
+        envbench(store, &dir, &["compare", sides[0], sides[1], "--fail-if-worse", threshold])
+    };
+    let failed = gate(["before", "after"], "5%");
+    let said = String::from_utf8_lossy(&failed.stderr).into_owned();
+    assert_eq!(failed.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("gate: FAILED: ") && said.contains("slower on B") && said.contains("more than the 5% allowed"),
+        "{said}"
+    );
+    assert!(!String::from_utf8_lossy(&failed.stdout).is_empty(), "the comparison is printed as ever");
+    for (sides, threshold, reason) in [
+        (["before", "after"], "150", "within the 150% allowed"),
+        (["before", "again"], "5%", "no workload significantly slower"),
+        (["after", "before"], "5%", "faster on B"),
+    ] {
+        let passed = gate(sides, threshold);
+        let said = String::from_utf8_lossy(&passed.stderr).into_owned();
+        assert_eq!(passed.status.code(), Some(0), "{sides:?}: {said}");
+        assert!(said.contains(reason), "{sides:?}: '{reason}' missing from {said}");
+    }
+    let bad = gate(["before", "after"], "five");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("e.g. 5%"));
+
+    // The latest run (no suite) as Bencher's format: the median of its five samples, and its bounds.
+    let bencher: Value =
+        serde_json::from_slice(&ok(envbench(store, &dir, &["results", "export", "--format", "bencher"])).stdout)
+            .unwrap();
+    let elapsed = &bencher["exec/wait"]["elapsed (s)"];
+    let (value, low, high) = (
+        elapsed["value"].as_f64().unwrap(),
+        elapsed["lower_value"].as_f64().unwrap(),
+        elapsed["upper_value"].as_f64().unwrap(),
+    );
+    assert!((0.05..0.5).contains(&value) && low <= value && value <= high, "{bencher}");
+    let action = |better: &str| {
+        let output =
+            envbench(store, &dir, &["results", "export", "--format", "github-action-benchmark", "--better", better]);
+        serde_json::from_slice::<Value>(&ok(output).stdout).unwrap()
+    };
+    let lower = action("lower");
+    assert_eq!(lower[0]["name"], "exec/wait: elapsed", "{lower}");
+    assert_eq!(lower[0]["unit"], "s");
+    assert!(lower[0]["range"].as_str().unwrap().starts_with("± "), "{lower}");
+    assert_eq!(action("higher"), serde_json::json!([]), "every exec figure is a time");
+    let unsaid = envbench(store, &dir, &["results", "export", "--format", "github-action-benchmark"]);
+    assert_eq!(unsaid.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unsaid.stderr).contains("--better higher"));
+    // Two runs of one test are two values for one benchmark: refused, never averaged.
+    let runs: Vec<Value> =
+        serde_json::from_slice(&ok(envbench(store, &dir, &["results", "list", "--json"])).stdout).unwrap();
+    let (first, second) = (runs[0]["uuid"].as_str().unwrap(), runs[1]["uuid"].as_str().unwrap());
+    let twice = envbench(store, &dir, &["results", "export", "--format", "bencher", first, second]);
+    assert_eq!(twice.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("more than one of the runs exported"));
+}

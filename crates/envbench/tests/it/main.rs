@@ -9,6 +9,7 @@ mod fleet;
 mod htap;
 mod oltp;
 mod safety;
+mod service;
 mod suites;
 mod sustained;
 mod tpch;

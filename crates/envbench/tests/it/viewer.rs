@@ -4,9 +4,8 @@
 use crate::common;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("viewer-tests", name)
@@ -39,34 +38,9 @@ fn quick_disk_run(store: &Path, data: &str, test: &str, extra: &[&str]) -> Outpu
     envbench(store, &[&base[..], extra].concat())
 }
 
-/// The server, stopped when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Start `envbench serve` on a free loopback port; returns the server and its base URL.
-fn serve(store: &Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("ENVBENCH_STORE", store)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let server = Server(child);
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        if let Some(start) = line.find("http://") {
-            let url = line[start..].split_whitespace().next().unwrap().trim_end_matches('/').to_string();
-            return (server, url);
-        }
-    }
-    panic!("envbench serve never said where it listens");
+/// `envbench serve` on a free loopback port; returns the server and its base URL.
+fn serve(store: &Path) -> (common::Server, String) {
+    common::serve(store, &[])
 }
 
 /// A desktop and a phone viewport.
@@ -334,4 +308,66 @@ fn suites_environments_and_the_verdict_fit_a_desktop_and_a_phone() {
         screenshot(DESKTOP, &profile, &url, &dir.join(format!("{name}-desktop.png")));
         screenshot(PHONE, &profile, &url, &dir.join(format!("{name}-phone.png")));
     }
+}
+
+/// The leaderboard ranks like with like: two environments (all CPUs, and one CPU by `taskset`) with a built-in
+/// profile's options rank 1st and 2nd; a tuned run ranks in its own list; a run on memory-backed storage is listed
+/// apart, unranked. Filters narrow the field by the fingerprint; the page fits a desktop and a phone.
+#[test]
+fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
+    let online = std::thread::available_parallelism().unwrap().get();
+    assert!(online >= 2, "the leaderboard test pins a run to one of this machine's CPUs: it needs two");
+    let dir = scratch("leaderboard");
+    let store = dir.join("results.db");
+    let data = dir.to_str().unwrap();
+    let test = "rnd:4k:q8:t1:read";
+    // `--defaults-of` is what `envbench run` gives a built-in suite's runs.
+    quick_disk_run(&store, data, test, &["--defaults-of", "quick", "--label", "default"]);
+    let base = ["disk", "--dir", data, "--size", "32m", "--runs", "3", "--duration", "200ms", "--interval", "0s"];
+    let pinned = Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_envbench")])
+        .args(base)
+        .args(["--no-warmup", "--test", test])
+        .args(["--defaults-of", "quick", "--label", "pinned"])
+        .env("ENVBENCH_STORE", &store)
+        .output()
+        .unwrap();
+    assert!(pinned.status.success(), "{}", String::from_utf8_lossy(&pinned.stderr));
+    quick_disk_run(&store, data, test, &["--label", "tuned"]);
+    let shm = Path::new("/dev/shm").join(format!("envbench-leaderboard-{}", std::process::id()));
+    std::fs::create_dir_all(&shm).unwrap();
+    quick_disk_run(&store, shm.to_str().unwrap(), test, &["--label", "in-memory"]);
+    std::fs::remove_dir_all(&shm).unwrap();
+
+    let (_server, base) = serve(&store);
+    let profile = dir.join("chromium-profile");
+    let url = format!("{base}/leaderboard?workload=disk");
+    let board = dom(&profile, &url);
+    let section = |title: &str| -> String {
+        let start = board.find(title).unwrap_or_else(|| panic!("no '{title}' section:\n{board}"));
+        let rest = &board[start..];
+        rest[..rest[1..].find("<h2>").map_or(rest.len(), |end| end + 1)].to_string()
+    };
+    let (default, tuned, flagged) = (section("Default options"), section("Tuned options"), section("Flagged"));
+    // Other tests share this machine: a run they disturbed is flagged, and listed apart like the run on memory.
+    let runs: Vec<Value> = serde_json::from_slice(&envbench(&store, &["results", "list", "--json"]).stdout).unwrap();
+    let disturbed = |label: &str| runs.iter().any(|r| r["label"] == label && r["disturbed"] == true);
+    let listed = |section: &str| section.matches("href=\"/environment/").count();
+    let ranked_default = ["default", "pinned"].iter().filter(|l| !disturbed(l)).count();
+    assert_eq!(listed(&default), ranked_default, "{default}");
+    if ranked_default == 2 {
+        assert!(default.contains(">1st<") && default.contains(">2nd<"), "{default}");
+        assert!(default.contains("(1 usable)") && default.contains("100% of 1"), "{default}");
+    }
+    assert_eq!(listed(&tuned), usize::from(!disturbed("tuned")), "{tuned}");
+    assert!(flagged.contains("(memory-backed)") && !flagged.contains(">1st<"), "{flagged}");
+    assert!(!default.contains("(memory-backed)") && !tuned.contains("(memory-backed)"));
+    // A filter by the fingerprint: the file system of the runs on memory leaves only them.
+    let narrowed = dom(&profile, &format!("{base}/leaderboard?workload=disk&filesystem=tmpfs"));
+    assert!(narrowed.contains("No run with a built-in profile's options passes these filters"), "{narrowed}");
+    assert!(narrowed.contains("(memory-backed)"), "{narrowed}");
+    let overflow = sideways_overflow(PHONE, &profile, &board, &dir.join("leaderboard-probe.html"));
+    assert!(overflow <= 0, "the leaderboard scrolls sideways by {overflow} px on a phone");
+    screenshot(DESKTOP, &profile, &url, &dir.join("leaderboard-desktop.png"));
+    screenshot(PHONE, &profile, &url, &dir.join("leaderboard-phone.png"));
 }

@@ -2,8 +2,9 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// A fresh, empty directory for one test, on the disk the tests run from (never tmpfs).
 pub fn scratch(group: &str, name: &str) -> PathBuf {
@@ -110,4 +111,36 @@ impl Drop for MariaDatabase {
     fn drop(&mut self) {
         mysql(&format!("DROP DATABASE IF EXISTS {}", self.0));
     }
+}
+
+/// A server the binary runs (`envbench serve`), stopped when dropped.
+pub struct Server(pub Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `envbench serve` with `args` on a free loopback port over `store`: the server and its URL as it says it
+/// (`http://127.0.0.1:PORT`, or `https://`), without a trailing slash.
+pub fn serve(store: &Path, args: &[&str]) -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let server = Server(child);
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        if let Some(start) = line.find("http://").or_else(|| line.find("https://")) {
+            let url = line[start..].split_whitespace().next().unwrap().trim_end_matches([':', '/']).to_string();
+            return (server, url);
+        }
+    }
+    panic!("envbench serve never said where it listens");
 }

@@ -1,0 +1,243 @@
+//! A workload's leaderboard: every environment in the store ranked by its score on the workload's headline tests (as
+//! an environment's rank is made, [`crate::history::scores`]), like compared with like. Runs with a built-in
+//! profile's options rank apart from tuned ones (what each run kept in its provenance), and runs that were disturbed
+//! or measured memory-backed storage are listed apart, never ranked among the rest. Filters narrow the field by what
+//! the fingerprint says: hypervisor, storage transport, file system, CPU model, core count.
+
+use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
+use crate::side::Side;
+use envbench_core::fingerprint::Fingerprint;
+use envbench_core::model::StoredRun;
+use envbench_core::provenance::{Options, PROVENANCE_ATTACHMENT, RunProvenance};
+use envbench_core::workload::Registry;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An environment's latest runs of a workload, at most this many, make its figure.
+pub const RUNS_PER_ENVIRONMENT: usize = 5;
+
+/// What narrows a leaderboard: each set field must equal the fingerprint's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Filters {
+    pub hypervisor: Option<String>,
+    pub transport: Option<String>,
+    pub filesystem: Option<String>,
+    pub cpu: Option<String>,
+    pub cores: Option<String>,
+}
+
+/// The fields filters read from a fingerprint, in the order they are offered.
+pub const FILTER_FIELDS: [(&str, &str); 5] = [
+    ("hypervisor", "Hypervisor"),
+    ("transport", "Storage transport"),
+    ("filesystem", "File system"),
+    ("cpu", "CPU model"),
+    ("cores", "Cores"),
+];
+
+/// A fingerprint's value of a filter field ("bare metal" without a hypervisor, "-" where unknown).
+pub fn field(fp: &Fingerprint, name: &str) -> String {
+    let unknown = || "-".to_string();
+    match name {
+        "hypervisor" => fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()),
+        "transport" => fp
+            .storage
+            .as_ref()
+            .and_then(|s| s.physical_devices().find_map(|d| d.transport.clone()))
+            .unwrap_or_else(unknown),
+        "filesystem" => fp.storage.as_ref().map(|s| s.filesystem.clone()).unwrap_or_else(unknown),
+        "cpu" => {
+            fp.cpu.model.as_ref().map(|m| m.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_else(unknown)
+        }
+        "cores" => fp.cpu.cores.map(|c| c.to_string()).unwrap_or_else(unknown),
+        _ => unknown(),
+    }
+}
+
+impl Filters {
+    /// True when the fingerprint has every value set.
+    pub fn admits(&self, fp: &Fingerprint) -> bool {
+        [
+            ("hypervisor", &self.hypervisor),
+            ("transport", &self.transport),
+            ("filesystem", &self.filesystem),
+            ("cpu", &self.cpu),
+            ("cores", &self.cores),
+        ]
+        .iter()
+        .all(|(name, wanted)| wanted.as_ref().is_none_or(|w| field(fp, name) == *w))
+    }
+
+    /// Set a field by its name; false for a name that is not a filter.
+    pub fn set(&mut self, name: &str, value: String) -> bool {
+        let slot = match name {
+            "hypervisor" => &mut self.hypervisor,
+            "transport" => &mut self.transport,
+            "filesystem" => &mut self.filesystem,
+            "cpu" => &mut self.cpu,
+            "cores" => &mut self.cores,
+            _ => return false,
+        };
+        *slot = Some(value).filter(|v| !v.is_empty());
+        true
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        match name {
+            "hypervisor" => self.hypervisor.as_deref(),
+            "transport" => self.transport.as_deref(),
+            "filesystem" => self.filesystem.as_deref(),
+            "cpu" => self.cpu.as_deref(),
+            "cores" => self.cores.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Which list a run belongs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// A built-in profile's options.
+    Default,
+    /// Options the user changed, or not recorded.
+    Tuned,
+    /// Disturbed by other load, or storage that is memory.
+    Flagged,
+}
+
+/// How a run ranks: its options, or its flags.
+pub fn class(run: &StoredRun) -> Class {
+    if run.summary.disturbed || memory_backed(&run.fingerprint) {
+        return Class::Flagged;
+    }
+    let options = run
+        .attachments
+        .get(PROVENANCE_ATTACHMENT)
+        .and_then(|p| serde_json::from_value::<RunProvenance>(p.clone()).ok())
+        .map(|p| p.options);
+    match options {
+        Some(Options::Default { .. }) => Class::Default,
+        _ => Class::Tuned,
+    }
+}
+
+/// One environment on a leaderboard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    pub environment: EnvironmentIdentity,
+    /// 1 is the best; flagged entries have none.
+    pub position: Option<usize>,
+    /// Its score against the median of the list: above 1 is better; none when it shares no headline test with
+    /// another environment of the list (and it is alone: 1).
+    pub score: Option<f64>,
+    /// Share of the others in its list it beats, in percent.
+    pub percentile: Option<f64>,
+    pub runs: usize,
+    pub tests: usize,
+    /// The filter fields' values, in [`FILTER_FIELDS`] order.
+    pub fields: Vec<String>,
+}
+
+/// A workload's leaderboard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Leaderboard {
+    pub workload: String,
+    pub title: String,
+    pub filters: Filters,
+    pub default: Vec<Entry>,
+    pub tuned: Vec<Entry>,
+    pub flagged: Vec<Entry>,
+    /// Every value each filter field takes among the workload's runs, for the filter form.
+    pub choices: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Every value each filter field takes among these fingerprints.
+pub fn choices<'a>(fingerprints: impl Iterator<Item = &'a Fingerprint>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut choices: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for fp in fingerprints {
+        for (name, _) in FILTER_FIELDS {
+            choices.entry(name.to_string()).or_default().insert(field(fp, name));
+        }
+    }
+    choices
+}
+
+/// The leaderboard of `workload` over complete runs of it (newest first), narrowed by `filters`; `choices` are the
+/// values the filter form offers ([`choices`] of every run of the workload).
+pub fn leaderboard(
+    workload: &str,
+    runs: &[StoredRun],
+    filters: &Filters,
+    choices: BTreeMap<String, BTreeSet<String>>,
+    registry: &Registry,
+) -> Leaderboard {
+    let mut lists: BTreeMap<Class, BTreeMap<String, (EnvironmentIdentity, Vec<StoredRun>)>> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.summary.workload == workload) {
+        if !filters.admits(&run.fingerprint) {
+            continue;
+        }
+        let identity = environment_identity(&run.fingerprint);
+        let (_, kept) = lists
+            .entry(class(run))
+            .or_default()
+            .entry(identity.id.clone())
+            .or_insert_with(|| (identity.clone(), Vec::new()));
+        if kept.len() < RUNS_PER_ENVIRONMENT {
+            kept.push(run.clone());
+        }
+    }
+    let mut ranked = |class: Class| -> Vec<Entry> {
+        let Some(environments) = lists.remove(&class) else { return Vec::new() };
+        let sides: Vec<Side> = environments.values().map(|(id, runs)| Side::new(id.id.clone(), runs.clone())).collect();
+        // One environment alone is its list's median.
+        let (scores, tests) = match sides.len() {
+            1 => {
+                let metrics = registry.headline_metrics(workload);
+                let tests: BTreeSet<(&str, &str)> = sides[0]
+                    .runs
+                    .iter()
+                    .flat_map(|r| &r.results)
+                    .filter(|r| metrics.contains(&r.record.metric.as_str()))
+                    .map(|r| (r.record.test_id.as_str(), r.parameters_hash.as_str()))
+                    .collect();
+                (vec![Some(1.0)], tests.len())
+            }
+            _ => crate::history::scores(&sides, workload, registry, false),
+        };
+        let mut entries: Vec<Entry> = environments
+            .values()
+            .zip(&scores)
+            .map(|((identity, runs), score)| Entry {
+                environment: identity.clone(),
+                position: None,
+                score: *score,
+                percentile: None,
+                runs: runs.len(),
+                tests,
+                fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
+            })
+            .collect();
+        // Best first; those without a score last.
+        entries.sort_by(|a, b| b.score.unwrap_or(f64::NEG_INFINITY).total_cmp(&a.score.unwrap_or(f64::NEG_INFINITY)));
+        if class != Class::Flagged {
+            let all: Vec<f64> = entries.iter().filter_map(|e| e.score).collect();
+            for entry in &mut entries {
+                let Some(score) = entry.score else { continue };
+                entry.position = Some(all.iter().filter(|s| **s > score).count() + 1);
+                let worse = all.iter().filter(|s| **s < score).count();
+                entry.percentile = (all.len() > 1).then(|| worse as f64 / (all.len() - 1) as f64 * 100.0);
+            }
+        }
+        entries
+    };
+    Leaderboard {
+        workload: workload.to_string(),
+        title: registry.title(workload).to_string(),
+        filters: filters.clone(),
+        default: ranked(Class::Default),
+        tuned: ranked(Class::Tuned),
+        flagged: ranked(Class::Flagged),
+        choices,
+    }
+}

@@ -1,0 +1,301 @@
+//! The client side: `envbench push https://host/ --token-file FILE`. It asks the service which runs it has, checks
+//! locally what it can (a run's provenance, the binary that ran it), and uploads the rest in batches within the
+//! service's limits, over HTTPS (rustls) or plain HTTP, through the proxy `HTTPS_PROXY`/`HTTP_PROXY` name.
+
+use crate::api::{ApiError, Known, Limits, UploadAnswer};
+use crate::upload::{UPLOAD_FORMAT, UploadBody, UploadedRun, kept_provenance};
+use envbench_core::provenance::BinaryIdentity;
+use envbench_store::{ResultStore, StoreError};
+use std::time::Duration;
+
+/// Why talking to a service failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("'{0}' is not a service URL: give http(s)://host[:port]/")]
+    BadUrl(String),
+    #[error("--ca-cert: {0}")]
+    BadCertificate(String),
+    #[error("{url}: cannot reach the service ({reason}); check the URL, the network and any proxy (HTTPS_PROXY)")]
+    Unreachable { url: String, reason: String },
+    #[error("{url}: the service refused it ({status}): {message}")]
+    Refused { url: String, status: u16, message: String },
+    #[error("{url}: the answer is not an envbench service's ({reason})")]
+    NotAService { url: String, reason: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The largest answer read from a service.
+const MAX_ANSWER_BYTES: u64 = 16 << 20;
+
+/// A results service, reached over HTTP(S).
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+    token: Option<String>,
+}
+
+impl Client {
+    /// A client of the service at `url` (its root, e.g. `https://results.example.com/`), uploading with `token`,
+    /// trusting `ca_pem` (PEM certificates) besides the system's roots.
+    pub fn new(url: &str, token: Option<String>, ca_pem: Option<&[u8]>) -> Result<Client, ClientError> {
+        let lower = url.to_ascii_lowercase();
+        if !(lower.starts_with("https://") || lower.starts_with("http://")) || url.contains(char::is_whitespace) {
+            return Err(ClientError::BadUrl(url.to_string()));
+        }
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(pem) = ca_pem {
+            let mut certificates = Vec::new();
+            for item in ureq::tls::parse_pem(pem) {
+                match item {
+                    Ok(ureq::tls::PemItem::Certificate(certificate)) => certificates.push(certificate),
+                    Ok(_) => {}
+                    Err(e) => return Err(ClientError::BadCertificate(e.to_string())),
+                }
+            }
+            if certificates.is_empty() {
+                return Err(ClientError::BadCertificate("the file holds no PEM certificate".into()));
+            }
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certificates));
+        }
+        // The proxy comes from the environment (ALL_PROXY, HTTPS_PROXY, HTTP_PROXY), as ureq's default config takes it.
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(300)))
+            .timeout_connect(Some(Duration::from_secs(15)))
+            .max_redirects(0)
+            .tls_config(tls.build())
+            .build()
+            .new_agent();
+        Ok(Client { agent, base: url.trim_end_matches('/').to_string(), token })
+    }
+
+    /// A warning when the token would cross a network in clear text.
+    pub fn clear_text_warning(&self) -> Option<String> {
+        let host = self.base.strip_prefix("http://")?.split(['/', ':']).next().unwrap_or("");
+        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        (!loopback && self.token.is_some()).then(|| {
+            format!(
+                "{}: plain HTTP to another host: the token crosses the network in clear text; use https://",
+                self.base
+            )
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Send a request and read its answer: its status and body.
+    fn exchange(&self, path: &str, body: Option<&[u8]>, with_token: bool) -> Result<(u16, String), ClientError> {
+        let url = self.url(path);
+        let unreachable = |e: ureq::Error| ClientError::Unreachable { url: url.clone(), reason: e.to_string() };
+        let mut response = match body {
+            Some(body) => {
+                // A body the service refuses by its length is answered before it is sent.
+                let mut request =
+                    self.agent.post(&url).header("Content-Type", "application/json").header("Expect", "100-continue");
+                if with_token && let Some(token) = &self.token {
+                    request = request.header("Authorization", format!("Bearer {token}"));
+                }
+                request.send(body).map_err(unreachable)?
+            }
+            None => self.agent.get(&url).call().map_err(unreachable)?,
+        };
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|e| ClientError::NotAService { url: url.clone(), reason: e.to_string() })?;
+        Ok((status, text))
+    }
+
+    /// A JSON answer of type `T` when the status is one of `accepted`; otherwise the service's refusal.
+    fn answer<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        (status, text): (u16, String),
+        accepted: &[u16],
+    ) -> Result<T, ClientError> {
+        let url = self.url(path);
+        if accepted.contains(&status) {
+            return serde_json::from_str(&text).map_err(|e| ClientError::NotAService { url, reason: e.to_string() });
+        }
+        let message = serde_json::from_str::<ApiError>(&text).map(|e| e.error).unwrap_or_else(|_| {
+            let first: String = text.chars().take(200).collect();
+            if first.is_empty() { "no reason given".into() } else { first }
+        });
+        Err(ClientError::Refused { url, status, message })
+    }
+
+    /// What the service takes in one upload.
+    pub fn limits(&self) -> Result<Limits, ClientError> {
+        let path = "/api/v1/limits";
+        self.answer(path, self.exchange(path, None, false)?, &[200])
+    }
+
+    /// Which of these runs the service has.
+    pub fn known(&self, runs: &[String]) -> Result<Vec<String>, ClientError> {
+        let path = "/api/v1/known";
+        let body = serde_json::to_vec(&Known { runs: runs.to_vec() }).expect("ids serialize");
+        Ok(self.answer::<Known>(path, self.exchange(path, Some(&body), false)?, &[200])?.runs)
+    }
+
+    /// Upload a batch: each run's outcome.
+    pub fn upload(&self, body: &[u8]) -> Result<UploadAnswer, ClientError> {
+        let path = "/api/v1/runs";
+        self.answer(path, self.exchange(path, Some(body), true)?, &[200, 422])
+    }
+}
+
+/// What a push to a service did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PushedToService {
+    pub submitter: Option<String>,
+    pub accepted: Vec<String>,
+    pub already_present: Vec<String>,
+    /// Runs not uploaded, or refused by the service, with the reason.
+    pub refused: Vec<(String, String)>,
+    /// Runs with no results: nothing to share.
+    pub empty: Vec<String>,
+}
+
+impl PushedToService {
+    pub fn summary(&self, url: &str) -> String {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        format!(
+            "pushed {} run{} to {url}{}; {} already there; {} refused; {} without results, not sent",
+            self.accepted.len(),
+            plural(self.accepted.len()),
+            self.submitter.as_ref().map(|s| format!(" as '{s}'")).unwrap_or_default(),
+            self.already_present.len(),
+            self.refused.len(),
+            self.empty.len()
+        )
+    }
+}
+
+/// The upload of these runs (ids or prefixes) as this binary would send it, and the runs it cannot send with the
+/// reason: no provenance, or another binary ran it (whose digest this one cannot state).
+pub fn upload_of(
+    from: &dyn ResultStore,
+    runs: &[String],
+    binary: &BinaryIdentity,
+    binary_sha256: &str,
+) -> Result<(UploadBody, Vec<(String, String)>), ClientError> {
+    let mut body = UploadBody { format: UPLOAD_FORMAT, runs: Vec::new() };
+    let mut unsent = Vec::new();
+    for id in runs {
+        let run = from.load_run(&from.find_run(id)?)?;
+        match uploadable(run, binary, binary_sha256) {
+            Ok(run) => body.runs.push(run),
+            Err((uuid, reason)) => unsent.push((uuid, reason)),
+        }
+    }
+    Ok((body, unsent))
+}
+
+/// A run as uploaded, or why it cannot be.
+fn uploadable(
+    run: envbench_core::StoredRun,
+    binary: &BinaryIdentity,
+    binary_sha256: &str,
+) -> Result<UploadedRun, (String, String)> {
+    let uuid = run.summary.uuid.clone();
+    let kept = kept_provenance(&run).map_err(|reason| (uuid.clone(), reason))?;
+    if kept.binary.as_ref() != Some(binary) {
+        return Err((
+            uuid,
+            "another envbench binary ran it (a different build or version than this one): only the binary that ran \
+             a run can state its SHA-256; push it with that binary"
+                .into(),
+        ));
+    }
+    UploadedRun::of(run, binary_sha256).map_err(|reason| (uuid, reason))
+}
+
+/// Upload runs (ids or prefixes) to a service: those it has are skipped, those without results are not sent, the
+/// rest go in batches within its limits.
+pub fn push(
+    from: &dyn ResultStore,
+    client: &Client,
+    runs: &[String],
+    binary: &BinaryIdentity,
+    binary_sha256: &str,
+) -> Result<PushedToService, ClientError> {
+    let limits = client.limits()?;
+    let uuids: Vec<String> = runs.iter().map(|id| from.find_run(id)).collect::<Result<_, _>>()?;
+    let known = client.known(&uuids)?;
+    let mut pushed = PushedToService::default();
+    let mut batch: Vec<Vec<u8>> = Vec::new();
+    let mut batch_bytes = 0u64;
+    // Room for the envelope around the runs.
+    let room = limits.max_body_bytes.saturating_sub(1024);
+    let send = |batch: &mut Vec<Vec<u8>>, pushed: &mut PushedToService| -> Result<(), ClientError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut body = format!("{{\"format\":{UPLOAD_FORMAT},\"runs\":[").into_bytes();
+        for (index, run) in batch.iter().enumerate() {
+            if index > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(run);
+        }
+        body.extend_from_slice(b"]}");
+        batch.clear();
+        let answer = client.upload(&body)?;
+        pushed.submitter = Some(answer.submitter);
+        for outcome in answer.runs {
+            match outcome.outcome.as_str() {
+                "accepted" => pushed.accepted.push(outcome.run),
+                "already_present" => pushed.already_present.push(outcome.run),
+                _ => pushed.refused.push((outcome.run, outcome.reason.unwrap_or_default())),
+            }
+        }
+        Ok(())
+    };
+    for uuid in uuids {
+        if known.contains(&uuid) {
+            pushed.already_present.push(uuid);
+            continue;
+        }
+        let run = from.load_run(&uuid)?;
+        if run.summary.status == envbench_core::RunStatus::Running {
+            continue;
+        }
+        if run.results.is_empty() {
+            pushed.empty.push(uuid);
+            continue;
+        }
+        let run = match uploadable(run, binary, binary_sha256) {
+            Ok(run) => run,
+            Err(refused) => {
+                pushed.refused.push(refused);
+                continue;
+            }
+        };
+        let bytes = serde_json::to_vec(&run).expect("runs serialize");
+        if bytes.len() as u64 > room {
+            pushed.refused.push((
+                uuid,
+                format!(
+                    "{} bytes, more than the service takes in one upload ({} bytes)",
+                    bytes.len(),
+                    limits.max_body_bytes
+                ),
+            ));
+            continue;
+        }
+        if batch.len() >= limits.max_runs_per_upload || batch_bytes + bytes.len() as u64 + 1 > room {
+            send(&mut batch, &mut pushed)?;
+            batch_bytes = 0;
+        }
+        batch_bytes += bytes.len() as u64 + 1;
+        batch.push(bytes);
+    }
+    send(&mut batch, &mut pushed)?;
+    Ok(pushed)
+}

@@ -1,0 +1,19 @@
+//! The results service: runs shared beyond one team, through an HTTP API in front of a store instead of a database
+//! password.
+//!
+//! This crate owns the upload format ([`upload`]: a run with the provenance its client states and each result's
+//! headline), the server's re-checks of an upload ([`checks`]: nothing is silently altered; a run that fails a check is
+//! refused with the reason), the submitters' tokens ([`tokens`]: made on the server, shown once, kept as digests), the
+//! API routes with their limits ([`api`]), and the client that pushes runs to a service ([`client`]). The store keeps
+//! the runs and tokens (envbench-store); the pages that show them are the viewer's (envbench-report).
+
+pub mod api;
+pub mod checks;
+pub mod client;
+pub mod tokens;
+pub mod upload;
+
+pub use api::{Limits, api_router};
+pub use checks::check_upload;
+pub use tokens::{new_token, token_sha256};
+pub use upload::{Headline, UploadBody, UploadProvenance, UploadedRun, content_sha256};

@@ -1,0 +1,46 @@
+//! Submitters' upload tokens: made on the server, shown once, kept only as their SHA-256.
+
+use envbench_core::model::sha256_hex;
+use std::io::Read;
+
+/// What every token begins with, so one pasted in the wrong place is recognised.
+pub const TOKEN_PREFIX: &str = "envb_";
+
+/// A new token: the prefix and 32 bytes from the kernel's random source, in hex.
+pub fn new_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(format!("{TOKEN_PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+/// What the store keeps of a token.
+pub fn token_sha256(token: &str) -> String {
+    sha256_hex(token.as_bytes())
+}
+
+/// A token as read from a file: its first line, trimmed; or why it is not one.
+pub fn read_token(text: &str) -> Result<String, String> {
+    let token = text.lines().next().unwrap_or("").trim();
+    if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + 64 {
+        return Err(format!(
+            "the file does not hold an envbench upload token ({TOKEN_PREFIX} and 64 hex digits, as `envbench results \
+             token create` prints it)"
+        ));
+    }
+    Ok(token.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_random_recognisable_and_kept_as_digests() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_ne!(a, b);
+        assert_eq!(read_token(&format!("{a}\n")).unwrap(), a);
+        assert!(read_token("hunter2").is_err());
+        assert_eq!(token_sha256(&a).len(), 64);
+        assert!(!token_sha256(&a).contains(&a[5..]));
+    }
+}

@@ -1,0 +1,238 @@
+//! The results service end to end: `envbench serve --accept-uploads` on a loopback port, tokens made with `results
+//! token`, runs from two stores uploaded with `envbench push URL --token-file`, and tampered uploads sent by hand,
+//! each refused with its reason.
+
+use crate::common;
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("service-tests", name)
+}
+
+fn envbench(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(args)
+        .env("ENVBENCH_STORE", store)
+        .env("NO_COLOR", "1")
+        .env_remove("ALL_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `envbench serve` with `args` on a free loopback port: the server and its address (`127.0.0.1:PORT`).
+fn serve(store: &Path, args: &[&str]) -> (common::Server, String) {
+    let (server, url) = common::serve(store, args);
+    let address = url.split("://").nth(1).unwrap().to_string();
+    (server, address)
+}
+
+/// A plain HTTP/1.1 request: the status and the body of the answer.
+fn request(address: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-length")) {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = text(&answer);
+    let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+/// Two timed steps in a store of their own, labelled.
+fn exec_run(store: &Path, dir: &Path, label: &str, repeat: &str) {
+    let args =
+        ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", repeat, "--step", "wait=sleep 0.01"];
+    let output = envbench(store, &[args.as_slice(), &["--label", label]].concat());
+    assert!(output.status.success(), "{}", text(&output.stderr));
+}
+
+fn token(service: &Path, dir: &Path, name: &str) -> PathBuf {
+    let output = envbench(service, &["results", "token", "create", "--name", name]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("shown this once"));
+    let file = dir.join(format!("{name}.token"));
+    std::fs::write(&file, &output.stdout).unwrap();
+    file
+}
+
+/// Two stores push to one service; the second push skips what is there; the service keeps each run with its
+/// submitter and the provenance its client stated; every tampered upload is refused with its reason, and so are a
+/// revoked token, an oversized body and uploads past a token's hourly limit.
+#[test]
+fn two_stores_push_to_one_service_and_tampered_uploads_are_refused() {
+    let dir = scratch("push");
+    let service = dir.join("service.db");
+    let (alice_store, bob_store) = (dir.join("alice.db"), dir.join("bob.db"));
+    exec_run(&alice_store, &dir, "alice-vm", "3");
+    exec_run(&alice_store, &dir, "alice-vm", "4");
+    exec_run(&bob_store, &dir, "bob-metal", "3");
+    let (alice, bob) = (token(&service, &dir, "alice"), token(&service, &dir, "bob"));
+    let carol = token(&service, &dir, "carol");
+    let again = envbench(&service, &["results", "token", "create", "--name", "alice"]);
+    assert!(!again.status.success() && text(&again.stderr).contains("choose another name"));
+    let (_server, address) =
+        serve(&service, &["--accept-uploads", "--max-upload-size", "512KiB", "--max-uploads-per-hour", "3"]);
+    let url = format!("http://{address}/");
+
+    let push = |store: &Path, token: &Path| envbench(store, &["push", &url, "--token-file", token.to_str().unwrap()]);
+    let first = push(&alice_store, &alice);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).contains("pushed 2 runs") && text(&first.stdout).contains("as 'alice'"),
+        "{}",
+        text(&first.stdout)
+    );
+    let second = push(&alice_store, &alice);
+    assert!(
+        text(&second.stdout).contains("pushed 0 runs") && text(&second.stdout).contains("2 already there"),
+        "{}",
+        text(&second.stdout)
+    );
+    let bobs = push(&bob_store, &bob);
+    assert!(
+        text(&bobs.stdout).contains("pushed 1 run ") && text(&bobs.stdout).contains("as 'bob'"),
+        "{}",
+        text(&bobs.stdout)
+    );
+    let kept: Vec<Value> = serde_json::from_slice(&envbench(&service, &["results", "list", "--json"]).stdout).unwrap();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    let tokens: Vec<Value> =
+        serde_json::from_slice(&envbench(&service, &["results", "token", "list", "--json"]).stdout).unwrap();
+    let runs_of = |name: &str| tokens.iter().find(|t| t["name"] == name).unwrap()["runs"].as_u64().unwrap();
+    assert_eq!((runs_of("alice"), runs_of("bob")), (2, 1));
+    assert!(
+        !text(&envbench(&service, &["results", "token", "list"]).stdout).contains("envb_"),
+        "tokens are never shown again"
+    );
+
+    // The upload of a new run, as push would send it, tampered in each way and sent by hand.
+    exec_run(&bob_store, &dir, "bob-metal", "5");
+    let dry = envbench(&bob_store, &["push", &url, "--dry-run", "--label", "bob-metal"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let upload: Value = serde_json::from_slice(&dry.stdout).unwrap();
+    let runs = upload["runs"].as_array().unwrap();
+    let fresh = runs.iter().find(|r| r["headlines"][0]["samples"] == 5).expect("the new run in the dry run").clone();
+    let carol_token = std::fs::read_to_string(&carol).unwrap().trim().to_string();
+    let bearer = format!("Bearer {carol_token}");
+    let send = |run: &Value| {
+        let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [run] })).unwrap();
+        request(
+            &address,
+            "POST",
+            "/api/v1/runs",
+            &[("Authorization", &bearer), ("Content-Type", "application/json")],
+            &body,
+        )
+    };
+    let mut headline = fresh.clone();
+    headline["headlines"][0]["median"] = Value::from(headline["headlines"][0]["median"].as_f64().unwrap() * 0.5);
+    let mut fingerprint = fresh.clone();
+    fingerprint["run"]["fingerprint"]["memory"]["total_bytes"] = Value::from(1u64 << 40);
+    let mut future = fresh.clone();
+    future["run"]["ended_at"] = Value::from("2099-01-01T00:00:00.000Z");
+    let cases = [
+        (headline, "does not match the median of its samples"),
+        (fingerprint, "fingerprint hash does not match"),
+        (future, "lies in the future"),
+    ];
+    for (tampered, reason) in &cases {
+        let (status, body) = send(tampered);
+        assert_eq!(status, 422, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["runs"][0]["outcome"], "refused", "{answer}");
+        assert!(answer["runs"][0]["reason"].as_str().unwrap().contains(reason), "'{reason}' missing from {answer}");
+    }
+    // Past carol's 3 uploads an hour: 429, with when to try again.
+    let (status, body) = send(&fresh);
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("3 uploads in the last hour"), "{body}");
+    // A body announced over the limit is refused before it is read (nothing of it is sent here).
+    let alice_bearer = format!("Bearer {}", std::fs::read_to_string(&alice).unwrap().trim());
+    let big = (600 << 10).to_string();
+    let (status, body) =
+        request(&address, "POST", "/api/v1/runs", &[("Authorization", &alice_bearer), ("Content-Length", &big)], b"");
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("larger than this service takes"), "{body}");
+    // No token, an unknown one, a revoked one.
+    assert_eq!(request(&address, "POST", "/api/v1/runs", &[], b"{}").0, 401);
+    let unknown = format!("Bearer envb_{}", "0".repeat(64));
+    assert_eq!(request(&address, "POST", "/api/v1/runs", &[("Authorization", &unknown)], b"{}").0, 401);
+    let revoked = envbench(&service, &["results", "token", "revoke", "--name", "bob"]);
+    assert!(revoked.status.success(), "{}", text(&revoked.stderr));
+    let refused = push(&bob_store, &bob);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("was revoked"), "{}", text(&refused.stderr));
+    // A copy of an accepted run under another uuid is a duplicate, from any submitter.
+    let original = envbench(&alice_store, &["push", &url, "--dry-run"]);
+    let mut copy = serde_json::from_slice::<Value>(&original.stdout).unwrap()["runs"][0].clone();
+    copy["run"]["uuid"] = Value::from("00000000-0000-4000-8000-000000000001");
+    let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [copy] })).unwrap();
+    let (status, body) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &alice_bearer)], &body);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("the same results are here already"), "{body}");
+    // Nothing refused was kept; the token file's contents never reached a stored command line or the output.
+    let kept: Vec<Value> = serde_json::from_slice(&envbench(&service, &["results", "list", "--json"]).stdout).unwrap();
+    assert_eq!(kept.len(), 3);
+    assert!(!text(&first.stdout).contains("envb_") && !text(&first.stderr).contains("envb_"));
+}
+
+/// Over HTTPS with the service's own certificate (a self-signed one for 127.0.0.1 and localhost, made once with
+/// `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 -subj /CN=localhost
+/// -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -addext basicConstraints=critical,CA:FALSE ...`): a client that
+/// trusts it with --ca-cert uploads; one that does not is refused by its own TLS check and says so.
+#[test]
+fn uploads_go_over_https_to_a_client_that_trusts_the_certificate() {
+    let dir = scratch("tls");
+    let (service, store) = (dir.join("service.db"), dir.join("mine.db"));
+    exec_run(&store, &dir, "tls", "3");
+    let alice = token(&service, &dir, "alice");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/tls");
+    let (cert, key) = (fixtures.join("cert.pem"), fixtures.join("key.pem"));
+    let tls = ["--accept-uploads", "--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()];
+    let (_server, address) = serve(&service, &tls);
+    let url = format!("https://{address}/");
+    let untrusted = envbench(&store, &["push", &url, "--token-file", alice.to_str().unwrap()]);
+    assert_eq!(untrusted.status.code(), Some(1), "{}", text(&untrusted.stderr));
+    assert!(text(&untrusted.stderr).contains("cannot reach the service"), "{}", text(&untrusted.stderr));
+    let trusted =
+        envbench(&store, &["push", &url, "--token-file", alice.to_str().unwrap(), "--ca-cert", cert.to_str().unwrap()]);
+    assert!(trusted.status.success(), "{}", text(&trusted.stderr));
+    assert!(text(&trusted.stdout).contains("pushed 1 run "), "{}", text(&trusted.stdout));
+    // The key is refused when it is not the certificate's.
+    let wrong = envbench(
+        &service,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            cert.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("--tls-key"), "{}", text(&wrong.stderr));
+}
