@@ -135,6 +135,8 @@ pub struct Entry {
     pub percentile: Option<f64>,
     pub runs: usize,
     pub tests: usize,
+    /// What an hour of it costs, when its runs say (`--tag price_per_hour=1.84`, in one currency across a store).
+    pub price_per_hour: Option<f64>,
     /// The filter fields' values, in [`FILTER_FIELDS`] order.
     pub fields: Vec<String>,
 }
@@ -215,6 +217,7 @@ pub fn leaderboard(
                 percentile: None,
                 runs: runs.len(),
                 tests,
+                price_per_hour: crate::verdict::price_per_hour(&Side::new(identity.id.clone(), runs.clone())),
                 fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
             })
             .collect();

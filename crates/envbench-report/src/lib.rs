@@ -42,7 +42,7 @@ pub use svg::{
 };
 pub use tls::load_tls;
 pub use verdict::{
-    BOOTSTRAP_RESAMPLES, Decision, Gate, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval, change_words,
-    gate, headline_rows, interval_words, speed_words, test_change,
+    BOOTSTRAP_RESAMPLES, Decision, Gate, PRICE_TAG, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval,
+    change_words, gate, headline_rows, interval_words, price_per_hour, speed_words, test_change, work_per_cost,
 };
 pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

@@ -74,6 +74,43 @@ pub struct WorkloadVerdict {
     pub summary: String,
     /// The environment differences that plausibly explain the change, one sentence each.
     pub explanations: Vec<String>,
+    /// With a price per hour on both sides (`--tag price_per_hour=1.84`): the work the side does per unit of cost
+    /// against the baseline's (above 1: more work for the money).
+    pub cost: Option<f64>,
+}
+
+/// The tag that states what an hour of an environment costs, in any currency (the same on every side).
+pub const PRICE_TAG: &str = "price_per_hour";
+
+/// A side's price per hour: the one every run of it states, positive.
+pub fn price_per_hour(side: &Side) -> Option<f64> {
+    let mut prices = side.runs.iter().map(|r| r.summary.tags.get(PRICE_TAG).and_then(|p| p.trim().parse::<f64>().ok()));
+    let first = prices.next()??;
+    (first.is_finite() && first > 0.0 && prices.all(|p| p == Some(first))).then_some(first)
+}
+
+/// The work per unit of cost of a side against the baseline's: its speed factor over its price factor.
+pub fn work_per_cost(speed: f64, prices: [f64; 2]) -> f64 {
+    speed / (prices[1] / prices[0])
+}
+
+/// `At 1.84 an hour on A and 2.10 on B, B does 1.33x the work per unit of cost.`
+fn cost_words(verdict: &WorkloadVerdict, prices: [f64; 2], letters: (&str, &str)) -> String {
+    let factor = work_per_cost(verdict.ratio, prices);
+    let (a, b) = letters;
+    let words = if (factor - 1.0).abs() < SAME_WITHIN {
+        "about the same work per unit of cost".to_string()
+    } else if factor > 1.0 {
+        format!("{factor:.2}x the work per unit of cost")
+    } else {
+        format!("{:.2}x less work per unit of cost", 1.0 / factor)
+    };
+    format!("At {} an hour on {a} and {} on {b}, {b} does {words}.", number_words(prices[0]), number_words(prices[1]))
+}
+
+fn number_words(value: f64) -> String {
+    let text = format!("{value:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What a workload's verdict says.
@@ -238,6 +275,10 @@ pub fn verdicts(
                     );
                     let disturbed = disturbed_sides(&headline, side, (&letters[0], &letters[side]));
                     verdict.explanations.splice(0..0, disturbed);
+                    if let (Some(base), Some(other)) = (price_per_hour(&sides[0]), price_per_hour(&sides[side])) {
+                        verdict.cost = Some(work_per_cost(verdict.ratio, [base, other]));
+                        verdict.explanations.push(cost_words(&verdict, [base, other], (&letters[0], &letters[side])));
+                    }
                     Some(verdict)
                 })
                 .collect();
@@ -317,6 +358,7 @@ fn workload_verdict(
         runs,
         summary: String::new(),
         explanations: Vec::new(),
+        cost: None,
     })
 }
 
@@ -821,6 +863,7 @@ mod tests {
             runs: [3, 3],
             summary: format!("{title} {} on B", speed_words(ratio)),
             explanations: vec![],
+            cost: None,
         };
         let side = |workloads| SideVerdict { letter: "B".into(), name: "b".into(), workloads, caution: None };
         let failing = [side(vec![
@@ -838,5 +881,14 @@ mod tests {
         assert!(result.passes[0].contains("within the 5% allowed"), "{result:?}");
         assert!(result.passes[1].contains("cannot decide"), "{result:?}");
         assert!(!gate(&failing, 0.10).failed(), "8% slower passes a 10% gate");
+    }
+
+    #[test]
+    fn work_per_unit_of_cost_is_speed_over_price() {
+        // 1.52x faster at 2.10 against 1.84 an hour: 1.33x the work for the money.
+        assert!((work_per_cost(1.52, [1.84, 2.10]) - 1.3318).abs() < 1e-3);
+        assert!((work_per_cost(1.0, [1.0, 2.0]) - 0.5).abs() < 1e-12);
+        assert_eq!(number_words(1.84), "1.84");
+        assert_eq!(number_words(2.0), "2");
     }
 }

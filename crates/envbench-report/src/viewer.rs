@@ -339,9 +339,11 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
              environment's figure is its latest runs (at most 5). Runs with a built-in profile's options and tuned runs \
              are ranked apart; disturbed runs and memory-backed storage are listed apart, unranked.</p>\n",
         );
+        let priced = [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
         let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
             .into_iter()
             .map(String::from)
+            .chain(priced.then(|| ["Price/h".to_string(), "Score per price".to_string()]).into_iter().flatten())
             .chain(FILTER_FIELDS.iter().map(|(_, label)| label.to_string()))
             .collect();
         let sections = [
@@ -369,6 +371,11 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
                         num(&e.runs.to_string()),
                         num(&e.tests.to_string()),
                     );
+                    if priced {
+                        let per_price = e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
+                        row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
+                        row.push_str(&num(&per_price.unwrap_or_else(|| "-".into())));
+                    }
                     for value in &e.fields {
                         row.push_str(&cell(value));
                     }

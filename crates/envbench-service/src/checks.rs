@@ -264,6 +264,26 @@ mod tests {
         assert!(refused.contains("in the future"), "{refused}");
     }
 
+    /// Samples that take all of an f64's digits, an even count of them (the median is computed, not one of them):
+    /// through JSON and back, the stated headline still equals the median of the samples, bit for bit.
+    #[test]
+    fn headlines_survive_json_exactly() {
+        let (mut upload, raw) = honest();
+        let mut value = 0.1f64;
+        let samples: Vec<f64> = (0..4)
+            .map(|i| {
+                value = value * 1.618_033_988_749_895 + f64::from(i) / 3.0;
+                value.sqrt() / 7.0
+            })
+            .collect();
+        upload.run.results[0].record.samples = samples;
+        upload.headlines = crate::upload::headlines(&upload.run);
+        let text = serde_json::to_string(&upload).unwrap();
+        let back: UploadedRun = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.run.results[0].record.samples, upload.run.results[0].record.samples);
+        check_upload(&back, &raw, NOW, &["exec"]).unwrap();
+    }
+
     #[test]
     fn versions_compare_by_number() {
         assert!(version_at_most("0.1.0", "0.1.0"));

@@ -253,10 +253,13 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
     let store = store.to_str().unwrap();
     let delay = dir.join("delay");
     let step = format!("wait=sleep $(cat {})", delay.display());
-    for (label, seconds) in [("before", "0.05"), ("after", "0.1"), ("again", "0.05")] {
+    // The slower side costs a quarter as much an hour: twice the work per unit of cost.
+    for (label, seconds, price) in [("before", "0.05", "1"), ("after", "0.1", "0.25"), ("again", "0.05", "")] {
         std::fs::write(&delay, seconds).unwrap();
         let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", "5", "--step", &step];
-        ok(envbench(store, &dir, &[args.as_slice(), &["--label", label]].concat()));
+        let tag = format!("price_per_hour={price}");
+        let priced: &[&str] = if price.is_empty() { &[] } else { &["--tag", &tag] };
+        ok(envbench(store, &dir, &[args.as_slice(), &["--label", label], priced].concat()));
     }
     let gate = |sides: [&str; 2], threshold: &str| {
         envbench(store, &dir, &["compare", sides[0], sides[1], "--fail-if-worse", threshold])
@@ -268,10 +271,14 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
         said.contains("gate: FAILED: ") && said.contains("slower on B") && said.contains("more than the 5% allowed"),
         "{said}"
     );
-    assert!(!String::from_utf8_lossy(&failed.stdout).is_empty(), "the comparison is printed as ever");
+    let printed = String::from_utf8_lossy(&failed.stdout).into_owned();
+    let cost = printed.split("At 1 an hour on A and 0.25 on B, B does ").nth(1).expect(&printed);
+    let factor: f64 = cost.split("x the work per unit of cost").next().unwrap().parse().expect(&printed);
+    assert!((1.6..2.4).contains(&factor), "half the speed at a quarter of the price: {factor}");
+    // The same delay again passes a gate wide enough for what other tests' load does to a short sleep.
     for (sides, threshold, reason) in [
         (["before", "after"], "150", "within the 150% allowed"),
-        (["before", "again"], "5%", "no workload significantly slower"),
+        (["before", "again"], "50%", "no workload significantly slower"),
         (["after", "before"], "5%", "faster on B"),
     ] {
         let passed = gate(sides, threshold);

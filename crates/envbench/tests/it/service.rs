@@ -98,7 +98,7 @@ fn two_stores_push_to_one_service_and_tampered_uploads_are_refused() {
 
     let push = |store: &Path, token: &Path| envbench(store, &["push", &url, "--token-file", token.to_str().unwrap()]);
     let first = push(&alice_store, &alice);
-    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(first.status.success(), "{}{}", text(&first.stdout), text(&first.stderr));
     assert!(
         text(&first.stdout).contains("pushed 2 runs") && text(&first.stdout).contains("as 'alice'"),
         "{}",
