@@ -274,7 +274,8 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
     let printed = String::from_utf8_lossy(&failed.stdout).into_owned();
     let cost = printed.split("At 1 an hour on A and 0.25 on B, B does ").nth(1).expect(&printed);
     let factor: f64 = cost.split("x the work per unit of cost").next().unwrap().parse().expect(&printed);
-    assert!((1.6..2.4).contains(&factor), "half the speed at a quarter of the price: {factor}");
+    // Half the speed at a quarter of the price: about 2x, more as the time to start each step weighs on the shorter.
+    assert!((1.5..3.2).contains(&factor), "half the speed at a quarter of the price: {factor}");
     // The same delay again passes a gate wide enough for what other tests' load does to a short sleep.
     for (sides, threshold, reason) in [
         (["before", "after"], "150", "within the 150% allowed"),
