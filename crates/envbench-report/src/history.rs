@@ -278,7 +278,7 @@ pub struct Neighbour {
 /// The environments ranked need at least this many members for a rank to say anything.
 pub const RANK_MIN_ENVIRONMENTS: usize = 3;
 
-/// Rank environment `this` on every workload: each environment's complete runs pooled, each headline test's median
+/// Rank environment `this` on every workload: each environment's runs given (complete ones) pooled, each headline test's median
 /// against the median of every environment's medians (direction-aware), the geometric mean of those factors its
 /// score. Only environments sharing a test (same workload version and parameters) with `this` are ranked. For a
 /// workload storage governs, memory-backed environments rank only among each other, and real storage only among

@@ -32,6 +32,9 @@ use std::sync::Arc;
 /// Where `serve` listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
+/// An environment's history shows at most its latest this many runs of each workload.
+const HISTORY_RUNS: usize = 30;
+
 /// At most this many runs are listed on one page.
 const LIST_LIMIT: usize = 500;
 
@@ -718,9 +721,25 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
         let identity = complete.iter().find(|(_, own)| own.id == id).map(|(_, own)| own.clone());
         let own_workloads: Vec<&str> =
             complete.iter().filter(|(_, own)| own.id == id).map(|(r, _)| r.workload.as_str()).collect();
-        let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
+        // Of each environment, its latest runs of each workload rank it (as on the leaderboard); of this one, its
+        // latest runs of each make its history. A store of thousands of runs loads only those.
+        let mut latest: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
         for (summary, own) in complete.iter().filter(|(r, _)| own_workloads.contains(&r.workload.as_str())) {
-            by_environment.entry(own.id.clone()).or_default().push(store.load_run(&summary.uuid)?);
+            latest.entry((own.id.as_str(), summary.workload.as_str())).or_default().push(summary.uuid.as_str());
+        }
+        let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
+        let mut own_history: Vec<envbench_store::StoredRun> = Vec::new();
+        for ((environment, _), uuids) in &latest {
+            let keep = if *environment == id { HISTORY_RUNS } else { crate::leaderboard::RUNS_PER_ENVIRONMENT };
+            let mut runs = Vec::new();
+            for uuid in &uuids[uuids.len().saturating_sub(keep)..] {
+                runs.push(store.load_run(uuid)?);
+            }
+            let ranked = runs.len().saturating_sub(crate::leaderboard::RUNS_PER_ENVIRONMENT);
+            by_environment.entry(environment.to_string()).or_default().extend(runs[ranked..].iter().cloned());
+            if *environment == id {
+                own_history.extend(runs);
+            }
         }
         let Some(identity) = identity else {
             return Err(ReportError::EmptySide(format!("environment {id} (no complete run in this store)")));
@@ -779,15 +798,14 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
             }
             body.push_str("</ul>\n");
         }
-        let own = by_environment.get(&id).map(Vec::as_slice).unwrap_or_default();
         let mut charts = crate::report::Charts::default();
-        for history in histories(own, workloads) {
+        for history in histories(&own_history, workloads) {
             body.push_str(&format!("<h2>History: {}</h2>\n", escape(workloads.title(&history.workload))));
             body.push_str(&charts.lines(
                 "history",
                 &history.chart,
-                "Each complete run of this environment against its first, test by test (headline figures; above 1 is \
-                 better): a change in the environment shows as a step.",
+                "Each complete run of this environment (its latest 30) against its first, test by test (headline \
+                 figures; above 1 is better): a change in the environment shows as a step.",
             ));
             let mut headings = vec!["Test".to_string(), "Unit".to_string()];
             headings.extend(history.runs.iter().map(|(name, at)| format!("{name} {}", at.replace('T', " "))));
@@ -807,7 +825,8 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
                 table(&headings, &rows)
             ));
         }
-        let runs: Vec<String> = own
+        let all = complete.iter().filter(|(_, own)| own.id == id).count();
+        let runs: Vec<String> = own_history
             .iter()
             .map(|r| {
                 format!(
@@ -819,10 +838,11 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
                 )
             })
             .collect();
+        let shown =
+            if own_history.len() < all { format!(" (its latest {} shown)", own_history.len()) } else { String::new() };
         body.push_str(&format!(
-            "<details><summary>{} complete run{}</summary>{}</details>\n",
-            own.len(),
-            if own.len() == 1 { "" } else { "s" },
+            "<details><summary>{all} complete run{}{shown}</summary>{}</details>\n",
+            if all == 1 { "" } else { "s" },
             table(&["Run".to_string(), "Workload".to_string(), "Started (UTC)".to_string()], &runs)
         ));
         Ok(html(page(&format!("envbench environment {}", identity.name), &body)))
