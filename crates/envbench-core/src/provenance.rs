@@ -35,6 +35,7 @@ impl Options {
     pub fn words(&self) -> String {
         match self {
             Options::Default { profile } => format!("default ({profile})"),
+            Options::Tuned { changed } if changed.is_empty() => "tuned (options not recorded)".to_string(),
             Options::Tuned { changed } => format!("tuned ({})", changed.join(", ")),
         }
     }

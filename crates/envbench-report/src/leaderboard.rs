@@ -16,15 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// An environment's latest runs of a workload, at most this many, make its figure.
 pub const RUNS_PER_ENVIRONMENT: usize = 5;
 
-/// What narrows a leaderboard: each set field must equal the fingerprint's.
+/// What narrows a leaderboard: each value set, by the name of its field in [`FILTER_FIELDS`], must equal the
+/// fingerprint's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Filters {
-    pub hypervisor: Option<String>,
-    pub transport: Option<String>,
-    pub filesystem: Option<String>,
-    pub cpu: Option<String>,
-    pub cores: Option<String>,
-}
+pub struct Filters(BTreeMap<&'static str, String>);
 
 /// The fields filters read from a fingerprint, in the order they are offered.
 pub const FILTER_FIELDS: [(&str, &str); 5] = [
@@ -57,40 +52,22 @@ pub fn field(fp: &Fingerprint, name: &str) -> String {
 impl Filters {
     /// True when the fingerprint has every value set.
     pub fn admits(&self, fp: &Fingerprint) -> bool {
-        [
-            ("hypervisor", &self.hypervisor),
-            ("transport", &self.transport),
-            ("filesystem", &self.filesystem),
-            ("cpu", &self.cpu),
-            ("cores", &self.cores),
-        ]
-        .iter()
-        .all(|(name, wanted)| wanted.as_ref().is_none_or(|w| field(fp, name) == *w))
+        self.0.iter().all(|(name, wanted)| field(fp, name) == *wanted)
     }
 
-    /// Set a field by its name; false for a name that is not a filter.
+    /// Set a field by its name (an empty value clears it); false for a name that is not a filter.
     pub fn set(&mut self, name: &str, value: String) -> bool {
-        let slot = match name {
-            "hypervisor" => &mut self.hypervisor,
-            "transport" => &mut self.transport,
-            "filesystem" => &mut self.filesystem,
-            "cpu" => &mut self.cpu,
-            "cores" => &mut self.cores,
-            _ => return false,
-        };
-        *slot = Some(value).filter(|v| !v.is_empty());
+        let Some((name, _)) = FILTER_FIELDS.iter().find(|(field, _)| *field == name) else { return false };
+        if value.is_empty() {
+            self.0.remove(name);
+        } else {
+            self.0.insert(name, value);
+        }
         true
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        match name {
-            "hypervisor" => self.hypervisor.as_deref(),
-            "transport" => self.transport.as_deref(),
-            "filesystem" => self.filesystem.as_deref(),
-            "cpu" => self.cpu.as_deref(),
-            "cores" => self.cores.as_deref(),
-            _ => None,
-        }
+        self.0.get(name).map(String::as_str)
     }
 }
 
@@ -209,15 +186,16 @@ pub fn leaderboard(
         };
         let mut entries: Vec<Entry> = environments
             .values()
+            .zip(&sides)
             .zip(&scores)
-            .map(|((identity, runs), score)| Entry {
+            .map(|(((identity, runs), side), score)| Entry {
                 environment: identity.clone(),
                 position: None,
                 score: *score,
                 percentile: None,
                 runs: runs.len(),
                 tests,
-                price_per_hour: crate::verdict::price_per_hour(&Side::new(identity.id.clone(), runs.clone())),
+                price_per_hour: crate::verdict::price_per_hour(side),
                 fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
             })
             .collect();

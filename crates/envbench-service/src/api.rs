@@ -236,7 +236,7 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
         Ok(bytes) => bytes,
         Err(_) => return too_large(),
     };
-    let document: serde_json::Value = match serde_json::from_slice(&bytes) {
+    let mut document: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(document) => document,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("the upload is not JSON: {e}")),
     };
@@ -246,7 +246,7 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
             format!("the upload is not of format {UPLOAD_FORMAT}, the one this service reads; upgrade the client"),
         );
     }
-    let Some(runs) = document.get("runs").and_then(serde_json::Value::as_array) else {
+    let Some(serde_json::Value::Array(runs)) = document.get_mut("runs").map(serde_json::Value::take) else {
         return refuse(StatusCode::BAD_REQUEST, "the upload holds no list of runs");
     };
     if runs.len() > limits.max_runs_per_upload {
@@ -265,8 +265,7 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
         let mut store = open_upload_store(&location, false).map_err(store_failure)?;
         let known: Vec<&str> = workloads.iter().map(String::as_str).collect();
         let mut answer = UploadAnswer { submitter, runs: Vec::new() };
-        let Some(runs) = document.get("runs").and_then(serde_json::Value::as_array) else { return Ok(answer) };
-        for (index, value) in runs.iter().enumerate() {
+        for (index, value) in runs.into_iter().enumerate() {
             let name = value
                 .pointer("/run/uuid")
                 .and_then(serde_json::Value::as_str)
@@ -278,7 +277,7 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
             };
             let fingerprint = value.pointer("/run/fingerprint").cloned().unwrap_or_default();
             let typed: Result<UploadedRun, String> =
-                serde_json::from_value(value.clone()).map_err(|e| format!("not an uploaded run: {e}"));
+                serde_json::from_value(value).map_err(|e| format!("not an uploaded run: {e}"));
             let checked = typed.and_then(|run| {
                 check_upload(&run, &fingerprint, now_s() as i64, &known)?;
                 Ok(run)

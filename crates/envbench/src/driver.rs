@@ -4,6 +4,7 @@
 
 use crate::output::{self, TerminalProgress};
 use crate::session::{Session, interrupt_flag};
+use clap::parser::ValueSource;
 use clap::{Args, FromArgMatches};
 use envbench_core::fingerprint::{Fingerprint, MEMORY_BACKED_FLAG};
 use envbench_core::model::{RunRequest, RunStatus, parse_tag, redact_secrets};
@@ -80,14 +81,14 @@ pub fn common_args(workload: &dyn Workload, matches: &clap::ArgMatches) -> Resul
         .ids()
         .map(|id| id.as_str())
         .filter(|id| !PLACING_OPTIONS.contains(id))
-        .filter(|id| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
         .map(|id| {
             let long = definition.get_arguments().find(|a| a.get_id() == id).and_then(|a| a.get_long());
             format!("--{}", long.map_or_else(|| id.replace('_', "-"), str::to_string))
         })
         .collect();
-    let quick = matches.ids().any(|id| id == "quick")
-        && matches.value_source("quick") == Some(clap::parser::ValueSource::CommandLine);
+    let quick =
+        matches.ids().any(|id| id == "quick" && matches.value_source(id.as_str()) == Some(ValueSource::CommandLine));
     common.options = Some(match (&common.defaults_of, changed.is_empty()) {
         (Some(suite), _) => Options::Default { profile: format!("the {suite} suite") },
         (None, true) => Options::Default { profile: if quick { "--quick" } else { "defaults" }.to_string() },
@@ -322,7 +323,8 @@ pub fn run_planned(
         let provenance = RunProvenance {
             envbench_version: envbench_core::TOOL_VERSION.to_string(),
             binary: envbench_probe::binary_identity(envbench_probe::current_binary()).ok(),
-            options: common.options.clone().unwrap_or(Options::Default { profile: "defaults".into() }),
+            // Set by `common_args` for every run; were it ever not, the run must not pass for one with defaults.
+            options: common.options.clone().unwrap_or(Options::Tuned { changed: Vec::new() }),
         };
         session.attach(PROVENANCE_ATTACHMENT, &serde_json::to_value(&provenance)?)?;
         let (status, reason) = match (&ending, interrupted) {

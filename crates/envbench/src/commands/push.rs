@@ -93,8 +93,8 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
     let runs = chosen_runs(from.as_ref(), args)?;
     let binary = envbench_probe::current_binary();
     let identity = envbench_probe::binary_identity(binary)?;
-    let binary_sha256 = envbench_probe::file_sha256(binary)?;
     if args.dry_run {
+        let binary_sha256 = envbench_probe::file_sha256(binary)?;
         let (body, unsent) = envbench_service::client::upload_of(from.as_ref(), &runs, &identity, &binary_sha256)?;
         println(&serde_json::to_string_pretty(&body)?);
         for (run, reason) in unsent {
@@ -121,6 +121,8 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
     if let Some(warning) = client.clear_text_warning() {
         eprintln!("warning: {warning}");
     }
+    // Hashed whole once the token and the service's address are known to be good.
+    let binary_sha256 = envbench_probe::file_sha256(binary)?;
     let pushed: PushedToService =
         envbench_service::client::push(from.as_ref(), &client, &runs, &identity, &binary_sha256)?;
     println(&pushed.summary(url));
