@@ -370,6 +370,46 @@ pub trait SuiteSide: Sync {
     }
 }
 
+/// The unit of work a workload's cost is quoted in ([`ReadBack::cost_units`]): the median of `metric` on each test
+/// whose id starts with `tests`, as a geometric mean over those tests, priced as a rate or as one execution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostUnit {
+    pub metric: &'static str,
+    /// Tests whose id starts with this count ("" for all): e.g. only the 4 KiB random tests for IOPS.
+    pub tests: &'static str,
+    pub per: Per,
+    /// For people: `1,000 NOPM`, `query`.
+    pub words: &'static str,
+}
+
+/// How a [`CostUnit`] is priced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Per {
+    /// A rate (per minute or per second: the price is per hour of it): the price of this many units of the rate,
+    /// as TPC quotes price per tpmC.
+    Rate(f64),
+    /// A time in seconds: the price of one execution.
+    Execution,
+}
+
+impl CostUnit {
+    /// What one unit costs at `price_per_hour`, given the measured `value` (a rate, or seconds).
+    pub fn cost(&self, price_per_hour: f64, value: f64) -> Option<f64> {
+        if !(value.is_finite() && value > 0.0 && price_per_hour.is_finite() && price_per_hour > 0.0) {
+            return None;
+        }
+        Some(match self.per {
+            Per::Rate(units) => price_per_hour / (value / units),
+            Per::Execution => price_per_hour * value / 3600.0,
+        })
+    }
+
+    /// True when a result of this test and metric is what the unit is measured by.
+    pub fn measures(&self, test_id: &str, metric: &str) -> bool {
+        metric == self.metric && test_id.starts_with(self.tests)
+    }
+}
+
 /// The suite side of a workload that keeps every default.
 struct DefaultSuiteSide;
 
@@ -392,6 +432,13 @@ pub trait ReadBack: Sync {
     /// What the workload's tests are, for chart titles: `per step`, `per query`.
     fn tests_word(&self) -> &'static str {
         "per test"
+    }
+
+    /// What a price per hour (`--tag price_per_hour`) is spread over for this workload, as its peers quote it
+    /// (per 1,000 NOPM, per 1,000 IOPS, per QphH), the first a run measured counting. None: only the work per unit of
+    /// cost against another side.
+    fn cost_units(&self) -> &'static [CostUnit] {
+        &[]
     }
 
     /// The metrics a verdict sums the workload up by, most telling first: each test counts once, by the first of
@@ -580,6 +627,11 @@ impl Registry {
         self.read_back(name).title().unwrap_or(name)
     }
 
+    /// What a workload's cost is quoted per, in order of preference.
+    pub fn cost_units(&self, name: &str) -> &'static [CostUnit] {
+        self.read_back(name).cost_units()
+    }
+
     /// A workload's headline metrics.
     pub fn headline_metrics(&self, name: &str) -> &'static [&'static str] {
         self.read_back(name).headline_metrics()
@@ -605,6 +657,18 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unit_of_work_costs_the_price_of_an_hour_over_the_work_of_an_hour() {
+        let nopm = CostUnit { metric: "nopm", tests: "", per: Per::Rate(1000.0), words: "1,000 NOPM" };
+        // 1.84 an hour at 92,000 NOPM: 0.02 per 1,000 NOPM, as TPC quotes price per tpmC.
+        assert!((nopm.cost(1.84, 92_000.0).unwrap() - 0.02).abs() < 1e-12);
+        let query = CostUnit { metric: "elapsed", tests: "total", per: Per::Execution, words: "run" };
+        assert!((query.cost(3.6, 10.0).unwrap() - 0.01).abs() < 1e-12);
+        assert_eq!(nopm.cost(1.84, 0.0), None);
+        assert_eq!(nopm.cost(-1.0, 5.0), None);
+        assert!(query.measures("total", "elapsed") && !query.measures("load", "elapsed"));
+    }
 
     /// What a new workload must provide, all of it: a name, a version, a command line and a plan (the four required
     /// methods of [`Workload`]); a run ([`Planned`]: where it works, and the work); what it measured ([`Measured`]:

@@ -185,6 +185,16 @@ repeat = 1
 }
 
 impl ReadBack for CubeWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        use crate::bench::{ELAPSED_METRIC, TOTAL_TEST};
+        &[envbench_core::workload::CostUnit {
+            metric: ELAPSED_METRIC,
+            tests: TOTAL_TEST,
+            per: envbench_core::workload::Per::Execution,
+            words: "cube benchmark (load, calculation, retrievals)",
+        }]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("OLAP cube")
     }

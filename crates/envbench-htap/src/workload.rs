@@ -722,6 +722,15 @@ pub fn render(d: &HtapDocument) -> String {
 }
 
 impl ReadBack for HtapWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        &[envbench_core::workload::CostUnit {
+            metric: "nopm",
+            tests: "",
+            per: envbench_core::workload::Per::Rate(1000.0),
+            words: "1,000 NOPM",
+        }]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("transactions with analytics")
     }

@@ -195,6 +195,15 @@ test = ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:write"]
 }
 
 impl ReadBack for DiskWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        &[envbench_core::workload::CostUnit {
+            metric: IOPS_METRIC,
+            tests: "rnd:4k",
+            per: envbench_core::workload::Per::Rate(1000.0),
+            words: "1,000 IOPS (4 KiB random)",
+        }]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("storage")
     }

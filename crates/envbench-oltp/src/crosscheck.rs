@@ -6,6 +6,7 @@
 //! in its environment, never on its command line.
 
 use crate::OltpError;
+use envbench_core::text::percent_encode;
 use envbench_sql::{DatabaseUrl, Dialect, Namespace, quote_identifier};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -58,16 +59,6 @@ pub struct PgbenchInvocation {
     pub environment: Vec<(String, String)>,
 }
 
-/// A URL component with every byte but the unreserved ones `%XX`-escaped.
-fn percent_encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// pgbench's arguments and environment for `clients` clients for `seconds` against `url`, its sessions' search path
 /// pinned to `namespace`: libpq's `options` (`-c search_path=...`) in `PGOPTIONS`, or appended to the URL's own
 /// `options` parameter when it has one (which libpq reads instead of the variable). Every form of password in the URL
@@ -92,7 +83,7 @@ pub fn pgbench_invocation(
         .map(|parameter| match parameter.split_once('=') {
             Some(("options", value)) => {
                 in_url = true;
-                format!("options={value}{}", percent_encoded(&format!(" {setting}")))
+                format!("options={value}{}", percent_encode(&format!(" {setting}")))
             }
             _ => parameter.to_string(),
         })

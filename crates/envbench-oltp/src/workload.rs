@@ -273,6 +273,23 @@ duration = "1s"
 }
 
 impl ReadBack for OltpWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        &[
+            envbench_core::workload::CostUnit {
+                metric: "nopm",
+                tests: "",
+                per: envbench_core::workload::Per::Rate(1000.0),
+                words: "1,000 NOPM",
+            },
+            envbench_core::workload::CostUnit {
+                metric: "tpm",
+                tests: "",
+                per: envbench_core::workload::Per::Rate(1000.0),
+                words: "1,000 TPM",
+            },
+        ]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("transactions")
     }

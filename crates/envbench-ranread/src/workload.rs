@@ -235,6 +235,15 @@ iterations = 100
 }
 
 impl ReadBack for RanreadWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        &[envbench_core::workload::CostUnit {
+            metric: IOPS_METRIC,
+            tests: "",
+            per: envbench_core::workload::Per::Rate(1000.0),
+            words: "1,000 IOPS",
+        }]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("database random reads")
     }

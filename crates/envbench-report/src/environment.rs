@@ -19,7 +19,7 @@ pub struct EnvironmentField {
 /// An environment as people tell environments apart: CPU model and count, memory, hypervisor, and the storage
 /// under the data directory (file system and physical device), with a short stable id of those fields. Two runs on
 /// the same hardware and storage share an identity whatever their host names; the run's label is shown beside it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct EnvironmentIdentity {
     /// Ten hex digits of the SHA-256 of `name`.
     pub id: String,

@@ -361,6 +361,62 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
     ranks
 }
 
+/// A headline test as ranks match it: a test, its parameters' hash and the metric that heads it.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct HeadlineTest {
+    pub test_id: String,
+    /// The parameters that tell variants of a test apart (`calc_threads=4`), when there are several.
+    pub variant: Option<String>,
+    pub parameters_hash: String,
+    pub metric: String,
+    pub unit: String,
+    pub direction: envbench_core::model::Direction,
+}
+
+impl HeadlineTest {
+    /// What the test is matched by across stores: the test, its parameters' hash and its metric.
+    pub fn key(&self) -> String {
+        format!("{}|{}|{}", self.test_id, self.parameters_hash, self.metric)
+    }
+
+    /// The test for people: its id and variant.
+    pub fn name(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("{} ({variant})", self.test_id),
+            None => self.test_id.clone(),
+        }
+    }
+}
+
+/// Every headline test of a workload any side has, with each side's median of it (`None` where it lacks it): each
+/// side's own, so a test only one side ran is kept too (a run from elsewhere may be ranked on it later).
+pub fn headline_medians(sides: &[Side], workload: &str, registry: &Registry) -> Vec<(HeadlineTest, Vec<Option<f64>>)> {
+    let mut tests: Vec<(HeadlineTest, Vec<Option<f64>>)> = Vec::new();
+    for (index, side) in sides.iter().enumerate() {
+        let comparison = compare_results(std::slice::from_ref(side));
+        for row in headline_rows(&comparison.rows, workload, registry) {
+            let Some(median) = row.cells[0].as_ref().map(|c| c.summary.median) else { continue };
+            let test = HeadlineTest {
+                test_id: row.test_id.clone(),
+                variant: row.variant.clone(),
+                parameters_hash: row.parameters_hash.clone(),
+                metric: row.metric.clone(),
+                unit: row.unit.clone(),
+                direction: row.direction,
+            };
+            let at = match tests.iter().position(|(known, _)| known.key() == test.key()) {
+                Some(at) => at,
+                None => {
+                    tests.push((test, vec![None; sides.len()]));
+                    tests.len() - 1
+                }
+            };
+            tests[at].1[index] = Some(median);
+        }
+    }
+    tests
+}
+
 /// Each side's score on a workload and how many headline tests it is made of: every headline test two sides share
 /// (with `first_sides_tests`, only those the first side has), each side's median against the median of all sides'
 /// medians (direction-aware, above 1 is better), their geometric mean. `None` for a side that shares no such test.
@@ -370,15 +426,26 @@ pub fn scores(
     registry: &Registry,
     first_sides_tests: bool,
 ) -> (Vec<Option<f64>>, usize) {
-    let comparison = compare_results(sides);
-    let headline = headline_rows(&comparison.rows, workload, registry);
-    let mut factors: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+    let rows: Vec<(envbench_core::model::Direction, Vec<Option<f64>>)> = headline_medians(sides, workload, registry)
+        .into_iter()
+        .map(|(test, medians)| (test.direction, medians))
+        .collect();
+    scores_of(&rows, sides.len(), first_sides_tests)
+}
+
+/// [`scores`] from each headline test's direction and every side's median of it.
+pub fn scores_of(
+    rows: &[(envbench_core::model::Direction, Vec<Option<f64>>)],
+    side_count: usize,
+    first_sides_tests: bool,
+) -> (Vec<Option<f64>>, usize) {
+    let mut factors: Vec<Vec<f64>> = vec![Vec::new(); side_count];
     let mut tests = 0;
-    for row in &headline {
-        if first_sides_tests && row.cells[0].is_none() {
+    for (direction, cells) in rows {
+        if first_sides_tests && cells.first().is_none_or(Option::is_none) {
             continue;
         }
-        let mut medians: Vec<f64> = row.cells.iter().flatten().map(|c| c.summary.median).collect();
+        let mut medians: Vec<f64> = cells.iter().flatten().copied().collect();
         if medians.len() < 2 {
             continue;
         }
@@ -389,9 +456,8 @@ pub fn scores(
             (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
         };
         tests += 1;
-        for (side, cell) in row.cells.iter().enumerate() {
-            if let Some(factor) = cell.as_ref().and_then(|c| directed_ratio(reference, c.summary.median, row.direction))
-            {
+        for (side, median) in cells.iter().enumerate() {
+            if let Some(factor) = median.and_then(|m| directed_ratio(reference, m, *direction)) {
                 factors[side].push(factor);
             }
         }

@@ -5,12 +5,13 @@
 //! the fingerprint says: hypervisor, storage transport, file system, CPU model, core count.
 
 use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
+use crate::history::{HeadlineTest, headline_medians, scores_of};
 use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::StoredRun;
 use envbench_core::provenance::{Options, PROVENANCE_ATTACHMENT, RunProvenance};
 use envbench_core::workload::Registry;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An environment's latest runs of a workload, at most this many, make its figure.
@@ -18,8 +19,8 @@ pub const RUNS_PER_ENVIRONMENT: usize = 5;
 
 /// What narrows a leaderboard: each value set, by the name of its field in [`FILTER_FIELDS`], must equal the
 /// fingerprint's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Filters(BTreeMap<&'static str, String>);
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Filters(BTreeMap<String, String>);
 
 /// The fields filters read from a fingerprint, in the order they are offered.
 pub const FILTER_FIELDS: [(&str, &str); 5] = [
@@ -57,11 +58,13 @@ impl Filters {
 
     /// Set a field by its name (an empty value clears it); false for a name that is not a filter.
     pub fn set(&mut self, name: &str, value: String) -> bool {
-        let Some((name, _)) = FILTER_FIELDS.iter().find(|(field, _)| *field == name) else { return false };
+        if !FILTER_FIELDS.iter().any(|(field, _)| *field == name) {
+            return false;
+        }
         if value.is_empty() {
             self.0.remove(name);
         } else {
-            self.0.insert(name, value);
+            self.0.insert(name.to_string(), value);
         }
         true
     }
@@ -69,10 +72,15 @@ impl Filters {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(String::as_str)
     }
+
+    /// The filters set, as `name=value` pairs (for a URL's query, or for people).
+    pub fn pairs(&self) -> Vec<(&str, &str)> {
+        self.0.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect()
+    }
 }
 
 /// Which list a run belongs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     /// A built-in profile's options.
@@ -83,11 +91,38 @@ pub enum Class {
     Flagged,
 }
 
+impl Class {
+    /// The list's name for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            Class::Default => "default options",
+            Class::Tuned => "tuned options",
+            Class::Flagged => "flagged (disturbed, or memory-backed storage)",
+        }
+    }
+}
+
+/// The class of a side's runs together: flagged when any is, default when all are, tuned otherwise.
+pub fn side_class(runs: &[StoredRun]) -> Class {
+    runs.iter().map(class).max().unwrap_or(Class::Tuned)
+}
+
+/// The list a side's options alone would put it on, flags or not: default when every run kept a built-in profile's
+/// options, tuned otherwise.
+pub fn options_class(runs: &[StoredRun]) -> Class {
+    runs.iter().map(run_options_class).max().unwrap_or(Class::Tuned)
+}
+
 /// How a run ranks: its options, or its flags.
 pub fn class(run: &StoredRun) -> Class {
     if run.summary.disturbed || memory_backed(&run.fingerprint) {
         return Class::Flagged;
     }
+    run_options_class(run)
+}
+
+/// Default or tuned, by what the run kept of its options.
+fn run_options_class(run: &StoredRun) -> Class {
     let options = run
         .attachments
         .get(PROVENANCE_ATTACHMENT)
@@ -100,7 +135,7 @@ pub fn class(run: &StoredRun) -> Class {
 }
 
 /// One environment on a leaderboard.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     pub environment: EnvironmentIdentity,
     /// 1 is the best; flagged entries have none.
@@ -110,20 +145,32 @@ pub struct Entry {
     pub score: Option<f64>,
     /// Share of the others in its list it beats, in percent.
     pub percentile: Option<f64>,
-    pub runs: usize,
+    /// The runs that make its figure, newest first.
+    pub runs: Vec<String>,
     pub tests: usize,
+    /// Its median of each headline test, by [`HeadlineTest::key`]: what its score is made of, and what a run
+    /// elsewhere is ranked against ([`standing`]).
+    pub medians: BTreeMap<String, f64>,
     /// What an hour of it costs, when its runs say (`--tag price_per_hour=1.84`, in one currency across a store).
     pub price_per_hour: Option<f64>,
+    /// With a price: what one [`Leaderboard::cost_unit`] of work costs on it.
+    #[serde(default)]
+    pub unit_cost: Option<f64>,
     /// The filter fields' values, in [`FILTER_FIELDS`] order.
     pub fields: Vec<String>,
 }
 
 /// A workload's leaderboard.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Leaderboard {
     pub workload: String,
     pub title: String,
     pub filters: Filters,
+    /// The headline tests of the entries' medians, by [`HeadlineTest::key`].
+    pub tests: BTreeMap<String, HeadlineTest>,
+    /// What the entries' unit cost is per (`1,000 NOPM`), when the workload quotes one its runs measured.
+    #[serde(default)]
+    pub cost_unit: Option<String>,
     pub default: Vec<Entry>,
     pub tuned: Vec<Entry>,
     pub flagged: Vec<Entry>,
@@ -166,36 +213,52 @@ pub fn leaderboard(
             kept.push(run.clone());
         }
     }
+    let mut tests: BTreeMap<String, HeadlineTest> = BTreeMap::new();
+    let unit = registry
+        .cost_units(workload)
+        .iter()
+        .find(|unit| runs.iter().flat_map(|r| &r.results).any(|r| unit.measures(&r.record.test_id, &r.record.metric)));
+    let unit_cost = |runs: &[StoredRun], price: Option<f64>| -> Option<f64> {
+        let unit = unit?;
+        let medians: Vec<f64> = crate::verdict::unit_medians(runs, unit).into_values().collect();
+        unit.cost(price?, envbench_core::stats::geometric_mean(&medians)?)
+    };
     let mut ranked = |class: Class| -> Vec<Entry> {
         let Some(environments) = lists.remove(&class) else { return Vec::new() };
         let sides: Vec<Side> = environments.values().map(|(id, runs)| Side::new(id.id.clone(), runs.clone())).collect();
+        let rows = headline_medians(&sides, workload, registry);
+        let mut medians: Vec<BTreeMap<String, f64>> = vec![BTreeMap::new(); sides.len()];
+        for (test, cells) in &rows {
+            for (side, median) in cells.iter().enumerate() {
+                if let Some(median) = median {
+                    medians[side].insert(test.key(), *median);
+                }
+            }
+            tests.entry(test.key()).or_insert_with(|| test.clone());
+        }
         // One environment alone is its list's median.
         let (scores, tests) = match sides.len() {
-            1 => {
-                let metrics = registry.headline_metrics(workload);
-                let tests: BTreeSet<(&str, &str)> = sides[0]
-                    .runs
-                    .iter()
-                    .flat_map(|r| &r.results)
-                    .filter(|r| metrics.contains(&r.record.metric.as_str()))
-                    .map(|r| (r.record.test_id.as_str(), r.parameters_hash.as_str()))
-                    .collect();
-                (vec![Some(1.0)], tests.len())
+            1 => (vec![Some(1.0)], rows.len()),
+            _ => {
+                let directed: Vec<_> = rows.into_iter().map(|(test, cells)| (test.direction, cells)).collect();
+                scores_of(&directed, sides.len(), false)
             }
-            _ => crate::history::scores(&sides, workload, registry, false),
         };
         let mut entries: Vec<Entry> = environments
             .values()
             .zip(&sides)
             .zip(&scores)
-            .map(|(((identity, runs), side), score)| Entry {
+            .zip(medians)
+            .map(|((((identity, runs), side), score), medians)| Entry {
                 environment: identity.clone(),
                 position: None,
                 score: *score,
                 percentile: None,
-                runs: runs.len(),
+                runs: runs.iter().map(|r| r.summary.uuid.clone()).collect(),
                 tests,
+                medians,
                 price_per_hour: crate::verdict::price_per_hour(side),
+                unit_cost: unit_cost(runs, crate::verdict::price_per_hour(side)),
                 fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
             })
             .collect();
@@ -212,13 +275,173 @@ pub fn leaderboard(
         }
         entries
     };
+    let (default, tuned, flagged) = (ranked(Class::Default), ranked(Class::Tuned), ranked(Class::Flagged));
     Leaderboard {
         workload: workload.to_string(),
         title: registry.title(workload).to_string(),
         filters: filters.clone(),
-        default: ranked(Class::Default),
-        tuned: ranked(Class::Tuned),
-        flagged: ranked(Class::Flagged),
+        tests,
+        cost_unit: unit.map(|u| u.words.to_string()),
+        default,
+        tuned,
+        flagged,
         choices,
     }
+}
+
+impl Leaderboard {
+    /// The list of a class.
+    pub fn list(&self, class: Class) -> &[Entry] {
+        match class {
+            Class::Default => &self.default,
+            Class::Tuned => &self.tuned,
+            Class::Flagged => &self.flagged,
+        }
+    }
+}
+
+/// Where a side of runs from elsewhere (a local store) would stand on a leaderboard: ranked in the list of its class
+/// against every other environment of it, its score made as the leaderboard's are (its median on every headline test
+/// it shares with the list, against the median of all). Its own environment's entry, when the leaderboard has one, is
+/// left out: the side stands in for it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Standing {
+    pub workload: String,
+    pub title: String,
+    pub class: Class,
+    pub environment: EnvironmentIdentity,
+    /// 1 is the best; none when flagged, or when it shares no headline test with the list.
+    pub position: Option<usize>,
+    /// How many environments it is ranked among, itself included.
+    pub of: usize,
+    pub score: Option<f64>,
+    /// Share of the others it beats, in percent.
+    pub percentile: Option<f64>,
+    pub tests: usize,
+    /// The list's best environment.
+    pub leader: Option<EnvironmentIdentity>,
+}
+
+impl Standing {
+    /// One line for people: `Storage suite: 3rd of 12 environments with default options (beats 82% of the 11 others;
+    /// score 1.21x over 9 headline tests); best: ...`.
+    pub fn line(&self) -> String {
+        let leader = self.leader.as_ref().map(|l| format!("; best: {}", l.name)).unwrap_or_default();
+        match (self.class, self.position, self.score) {
+            (Class::Flagged, ..) => format!(
+                "{}: not ranked: its runs are flagged (disturbed, or memory-backed storage), and flagged runs are \
+                 listed apart{leader}",
+                self.title
+            ),
+            (_, Some(position), Some(score)) => format!(
+                "{}: {} of {} environments with {} (beats {:.0}% of {}; score {score:.2}x over {} headline \
+                 test{}){leader}",
+                self.title,
+                crate::history::ordinal(position),
+                self.of,
+                self.class.words(),
+                self.percentile.unwrap_or(100.0),
+                if self.of == 2 { "the other".to_string() } else { format!("the {} others", self.of - 1) },
+                self.tests,
+                if self.tests == 1 { "" } else { "s" }
+            ),
+            _ => format!(
+                "{}: not ranked: no other environment with {} shares a headline test with it{leader}",
+                self.title,
+                self.class.words()
+            ),
+        }
+    }
+}
+
+/// Where `side` stands on `board` ([`Standing`]).
+pub fn standing(board: &Leaderboard, side: &Side, registry: &Registry) -> Standing {
+    let class = side_class(&side.runs);
+    let environment = side
+        .runs
+        .first()
+        .map(|r| environment_identity(&r.fingerprint))
+        .unwrap_or_else(|| EnvironmentIdentity { id: "-".into(), name: side.name.clone() });
+    let others: Vec<&Entry> = board.list(class).iter().filter(|e| e.environment.id != environment.id).collect();
+    let own: BTreeMap<String, f64> = headline_medians(std::slice::from_ref(side), &board.workload, registry)
+        .into_iter()
+        .filter_map(|(test, cells)| cells[0].map(|median| (test.key(), median)))
+        .collect();
+    let rows: Vec<_> = board
+        .tests
+        .iter()
+        .map(|(key, test)| {
+            let cells = std::iter::once(own.get(key).copied())
+                .chain(others.iter().map(|e| e.medians.get(key).copied()))
+                .collect::<Vec<_>>();
+            (test.direction, cells)
+        })
+        .collect();
+    let (scores, tests) = scores_of(&rows, others.len() + 1, true);
+    let mut standing = Standing {
+        workload: board.workload.clone(),
+        title: board.title.clone(),
+        class,
+        environment,
+        position: None,
+        of: others.len() + 1,
+        score: None,
+        percentile: None,
+        tests,
+        leader: board.list(class).first().map(|e| e.environment.clone()),
+    };
+    if class == Class::Flagged {
+        return standing;
+    }
+    if let Some(score) = scores[0] {
+        let all: Vec<f64> = scores.iter().flatten().copied().collect();
+        standing.of = all.len();
+        standing.score = Some(score);
+        standing.position = Some(all.iter().filter(|s| **s > score).count() + 1);
+        let worse = all.iter().filter(|s| **s < score).count();
+        standing.percentile = (all.len() > 1).then(|| worse as f64 / (all.len() - 1) as f64 * 100.0);
+    }
+    standing
+}
+
+/// A run's percentile on each of its headline tests among the environments of its class: for the run page, as
+/// OpenBenchmarking.org shows a result among all others of the same test and arguments.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TestPercentile {
+    pub test: HeadlineTest,
+    /// The run's own median of the test.
+    pub value: f64,
+    /// The other environments' medians of it (its own environment left out).
+    pub environments: usize,
+    pub median_of_environments: Option<f64>,
+    /// Share of those environments it beats, in percent; none when there is no other.
+    pub percentile: Option<f64>,
+}
+
+/// [`TestPercentile`] of each headline test of `run` against `board` (the leaderboard of its workload).
+pub fn test_percentiles(board: &Leaderboard, run: &StoredRun, registry: &Registry) -> Vec<TestPercentile> {
+    let class = class(run);
+    let own_id = environment_identity(&run.fingerprint).id;
+    let others: Vec<&Entry> = board.list(class).iter().filter(|e| e.environment.id != own_id).collect();
+    let side = Side::new("run", vec![run.clone()]);
+    headline_medians(std::slice::from_ref(&side), &board.workload, registry)
+        .into_iter()
+        .filter_map(|(test, cells)| {
+            let value = cells[0]?;
+            let key = test.key();
+            let mut theirs: Vec<f64> = others.iter().filter_map(|e| e.medians.get(&key).copied()).collect();
+            theirs.sort_by(f64::total_cmp);
+            let beaten = theirs
+                .iter()
+                .filter(|other| crate::compare::directed_ratio(**other, value, test.direction).is_some_and(|f| f > 1.0))
+                .count();
+            Some(TestPercentile {
+                environments: theirs.len(),
+                median_of_environments: envbench_core::stats::Summary::of(&theirs).map(|s| s.median),
+                percentile: (!theirs.is_empty()).then(|| beaten as f64 / theirs.len() as f64 * 100.0),
+                test,
+                value,
+            })
+        })
+        .collect()
 }

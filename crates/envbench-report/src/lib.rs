@@ -29,13 +29,13 @@ pub use compare::{
 pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
 pub use error::ReportError;
 pub use history::{
-    EnvironmentSummary, History, Neighbour, Rank, SuiteSummary, environment_summaries, histories, ranks,
-    suite_summaries,
+    EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SUITE_TAG, SuiteSummary, environment_summaries,
+    histories, ranks, suite_summaries,
 };
 pub use html::{escape as html_escape, is_envbench_page};
 pub use render::{Format, metric_title, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
-pub use side::{Side, SideSpec, resolve_side, resolve_sides, run_name, unique_names};
+pub use side::{Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, unique_names};
 pub use svg::{
     Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
     change_chart, line_chart, nice_step,

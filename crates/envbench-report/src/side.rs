@@ -116,7 +116,13 @@ fn suite_side_name(runs: &[StoredRun]) -> String {
 
 /// Resolve several sides, renaming repeats so every side's name is unique.
 pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, ReportError> {
-    let mut sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
+    let sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
+    distinct_sides(sides)
+}
+
+/// Sides resolved (from one store or several) made ready to compare: no two of the very same runs, and every name
+/// unique.
+pub fn distinct_sides(mut sides: Vec<Side>) -> Result<Vec<Side>, ReportError> {
     // Two sides of the very same runs compare nothing with anything: a verdict of "unchanged" would be empty.
     let run_set =
         |side: &Side| side.runs.iter().map(|r| r.summary.uuid.clone()).collect::<std::collections::BTreeSet<_>>();

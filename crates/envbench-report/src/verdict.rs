@@ -16,9 +16,9 @@ use crate::compare::{ComparisonRow, Significance, beyond, natural_cmp};
 use crate::environment::{EnvironmentField, LIMIT_FIELDS, limit_sentences};
 use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
-use envbench_core::model::{Direction, MetricKind, metric_kind};
+use envbench_core::model::{Direction, MetricKind, StoredRun, metric_kind};
 use envbench_core::sampler::DISTURBED_FLAG;
-use envbench_core::stats::geometric_mean;
+use envbench_core::stats::{Summary, geometric_mean};
 use envbench_core::workload::{Registry, Resource};
 use serde::Serialize;
 
@@ -77,6 +77,65 @@ pub struct WorkloadVerdict {
     /// With a price per hour on both sides (`--tag price_per_hour=1.84`): the work the side does per unit of cost
     /// against the baseline's (above 1: more work for the money).
     pub cost: Option<f64>,
+    /// With those prices, and a unit of work the workload is quoted in that both sides measured: what one unit
+    /// costs on the baseline and on the side.
+    pub unit_cost: Option<UnitCost>,
+}
+
+/// What one unit of work costs on each side of a verdict: `per 1,000 NOPM: 0.0215 on A, 0.018 on B`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnitCost {
+    /// `1,000 NOPM`, `QphH@Size`.
+    pub per: String,
+    /// On the baseline and on the side, in the currency of the price.
+    pub costs: [f64; 2],
+}
+
+/// Each test's median of a cost unit's metric over these runs' pooled samples, by test and parameters' hash.
+pub fn unit_medians(
+    runs: &[StoredRun],
+    unit: &envbench_core::workload::CostUnit,
+) -> std::collections::BTreeMap<(String, String), f64> {
+    let mut pooled: std::collections::BTreeMap<(String, String), Vec<f64>> = std::collections::BTreeMap::new();
+    for result in runs.iter().flat_map(|r| &r.results) {
+        if unit.measures(&result.record.test_id, &result.record.metric) {
+            pooled
+                .entry((result.record.test_id.clone(), result.parameters_hash.clone()))
+                .or_default()
+                .extend(&result.record.samples);
+        }
+    }
+    pooled.into_iter().filter_map(|(key, samples)| Some((key, Summary::of(&samples)?.median))).collect()
+}
+
+/// What a unit of work costs on each of two sides at these prices: the workload's first cost unit both measured on
+/// the same tests, its value a geometric mean over those tests.
+pub fn unit_costs(sides: [&Side; 2], prices: [f64; 2], workload: &str, registry: &Registry) -> Option<UnitCost> {
+    registry.cost_units(workload).iter().find_map(|unit| {
+        let runs = |side: &Side| -> Vec<StoredRun> {
+            side.runs.iter().filter(|r| r.summary.workload == workload).cloned().collect()
+        };
+        let (a, b) = (unit_medians(&runs(sides[0]), unit), unit_medians(&runs(sides[1]), unit));
+        let shared: Vec<&(String, String)> = a.keys().filter(|k| b.contains_key(*k)).collect();
+        let value = |medians: &std::collections::BTreeMap<(String, String), f64>| {
+            geometric_mean(&shared.iter().map(|k| medians[*k]).collect::<Vec<_>>())
+        };
+        let costs = [unit.cost(prices[0], value(&a)?)?, unit.cost(prices[1], value(&b)?)?];
+        Some(UnitCost { per: unit.words.to_string(), costs })
+    })
+}
+
+/// An amount of money for people: three significant digits, at least two decimals, never an exponent (`0.00025`,
+/// `0.02`, `12.35`).
+pub fn cost_number(value: f64) -> String {
+    if !value.is_finite() || value <= 0.0 {
+        return crate::render::number(value);
+    }
+    let decimals = (2 - value.log10().floor() as i32).max(2) as usize;
+    let text = format!("{value:.decimals$}");
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let fraction = fraction.trim_end_matches('0');
+    format!("{whole}.{fraction:0<2}")
 }
 
 /// The tag that states what an hour of an environment costs, in any currency (the same on every side).
@@ -278,6 +337,17 @@ pub fn verdicts(
                     if let (Some(base), Some(other)) = (price_per_hour(&sides[0]), price_per_hour(&sides[side])) {
                         verdict.cost = Some(work_per_cost(verdict.ratio, [base, other]));
                         verdict.explanations.push(cost_words(&verdict, [base, other], (&letters[0], &letters[side])));
+                        verdict.unit_cost = unit_costs([&sides[0], &sides[side]], [base, other], workload, registry);
+                        if let Some(unit) = &verdict.unit_cost {
+                            verdict.explanations.push(format!(
+                                "Per {}: {} on {} and {} on {}.",
+                                unit.per,
+                                cost_number(unit.costs[0]),
+                                letters[0],
+                                cost_number(unit.costs[1]),
+                                letters[side]
+                            ));
+                        }
                     }
                     Some(verdict)
                 })
@@ -359,6 +429,7 @@ fn workload_verdict(
         summary: String::new(),
         explanations: Vec::new(),
         cost: None,
+        unit_cost: None,
     })
 }
 
@@ -864,6 +935,7 @@ mod tests {
             summary: format!("{title} {} on B", speed_words(ratio)),
             explanations: vec![],
             cost: None,
+            unit_cost: None,
         };
         let side = |workloads| SideVerdict { letter: "B".into(), name: "b".into(), workloads, caution: None };
         let failing = [side(vec![
@@ -881,6 +953,12 @@ mod tests {
         assert!(result.passes[0].contains("within the 5% allowed"), "{result:?}");
         assert!(result.passes[1].contains("cannot decide"), "{result:?}");
         assert!(!gate(&failing, 0.10).failed(), "8% slower passes a 10% gate");
+    }
+
+    #[test]
+    fn costs_read_as_money() {
+        let shown: Vec<String> = [0.0005, 0.00025, 0.02, 0.0215, 12.346, 1234.5, 2.0].map(cost_number).to_vec();
+        assert_eq!(shown, ["0.0005", "0.00025", "0.02", "0.0215", "12.35", "1234.50", "2.00"]);
     }
 
     #[test]

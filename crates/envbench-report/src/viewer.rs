@@ -23,6 +23,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use envbench_core::model::parse_tag;
+use envbench_core::text::percent_encode;
 use envbench_core::workload::Registry;
 use envbench_store::{ResultStore, RunFilter, StoreError, StoreLocation, open_store};
 use std::collections::BTreeMap;
@@ -78,6 +79,9 @@ pub fn router_with(location: StoreLocation, workloads: Registry, listening: Sock
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
         .route("/compare.md", get(compare_markdown))
+        .route("/api/v1/runs", get(api_runs))
+        .route("/api/v1/runs/{id}", get(api_run))
+        .route("/api/v1/leaderboard", get(api_leaderboard))
         .with_state(Arc::new(Viewer { location, workloads }));
     let routes = match extras.api {
         Some(api) => pages.merge(api),
@@ -221,6 +225,15 @@ async fn with_store(
     viewer: Arc<Viewer>,
     work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
 ) -> Response {
+    with_store_or(viewer, work, error_page).await
+}
+
+/// [`with_store`] with errors answered by `failed`.
+async fn with_store_or(
+    viewer: Arc<Viewer>,
+    work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
+    failed: fn(&ReportError) -> Response,
+) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
         let store = open_store(&viewer.location, false)?;
         work(store.as_ref(), &viewer.workloads)
@@ -228,8 +241,8 @@ async fn with_store(
     .await;
     match outcome {
         Ok(Ok(response)) => response,
-        Ok(Err(error)) => error_page(&error),
-        Err(join) => error_page(&ReportError::Serve(join.to_string())),
+        Ok(Err(error)) => failed(&error),
+        Err(join) => failed(&ReportError::Serve(join.to_string())),
     }
 }
 
@@ -237,15 +250,30 @@ fn html(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
-fn error_page(error: &ReportError) -> Response {
-    let status = match error {
+/// The status of an error's answer: 404 for what is not here, 400 for what was asked wrong (an ambiguous run id is
+/// 409 to the API, which a client tells apart from a missing run).
+fn error_status(error: &ReportError) -> StatusCode {
+    match error {
         ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(_) => StatusCode::NOT_FOUND,
         ReportError::Store(StoreError::AmbiguousRun { .. })
         | ReportError::BadSide(_)
         | ReportError::AmbiguousSide(_)
         | ReportError::TooFewSides(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// An API error: `{"error": "..."}` with its status.
+fn error_json(error: &ReportError) -> Response {
+    let status = match error {
+        ReportError::Store(StoreError::AmbiguousRun { .. }) => StatusCode::CONFLICT,
+        other => error_status(other),
     };
+    (status, axum::Json(serde_json::json!({ "error": error.to_string() }))).into_response()
+}
+
+fn error_page(error: &ReportError) -> Response {
+    let status = error_status(error);
     let body = format!("{}<h1>Cannot show this</h1>\n<p>{}</p>", navigation(), escape(&error.to_string()));
     (status, html(page("envbench: error", &body))).into_response()
 }
@@ -270,45 +298,15 @@ fn navigation() -> String {
 /// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
 /// apart, flagged runs listed apart; filters by what the fingerprints say.
 async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> Response {
-    use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
+    use crate::leaderboard::FILTER_FIELDS;
     let query = parse_query(query.as_deref());
     with_store(viewer, move |store, workloads| {
-        let summaries = store.list_runs(&RunFilter::default())?;
-        let environments = store.environments()?;
-        let complete: Vec<&envbench_core::model::RunSummary> =
-            summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
-        let present: Vec<&str> =
-            workloads.names().into_iter().filter(|w| complete.iter().any(|r| r.workload == *w)).collect();
         let mut body = navigation();
-        let Some(workload) = first(&query, "workload").or(present.first().copied()) else {
+        let Some((board, present)) = load_leaderboard(store, workloads, &query)? else {
             body.push_str("<h1>Leaderboard</h1>\n<p>No complete runs yet.</p>\n");
             return Ok(html(page("envbench leaderboard", &body)));
         };
-        if !present.contains(&workload) {
-            return Err(ReportError::EmptySide(format!("leaderboard of '{workload}' (no complete run of it here)")));
-        }
-        let mut filters = Filters::default();
-        for (name, _) in FILTER_FIELDS {
-            if let Some(value) = first(&query, name) {
-                filters.set(name, value.to_string());
-            }
-        }
-        // The newest runs of each environment that passes the filters, read from the fingerprints alone: a store of
-        // thousands of runs loads only what ranks.
-        let of_workload: Vec<&&envbench_core::model::RunSummary> =
-            complete.iter().filter(|r| r.workload == workload).collect();
-        let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
-        let mut taken: BTreeMap<String, usize> = BTreeMap::new();
-        let mut runs = Vec::new();
-        for summary in &of_workload {
-            let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
-            let count = taken.entry(crate::environment::environment_identity(fp).id).or_default();
-            if *count < 2 * RUNS_PER_ENVIRONMENT {
-                *count += 1;
-                runs.push(store.load_run(&summary.uuid)?);
-            }
-        }
-        let board = leaderboard(workload, &runs, &filters, offered, workloads);
+        let workload = board.workload.as_str();
         body.push_str(&format!("<h1>Leaderboard: {}</h1>\n", escape(&board.title)));
         let links: Vec<String> = present
             .iter()
@@ -346,7 +344,15 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
             .into_iter()
             .map(String::from)
-            .chain(priced.then(|| ["Price/h".to_string(), "Score per price".to_string()]).into_iter().flatten())
+            .chain(
+                priced
+                    .then(|| {
+                        let per = board.cost_unit.as_ref().map(|u| format!("Cost per {u}"));
+                        ["Price/h".to_string()].into_iter().chain(per).chain(["Score per price".to_string()])
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .chain(FILTER_FIELDS.iter().map(|(_, label)| label.to_string()))
             .collect();
         let sections = [
@@ -371,12 +377,16 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
                         escape(&e.environment.name),
                         num(&e.score.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into())),
                         num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
-                        num(&e.runs.to_string()),
+                        num(&e.runs.len().to_string()),
                         num(&e.tests.to_string()),
                     );
                     if priced {
                         let per_price = e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
                         row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
+                        if board.cost_unit.is_some() {
+                            let cost = e.unit_cost.map(crate::verdict::cost_number);
+                            row.push_str(&num(&cost.unwrap_or_else(|| "-".into())));
+                        }
                         row.push_str(&num(&per_price.unwrap_or_else(|| "-".into())));
                     }
                     for value in &e.fields {
@@ -391,6 +401,52 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
     })
     .await
+}
+
+/// The leaderboard a query asks for (`workload=W`, the first workload with a complete run when none is named, and
+/// any filters), and the workloads that have complete runs; `None` when the store has no complete run.
+fn load_leaderboard(
+    store: &dyn ResultStore,
+    workloads: &Registry,
+    query: &[(String, String)],
+) -> Result<Option<(crate::leaderboard::Leaderboard, Vec<String>)>, ReportError> {
+    use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
+    let summaries = store.list_runs(&RunFilter::default())?;
+    let environments = store.environments()?;
+    let complete: Vec<&envbench_core::model::RunSummary> =
+        summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
+    let present: Vec<String> = workloads
+        .names()
+        .into_iter()
+        .filter(|w| complete.iter().any(|r| r.workload == *w))
+        .map(str::to_string)
+        .collect();
+    let Some(workload) = first(query, "workload").or(present.first().map(String::as_str)) else { return Ok(None) };
+    if !present.iter().any(|w| w == workload) {
+        return Err(ReportError::EmptySide(format!("leaderboard of '{workload}' (no complete run of it here)")));
+    }
+    let mut filters = Filters::default();
+    for (name, _) in FILTER_FIELDS {
+        if let Some(value) = first(query, name) {
+            filters.set(name, value.to_string());
+        }
+    }
+    // The newest runs of each environment that passes the filters, read from the fingerprints alone: a store of
+    // thousands of runs loads only what ranks.
+    let of_workload: Vec<&&envbench_core::model::RunSummary> =
+        complete.iter().filter(|r| r.workload == workload).collect();
+    let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    let mut runs = Vec::new();
+    for summary in &of_workload {
+        let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
+        let count = taken.entry(crate::environment::environment_identity(fp).id).or_default();
+        if *count < 2 * RUNS_PER_ENVIRONMENT {
+            *count += 1;
+            runs.push(store.load_run(&summary.uuid)?);
+        }
+    }
+    Ok(Some((leaderboard(workload, &runs, &filters, offered, workloads), present)))
 }
 
 /// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.
@@ -582,20 +638,70 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
             .map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(&v)))
             .collect();
         body.push_str(&table(&["".to_string(), "".to_string()], &rows));
+        if run.summary.status == envbench_core::model::RunStatus::Complete {
+            let query = [("workload".to_string(), run.summary.workload.clone())];
+            if let Some((board, _)) = load_leaderboard(store, workloads, &query)? {
+                body.push_str(&percentiles_section(&board, run, workloads));
+            }
+        }
         body.push_str(&report_sections(&comparison, &sides, workloads));
         Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))
     })
     .await
 }
 
-/// Text as a URL query value: every byte but unreserved ASCII percent-encoded (so it is also safe in an attribute).
-fn percent_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
+/// Where a run stands on each of its headline tests (the test with its parameters' hash) among the environments of
+/// its class in this store.
+fn percentiles_section(
+    board: &crate::leaderboard::Leaderboard,
+    run: &envbench_core::model::StoredRun,
+    workloads: &Registry,
+) -> String {
+    use crate::leaderboard::{Class, class, test_percentiles};
+    let class = class(run);
+    let mut body = "<h2>Among the environments here</h2>\n".to_string();
+    if class == Class::Flagged {
+        body.push_str(
+            "<p>Not ranked: this run is flagged (disturbed by other load, or its storage is memory), and flagged runs \
+             are listed apart on the <a href=\"/leaderboard\">leaderboard</a>.</p>\n",
+        );
+        return body;
+    }
+    let percentiles = test_percentiles(board, run, workloads);
+    if percentiles.iter().all(|p| p.percentile.is_none()) {
+        body.push_str(&format!(
+            "<p>No other environment with {} ran these tests with these parameters yet.</p>\n",
+            class.words()
+        ));
+        return body;
+    }
+    body.push_str(&format!(
+        "<p class=\"note\">Each headline test, matched by its parameters' hash, against every other environment's \
+         median of it among runs with {} (each environment's latest runs, at most {}): the share of them this run \
+         beats. See the <a href=\"/leaderboard?workload={}\">leaderboard</a>.</p>\n",
+        class.words(),
+        crate::leaderboard::RUNS_PER_ENVIRONMENT,
+        percent_encode(&board.workload)
+    ));
+    let headings: Vec<String> =
+        ["Test", "Metric", "This run", "Median of the others", "Environments", "Beats"].map(String::from).to_vec();
+    let rows: Vec<String> = percentiles
+        .iter()
+        .map(|p| {
+            let unit = |v: f64| format!("{} {}", crate::render::number(v), p.test.unit);
+            format!(
+                "<tr>{}{}{}{}{}{}</tr>",
+                cell(&p.test.name()),
+                cell(&p.test.metric),
+                num(&unit(p.value)),
+                num(&p.median_of_environments.map(unit).unwrap_or_else(|| "-".into())),
+                num(&p.environments.to_string()),
+                num(&p.percentile.map(|v| format!("{v:.0}%")).unwrap_or_else(|| "-".into())),
+            )
         })
-        .collect()
+        .collect();
+    body.push_str(&table(&headings, &rows));
+    body
 }
 
 /// An environment's name linking to its history, with the host name.
@@ -927,6 +1033,50 @@ async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> R
         Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], render_markdown(&comparison)).into_response())
     })
     .await
+}
+
+/// `GET /api/v1/runs?label=L&tag=k=v&workload=W&host=H&limit=N`: the runs that match, newest first, as listed
+/// (what `compare` and `report` resolve a side on a service with).
+async fn api_runs(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    let work = move |store: &dyn ResultStore, _: &Registry| {
+        let mut filter = RunFilter {
+            workload: first(&query, "workload").map(str::to_string),
+            label: first(&query, "label").map(str::to_string),
+            host: first(&query, "host").map(str::to_string),
+            ..Default::default()
+        };
+        for pair in all(&query, "tag") {
+            let (key, value) = parse_tag(pair).map_err(ReportError::BadSide)?;
+            filter.tags.insert(key, value);
+        }
+        if let Some(limit) = first(&query, "limit") {
+            let limit = limit.parse().map_err(|_| ReportError::BadSide(format!("limit '{limit}' is not a count")))?;
+            filter.limit = Some(limit);
+        }
+        Ok(axum::Json(store.list_runs(&filter)?).into_response())
+    };
+    with_store_or(viewer, work, error_json).await
+}
+
+/// `GET /api/v1/runs/{id}`: one run (by its id or a unique prefix of one) with everything kept about it: results
+/// with every sample, the fingerprint, the sampler's series, the attachments.
+async fn api_run(State(viewer): Shared, Path(id): Path<String>) -> Response {
+    let work = move |store: &dyn ResultStore, _: &Registry| {
+        Ok(axum::Json(store.load_run(&store.find_run(&id)?)?).into_response())
+    };
+    with_store_or(viewer, work, error_json).await
+}
+
+/// `GET /api/v1/leaderboard?workload=W&hypervisor=...`: the leaderboard's lists with each environment's headline
+/// medians and the runs behind them, so a client can rank a run of its own among them without sending it anywhere.
+async fn api_leaderboard(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    let work = move |store: &dyn ResultStore, workloads: &Registry| match load_leaderboard(store, workloads, &query)? {
+        Some((board, _)) => Ok(axum::Json(board).into_response()),
+        None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into())),
+    };
+    with_store_or(viewer, work, error_json).await
 }
 
 #[cfg(test)]

@@ -130,6 +130,16 @@ impl Client {
         Err(ClientError::Refused { url, status, message })
     }
 
+    /// The service's root URL, without its trailing slash.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// A read: the JSON answer of `GET path` (with its query), or the service's refusal.
+    pub fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        self.answer(path, self.exchange(path, None, false)?, &[200])
+    }
+
     /// What the service takes in one upload.
     pub fn limits(&self) -> Result<Limits, ClientError> {
         let path = "/api/v1/limits";

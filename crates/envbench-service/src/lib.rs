@@ -10,6 +10,7 @@
 pub mod api;
 pub mod checks;
 pub mod client;
+pub mod remote;
 pub mod tokens;
 pub mod upload;
 

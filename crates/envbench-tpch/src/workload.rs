@@ -168,6 +168,25 @@ sf = 0.01
 }
 
 impl ReadBack for TpchWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        use crate::results::{GEOMEAN_METRIC, GEOMEAN_TEST, QPHH_METRIC, QPHH_TEST};
+        &[
+            // TPC-H's price-performance is price per QphH@Size: here, what an hour costs over the queries it does.
+            envbench_core::workload::CostUnit {
+                metric: QPHH_METRIC,
+                tests: QPHH_TEST,
+                per: envbench_core::workload::Per::Rate(1.0),
+                words: "QphH@Size",
+            },
+            envbench_core::workload::CostUnit {
+                metric: GEOMEAN_METRIC,
+                tests: GEOMEAN_TEST,
+                per: envbench_core::workload::Per::Execution,
+                words: "query (geometric mean time)",
+            },
+        ]
+    }
+
     fn title(&self) -> Option<&'static str> {
         Some("analytic queries")
     }

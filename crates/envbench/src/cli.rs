@@ -213,9 +213,16 @@ pub struct ExportArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Two or more sides, the first being the baseline: a run id (or prefix), a label, or tags such as ht=off,storage=nvme
-    /// (write run:ID, label:NAME or tag:K=V to be explicit). A side's runs pool their samples.
-    #[arg(required = true, num_args = 2.., value_name = "SIDE")]
+    /// (write run:ID, label:NAME or tag:K=V to be explicit). A side's runs pool their samples. A side on a results
+    /// service, read-only: https://host/label:NAME (any of the above after the host), or https://host/ alone (filters
+    /// as the leaderboard's: https://host/?transport=nvme) for its best other environment on the first side's
+    /// workloads; compare then also says where your sides stand there. One service URL alone compares your latest run
+    /// (or suite) with it.
+    #[arg(required = true, num_args = 1.., value_name = "SIDE")]
     pub sides: Vec<String>,
+    /// For a results service over HTTPS: trust this CA certificate (PEM) besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// Print JSON.
     #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
@@ -230,9 +237,12 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Sides to report on (as for compare); none means the most recent run.
+    /// Sides to report on (as for compare, on a results service too); none means the most recent run.
     #[arg(value_name = "SIDE")]
     pub sides: Vec<String>,
+    /// For a results service over HTTPS: trust this CA certificate (PEM) besides the system's.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// The HTML file to write: a new file, or a report envbench wrote before.
     #[arg(short, long, default_value = "envbench-report.html")]
     pub output: PathBuf,

@@ -497,3 +497,35 @@ fn the_verdict_names_a_disturbed_side_first() {
     );
     assert!(!verdict.explanations.iter().any(|e| e.starts_with("A was disturbed")), "{:?}", verdict.explanations);
 }
+
+/// With a price on both sides, a workload quoted per unit of work says what one unit costs on each: TPC-H per
+/// QphH@Size (the price of an hour over the queries an hour does), ranread per 1,000 IOPS.
+#[test]
+fn a_priced_verdict_says_what_a_unit_of_work_costs_on_each_side() {
+    let path = scratch("unit-cost");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    for (label, fp, speed, price) in [("metal", physical(), 2.0, "2"), ("vm", virtual_machine(), 1.0, "0.5")] {
+        let request = RunRequest {
+            workload: "tpch".into(),
+            label: Some(label.into()),
+            tags: [("price_per_hour".to_string(), price.to_string())].into(),
+            command_line: "envbench tpch".into(),
+            suite_id: None,
+        };
+        let uuid = store.begin_run(&request, &fp).unwrap();
+        let mut qphh = record("tpch", "qphh", json!({"sf": 1}), "qphh_at_size", "queries/h", vec![2000.0 * speed]);
+        qphh.direction = envbench_core::model::Direction::HigherIsBetter;
+        let results = vec![record("tpch", "Q1", json!({"sf": 1}), "elapsed", "s", six(2.0 / speed)), qphh];
+        store.add_results(&uuid, &results).unwrap();
+        store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    }
+    let sides = resolve_sides(&store, &["metal".to_string(), "vm".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let verdict = &comparison.verdicts[0].workloads[0];
+    let unit = verdict.unit_cost.as_ref().expect("a unit cost with prices on both sides");
+    assert_eq!(unit.per, "QphH@Size");
+    assert!((unit.costs[0] - 2.0 / 4000.0).abs() < 1e-12, "{unit:?}");
+    assert!((unit.costs[1] - 0.5 / 2000.0).abs() < 1e-12, "{unit:?}");
+    let text = render(&comparison, Format::Text);
+    assert!(text.contains("Per QphH@Size: 0.0005 on A and 0.00025 on B."), "{text}");
+}

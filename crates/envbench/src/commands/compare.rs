@@ -2,7 +2,7 @@
 //! service) over a store.
 
 use crate::cli::{CompareArgs, ReportArgs, ServeArgs};
-use crate::commands::store;
+use crate::commands::{sides, store};
 use crate::files::OutputFile;
 use crate::output::print;
 use crate::registry::WORKLOADS;
@@ -12,7 +12,7 @@ use envbench_store::{RunFilter, StoreLocation};
 use std::process::ExitCode;
 
 /// Side-resolution mistakes are the user's: exit 2.
-fn classify(error: ReportError) -> anyhow::Error {
+pub(super) fn classify(error: ReportError) -> anyhow::Error {
     match error {
         ReportError::BadSide(_)
         | ReportError::EmptySide(_)
@@ -23,8 +23,14 @@ fn classify(error: ReportError) -> anyhow::Error {
 }
 
 pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let store = store(location, false)?;
-    let sides = envbench_report::resolve_sides(store.as_ref(), &args.sides).map_err(classify)?;
+    if args.sides.len() < 2 && !args.sides.iter().any(|s| sides::is_service_side(s)) {
+        return Err(usage(
+            "compare SIDE SIDE...: give two or more sides (the first is the baseline), or one results service URL \
+             (https://host/) to compare your latest run with",
+        ));
+    }
+    let resolved = sides::resolve(location, &args.sides, args.ca_cert.as_deref())?;
+    let sides = &resolved.sides;
     let format = if args.json {
         Format::Json
     } else if args.markdown {
@@ -32,8 +38,20 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     } else {
         Format::Text
     };
-    let comparison = envbench_report::compare(&sides, &WORKLOADS);
-    print(&envbench_report::render(&comparison, format));
+    let comparison = envbench_report::compare(sides, &WORKLOADS);
+    let standings = resolved.standings()?;
+    match format {
+        Format::Json if !standings.is_empty() => {
+            let mut document = serde_json::to_value(&comparison)?;
+            document["standings"] = serde_json::to_value(&standings)?;
+            print(&(serde_json::to_string_pretty(&document)? + "\n"));
+        }
+        _ => {
+            let mut text = envbench_report::render(&comparison, format);
+            text.push_str(&sides::standings_text(&standings, format == Format::Markdown));
+            print(&text);
+        }
+    }
     // Runs with results but none the other side has: nothing was compared, which must not read as "no change".
     if comparison.rows.is_empty() && !comparison.unmatched.is_empty() {
         let workloads: std::collections::BTreeSet<&str> =
@@ -75,8 +93,8 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
 
 pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let output = OutputFile::check(&args.output, "-o", args.force, location)?;
-    let store = store(location, false)?;
     let texts = if args.sides.is_empty() {
+        let store = store(location, false)?;
         let latest = store.list_runs(&RunFilter { limit: Some(1), ..Default::default() })?;
         let Some(run) = latest.first() else {
             return Err(usage(format!("{}: no runs to report on yet; run a workload first", location.display())));
@@ -85,8 +103,8 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
     } else {
         args.sides.clone()
     };
-    let sides = envbench_report::resolve_sides(store.as_ref(), &texts).map_err(classify)?;
-    let html = envbench_report::render_report(&sides, &WORKLOADS);
+    let resolved = sides::resolve(location, &texts, args.ca_cert.as_deref())?;
+    let html = envbench_report::render_report(&resolved.sides, &WORKLOADS);
     output.write(&html)?;
     eprintln!("wrote {}", args.output.display());
     Ok(ExitCode::SUCCESS)

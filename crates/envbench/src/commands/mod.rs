@@ -8,6 +8,7 @@ pub use export::EXPORT_COLUMNS;
 pub mod fleet;
 mod results;
 mod run;
+mod sides;
 mod tracker_export;
 
 use crate::cli::{Cli, Command};

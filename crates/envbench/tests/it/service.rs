@@ -236,3 +236,113 @@ fn uploads_go_over_https_to_a_client_that_trusts_the_certificate() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(text(&wrong.stderr).contains("--tls-key"), "{}", text(&wrong.stderr));
 }
+
+/// A service is a read-only store for `compare` and `report`: a side named on it (`http://host/label:pinned`)
+/// resolves there, `http://host/` alone is its best other environment on the local side's workloads, and compare says
+/// where the local side would stand there. Nothing is written to either store; the read API and the run page's
+/// per-test percentiles answer as documented.
+#[test]
+fn compare_and_report_read_a_service_and_show_where_a_run_stands() {
+    let online = std::thread::available_parallelism().unwrap().get();
+    assert!(online >= 2, "this test pins a run to one of this machine's CPUs: it needs two");
+    let dir = scratch("read");
+    let (service, mine, theirs) = (dir.join("service.db"), dir.join("mine.db"), dir.join("theirs.db"));
+    exec_run(&mine, &dir, "mine", "3");
+    // Another environment: the same machine held to one CPU by taskset.
+    let pinned = Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_envbench")])
+        .args(["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", "3", "--step", "wait=sleep 0.01"])
+        .args(["--label", "pinned"])
+        .env("ENVBENCH_STORE", &theirs)
+        .output()
+        .unwrap();
+    assert!(pinned.status.success(), "{}", text(&pinned.stderr));
+    exec_run(&theirs, &dir, "theirs-full", "3");
+    let uploader = token(&service, &dir, "theirs");
+    let (_server, address) = serve(&service, &["--accept-uploads"]);
+    let url = format!("http://{address}/");
+    let pushed = envbench(&theirs, &["push", &url, "--token-file", uploader.to_str().unwrap()]);
+    assert!(text(&pushed.stdout).contains("pushed 2 runs"), "{}{}", text(&pushed.stdout), text(&pushed.stderr));
+    let count = |store: &Path| {
+        serde_json::from_slice::<Vec<Value>>(&envbench(store, &["results", "list", "--json"]).stdout).unwrap().len()
+    };
+
+    // The read API.
+    let (status, body) = request(&address, "GET", "/api/v1/runs?label=pinned", &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let listed: Vec<Value> = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed.len(), 1, "{body}");
+    let pinned_uuid = listed[0]["uuid"].as_str().unwrap().to_string();
+    // A run other tests' load disturbed is flagged: never anyone's best, never ranked.
+    let pinned_flagged = listed[0]["disturbed"] == true;
+    let (status, body) = request(&address, "GET", &format!("/api/v1/runs/{}", &pinned_uuid[..8]), &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let run: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(run["uuid"], pinned_uuid.as_str());
+    assert!(run["results"][0]["samples"].as_array().is_some_and(|s| s.len() == 3), "every sample: {body}");
+    let (status, body) = request(&address, "GET", "/api/v1/runs/ffffffff", &[], b"");
+    assert_eq!(status, 404, "{body}");
+    assert!(serde_json::from_str::<Value>(&body).unwrap()["error"].as_str().unwrap().contains("no run matches"));
+    let (status, body) = request(&address, "GET", "/api/v1/leaderboard?workload=exec", &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let board: Value = serde_json::from_str(&body).unwrap();
+    let environments =
+        ["default", "tuned", "flagged"].iter().map(|c| board[c].as_array().unwrap().len()).sum::<usize>();
+    assert_eq!(environments, 2, "two environments on the service: {body}");
+
+    // A side on the service by label; the local side's standing there.
+    let named = envbench(&mine, &["compare", "label:mine", &format!("{url}label:pinned")]);
+    let out = text(&named.stdout);
+    assert!(named.status.success(), "{out}{}", text(&named.stderr));
+    assert!(out.contains(&format!("pinned on {address}")), "{out}");
+    assert!(out.contains(&format!("Standing of label:mine on http://{address}")), "{out}");
+    // Its own environment (theirs-full ran on this machine too) is stood in for by the local side: 2 environments;
+    // unless other tests' load disturbed it, when it is flagged and not ranked.
+    if pinned_flagged {
+        assert!(out.contains("not ranked"), "{out}");
+    } else {
+        assert!(out.contains("of 2 environments with") || out.contains("not ranked: its runs are flagged"), "{out}");
+    }
+    // The bare URL: its best other environment on the local side's workloads (one URL alone: the latest local run).
+    let best = envbench(&mine, &["compare", "--json", "label:mine", &url]);
+    let alone = envbench(&mine, &["compare", &url]);
+    if pinned_flagged {
+        for output in [&best, &alone] {
+            assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+            assert!(text(&output.stderr).contains("besides 1 flagged"), "{}", text(&output.stderr));
+        }
+    } else {
+        assert!(best.status.success(), "{}", text(&best.stderr));
+        let document: Value = serde_json::from_slice(&best.stdout).unwrap();
+        let sides: Vec<&str> =
+            document["sides"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert!(sides.iter().any(|s| s.starts_with("best on 127.0.0.1")), "{}", document["sides"]);
+        let standing = &document["standings"][0]["workloads"][0];
+        if standing["class"] == "flagged" {
+            assert!(standing["position"].is_null(), "{standing}");
+        } else {
+            assert_eq!(standing["of"], 2, "{standing}");
+            assert!(standing["position"].as_u64().is_some_and(|p| (1..=2).contains(&p)), "{standing}");
+        }
+        assert!(alone.status.success(), "{}", text(&alone.stderr));
+        assert!(text(&alone.stdout).contains("best on 127.0.0.1"), "{}", text(&alone.stdout));
+    }
+    // A report with a side on the service.
+    let report = dir.join("report.html");
+    let written =
+        envbench(&mine, &["report", "label:mine", &format!("{url}label:pinned"), "-o", report.to_str().unwrap()]);
+    assert!(written.status.success(), "{}", text(&written.stderr));
+    assert!(std::fs::read_to_string(&report).unwrap().contains(&format!("pinned on {address}")));
+    // What the service does not have is the user's mistake, named with the service.
+    let missing = envbench(&mine, &["compare", "label:mine", &format!("{url}label:nope")]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
+    assert!(text(&missing.stderr).contains(&address), "{}", text(&missing.stderr));
+    // Read-only both ways.
+    assert_eq!((count(&mine), count(&service)), (1, 2));
+
+    // The run page: each headline test's percentile among the other environments.
+    let (status, page) = request(&address, "GET", &format!("/run/{pinned_uuid}"), &[], b"");
+    assert_eq!(status, 200);
+    assert!(page.contains("Among the environments here"), "{page}");
+    assert!(page.contains("Beats") || page.contains("flagged"), "{page}");
+}
