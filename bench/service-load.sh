@@ -3,7 +3,8 @@
 # its own, filled to $RUNS runs (default 10000) by uploads of $BATCH runs each (default 100), then its pages read
 # $READS times each (default 50):
 #  1. uploads: runs taken per second, and each upload's latency (p50, p95), as the store grows;
-#  2. pages with $RUNS stored runs: the run list, the environments, one run, the leaderboard; p50 and p95 latency.
+#  2. pages with $RUNS stored runs: the run list, the environments, one run (with its percentiles), the leaderboard,
+#     and the read API (what `compare https://host/...` asks); p50 and p95 latency.
 # The runs are one real `envbench exec` run, uploaded under new ids with its samples scaled a little each time (so no
 # two are copies); every upload passes the service's checks, headlines recomputed from the samples included.
 #
@@ -96,7 +97,9 @@ def get(path):
     return time.perf_counter() - started
 
 pages = {"/": "the run list", "/environments": "the environments", "/run/" + first: "one run",
-         "/leaderboard?workload=exec": "the leaderboard"}
+         "/leaderboard?workload=exec": "the leaderboard",
+         "/api/v1/runs?limit=100": "API: 100 runs", "/api/v1/runs/" + first[:8]: "API: one run",
+         "/api/v1/leaderboard?workload=exec": "API: leaderboard"}
 for path, name in pages.items():
     times = [get(path) for _ in range(reads)]
     print(f"page {name:16s}: p50 {p(times, 50) * 1000:7.1f} ms, p95 {p(times, 95) * 1000:7.1f} ms "

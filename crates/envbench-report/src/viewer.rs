@@ -411,18 +411,33 @@ fn load_leaderboard(
     query: &[(String, String)],
 ) -> Result<Option<(crate::leaderboard::Leaderboard, Vec<String>)>, ReportError> {
     use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
-    let summaries = store.list_runs(&RunFilter::default())?;
+    // Only the runs of the workload asked for, when one is: a store of many workloads lists less.
+    let asked = first(query, "workload");
+    let summaries = store.list_runs(&RunFilter { workload: asked.map(str::to_string), ..Default::default() })?;
     let environments = store.environments()?;
     let complete: Vec<&envbench_core::model::RunSummary> =
         summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
-    let present: Vec<String> = workloads
-        .names()
-        .into_iter()
-        .filter(|w| complete.iter().any(|r| r.workload == *w))
-        .map(str::to_string)
-        .collect();
-    let Some(workload) = first(query, "workload").or(present.first().map(String::as_str)) else { return Ok(None) };
-    if !present.iter().any(|w| w == workload) {
+    let present: Vec<String> = match asked {
+        // The links to the other workloads' leaderboards: each workload with a run.
+        Some(_) => {
+            let mut present = Vec::new();
+            for name in workloads.names() {
+                let filter = RunFilter { workload: Some(name.to_string()), limit: Some(1), ..Default::default() };
+                if !store.list_runs(&filter)?.is_empty() {
+                    present.push(name.to_string());
+                }
+            }
+            present
+        }
+        None => workloads
+            .names()
+            .into_iter()
+            .filter(|w| complete.iter().any(|r| r.workload == *w))
+            .map(str::to_string)
+            .collect(),
+    };
+    let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
+    if !complete.iter().any(|r| r.workload == workload) {
         return Err(ReportError::EmptySide(format!("leaderboard of '{workload}' (no complete run of it here)")));
     }
     let mut filters = Filters::default();

@@ -368,6 +368,17 @@ fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
     assert!(narrowed.contains("(memory-backed)"), "{narrowed}");
     let overflow = sideways_overflow(PHONE, &profile, &board, &dir.join("leaderboard-probe.html"));
     assert!(overflow <= 0, "the leaderboard scrolls sideways by {overflow} px on a phone");
+    // A run's page: its percentile on each headline test among the other environments of its list.
+    let default_run = runs.iter().find(|r| r["label"] == "default").unwrap()["uuid"].as_str().unwrap().to_string();
+    let run_page = dom(&profile, &format!("{base}/run/{default_run}"));
+    assert!(run_page.contains("Among the environments here"), "{run_page}");
+    if ranked_default == 2 {
+        // One other environment with the defaults: this run beats it on the test, or it does not.
+        assert!(run_page.contains(">100%<") || run_page.contains(">0%<"), "{run_page}");
+        assert!(run_page.contains(test), "{run_page}");
+    }
+    let overflow = sideways_overflow(PHONE, &profile, &run_page, &dir.join("run-probe.html"));
+    assert!(overflow <= 0, "a run's page scrolls sideways by {overflow} px on a phone");
     screenshot(DESKTOP, &profile, &url, &dir.join("leaderboard-desktop.png"));
     screenshot(PHONE, &profile, &url, &dir.join("leaderboard-phone.png"));
 }
