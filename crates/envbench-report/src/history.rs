@@ -4,7 +4,7 @@
 
 use crate::compare::{compare_results, directed_ratio, natural_cmp};
 use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
-use crate::side::{Side, run_name};
+use crate::side::{Side, run_name, workloads_of};
 use crate::svg::{LineChart, LineSeries, Scale};
 use crate::verdict::headline_rows;
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};
@@ -170,13 +170,7 @@ pub struct History {
 /// The history of every workload among `runs` (one environment's complete runs, oldest first), ordered by start time;
 /// runs that started in the same instant keep the order given.
 pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
-    let mut workloads: Vec<&str> = Vec::new();
-    for run in runs {
-        if !workloads.contains(&run.summary.workload.as_str()) {
-            workloads.push(&run.summary.workload);
-        }
-    }
-    workloads
+    workloads_of(runs)
         .into_iter()
         .filter_map(|workload| {
             let mut ordered: Vec<&StoredRun> = runs.iter().filter(|r| r.summary.workload == workload).collect();
@@ -285,12 +279,7 @@ pub const RANK_MIN_ENVIRONMENTS: usize = 3;
 /// real storage: RAM is not faster storage.
 pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, registry: &Registry) -> Vec<Rank> {
     let Some(own) = by_environment.get(this) else { return Vec::new() };
-    let mut workloads: Vec<&str> = Vec::new();
-    for run in own {
-        if !workloads.contains(&run.summary.workload.as_str()) {
-            workloads.push(&run.summary.workload);
-        }
-    }
+    let mut workloads = workloads_of(own);
     workloads.sort_by(|a, b| natural_cmp(a, b));
     let in_memory = |runs: &[StoredRun]| runs.iter().any(|r| memory_backed(&r.fingerprint));
     let own_in_memory = in_memory(own);

@@ -249,17 +249,20 @@ pub fn leaderboard(
             .zip(&sides)
             .zip(&scores)
             .zip(medians)
-            .map(|((((identity, runs), side), score), medians)| Entry {
-                environment: identity.clone(),
-                position: None,
-                score: *score,
-                percentile: None,
-                runs: runs.iter().map(|r| r.summary.uuid.clone()).collect(),
-                tests,
-                medians,
-                price_per_hour: crate::verdict::price_per_hour(side),
-                unit_cost: unit_cost(runs, crate::verdict::price_per_hour(side)),
-                fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
+            .map(|((((identity, runs), side), score), medians)| {
+                let price_per_hour = crate::verdict::price_per_hour(side);
+                Entry {
+                    environment: identity.clone(),
+                    position: None,
+                    score: *score,
+                    percentile: None,
+                    runs: runs.iter().map(|r| r.summary.uuid.clone()).collect(),
+                    tests,
+                    medians,
+                    price_per_hour,
+                    unit_cost: unit_cost(runs, price_per_hour),
+                    fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
+                }
             })
             .collect();
         // Best first; those without a score last.
@@ -268,9 +271,7 @@ pub fn leaderboard(
             let all: Vec<f64> = entries.iter().filter_map(|e| e.score).collect();
             for entry in &mut entries {
                 let Some(score) = entry.score else { continue };
-                entry.position = Some(all.iter().filter(|s| **s > score).count() + 1);
-                let worse = all.iter().filter(|s| **s < score).count();
-                entry.percentile = (all.len() > 1).then(|| worse as f64 / (all.len() - 1) as f64 * 100.0);
+                (entry.position, entry.percentile) = place(score, &all);
             }
         }
         entries
@@ -354,6 +355,14 @@ impl Standing {
     }
 }
 
+/// Where `score` places among `all` the scores of a list (itself included): its position (1 is the best; ties share
+/// one) and the share of the others it beats, in percent (none when it is alone).
+fn place(score: f64, all: &[f64]) -> (Option<usize>, Option<f64>) {
+    let position = all.iter().filter(|s| **s > score).count() + 1;
+    let worse = all.iter().filter(|s| **s < score).count();
+    (Some(position), (all.len() > 1).then(|| worse as f64 / (all.len() - 1) as f64 * 100.0))
+}
+
 /// Where `side` stands on `board` ([`Standing`]).
 pub fn standing(board: &Leaderboard, side: &Side, registry: &Registry) -> Standing {
     let class = side_class(&side.runs);
@@ -363,6 +372,23 @@ pub fn standing(board: &Leaderboard, side: &Side, registry: &Registry) -> Standi
         .map(|r| environment_identity(&r.fingerprint))
         .unwrap_or_else(|| EnvironmentIdentity { id: "-".into(), name: side.name.clone() });
     let others: Vec<&Entry> = board.list(class).iter().filter(|e| e.environment.id != environment.id).collect();
+    // Flagged entries are never anyone's best: a flagged side's best is that of the list its options put it on.
+    let leader_list = if class == Class::Flagged { options_class(&side.runs) } else { class };
+    let mut standing = Standing {
+        workload: board.workload.clone(),
+        title: board.title.clone(),
+        class,
+        position: None,
+        of: others.len() + 1,
+        score: None,
+        percentile: None,
+        tests: 0,
+        leader: board.list(leader_list).first().map(|e| e.environment.clone()),
+        environment,
+    };
+    if class == Class::Flagged {
+        return standing;
+    }
     let own: BTreeMap<String, f64> = headline_medians(std::slice::from_ref(side), &board.workload, registry)
         .into_iter()
         .filter_map(|(test, cells)| cells[0].map(|median| (test.key(), median)))
@@ -378,28 +404,12 @@ pub fn standing(board: &Leaderboard, side: &Side, registry: &Registry) -> Standi
         })
         .collect();
     let (scores, tests) = scores_of(&rows, others.len() + 1, true);
-    let mut standing = Standing {
-        workload: board.workload.clone(),
-        title: board.title.clone(),
-        class,
-        environment,
-        position: None,
-        of: others.len() + 1,
-        score: None,
-        percentile: None,
-        tests,
-        leader: board.list(class).first().map(|e| e.environment.clone()),
-    };
-    if class == Class::Flagged {
-        return standing;
-    }
+    standing.tests = tests;
     if let Some(score) = scores[0] {
         let all: Vec<f64> = scores.iter().flatten().copied().collect();
         standing.of = all.len();
         standing.score = Some(score);
-        standing.position = Some(all.iter().filter(|s| **s > score).count() + 1);
-        let worse = all.iter().filter(|s| **s < score).count();
-        standing.percentile = (all.len() > 1).then(|| worse as f64 / (all.len() - 1) as f64 * 100.0);
+        (standing.position, standing.percentile) = place(score, &all);
     }
     standing
 }

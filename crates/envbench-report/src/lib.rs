@@ -35,7 +35,7 @@ pub use history::{
 pub use html::{escape as html_escape, is_envbench_page};
 pub use render::{Format, metric_title, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
-pub use side::{Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, unique_names};
+pub use side::{Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, unique_names, workloads_of};
 pub use svg::{
     Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
     change_chart, line_chart, nice_step,

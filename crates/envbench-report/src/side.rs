@@ -150,6 +150,17 @@ pub fn unique_names(sides: &mut [Side]) {
     }
 }
 
+/// The workloads of these runs, each once, in the order they first appear.
+pub fn workloads_of(runs: &[StoredRun]) -> Vec<&str> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for run in runs {
+        if !workloads.contains(&run.summary.workload.as_str()) {
+            workloads.push(&run.summary.workload);
+        }
+    }
+    workloads
+}
+
 /// A run's name for tables: its label and short id, or the short id alone.
 pub fn run_name(run: &StoredRun) -> String {
     let short = run.summary.uuid.get(..8).unwrap_or(&run.summary.uuid);

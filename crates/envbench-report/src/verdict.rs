@@ -92,12 +92,12 @@ pub struct UnitCost {
 }
 
 /// Each test's median of a cost unit's metric over these runs' pooled samples, by test and parameters' hash.
-pub fn unit_medians(
-    runs: &[StoredRun],
+pub fn unit_medians<'a>(
+    runs: impl IntoIterator<Item = &'a StoredRun>,
     unit: &envbench_core::workload::CostUnit,
 ) -> std::collections::BTreeMap<(String, String), f64> {
     let mut pooled: std::collections::BTreeMap<(String, String), Vec<f64>> = std::collections::BTreeMap::new();
-    for result in runs.iter().flat_map(|r| &r.results) {
+    for result in runs.into_iter().flat_map(|r| &r.results) {
         if unit.measures(&result.record.test_id, &result.record.metric) {
             pooled
                 .entry((result.record.test_id.clone(), result.parameters_hash.clone()))
@@ -112,10 +112,9 @@ pub fn unit_medians(
 /// the same tests, its value a geometric mean over those tests.
 pub fn unit_costs(sides: [&Side; 2], prices: [f64; 2], workload: &str, registry: &Registry) -> Option<UnitCost> {
     registry.cost_units(workload).iter().find_map(|unit| {
-        let runs = |side: &Side| -> Vec<StoredRun> {
-            side.runs.iter().filter(|r| r.summary.workload == workload).cloned().collect()
-        };
-        let (a, b) = (unit_medians(&runs(sides[0]), unit), unit_medians(&runs(sides[1]), unit));
+        let of_workload =
+            |side: &'_ Side| unit_medians(side.runs.iter().filter(|r| r.summary.workload == workload), unit);
+        let (a, b) = (of_workload(sides[0]), of_workload(sides[1]));
         let shared: Vec<&(String, String)> = a.keys().filter(|k| b.contains_key(*k)).collect();
         let value = |medians: &std::collections::BTreeMap<(String, String), f64>| {
             geometric_mean(&shared.iter().map(|k| medians[*k]).collect::<Vec<_>>())

@@ -22,16 +22,15 @@ struct Service {
     /// `https://host[:port]`, as given.
     base: String,
     store: ServiceStore,
-    /// Leaderboards fetched, by workload and filters (`None`: the service has no complete run of it).
-    boards: RefCell<BTreeMap<(String, String), Option<Leaderboard>>>,
+    /// Leaderboards fetched under `filters`, by workload (`None`: the service has no complete run of it).
+    boards: RefCell<BTreeMap<String, Option<Leaderboard>>>,
     /// The leaderboard filters the user gave with the bare URL (`transport=nvme`), for its best side and standings.
     filters: String,
 }
 
 impl Service {
     fn board(&self, workload: &str) -> anyhow::Result<Option<Leaderboard>> {
-        let key = (workload.to_string(), self.filters.clone());
-        if let Some(board) = self.boards.borrow().get(&key) {
+        if let Some(board) = self.boards.borrow().get(workload) {
             return Ok(board.clone());
         }
         let mut path = format!("/api/v1/leaderboard?workload={}", envbench_core::text::percent_encode(workload));
@@ -44,7 +43,7 @@ impl Service {
             Err(ClientError::Refused { status: 404, .. }) => None,
             Err(error) => return Err(error.into()),
         };
-        self.boards.borrow_mut().insert(key, board.clone());
+        self.boards.borrow_mut().insert(workload.to_string(), board.clone());
         Ok(board)
     }
 }
@@ -199,12 +198,7 @@ fn best_side(service: &Service, reference: &Side) -> anyhow::Result<Side> {
     // A flagged side is still compared with the best of its options' list: the standing says it is flagged.
     let class = options_class(&reference.runs);
     let own = reference.runs.first().map(|r| envbench_report::environment_identity(&r.fingerprint).id);
-    let mut workloads: Vec<&str> = Vec::new();
-    for run in &reference.runs {
-        if !workloads.contains(&run.summary.workload.as_str()) {
-            workloads.push(&run.summary.workload);
-        }
-    }
+    let workloads = envbench_report::workloads_of(&reference.runs);
     let mut runs = Vec::new();
     let mut flagged = 0;
     for workload in &workloads {
@@ -246,14 +240,8 @@ impl Resolved {
         let mut all = Vec::new();
         for service in &self.services {
             for (side, _) in self.sides.iter().zip(&self.origins).filter(|(_, o)| o.is_none()) {
-                let mut workloads: Vec<&str> = Vec::new();
-                for run in &side.runs {
-                    if !workloads.contains(&run.summary.workload.as_str()) {
-                        workloads.push(&run.summary.workload);
-                    }
-                }
                 let mut standings = Vec::new();
-                for workload in workloads {
+                for workload in envbench_report::workloads_of(&side.runs) {
                     let Some(board) = service.board(workload)? else { continue };
                     let runs = side.runs.iter().filter(|r| r.summary.workload == workload).cloned().collect();
                     standings.push(standing(&board, &Side::new(side.name.clone(), runs), &WORKLOADS));
