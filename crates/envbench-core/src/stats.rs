@@ -219,6 +219,36 @@ pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
     regularized_incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0)
 }
 
+/// The t with P(|T| > t) = `p_two_sided` for Student's t with `df` degrees of freedom (the critical value of a
+/// two-sided test, and the half-width of a confidence interval in standard errors), by bisection on
+/// [`student_t_two_sided`]: 12.706 for p 0.05 at df 1, 2.776 at df 4, 1.960 as df grows. `None` for a p outside
+/// (0, 1) or a df that is not positive.
+pub fn student_t_critical(p_two_sided: f64, df: f64) -> Option<f64> {
+    if !(p_two_sided > 0.0 && p_two_sided < 1.0 && df > 0.0 && df.is_finite()) {
+        return None;
+    }
+    // The tail only shrinks as t grows; double the upper end until it holds the answer, then halve the range.
+    let (mut low, mut high) = (0.0_f64, 1.0_f64);
+    while student_t_two_sided(high, df) > p_two_sided {
+        high *= 2.0;
+        if high > 1e12 {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let middle = (low + high) / 2.0;
+        if student_t_two_sided(middle, df) > p_two_sided {
+            low = middle;
+        } else {
+            high = middle;
+        }
+        if high - low < 1e-12 * high {
+            break;
+        }
+    }
+    Some((low + high) / 2.0)
+}
+
 /// I_x(a, b), by the continued fraction (modified Lentz), using the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where
 /// the fraction converges slowly.
 fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
@@ -573,6 +603,17 @@ mod tests {
         assert!(
             close(ln_gamma(5.0), 24f64.ln(), 1e-13) && close(ln_gamma(0.5), std::f64::consts::PI.sqrt().ln(), 1e-12)
         );
+    }
+
+    #[test]
+    fn student_t_critical_values_match_tables() {
+        for (df, t) in [(1.0, 12.706_2), (2.0, 4.302_7), (4.0, 2.776_4), (30.0, 2.042_3), (1e6, 1.960_0)] {
+            let found = student_t_critical(0.05, df).unwrap();
+            assert!(close(found, t, 1e-4), "df {df}: {found}");
+        }
+        assert!(close(student_t_critical(0.01, 5.0).unwrap(), 4.032_1, 1e-4));
+        assert_eq!(student_t_critical(0.0, 5.0), None);
+        assert_eq!(student_t_critical(0.05, 0.0), None);
     }
 
     #[test]

@@ -97,10 +97,10 @@ impl ComparisonRow {
 pub struct Cell {
     /// Every sample of every run of the side, pooled.
     pub samples: Vec<f64>,
-    /// The same samples run by run, so the verdict's interval can resample whole runs: two runs of one environment
-    /// differ by more than one run's samples do.
+    /// The same samples run by run, by run id (runs with samples only), so the verdict's interval can take whole
+    /// runs as its samples: two runs of one environment differ by more than one run's samples do.
     #[serde(skip)]
-    pub run_samples: Vec<Vec<f64>>,
+    pub run_samples: BTreeMap<String, Vec<f64>>,
     /// How many runs contributed samples.
     pub runs: usize,
     pub summary: Summary,
@@ -375,7 +375,12 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
     });
     Some(Cell {
         samples: side.samples.clone(),
-        run_samples: side.per_run.values().filter(|s| !s.is_empty()).cloned().collect(),
+        run_samples: side
+            .per_run
+            .iter()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(id, s)| (id.clone(), s.clone()))
+            .collect(),
         runs: side.per_run.len(),
         noisy: summary.is_noisy(),
         summary,

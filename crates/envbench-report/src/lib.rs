@@ -42,7 +42,8 @@ pub use svg::{
 };
 pub use tls::load_tls;
 pub use verdict::{
-    BOOTSTRAP_RESAMPLES, Decision, Gate, PRICE_TAG, SideVerdict, TestChange, WorkloadVerdict, bootstrap_interval,
-    change_words, gate, headline_rows, interval_words, price_per_hour, speed_words, test_change, work_per_cost,
+    BOOTSTRAP_RESAMPLES, Decision, Gate, IntervalBasis, PRICE_TAG, SideVerdict, TestChange, WorkloadVerdict,
+    bootstrap_interval, change_interval, change_words, gate, headline_rows, interval_words, price_per_hour,
+    speed_words, test_change, work_per_cost,
 };
 pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

@@ -315,7 +315,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
             "verdict",
             &chart,
             "Points: geometric mean of each workload's headline figures as a speed factor (right is better); \
-             whiskers: 95% bootstrap interval; filled: called faster or slower (the interval excludes \"same\" and the \
+             whiskers: 95% interval (from the runs when a side has several); filled: called faster or slower (the interval excludes \"same\" and the \
              change is beyond the noise margin); ~ marks the rest.",
         ));
     }
@@ -408,8 +408,8 @@ fn relative_charts(charts: &mut Charts, comparison: &Comparison, workload: &str,
                 ),
                 &headline,
             ),
-            "Points: each test's speed factor against the baseline (right is better); whiskers: 95% bootstrap \
-             interval of the medians' ratio; filled: significant, hollow and ~: not significant, within noise or too \
+            "Points: each test's speed factor against the baseline (right is better); whiskers: 95% interval \
+             of the change (from the runs when a side has several); filled: significant, hollow and ~: not significant, within noise or too \
              few samples.",
         )
     } else {

@@ -326,6 +326,7 @@ fn several_runs_a_side_are_weighed_run_by_run() {
     assert_eq!(steady.caution, None, "three runs a side need no caution");
     let steady = &steady.workloads[0];
     assert_eq!((steady.decision, steady.runs), (envbench_report::Decision::Slower, [3, 3]));
+    assert_eq!(steady.interval_basis, Some(envbench_report::IntervalBasis::Runs), "three runs a side are the samples");
     let uneven = verdict("uneven", "a-fifth-slower").workloads.remove(0);
     assert_eq!(uneven.decision, envbench_report::Decision::Same, "{uneven:?}");
     let (low, high) = uneven.interval.unwrap();
