@@ -205,9 +205,13 @@ pub fn welch_log(first: &[f64], second: &[f64]) -> Option<f64> {
         return Some(if (m1 - m2).abs() < 1e-12 { 1.0 } else { 0.0 });
     }
     let t = (m1 - m2) / standard_error;
-    // Welch-Satterthwaite degrees of freedom.
-    let df = (v1 + v2).powi(2) / (v1.powi(2) / (n1 - 1.0) + v2.powi(2) / (n2 - 1.0));
-    Some(student_t_two_sided(t, df))
+    Some(student_t_two_sided(t, welch_satterthwaite((v1, n1), (v2, n2))))
+}
+
+/// The Welch-Satterthwaite degrees of freedom of a difference of two means, each given as (the variance of the mean,
+/// the sample count; at least 2). With no spread on either side: the pooled count less 2.
+pub fn welch_satterthwaite((v1, n1): (f64, f64), (v2, n2): (f64, f64)) -> f64 {
+    if v1 + v2 > 0.0 { (v1 + v2).powi(2) / (v1.powi(2) / (n1 - 1.0) + v2.powi(2) / (n2 - 1.0)) } else { n1 + n2 - 2.0 }
 }
 
 /// P(|T| > |t|) for Student's t with `df` degrees of freedom: the regularized incomplete beta I_x(df/2, 1/2) at

@@ -19,7 +19,7 @@ use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{Direction, MetricKind, StoredRun, metric_kind};
 use envbench_core::sampler::DISTURBED_FLAG;
-use envbench_core::stats::{Summary, geometric_mean, student_t_critical};
+use envbench_core::stats::{Summary, geometric_mean, student_t_critical, welch_satterthwaite};
 use envbench_core::workload::{Registry, Resource};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -567,13 +567,7 @@ fn run_interval(pairs: &[SidesSamples]) -> Option<(f64, f64)> {
     let (standard_error, df) = match (variance(&base), variance(&side)) {
         (Some(base_variance), Some(side_variance)) => {
             let (a, b) = (base_variance / n_base, side_variance / n_side);
-            let df = if a + b > 0.0 {
-                // Welch-Satterthwaite.
-                (a + b).powi(2) / (a.powi(2) / (n_base - 1.0) + b.powi(2) / (n_side - 1.0))
-            } else {
-                n_base + n_side - 2.0
-            };
-            ((a + b).sqrt(), df)
+            ((a + b).sqrt(), welch_satterthwaite((a, n_base), (b, n_side)))
         }
         (Some(variance), None) => ((variance * (1.0 / n_base + 1.0)).sqrt(), n_base - 1.0),
         (None, Some(variance)) => ((variance * (1.0 + 1.0 / n_side)).sqrt(), n_side - 1.0),
