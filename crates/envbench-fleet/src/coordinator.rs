@@ -114,7 +114,7 @@ impl Planned for CoordinatorRun {
         let mut board = Board::open(&store, &fleet, COORDINATOR)?;
         board.post(kind::FLEET, &spec)?;
         let clock_offset_s = board.clock_offset()?.0;
-        let (copied, copy_failed) = copy_binaries(&transport, &fleet);
+        let (copied, copy_failed) = copy_binaries(&transport, &fleet, context)?;
         if !copy_failed.is_empty() && (!keep_going || copy_failed.len() == spec.agents.len()) {
             remove_binaries(&transport, &fleet, &copied);
             return Err(WorkloadError::failure(summarize_failures(&copy_failed)));
@@ -212,25 +212,32 @@ pub fn summarize_failures(failed: &[(String, String)]) -> String {
     parts.join("; ")
 }
 
-/// With `--copy-binary`, this envbench copied to every ssh host: the hosts it went to, and the hosts it could not
-/// reach with why.
-fn copy_binaries(transport: &Transport, fleet: &str) -> (Vec<String>, Vec<(String, String)>) {
+/// The hosts a copy went to, and the hosts it could not reach with why.
+type Copies = (Vec<String>, Vec<(String, String)>);
+
+/// With `--copy-binary`, this envbench copied to every ssh host, without its debug information.
+fn copy_binaries(transport: &Transport, fleet: &str, context: &RunContext<'_>) -> Result<Copies, WorkloadError> {
     let (mut copied, mut failed) = (Vec::new(), Vec::new());
     if let Transport::Ssh(ssh) = transport
         && ssh.copy_binary
     {
+        let (image, line) = transport::program_to_copy().map_err(WorkloadError::failure)?;
         let path = transport::SshOptions::copied_binary(fleet);
+        let mut hosts: Vec<&String> = Vec::new();
         for host in &ssh.hosts {
-            if copied.contains(host) || failed.iter().any(|(h, _)| h == host) {
-                continue;
+            if !hosts.contains(&host) {
+                hosts.push(host);
             }
-            match ssh.copy_binary(host, &path) {
+        }
+        context.progress.line(&format!("{line} to {} host{}", hosts.len(), if hosts.len() == 1 { "" } else { "s" }));
+        for host in hosts {
+            match ssh.copy_binary(host, &path, &image) {
                 Ok(()) => copied.push(host.clone()),
                 Err(error) => failed.push((host.clone(), error)),
             }
         }
     }
-    (copied, failed)
+    Ok((copied, failed))
 }
 
 fn remove_binaries(transport: &Transport, fleet: &str, hosts: &[String]) {

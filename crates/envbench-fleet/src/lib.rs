@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod board;
 pub mod coordinator;
+pub mod strip;
 pub mod transport;
 
 pub use agent::{AgentRun, COORDINATOR_SILENCE_S, join};

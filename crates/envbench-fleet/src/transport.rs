@@ -238,18 +238,22 @@ impl SshOptions {
         format!("/tmp/envbench-fleet-{}", &fleet[..fleet.len().min(8)])
     }
 
-    /// Copy this envbench to `host` at `path`, over ssh's standard input.
-    pub fn copy_binary(&self, host: &str, path: &str) -> Result<(), String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot find this envbench program ({e})"))?;
-        let file = std::fs::File::open(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+    /// Copy `image` (this envbench, from [`program_to_copy`]) to `host` at `path`, over ssh's standard input.
+    pub fn copy_binary(&self, host: &str, path: &str, image: &[u8]) -> Result<(), String> {
+        use std::io::Write;
         let quoted = shell_words(&[path.to_string()]);
-        let output = self
+        let mut child = self
             .command(host)
             .arg(format!("umask 077 && cat > {quoted}.part && chmod 700 {quoted}.part && mv {quoted}.part {quoted}"))
-            .stdin(file)
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot run ssh ({e})"))?;
-        if !output.status.success() {
+        // A host that refuses the copy closes its end early: its answer on standard error says why.
+        let sent = child.stdin.take().expect("piped").write_all(image);
+        let output = child.wait_with_output().map_err(|e| format!("cannot run ssh ({e})"))?;
+        if !output.status.success() || sent.is_err() {
             return Err(format!(
                 "copying envbench to {host} failed ({}): {}",
                 output.status,
@@ -262,6 +266,33 @@ impl SshOptions {
     /// Remove a copied binary from `host` (best effort).
     pub fn remove_binary(&self, host: &str, path: &str) {
         let _ = self.command(host).arg(format!("rm -f {}", shell_words(&[path.to_string()]))).output();
+    }
+}
+
+/// This envbench as `--copy-binary` sends it: the program without its debug information (a build with line tables
+/// carries hundreds of megabytes that only a backtrace on this host reads), and a line saying what is sent.
+pub fn program_to_copy() -> Result<(Vec<u8>, String), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this envbench program ({e})"))?;
+    let image =
+        std::fs::read(&exe).map_err(|e| format!("cannot read this envbench program {} ({e})", exe.display()))?;
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    match crate::strip::strip_debug(&image) {
+        Ok(Some(stripped)) => {
+            let line = format!(
+                "copying envbench ({:.1} MiB; its {:.1} MiB of debug information stay here)",
+                mib(stripped.image.len() as u64),
+                mib(stripped.debug_bytes)
+            );
+            Ok((stripped.image, line))
+        }
+        Ok(None) => {
+            let line = format!("copying envbench ({:.1} MiB)", mib(image.len() as u64));
+            Ok((image, line))
+        }
+        Err(error) => Err(format!(
+            "{}: {error}; --copy-binary sends only envbench's own Linux executable, without its debug information",
+            exe.display()
+        )),
     }
 }
 
