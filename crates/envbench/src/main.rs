@@ -57,7 +57,23 @@ fn exit_status(error: &anyhow::Error) -> u8 {
     }
 }
 
+/// After Rust's own panic message (which names the file and line of the panic), say what a backtrace needs: release
+/// builds carry no line tables, so the backtrace's frames name functions only.
+fn install_panic_note() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        eprintln!(
+            "envbench {}: this is a bug; please report it with the lines above. A backtrace (RUST_BACKTRACE=1) names \
+             files and lines only in a build with line tables: a dev build (cargo build -p envbench), or a release \
+             from bench/dist.sh with its envbench.debug beside the binary.",
+            env!("CARGO_PKG_VERSION")
+        );
+    }));
+}
+
 fn main() -> ExitCode {
+    install_panic_note();
     let matches = match cli::command().try_get_matches() {
         Ok(matches) => matches,
         // Help and version print and succeed; mistakes print clap's message and exit 2.
