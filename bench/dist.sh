@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The distribution: an envbench to copy onto a host that has no Rust, built once with the `dist` profile.
+#
+# Makes, in $OUT (default dist/):
+#   envbench-VERSION-x86_64-linux-gnu.tar.gz        the stripped binary, README, licences, third-party licences and
+#                                                   the example suites, in one folder;
+#   envbench-VERSION-x86_64-linux-gnu-debug.tar.gz  envbench.debug, the binary's line tables: unpacked over the same
+#                                                   folder it lies beside the binary, where a backtrace finds it
+#                                                   (the binary names it in its .gnu_debuglink section);
+#   envbench_VERSION_amd64.deb                      the same binary as a Debian package (cargo-deb), installable with
+#                                                   `apt install ./envbench_VERSION_amd64.deb`.
+# and prints their sizes, the oldest glibc the binary runs on (the newest GLIBC_ symbol version it needs), then checks
+# the package: unpacked into a scratch root (dpkg -x), its envbench must answer --version and run sysinfo with a PATH
+# that holds no Rust toolchain, and the binary must be at most 40 MB (MAX_MB).
+#
+# Usage: bench/dist.sh   Environment: OUT (dist), CARGO_TARGET_DIR (default $HOME/.cache/envbench-target, the bench
+#   scripts' build cache), MAX_MB (40), CHECK=0 (skip the checks), BUILD=0 (package the last dist build as it is).
+# Needs: objcopy and strip (binutils), dpkg-deb; cargo-deb is installed from crates.io when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${OUT:-dist}
+MAX_MB=${MAX_MB:-40}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
+VERSION=$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "envbench"))')
+TRIPLE=x86_64-linux-gnu
+NAME="envbench-$VERSION-$TRIPLE"
+for tool in objcopy strip objdump dpkg-deb; do
+  command -v "$tool" >/dev/null || { echo "dist: $tool is missing (apt-get install binutils dpkg-dev)" >&2; exit 2; }
+done
+[ "$(uname -m)" = x86_64 ] || { echo "dist: this script packages for x86_64, this host is $(uname -m)" >&2; exit 2; }
+
+if [ "${BUILD:-1}" = 1 ]; then
+  echo "dist: cargo build --profile dist -p envbench (the release build with line tables: about 15 minutes on 2 vCPUs)" >&2
+  cargo build --locked --profile dist -p envbench
+fi
+BUILT="$CARGO_TARGET_DIR/dist/envbench"
+[ -x "$BUILT" ] || { echo "dist: no $BUILT; run without BUILD=0" >&2; exit 1; }
+
+rm -rf "${OUT:?}/$NAME" "$OUT/$NAME.tar.gz" "$OUT/$NAME-debug.tar.gz" "$OUT/envbench_${VERSION}_amd64.deb" "$OUT/stage"
+mkdir -p "$OUT/$NAME/examples" "$OUT/stage"
+# The line tables go to envbench.debug; the binary keeps neither them nor its symbol table, and names the debug file
+# (with its CRC) so that a backtrace with RUST_BACKTRACE=1 finds it beside the binary.
+objcopy --only-keep-debug "$BUILT" "$OUT/stage/envbench.debug"
+strip --strip-all -o "$OUT/stage/envbench" "$BUILT"
+(cd "$OUT/stage" && objcopy --add-gnu-debuglink=envbench.debug envbench)
+cp "$OUT/stage/envbench" "$OUT/$NAME/envbench"
+cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/$NAME/"
+cp examples/*.toml "$OUT/$NAME/examples/"
+# Every crate linked into the binary, with its licence, as cargo resolves them for this target.
+{
+  echo "envbench $VERSION links these crates (name, version, licence):"
+  cargo tree --locked -p envbench -e normal --target x86_64-unknown-linux-gnu --prefix none -f '{p} {l}' |
+    sed 's/ (\*)$//; s/ (proc-macro)//' | grep -v '^envbench' | sort -u
+} >"$OUT/$NAME/THIRD-PARTY.txt"
+tar -C "$OUT" -czf "$OUT/$NAME.tar.gz" "$NAME"
+mkdir -p "$OUT/debug/$NAME"
+cp "$OUT/stage/envbench.debug" "$OUT/debug/$NAME/"
+tar -C "$OUT/debug" -czf "$OUT/$NAME-debug.tar.gz" "$NAME"
+rm -rf "$OUT/debug"
+
+# The Debian package of the same stripped binary, by cargo-deb from the metadata in crates/envbench/Cargo.toml, which
+# takes it from <target>/dist/envbench-stripped without building again.
+command -v cargo-deb >/dev/null || cargo install --locked cargo-deb
+cp "$OUT/stage/envbench" "$CARGO_TARGET_DIR/dist/envbench-stripped"
+cargo deb --locked -p envbench --profile dist --no-build --no-strip --deb-revision "" --output "$OUT" >/dev/null
+DEB="$OUT/envbench_${VERSION}_amd64.deb"
+[ -f "$DEB" ] || { echo "dist: cargo-deb did not write $DEB" >&2; exit 1; }
+
+mb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+GLIBC=$(objdump -T "$OUT/stage/envbench" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -n 1)
+echo "dist: binary $(mb "$OUT/stage/envbench") stripped (built: $(mb "$BUILT"), line tables: $(mb "$OUT/stage/envbench.debug"))"
+echo "dist: $OUT/$NAME.tar.gz $(mb "$OUT/$NAME.tar.gz")"
+echo "dist: $OUT/$NAME-debug.tar.gz $(mb "$OUT/$NAME-debug.tar.gz")"
+echo "dist: $DEB $(mb "$DEB")"
+echo "dist: needs glibc ${GLIBC#GLIBC_} or newer (its newest versioned glibc symbol)"
+
+if [ "${CHECK:-1}" = 1 ]; then
+  bytes=$(stat -c %s "$OUT/stage/envbench")
+  if [ "$bytes" -gt $((MAX_MB * 1000 * 1000)) ]; then
+    echo "dist: FAIL: the stripped binary is $(mb "$OUT/stage/envbench"), over $MAX_MB MB" >&2
+    exit 1
+  fi
+  ROOT=$(mktemp -d)
+  trap 'rm -rf "$ROOT"' EXIT
+  dpkg -x "$DEB" "$ROOT"
+  # No cargo, rustc or build tree in reach: only the system's directories and the unpacked package.
+  clean=(env -i HOME="$ROOT" PATH="$ROOT/usr/bin:/usr/bin:/bin" LANG=C.UTF-8)
+  "${clean[@]}" "$ROOT/usr/bin/envbench" --version
+  "${clean[@]}" ENVBENCH_STORE="$ROOT/results.db" "$ROOT/usr/bin/envbench" sysinfo --path "$ROOT" >"$ROOT/sysinfo.txt"
+  grep -q . "$ROOT/sysinfo.txt" || { echo "dist: FAIL: sysinfo printed nothing" >&2; exit 1; }
+  head -n 5 "$ROOT/sysinfo.txt"
+  mkdir "$ROOT/tarball" && tar -C "$ROOT/tarball" -xzf "$OUT/$NAME.tar.gz"
+  "${clean[@]}" "$ROOT/tarball/$NAME/envbench" --version >/dev/null
+  dpkg-deb -c "$DEB" | awk '{print $NF}' | grep -q '^./usr/bin/envbench$'
+  echo "dist: checked: the .deb unpacked into a scratch root runs --version and sysinfo; the tarball's binary runs"
+fi
