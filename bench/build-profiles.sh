@@ -13,7 +13,7 @@
 #   disk         RND4K Q32T1 read (IOPS);
 #   ranread      random 8 KiB reads of one file at 1, 2 and 4 jobs (IOPS).
 # The table says each workload's speed factor (the geometric mean of its tests' ratios, candidate against baseline),
-# its 95% interval, compare's verdict, and whether the factor is within LIMIT (3%) of 1. It exits 1 when a workload's
+# its 95% interval, compare's verdict, and whether the candidate is within LIMIT (3%) of the baseline: at most 3% slower. It exits 1 when a workload's
 # verdict is not "about the same" or its factor is beyond LIMIT.
 #
 # Usage: bench/build-profiles.sh [BASELINE CANDIDATE]
@@ -153,7 +153,8 @@ for name in workloads:
         continue
     v = verdicts[0]
     low, high = v["interval"] if v["interval"] else (float("nan"), float("nan"))
-    within = abs(v["ratio"] - 1) <= limit
+    # Within LIMIT: no more than LIMIT slower (a faster candidate loses nothing).
+    within = v["ratio"] >= 1 - limit
     decision = {"same": "about the same", "cannot_tell": "cannot tell"}.get(v["decision"], v["decision"])
     failed |= v["decision"] != "same" or not within
     print(f"{name:<13}{v['ratio']:>8.3f}  {low:.3f}..{high:<9.3f}{decision:<16}{'yes' if within else 'NO':<11}{v['summary']}")
