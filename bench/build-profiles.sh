@@ -13,8 +13,8 @@
 #   disk         RND4K Q32T1 read (IOPS);
 #   ranread      random 8 KiB reads of one file at 1, 2 and 4 jobs (IOPS).
 # The table says each workload's speed factor (the geometric mean of its tests' ratios, candidate against baseline),
-# its 95% interval, compare's verdict, and whether the candidate is within LIMIT (3%) of the baseline: at most 3% slower. It exits 1 when a workload's
-# verdict is not "about the same" or its factor is beyond LIMIT.
+# its 95% interval, compare's verdict, and whether the candidate is within LIMIT (3%) of the baseline: at most 3%
+# slower. It exits 1 when a workload's verdict is not "about the same" or its candidate is more than LIMIT slower.
 #
 # Usage: bench/build-profiles.sh [BASELINE CANDIDATE]
 #   BASELINE and CANDIDATE are envbench binaries; without them this builds both from this tree:
