@@ -631,7 +631,13 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
     let wrapper = wrapper_dir.join("ssh");
     std::fs::write(
         &wrapper,
-        format!("#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec /usr/bin/ssh \"$@\"\n", argv_log.display()),
+        // It also keeps what the coordinator sends as the copied binary, to read it after.
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase \"$*\" in *'cat > '*) tee {}.$$ | /usr/bin/ssh \"$@\"; exit $? ;; esac\n\
+             exec /usr/bin/ssh \"$@\"\n",
+            argv_log.display(),
+            wrapper_dir.join("copied").display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -670,6 +676,18 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
     for secret in ["store-secret", "pg-env-secret", "postgres://"] {
         assert!(!argv.contains(secret), "{secret} is on ssh's command line:\n{argv}");
     }
+    // The hosts got the program without its debug information (this test's build has line tables), and ran it.
+    let copies: Vec<_> = std::fs::read_dir(&wrapper_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("copied."))
+        .collect();
+    assert_eq!(copies.len(), 2, "one copy a host: {copies:?}");
+    let sent = std::fs::read(&copies[0]).unwrap();
+    let here = std::fs::read(env!("CARGO_BIN_EXE_envbench")).unwrap();
+    assert!(!envbench_fleet::strip::debug_section_names(&here).unwrap().is_empty());
+    assert_eq!(envbench_fleet::strip::debug_section_names(&sent).unwrap(), Vec::<String>::new());
+    assert!(sent.len() < here.len() / 2, "{} bytes sent of {}", sent.len(), here.len());
     let fleet = fleet_id(&output);
     let (merged, agents) = fleet_runs(&store, &fleet);
     let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();
