@@ -38,14 +38,19 @@ fi
 BUILT="$CARGO_TARGET_DIR/dist/envbench"
 [ -x "$BUILT" ] || { echo "dist: no $BUILT; run without BUILD=0" >&2; exit 1; }
 
-rm -rf "${OUT:?}/$NAME" "$OUT/$NAME.tar.gz" "$OUT/$NAME-debug.tar.gz" "$OUT/envbench_${VERSION}_amd64.deb" "$OUT/stage"
-mkdir -p "$OUT/$NAME/examples" "$OUT/stage"
+# Only envbench's own names are replaced in OUT; the stripping and the debug folder happen in a scratch directory.
+rm -rf "${OUT:?}/$NAME" "$OUT/$NAME.tar.gz" "$OUT/$NAME-debug.tar.gz" "$OUT/envbench_${VERSION}_amd64.deb"
+mkdir -p "$OUT/$NAME/examples"
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
+STAGE="$SCRATCH/stage"
+mkdir "$STAGE"
 # The line tables go to envbench.debug; the binary keeps neither them nor its symbol table, and names the debug file
 # (with its CRC) so that a backtrace with RUST_BACKTRACE=1 finds it beside the binary.
-objcopy --only-keep-debug "$BUILT" "$OUT/stage/envbench.debug"
-strip --strip-all -o "$OUT/stage/envbench" "$BUILT"
-(cd "$OUT/stage" && objcopy --add-gnu-debuglink=envbench.debug envbench)
-cp "$OUT/stage/envbench" "$OUT/$NAME/envbench"
+objcopy --only-keep-debug "$BUILT" "$STAGE/envbench.debug"
+strip --strip-all -o "$STAGE/envbench" "$BUILT"
+(cd "$STAGE" && objcopy --add-gnu-debuglink=envbench.debug envbench)
+cp "$STAGE/envbench" "$OUT/$NAME/envbench"
 cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/$NAME/"
 cp examples/*.toml "$OUT/$NAME/examples/"
 # Every crate linked into the binary, with its licence, as cargo resolves them for this target.
@@ -55,35 +60,34 @@ cp examples/*.toml "$OUT/$NAME/examples/"
     sed 's/ (\*)$//; s/ (proc-macro)//' | grep -v '^envbench' | sort -u
 } >"$OUT/$NAME/THIRD-PARTY.txt"
 tar -C "$OUT" -czf "$OUT/$NAME.tar.gz" "$NAME"
-mkdir -p "$OUT/debug/$NAME"
-cp "$OUT/stage/envbench.debug" "$OUT/debug/$NAME/"
-tar -C "$OUT/debug" -czf "$OUT/$NAME-debug.tar.gz" "$NAME"
-rm -rf "$OUT/debug"
+mkdir -p "$SCRATCH/debug/$NAME"
+cp "$STAGE/envbench.debug" "$SCRATCH/debug/$NAME/"
+tar -C "$SCRATCH/debug" -czf "$OUT/$NAME-debug.tar.gz" "$NAME"
 
 # The Debian package of the same stripped binary, by cargo-deb from the metadata in crates/envbench/Cargo.toml, which
 # takes it from <target>/dist/envbench-stripped without building again.
 command -v cargo-deb >/dev/null || cargo install --locked cargo-deb
-cp "$OUT/stage/envbench" "$CARGO_TARGET_DIR/dist/envbench-stripped"
+cp "$STAGE/envbench" "$CARGO_TARGET_DIR/dist/envbench-stripped"
 cargo deb --locked -p envbench --profile dist --no-build --no-strip --deb-revision "" --output "$OUT" >/dev/null
 DEB="$OUT/envbench_${VERSION}_amd64.deb"
 [ -f "$DEB" ] || { echo "dist: cargo-deb did not write $DEB" >&2; exit 1; }
 
 mb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
-GLIBC=$(objdump -T "$OUT/stage/envbench" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -n 1)
-echo "dist: binary $(mb "$OUT/stage/envbench") stripped (built: $(mb "$BUILT"), line tables: $(mb "$OUT/stage/envbench.debug"))"
+GLIBC=$(objdump -T "$STAGE/envbench" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -n 1)
+echo "dist: binary $(mb "$STAGE/envbench") stripped (built: $(mb "$BUILT"), line tables: $(mb "$STAGE/envbench.debug"))"
 echo "dist: $OUT/$NAME.tar.gz $(mb "$OUT/$NAME.tar.gz")"
 echo "dist: $OUT/$NAME-debug.tar.gz $(mb "$OUT/$NAME-debug.tar.gz")"
 echo "dist: $DEB $(mb "$DEB")"
 echo "dist: needs glibc ${GLIBC#GLIBC_} or newer (its newest versioned glibc symbol)"
 
 if [ "${CHECK:-1}" = 1 ]; then
-  bytes=$(stat -c %s "$OUT/stage/envbench")
+  bytes=$(stat -c %s "$STAGE/envbench")
   if [ "$bytes" -gt $((MAX_MB * 1000 * 1000)) ]; then
-    echo "dist: FAIL: the stripped binary is $(mb "$OUT/stage/envbench"), over $MAX_MB MB" >&2
+    echo "dist: FAIL: the stripped binary is $(mb "$STAGE/envbench"), over $MAX_MB MB" >&2
     exit 1
   fi
-  ROOT=$(mktemp -d)
-  trap 'rm -rf "$ROOT"' EXIT
+  ROOT="$SCRATCH/root"
+  mkdir "$ROOT"
   dpkg -x "$DEB" "$ROOT"
   # No cargo, rustc or build tree in reach: only the system's directories and the unpacked package.
   clean=(env -i HOME="$ROOT" PATH="$ROOT/usr/bin:/usr/bin:/bin" LANG=C.UTF-8)
