@@ -215,13 +215,13 @@ pub fn summarize_failures(failed: &[(String, String)]) -> String {
 /// The hosts a copy went to, and the hosts it could not reach with why.
 type Copies = (Vec<String>, Vec<(String, String)>);
 
-/// With `--copy-binary`, this envbench copied to every ssh host, without its debug information.
+/// With `--copy-binary`, this envbench copied to every ssh host, compressed and without its debug information.
 fn copy_binaries(transport: &Transport, fleet: &str, context: &RunContext<'_>) -> Result<Copies, WorkloadError> {
     let (mut copied, mut failed) = (Vec::new(), Vec::new());
     if let Transport::Ssh(ssh) = transport
         && ssh.copy_binary
     {
-        let (image, line) = transport::program_to_copy().map_err(WorkloadError::failure)?;
+        let (packed, line) = transport::program_to_copy().map_err(WorkloadError::failure)?;
         let path = transport::SshOptions::copied_binary(fleet);
         let mut hosts: Vec<&String> = Vec::new();
         for host in &ssh.hosts {
@@ -231,7 +231,7 @@ fn copy_binaries(transport: &Transport, fleet: &str, context: &RunContext<'_>) -
         }
         context.progress.line(&format!("{line} to {} host{}", hosts.len(), if hosts.len() == 1 { "" } else { "s" }));
         for host in hosts {
-            match ssh.copy_binary(host, &path, &image) {
+            match ssh.copy_binary(host, &path, &packed) {
                 Ok(()) => copied.push(host.clone()),
                 Err(error) => failed.push((host.clone(), error)),
             }

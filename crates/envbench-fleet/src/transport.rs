@@ -238,20 +238,25 @@ impl SshOptions {
         format!("/tmp/envbench-fleet-{}", &fleet[..fleet.len().min(8)])
     }
 
-    /// Copy `image` (this envbench, from [`program_to_copy`]) to `host` at `path`, over ssh's standard input.
-    pub fn copy_binary(&self, host: &str, path: &str, image: &[u8]) -> Result<(), String> {
+    /// Copy `packed` (this envbench, gzip-compressed by [`program_to_copy`]) to `host` at `path`, over ssh's standard
+    /// input; the host unpacks it with gzip, which every Linux distribution installs.
+    pub fn copy_binary(&self, host: &str, path: &str, packed: &[u8]) -> Result<(), String> {
         use std::io::Write;
         let quoted = shell_words(&[path.to_string()]);
         let mut child = self
             .command(host)
-            .arg(format!("umask 077 && cat > {quoted}.part && chmod 700 {quoted}.part && mv {quoted}.part {quoted}"))
+            .arg(format!(
+                "umask 077 && command -v gzip >/dev/null || {{ echo 'gzip is not installed there: install it, or copy \
+                 envbench there yourself and give --remote-binary' >&2; exit 3; }}; \
+                 gzip -dc > {quoted}.part && chmod 700 {quoted}.part && mv {quoted}.part {quoted}"
+            ))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run ssh ({e})"))?;
         // A host that refuses the copy closes its end early: its answer on standard error says why.
-        let sent = child.stdin.take().expect("piped").write_all(image);
+        let sent = child.stdin.take().expect("piped").write_all(packed);
         let output = child.wait_with_output().map_err(|e| format!("cannot run ssh ({e})"))?;
         if !output.status.success() || sent.is_err() {
             return Err(format!(
@@ -270,30 +275,39 @@ impl SshOptions {
 }
 
 /// This envbench as `--copy-binary` sends it: the program without its debug information (a build with line tables
-/// carries hundreds of megabytes that only a backtrace on this host reads), and a line saying what is sent.
+/// carries hundreds of megabytes that only a backtrace on this host reads), gzip-compressed once for every host, and a
+/// line saying what is sent.
 pub fn program_to_copy() -> Result<(Vec<u8>, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this envbench program ({e})"))?;
     let image =
         std::fs::read(&exe).map_err(|e| format!("cannot read this envbench program {} ({e})", exe.display()))?;
-    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-    match crate::strip::strip_debug(&image) {
-        Ok(Some(stripped)) => {
-            let line = format!(
-                "copying envbench ({:.1} MiB; its {:.1} MiB of debug information stay here)",
-                mib(stripped.image.len() as u64),
-                mib(stripped.debug_bytes)
-            );
-            Ok((stripped.image, line))
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    let (program, debug) = match crate::strip::strip_debug(&image) {
+        Ok(Some(stripped)) => (stripped.image, Some(stripped.debug_bytes as usize)),
+        Ok(None) => (image, None),
+        Err(error) => {
+            return Err(format!(
+                "{}: {error}; --copy-binary sends only envbench's own Linux executable, without its debug information",
+                exe.display()
+            ));
         }
-        Ok(None) => {
-            let line = format!("copying envbench ({:.1} MiB)", mib(image.len() as u64));
-            Ok((image, line))
-        }
-        Err(error) => Err(format!(
-            "{}: {error}; --copy-binary sends only envbench's own Linux executable, without its debug information",
-            exe.display()
-        )),
+    };
+    let packed = gzip(&program);
+    let mut line = format!("copying envbench ({:.1} MiB, {:.1} MiB compressed", mib(program.len()), mib(packed.len()));
+    if let Some(debug) = debug {
+        line.push_str(&format!("; its {:.1} MiB of debug information stay here", mib(debug)));
     }
+    line.push(')');
+    Ok((packed, line))
+}
+
+/// `bytes` as a gzip stream, at the level that pays on a network: level 1 packs a release envbench to COPY_RATIO of its
+/// size in about a second, where level 6 saves a few percent more for several times the CPU.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 2), flate2::Compression::fast());
+    encoder.write_all(bytes).expect("writing to memory");
+    encoder.finish().expect("writing to memory")
 }
 
 /// Start the agents of `fleet`, named `names` but for `skip`, with `environment`: their store

@@ -633,7 +633,7 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
         &wrapper,
         // It also keeps what the coordinator sends as the copied binary, to read it after.
         format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase \"$*\" in *'cat > '*) tee {}.$$ | /usr/bin/ssh \"$@\"; exit $? ;; esac\n\
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase \"$*\" in *'gzip -dc > '*) tee {}.$$ | /usr/bin/ssh \"$@\"; exit $? ;; esac\n\
              exec /usr/bin/ssh \"$@\"\n",
             argv_log.display(),
             wrapper_dir.join("copied").display()
@@ -683,11 +683,16 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
         .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("copied."))
         .collect();
     assert_eq!(copies.len(), 2, "one copy a host: {copies:?}");
-    let sent = std::fs::read(&copies[0]).unwrap();
+    // What went over ssh is gzip's stream of it: the hosts unpack it with their gzip.
+    let packed = std::fs::metadata(&copies[0]).unwrap().len() as usize;
+    let unpacked = Command::new("gzip").arg("-dc").arg(&copies[0]).output().unwrap();
+    assert!(unpacked.status.success(), "{}", String::from_utf8_lossy(&unpacked.stderr));
+    let sent = unpacked.stdout;
     let here = std::fs::read(env!("CARGO_BIN_EXE_envbench")).unwrap();
     assert!(!envbench_fleet::strip::debug_section_names(&here).unwrap().is_empty());
     assert_eq!(envbench_fleet::strip::debug_section_names(&sent).unwrap(), Vec::<String>::new());
-    assert!(sent.len() < here.len() / 2, "{} bytes sent of {}", sent.len(), here.len());
+    assert!(sent.len() < here.len() / 2, "{} bytes unpacked of {}", sent.len(), here.len());
+    assert!(packed < sent.len() / 2, "{packed} bytes sent for {}", sent.len());
     let fleet = fleet_id(&output);
     let (merged, agents) = fleet_runs(&store, &fleet);
     let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();
