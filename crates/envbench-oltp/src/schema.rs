@@ -429,7 +429,13 @@ impl Found {
         let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
         let relations = namespace.relations(connection, &names)?;
         let marker = profile.marker_table();
-        let marked = relations.iter().any(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table);
+        // A table of the marker's name is envbench's marker only with the marker's columns: a table someone else made
+        // under that name is foreign, like every relation beside it, and never emptied or dropped.
+        let marked =
+            match relations.iter().find(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table) {
+                Some(table) => namespace.has_columns(connection, &table.name, &MARKER_COLUMNS)?,
+                None => false,
+            };
         let partitions =
             if marked && profile == Profile::Tpcc { order_line_partitions(connection, namespace)? } else { Vec::new() };
         Ok(Found { expected, relations, marked, partitions })
@@ -471,6 +477,9 @@ pub fn order_line_partitions(connection: &mut dyn Connection, namespace: &Namesp
         connection.query(sql, &[Value::Text(namespace.name().to_string()), Value::Text(PARTITIONED_TABLE.into())])?;
     Ok(rows.iter().map(|row| row.text(0)).collect::<Result<_, _>>()?)
 }
+
+/// The marker table's columns, as [`recreate`] creates them.
+pub const MARKER_COLUMNS: [&str; 4] = ["scale", "schema_version", "load_seconds", "loaded_at"];
 
 /// Make room for a new load: the marker first says "unfinished" (so an interrupt from here on leaves a database the
 /// next run rebuilds), then envbench's own tables are dropped and created empty. Checks [`existing`] itself first, so

@@ -424,6 +424,61 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
     root.batch(&format!("DROP DATABASE {database}")).unwrap();
 }
 
+/// A table someone else made under the marker's name (issue #54, E1) is not envbench's marker: it and every relation
+/// beside it are foreign, nothing is created, emptied or dropped, on each of the three databases.
+#[test]
+fn a_table_named_like_the_marker_is_someone_elses() {
+    let dir = TempDir::new("marker");
+    let name = format!("envbench_oltp_marker_{}", std::process::id());
+    let mut admin = DatabaseUrl::parse(POSTGRES).unwrap().connect("test").unwrap();
+    admin.batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}")).unwrap();
+    let mut root = DatabaseUrl::parse(MARIADB).unwrap().connect("test").unwrap();
+    root.batch(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+    root.batch(&format!("CREATE DATABASE {name}")).unwrap();
+    let places = [
+        (DatabaseUrl::sqlite(dir.0.join("theirs.sqlite")), Namespace::named(Dialect::Sqlite, "main")),
+        (DatabaseUrl::parse(POSTGRES).unwrap(), Namespace::named(Dialect::Postgres, &name)),
+        (
+            DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{name}")).unwrap(),
+            Namespace::named(Dialect::MySql, &name),
+        ),
+    ];
+    for (url, ns) in &places {
+        let mut c = ns.connect(url, "test").unwrap();
+        let marker = ns.qualify(Profile::Tpcc.marker_table());
+        let stock = ns.qualify("tpcc_stock");
+        c.batch(&format!("CREATE TABLE {marker} (x INTEGER, note VARCHAR(20))")).unwrap();
+        c.execute(&format!("INSERT INTO {marker} VALUES (42, 'my data')"), &[]).unwrap();
+        c.batch(&format!("CREATE TABLE {stock} (s INTEGER)")).unwrap();
+        c.execute(&format!("INSERT INTO {stock} VALUES (7)"), &[]).unwrap();
+        let found = schema::existing(c.as_mut(), ns, Profile::Tpcc).unwrap();
+        let Existing::Foreign(relations) = &found else { panic!("{ns:?}: {found:?}") };
+        assert!(relations.iter().any(|r| r.eq_ignore_ascii_case("envbench_oltp_tpcc")), "{relations:?}");
+        let error = load::prepare(
+            url,
+            ns,
+            Profile::Tpcc,
+            Shape::plain(1),
+            LoadPlan::Rebuild,
+            load::RoutinesPlan::Leave,
+            1,
+            &NoSteps,
+            &AtomicBool::new(false),
+            &|_, _| {},
+        )
+        .unwrap_err();
+        assert!(matches!(error, OltpError::Foreign(_)), "{error:?}");
+        let dropped = schema::drop_profile(c.as_mut(), ns, Profile::Tpcc).unwrap();
+        assert!(dropped.dropped.is_empty(), "{ns:?}: {dropped:?}");
+        assert_eq!(int(c.as_mut(), &format!("SELECT x FROM {marker}")), 42, "{ns:?}: their rows stay");
+        assert_eq!(int(c.as_mut(), &format!("SELECT s FROM {stock}")), 7);
+        let names: Vec<&str> = Profile::Tpcc.tables().iter().map(|t| t.name).collect();
+        assert_eq!(ns.relations(c.as_mut(), &names).unwrap().len(), 1, "{ns:?}: nothing created beside them");
+    }
+    admin.batch(&format!("DROP SCHEMA {name} CASCADE")).unwrap();
+    root.batch(&format!("DROP DATABASE {name}")).unwrap();
+}
+
 /// A view (or any relation of another kind) of one of envbench's names is refused before envbench creates its
 /// marker or any table, and the refusal names each relation with its kind.
 #[test]
@@ -464,7 +519,8 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
     admin
         .batch(&format!(
             "CREATE VIEW {schema}.tpcc_item AS SELECT 1 AS i_id; CREATE SEQUENCE {schema}.tpcc_stock_pkey; \
-             CREATE TABLE {schema}.envbench_oltp_tpcc (scale INTEGER, schema_version INTEGER); \
+             CREATE TABLE {schema}.envbench_oltp_tpcc (scale INTEGER, schema_version INTEGER, load_seconds FLOAT8, \
+             loaded_at TIMESTAMPTZ); \
              CREATE FUNCTION {schema}.envbench_tpcc_payment(integer) RETURNS integer LANGUAGE sql AS 'SELECT $1'"
         ))
         .unwrap();

@@ -272,6 +272,32 @@ impl Namespace {
 }
 
 impl Namespace {
+    /// The columns of `table` in this namespace, lower-cased, in their order (none when there is no such table): what
+    /// tells envbench's marker table from a table of the same name that someone else made.
+    pub fn columns(&self, connection: &mut dyn Connection, table: &str) -> Result<Vec<String>, DbError> {
+        let sql = match self.dialect {
+            Dialect::Postgres => {
+                "SELECT a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ? \
+                 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+            }
+            Dialect::MySql => {
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+                 ORDER BY ordinal_position"
+            }
+            Dialect::Sqlite => "SELECT name FROM pragma_table_info(?2, ?1) ORDER BY cid",
+        };
+        let rows = connection.query(sql, &[Value::Text(self.name.clone()), Value::Text(table.to_string())])?;
+        rows.iter().map(|row| Ok(row.text(0)?.to_lowercase())).collect()
+    }
+
+    /// True when `table` has exactly `columns` (lower case, in order): a marker table envbench made.
+    pub fn has_columns(&self, connection: &mut dyn Connection, table: &str, columns: &[&str]) -> Result<bool, DbError> {
+        Ok(self.columns(connection, table)? == columns)
+    }
+}
+
+impl Namespace {
     /// The stored routines of this namespace with one of `names`, overloads each on their own: what a workload must
     /// see before it creates or drops routines of these names. SQLite has none.
     pub fn routines(&self, connection: &mut dyn Connection, names: &[&str]) -> Result<Vec<Routine>, DbError> {

@@ -97,6 +97,51 @@ fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
     assert!(html.contains("analytic streams"), "the interference curve is drawn");
 }
 
+/// Issue #54, E1: a user's table named like htap's marker was emptied by a run, then dropped by `--drop`. It is
+/// someone else's: the run is refused before anything is created, and `--drop` leaves it and its rows.
+#[test]
+fn a_users_table_named_like_the_marker_is_never_emptied_or_dropped() {
+    let dir = scratch("htap", "marker");
+    let store = dir.join("results.db");
+    let schema = Schema::new("htapmarker");
+    let database = MariaDatabase::new("htapmarker");
+    common::psql(&format!(
+        "CREATE TABLE {0}.envbench_htap_ch (x INT, note TEXT); INSERT INTO {0}.envbench_htap_ch VALUES (42, 'my data')",
+        schema.name
+    ));
+    mysql(&format!(
+        "CREATE TABLE {0}.envbench_htap_ch (x INT, note TEXT); INSERT INTO {0}.envbench_htap_ch VALUES (42, 'my data')",
+        database.0
+    ));
+    for (target, namespace) in [(POSTGRES, &schema.name), (MARIADB, &database.0)] {
+        let place = ["--target", target, "--schema", namespace];
+        let run = ["--analytic-users", "0", "--warehouses", "1", "--users", "1", "--ramp", "0s", "--duration", "2s"];
+        let output = envbench(&store, &[["htap"].as_slice(), &place, &run].concat());
+        assert_eq!(output.status.code(), Some(2), "{target}: {}", stderr(&output));
+        let message = stderr(&output);
+        assert!(message.contains("envbench_htap_ch") && message.contains("did not make"), "{target}: {message}");
+        let output = envbench(&store, &[["htap", "--drop"].as_slice(), &place].concat());
+        let text = stdout(&output);
+        assert!(output.status.success(), "{target}: {}", stderr(&output));
+        assert!(text.contains("nothing dropped") && text.contains("left alone"), "{target}: {text}");
+        assert!(text.contains("envbench_htap_ch"), "{target}: {text}");
+    }
+    let rows = |tables: String| assert_eq!(tables, "envbench_htap_ch", "nothing created beside it");
+    rows(common::psql(&format!(
+        "SELECT string_agg(c.relname, ',') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = '{}' AND c.relkind = 'r'",
+        schema.name
+    )));
+    rows(mysql(&format!(
+        "SELECT GROUP_CONCAT(table_name) FROM information_schema.tables WHERE table_schema = '{}'",
+        database.0
+    )));
+    let note = format!("SELECT note FROM {}.envbench_htap_ch WHERE x = 42", schema.name);
+    assert_eq!(common::psql(&note), "my data");
+    assert_eq!(mysql(&format!("SELECT note FROM {}.envbench_htap_ch WHERE x = 42", database.0)), "my data");
+    assert!(!store.exists() || runs(&store).is_empty(), "a refused run stores nothing");
+}
+
 #[test]
 fn bad_input_is_refused_with_what_to_do() {
     let dir = scratch("htap", "bad");
