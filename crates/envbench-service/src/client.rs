@@ -25,6 +25,23 @@ pub enum ClientError {
     Store(#[from] StoreError),
 }
 
+/// The host of a plain-HTTP URL (`http://`, any case), without its port, user or brackets; None for another scheme.
+fn plain_http_host(url: &str) -> Option<String> {
+    let rest = url.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("http://")).map(|_| &url[7..])?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    Some(host.to_ascii_lowercase())
+}
+
+/// True for a name or address of this host: `localhost` and loopback addresses.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The largest answer read from a service.
 const MAX_ANSWER_BYTES: u64 = 16 << 20;
 
@@ -70,13 +87,14 @@ impl Client {
         Ok(Client { agent, base: url.trim_end_matches('/').to_string(), token })
     }
 
-    /// A warning when the token would cross a network in clear text.
-    pub fn clear_text_warning(&self) -> Option<String> {
-        let host = self.base.strip_prefix("http://")?.split(['/', ':']).next().unwrap_or("");
-        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        (!loopback && self.token.is_some()).then(|| {
+    /// Why the token would cross a network in clear text: plain HTTP (the scheme in any case) to a host other than
+    /// this one (`localhost`, 127.0.0.0/8, `[::1]`). None over HTTPS, to loopback, or without a token.
+    pub fn clear_text_risk(&self) -> Option<String> {
+        self.token.as_ref()?;
+        let host = plain_http_host(&self.base)?;
+        (!is_loopback(&host)).then(|| {
             format!(
-                "{}: plain HTTP to another host: the token crosses the network in clear text; use https://",
+                "{}: plain HTTP to another host ({host}): the token would cross the network in clear text",
                 self.base
             )
         })
@@ -308,4 +326,33 @@ pub fn push(
     }
     send(&mut batch, &mut pushed)?;
     Ok(pushed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn risk(url: &str) -> Option<String> {
+        Client::new(url, Some("t".into()), None).unwrap().clear_text_risk()
+    }
+
+    #[test]
+    fn plain_http_to_another_host_is_a_risk_in_any_case_of_the_scheme() {
+        for url in ["http://results.example.com/", "HTTP://results.example.com/", "Http://10.0.0.5:8080/x"] {
+            assert!(risk(url).is_some(), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:8080/",
+            "HTTP://localhost/",
+            "http://[::1]:8080/",
+            "http://user@127.0.0.2/",
+            "https://results.example.com/",
+            "HTTPS://results.example.com/",
+        ] {
+            assert_eq!(risk(url), None, "{url}");
+        }
+        let without_token = Client::new("http://results.example.com/", None, None).unwrap();
+        assert_eq!(without_token.clear_text_risk(), None);
+        assert_eq!(plain_http_host("http://[fe80::1]:80/").as_deref(), Some("fe80::1"));
+    }
 }

@@ -300,6 +300,10 @@ pub struct PushArgs {
     /// For a results service: print the upload that would be sent (JSON) and send nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// For a results service at an http:// URL on another host: send the token in clear text anyway (refused
+    /// without this; use https:// where you can).
+    #[arg(long)]
+    pub insecure_http: bool,
     #[command(flatten)]
     pub selection: RunSelection,
     /// Runs to copy (ids or prefixes); every ended run (that matches the filters) when none are given.

@@ -37,6 +37,7 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
         (args.token_file.is_some(), "--token-file"),
         (args.ca_cert.is_some(), "--ca-cert"),
         (args.dry_run, "--dry-run"),
+        (args.insecure_http, "--insecure-http"),
     ] {
         if given {
             return Err(usage(format!("{option} is for pushing to a results service (https://host/), not to a store")));
@@ -118,8 +119,15 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
         None => None,
     };
     let client = Client::new(url, Some(token), ca.as_deref()).map_err(|e| usage(e.to_string()))?;
-    if let Some(warning) = client.clear_text_warning() {
-        eprintln!("warning: {warning}");
+    match client.clear_text_risk() {
+        Some(risk) if args.insecure_http => eprintln!("warning: {risk} (--insecure-http)"),
+        Some(risk) => {
+            return Err(usage(format!(
+                "{risk}; not sent. Use the service's https:// address (envbench serve --tls-cert), or give \
+                 --insecure-http to send it anyway"
+            )));
+        }
+        None => {}
     }
     // Hashed whole once the token and the service's address are known to be good.
     let binary_sha256 = envbench_probe::file_sha256(binary)?;

@@ -77,6 +77,32 @@ fn token(service: &Path, dir: &Path, name: &str) -> PathBuf {
     file
 }
 
+/// Issue #54, E4: a token never crosses the network in clear text unasked: plain HTTP to another host, the scheme in
+/// any case, is refused before anything is sent; `--insecure-http` sends it with a warning.
+#[test]
+fn a_token_is_not_sent_over_plain_http_to_another_host() {
+    let dir = scratch("clear-text");
+    let store = dir.join("results.db");
+    exec_run(&store, &dir, "plain", "1");
+    let token = token(&dir.join("service.db"), &dir, "alice");
+    let token = token.to_str().unwrap();
+    for url in ["http://192.0.2.1:9/", "HTTP://192.0.2.1:9/", "Http://results.example.invalid/"] {
+        let output = envbench(&store, &["push", url, "--token-file", token]);
+        let message = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{url}: {message}");
+        assert!(message.contains("clear text") && message.contains("not sent"), "{url}: {message}");
+        assert!(message.contains("--insecure-http"), "{message}");
+    }
+    // 0.0.0.0 is not a loopback address, though a connection to it reaches this host, where nothing listens on port 9.
+    let output = envbench(&store, &["push", "http://0.0.0.0:9/", "--token-file", token, "--insecure-http"]);
+    let message = text(&output.stderr);
+    assert!(message.contains("warning:") && message.contains("clear text"), "{message}");
+    assert!(!output.status.success(), "{message}");
+    let output = envbench(&store, &["push", "--to", dir.join("other.db").to_str().unwrap(), "--insecure-http"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--insecure-http is for pushing to a results service"));
+}
+
 /// Two stores push to one service; the second push skips what is there; the service keeps each run with its
 /// submitter and the provenance its client stated; every tampered upload is refused with its reason, and so are a
 /// revoked token, an oversized body and uploads past a token's hourly limit.
