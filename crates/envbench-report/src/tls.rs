@@ -13,17 +13,23 @@ use tokio_rustls::rustls::{ServerConfig, crypto};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::{TlsAcceptor, rustls};
 
-/// A server's TLS settings, from its certificate chain (leaf first) and private key in PEM files.
-pub fn load_tls(certificate: &Path, key: &Path) -> Result<Arc<ServerConfig>, ReportError> {
+/// A server's TLS settings, from its certificate chain (leaf first) and private key as PEM text, read from the files
+/// `certificate` and `key` (named in errors) by the caller's bounded reader.
+pub fn load_tls(
+    certificate: &Path,
+    certificate_pem: &str,
+    key: &Path,
+    key_pem: &str,
+) -> Result<Arc<ServerConfig>, ReportError> {
     let bad =
         |option: &str, path: &Path, reason: String| ReportError::Tls(format!("{option} {}: {reason}", path.display()));
-    let chain = CertificateDer::pem_file_iter(certificate)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+    let chain = CertificateDer::pem_slice_iter(certificate_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad("--tls-cert", certificate, format!("not a PEM certificate file ({e})")))?;
     if chain.is_empty() {
         return Err(bad("--tls-cert", certificate, "holds no certificate".into()));
     }
-    let key_der = PrivateKeyDer::from_pem_file(key)
+    let key_der = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
         .map_err(|e| bad("--tls-key", key, format!("not a PEM private key file ({e})")))?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()

@@ -1,6 +1,6 @@
 //! Files the user names on the command line.
 //!
-//! Read ([`read_small_file`]: a suite, a host list): only a regular file, and only up to a size such a file can have,
+//! Read ([`read_small_file`]: a suite, a host list, a token, a PEM certificate or key): only a regular file, and only up to a size such a file can have,
 //! so a FIFO, `/dev/zero` or a huge file is refused instead of blocking or filling memory.
 //!
 //! Written ([`OutputFile`]: `report -o`, `results export -o`, `run --report`): a new file, or a file envbench wrote
@@ -14,6 +14,9 @@ use envbench_store::StoreLocation;
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+/// The most a PEM file (`--ca-cert`, `--tls-cert`, `--tls-key`) may hold: a long chain is a few tens of kilobytes.
+pub const PEM_MAX_BYTES: u64 = 1 << 20;
 
 /// The text of a small file the user named with `option`: a regular file of at most `max_bytes`. It is opened
 /// without blocking (a FIFO would otherwise wait for a writer forever) and checked again once open.

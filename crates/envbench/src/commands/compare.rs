@@ -110,7 +110,41 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
+/// The smallest and the largest `--max-upload-size`: an upload of one run of a quick suite is tens of kilobytes, and
+/// the service holds a body in memory while it checks it.
+const UPLOAD_SIZE_RANGE: (u64, u64) = (64 << 10, 4 << 30);
+
 pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let upload = args.max_upload_size.bytes();
+    if !(UPLOAD_SIZE_RANGE.0..=UPLOAD_SIZE_RANGE.1).contains(&upload) {
+        return Err(usage(format!(
+            "--max-upload-size {}: give a size from {} to {}",
+            args.max_upload_size,
+            envbench_core::ByteSize(UPLOAD_SIZE_RANGE.0),
+            envbench_core::ByteSize(UPLOAD_SIZE_RANGE.1)
+        )));
+    }
+    for name in &args.host_names {
+        let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']');
+        if name.is_empty() || name.len() > 253 || !name.chars().all(fits) {
+            return Err(usage(format!(
+                "--host-name '{}': give the host name clients use (letters, digits, dots and hyphens, or an address)",
+                envbench_core::text::printable(name)
+            )));
+        }
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(certificate), Some(key)) => {
+            let certificate_pem =
+                crate::files::read_small_file(certificate, "--tls-cert", crate::files::PEM_MAX_BYTES)?;
+            let key_pem = crate::files::read_small_file(key, "--tls-key", crate::files::PEM_MAX_BYTES)?;
+            Some(
+                envbench_report::load_tls(certificate, &certificate_pem, key, &key_pem)
+                    .map_err(|e| usage(e.to_string()))?,
+            )
+        }
+        _ => None,
+    };
     // Fail now, not on the first page view, when the store is missing or not an envbench store. A service's store
     // is made when missing: runs arrive by upload.
     if args.accept_uploads {
@@ -126,12 +160,6 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
              results (read-only). Use --listen 127.0.0.1:8080 to keep them on this machine."
         );
     }
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(certificate), Some(key)) => {
-            Some(envbench_report::load_tls(certificate, key).map_err(|e| usage(e.to_string()))?)
-        }
-        _ => None,
-    };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mut extras = envbench_report::Extras { api: None, hosts: args.host_names.clone(), tls };
     if args.accept_uploads {

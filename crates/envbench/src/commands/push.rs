@@ -112,13 +112,12 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
     let text = crate::files::read_small_file(token_file, "--token-file", 4096)?;
     let token = envbench_service::tokens::read_token(&text)
         .map_err(|e| usage(format!("--token-file {}: {e}", token_file.display())))?;
-    let ca = match &args.ca_cert {
-        Some(path) => Some(
-            std::fs::read(path).map_err(|e| usage(format!("--ca-cert {}: cannot read it ({e})", path.display())))?,
-        ),
-        None => None,
-    };
-    let client = Client::new(url, Some(token), ca.as_deref()).map_err(|e| usage(e.to_string()))?;
+    let ca = args
+        .ca_cert
+        .as_deref()
+        .map(|path| crate::files::read_small_file(path, "--ca-cert", crate::files::PEM_MAX_BYTES))
+        .transpose()?;
+    let client = Client::new(url, Some(token), ca.as_deref().map(str::as_bytes)).map_err(|e| usage(e.to_string()))?;
     match client.clear_text_risk() {
         Some(risk) if args.insecure_http => eprintln!("warning: {risk} (--insecure-http)"),
         Some(risk) => {

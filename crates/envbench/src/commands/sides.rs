@@ -88,12 +88,9 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
     if ca_cert.is_some() && !texts.iter().any(|t| is_service_side(t)) {
         return Err(usage("--ca-cert is for a side on a results service (https://host/...); no side names one"));
     }
-    let ca = match ca_cert {
-        Some(path) => Some(
-            std::fs::read(path).map_err(|e| usage(format!("--ca-cert {}: cannot read it ({e})", path.display())))?,
-        ),
-        None => None,
-    };
+    let ca = ca_cert
+        .map(|path| crate::files::read_small_file(path, "--ca-cert", crate::files::PEM_MAX_BYTES))
+        .transpose()?;
     let mut texts = texts.to_vec();
     if texts.len() == 1 && is_service_side(&texts[0]) {
         texts.insert(0, latest_local(location)?);
@@ -122,7 +119,8 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
         let index = match services.iter().position(|s| s.base == base && s.filters == filters) {
             Some(index) => index,
             None => {
-                let client = Client::new(&base, None, ca.as_deref()).map_err(|e| usage(e.to_string()))?;
+                let client =
+                    Client::new(&base, None, ca.as_deref().map(str::as_bytes)).map_err(|e| usage(e.to_string()))?;
                 services.push(Service {
                     base: base.clone(),
                     store: ServiceStore::new(client),

@@ -354,6 +354,17 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["run", "--suite", big, "--dir", w], 2, "larger than such a file can be"),
         (vec!["run", "--suite", file, "--dir", w], 2, "TOML parse error"),
         (vec!["fleet", "--hosts", fifo, "disk", "--dir", w], 2, "not a regular file"),
+        // Issue #54, E10: certificates and keys are read as bounded regular files too.
+        (vec!["compare", "label:a", "https://127.0.0.1:9/label:b", "--ca-cert", fifo], 2, "not a regular file"),
+        (vec!["compare", "label:a", "https://127.0.0.1:9/label:b", "--ca-cert", "/dev/zero"], 2, "not a regular file"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--tls-cert", fifo, "--tls-key", fifo], 2, "not a regular file"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--tls-cert", "/dev/zero", "--tls-key", file], 2, "not a regular file"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--tls-cert", big, "--tls-key", file], 2, "larger than such a file"),
+        // E11: nonsense limits and names.
+        (vec!["serve", "--listen", "127.0.0.1:0", "--max-upload-size", "0B"], 2, "give a size from 64 KiB"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--max-upload-size", "1000000TiB"], 2, "--max-upload-size"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--host-name", ""], 2, "--host-name ''"),
+        (vec!["serve", "--listen", "127.0.0.1:0", "--host-name", "a b"], 2, "give the host name"),
         (vec!["fleet", "--hosts", "/dev/zero", "disk", "--dir", w], 2, "not a regular file"),
         (vec!["fleet", "--hosts", w, "disk", "--dir", w], 2, "not a regular file"),
         (vec!["--store", fifo, "results", "list"], 2, "a device or special file"),
