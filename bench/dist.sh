@@ -11,7 +11,7 @@
 #                                                   `apt install ./envbench_VERSION_amd64.deb`.
 # and prints their sizes, the oldest glibc the binary runs on (the newest GLIBC_ symbol version it needs), then checks
 # the package: unpacked into a scratch root (dpkg -x), its envbench must answer --version and run sysinfo with a PATH
-# that holds no Rust toolchain, and the binary must be at most 40 MB (MAX_MB).
+# that holds no Rust toolchain, and the tarball and the package must be at most 40 MB (MAX_MB) each.
 #
 # Usage: bench/dist.sh   Environment: OUT (dist), CARGO_TARGET_DIR (default $HOME/.cache/envbench-target, the bench
 #   scripts' build cache), MAX_MB (40), CHECK=0 (skip the checks), BUILD=0 (package the last dist build as it is).
@@ -81,11 +81,14 @@ echo "dist: $DEB $(mb "$DEB")"
 echo "dist: needs glibc ${GLIBC#GLIBC_} or newer (its newest versioned glibc symbol)"
 
 if [ "${CHECK:-1}" = 1 ]; then
-  bytes=$(stat -c %s "$STAGE/envbench")
-  if [ "$bytes" -gt $((MAX_MB * 1000 * 1000)) ]; then
-    echo "dist: FAIL: the stripped binary is $(mb "$STAGE/envbench"), over $MAX_MB MB" >&2
-    exit 1
-  fi
+  # What a host receives: the tarball or the package (and, from `fleet --copy-binary`, a gzip stream of the binary
+  # much like the tarball). The binary itself is larger unpacked: docs/development.md#binary-size says why.
+  for file in "$OUT/$NAME.tar.gz" "$DEB"; do
+    if [ "$(stat -c %s "$file")" -gt $((MAX_MB * 1000 * 1000)) ]; then
+      echo "dist: FAIL: $file is $(mb "$file"), over $MAX_MB MB" >&2
+      exit 1
+    fi
+  done
   ROOT="$SCRATCH/root"
   mkdir "$ROOT"
   dpkg -x "$DEB" "$ROOT"

@@ -301,8 +301,9 @@ pub fn program_to_copy() -> Result<(Vec<u8>, String), String> {
     Ok((packed, line))
 }
 
-/// `bytes` as a gzip stream, at the level that pays on a network: level 1 packs a release envbench to COPY_RATIO of its
-/// size in about a second, where level 6 saves a few percent more for several times the CPU.
+/// `bytes` as a gzip stream, at the level that pays on a network: level 1 packs the stripped release envbench (111 MB)
+/// to 40 MB in 1.5 s, level 6 to 36 MB in 4.6 s (gzip, 2-vCPU VM), so level 1 is sooner done at any speed above
+/// 1.4 MB/s to one host.
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 2), flate2::Compression::fast());
