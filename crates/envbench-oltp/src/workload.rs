@@ -137,7 +137,7 @@ pub struct OltpArgs {
     pub no_vacuum: bool,
     /// Remove everything envbench made for --profile in the target (its tables, their marker and, for tpcc, its
     /// stored routines) and nothing else, then end; no run is stored.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fresh")]
     pub drop: bool,
 }
 

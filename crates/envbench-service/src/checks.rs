@@ -23,7 +23,16 @@ pub fn check_upload(
     let run = &upload.run;
     let s = &run.summary;
     let stated = &upload.provenance;
-    uuid::Uuid::parse_str(&s.uuid).map_err(|_| format!("'{}' is not a run id (a UUID)", s.uuid))?;
+    let id = uuid::Uuid::parse_str(&s.uuid).map_err(|_| format!("'{}' is not a run id (a UUID)", s.uuid))?;
+    // One run, one id: braced, `urn:uuid:`, 32-hex and upper-case forms would store one UUID as several runs, and
+    // answer 404 by the id envbench shows.
+    if id.hyphenated().to_string() != s.uuid {
+        return Err(format!(
+            "'{}' is not a run id as envbench writes it ({}): lower-case, hyphenated",
+            envbench_core::text::truncate(&s.uuid, 64),
+            id.hyphenated()
+        ));
+    }
     if s.status == RunStatus::Running {
         return Err("the run is still running; upload it once it has ended".into());
     }
@@ -244,6 +253,11 @@ mod tests {
             (Box::new(|u| u.run.tool_version = "999.0.0".into()), "newer than this service's"),
             (Box::new(|u| u.run.summary.status = RunStatus::Running), "still running"),
             (Box::new(|u| u.run.summary.uuid = "x".into()), "not a run id"),
+            // Issue #54, E7: other spellings of a UUID.
+            (Box::new(|u| u.run.summary.uuid = "{3f2b6f4e-8a53-4c43-9d1a-0c8e6f1b2a90}".into()), "lower-case, hyphen"),
+            (Box::new(|u| u.run.summary.uuid = "urn:uuid:3f2b6f4e-8a53-4c43-9d1a-0c8e6f1b2a90".into()), "hyphenated"),
+            (Box::new(|u| u.run.summary.uuid = "3f2b6f4e8a534c439d1a0c8e6f1b2a90".into()), "as envbench writes it"),
+            (Box::new(|u| u.run.summary.uuid = "3F2B6F4E-8A53-4C43-9D1A-0C8E6F1B2A90".into()), "as envbench writes"),
             (Box::new(|u| u.run.summary.ended_at = Some("2027-01-15T07:00:00.000Z".into())), "before it started"),
             (Box::new(|u| u.run.summary.label = Some("a\u{1b}[2J".into())), "control character"),
             (Box::new(|u| u.run.summary.workload = "doom".into()), "not a workload this service knows"),

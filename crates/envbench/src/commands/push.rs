@@ -105,8 +105,8 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
     }
     let Some(token_file) = &args.token_file else {
         return Err(usage(
-            "an upload needs your token: --token-file FILE (a file, so it never shows in ps or a shell's history); \
-             the service's operator makes one with `envbench results token create --name NAME`",
+            "an upload needs your token, read from a file: --token-file FILE (a file, so it never shows in ps or a \
+             shell's history); the service's operator makes one with `envbench results token create --name NAME`",
         ));
     };
     let text = crate::files::read_small_file(token_file, "--token-file", 4096)?;

@@ -157,6 +157,8 @@ fn bad_input_is_refused_with_what_to_do() {
         (vec!["--target", POSTGRES, "--transactions", "5"], "--transactions"),
         (vec!["--target", POSTGRES, "--query-timeout", "0s"], "--query-timeout 0s"),
         (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], "127.0.0.1:1"),
+        // Issue #54, E11: --fresh was ignored beside --drop.
+        (vec!["--target", POSTGRES, "--drop", "--fresh"], "'--drop' cannot be used with '--fresh'"),
     ];
     for (args, needle) in cases {
         let mut all = vec!["htap"];

@@ -86,6 +86,10 @@ fn a_token_is_not_sent_over_plain_http_to_another_host() {
     exec_run(&store, &dir, "plain", "1");
     let token = token(&dir.join("service.db"), &dir, "alice");
     let token = token.to_str().unwrap();
+    // E12: the hint survives the redaction of secrets that every message goes through.
+    let output = envbench(&store, &["push", "http://192.0.2.1:9/"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--token-file FILE"), "{}", text(&output.stderr));
     for url in ["http://192.0.2.1:9/", "HTTP://192.0.2.1:9/", "Http://results.example.invalid/"] {
         let output = envbench(&store, &["push", url, "--token-file", token]);
         let message = text(&output.stderr);
