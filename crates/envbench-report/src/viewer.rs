@@ -174,15 +174,36 @@ pub async fn serve_with(
     let listening = listener.local_addr().map_err(|e| ReportError::Serve(e.to_string()))?;
     let tls = extras.tls.clone();
     let router = router_with(location, workloads, listening, extras);
-    let served = match tls {
+    match tls {
         Some(config) => {
             let listener =
                 crate::tls::TlsListener::new(listener, config).map_err(|e| ReportError::Serve(e.to_string()))?;
-            axum::serve(listener, router).await
+            serve_connections(listener, router).await
         }
-        None => axum::serve(listener, router).await,
-    };
-    served.map_err(|e| ReportError::Serve(e.to_string()))
+        None => serve_connections(listener, router).await,
+    }
+}
+
+/// How long a client may take to send a request's headers, and to begin its next request on a kept-alive
+/// connection: a client that sends them byte by byte (slowloris) or sends nothing has its connection closed then.
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Serve each connection `listener` accepts with `router`, over HTTP/1.1 with [`HEADER_READ_TIMEOUT`] (axum::serve
+/// sets no timer, so its connections wait for a slow or idle client forever).
+async fn serve_connections<L>(mut listener: L, router: Router) -> Result<(), ReportError>
+where
+    L: axum::serve::Listener,
+{
+    loop {
+        let (io, _peer) = listener.accept().await;
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+            // A connection's end, timed out or not, is the client's business.
+            let _ = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service).await;
+        });
+    }
 }
 
 /// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
@@ -302,6 +323,7 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
     let query = parse_query(query.as_deref());
     with_store(viewer, move |store, workloads| {
         let mut body = navigation();
+        check_leaderboard_query(&query, workloads)?;
         let Some((board, present)) = load_leaderboard(store, workloads, &query)? else {
             body.push_str("<h1>Leaderboard</h1>\n<p>No complete runs yet.</p>\n");
             return Ok(html(page("envbench leaderboard", &body)));
@@ -401,6 +423,14 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
     })
     .await
+}
+
+/// Refuse a leaderboard query with a parameter it does not take or a workload envbench does not have.
+fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+    let mut taken = vec!["workload"];
+    taken.extend(crate::leaderboard::FILTER_FIELDS.iter().map(|(name, _)| *name));
+    only_parameters(query, &taken)?;
+    known_workload(query, workloads)
 }
 
 /// The leaderboard a query asks for (`workload=W`, the first workload with a complete run when none is named, and
@@ -1050,11 +1080,41 @@ async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> R
     .await
 }
 
+/// The most runs `GET /api/v1/runs` lists at once.
+const MAX_LIMIT: usize = 10_000;
+
+/// Refuse a query with a parameter the endpoint does not take: a misspelt filter would otherwise be ignored, and the
+/// answer read as filtered.
+fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ReportError> {
+    match query.iter().find(|(key, _)| !taken.contains(&key.as_str())) {
+        Some((key, _)) => Err(ReportError::BadSide(format!(
+            "unknown parameter '{}': this takes {}",
+            envbench_core::text::truncate(&envbench_core::text::printable(key), 40),
+            taken.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuse `workload=W` for a workload envbench does not have.
+fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+    match first(query, "workload") {
+        Some(asked) if !workloads.names().contains(&asked) => Err(ReportError::BadSide(format!(
+            "workload '{}' is not one of envbench's: {}",
+            envbench_core::text::truncate(&envbench_core::text::printable(asked), 40),
+            workloads.names().join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `GET /api/v1/runs?label=L&tag=k=v&workload=W&host=H&limit=N`: the runs that match, newest first, as listed
 /// (what `compare` and `report` resolve a side on a service with).
 async fn api_runs(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    let work = move |store: &dyn ResultStore, _: &Registry| {
+    let work = move |store: &dyn ResultStore, workloads: &Registry| {
+        only_parameters(&query, &["label", "tag", "workload", "host", "limit"])?;
+        known_workload(&query, workloads)?;
         let mut filter = RunFilter {
             workload: first(&query, "workload").map(str::to_string),
             label: first(&query, "label").map(str::to_string),
@@ -1066,7 +1126,11 @@ async fn api_runs(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
             filter.tags.insert(key, value);
         }
         if let Some(limit) = first(&query, "limit") {
-            let limit = limit.parse().map_err(|_| ReportError::BadSide(format!("limit '{limit}' is not a count")))?;
+            let bad = || ReportError::BadSide(format!("limit '{limit}': give a count from 1 to {MAX_LIMIT}"));
+            let limit: usize = limit.parse().map_err(|_| bad())?;
+            if !(1..=MAX_LIMIT).contains(&limit) {
+                return Err(bad());
+            }
             filter.limit = Some(limit);
         }
         Ok(axum::Json(store.list_runs(&filter)?).into_response())
@@ -1087,9 +1151,12 @@ async fn api_run(State(viewer): Shared, Path(id): Path<String>) -> Response {
 /// medians and the runs behind them, so a client can rank a run of its own among them without sending it anywhere.
 async fn api_leaderboard(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
-    let work = move |store: &dyn ResultStore, workloads: &Registry| match load_leaderboard(store, workloads, &query)? {
-        Some((board, _)) => Ok(axum::Json(board).into_response()),
-        None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into())),
+    let work = move |store: &dyn ResultStore, workloads: &Registry| {
+        check_leaderboard_query(&query, workloads)?;
+        match load_leaderboard(store, workloads, &query)? {
+            Some((board, _)) => Ok(axum::Json(board).into_response()),
+            None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into())),
+        }
     };
     with_store_or(viewer, work, error_json).await
 }

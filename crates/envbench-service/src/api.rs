@@ -111,12 +111,24 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(work).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(failure)) => Err(failure.into_response()),
-        Err(join) => Err(Failure(join.to_string()).into_response()),
+        Err(join) => {
+            log(&format!("envbench serve: a request's work ended abnormally: {join}"));
+            Err(Failure("the service failed on this request; its operator's log says why".into()).into_response())
+        }
     }
 }
 
+/// A line for the operator on the service's standard error, which may be closed: then it is lost, and nothing fails.
+fn log(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// A store failure: the whole error (which names the store, its URL among it) goes to the service's log, and the
+/// client learns only that the store failed, never where the store is.
 fn store_failure(error: impl std::fmt::Display) -> Failure {
-    Failure(format!("the service's store failed: {error}"))
+    log(&envbench_core::secrets::redact_secrets(&format!("envbench serve: the store failed: {error}")));
+    Failure("the service's store failed; its operator's log says why. Try again later".into())
 }
 
 async fn known(State(service): State<Arc<Service>>, body: Body) -> Response {

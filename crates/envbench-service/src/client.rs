@@ -42,12 +42,20 @@ fn is_loopback(host: &str) -> bool {
     host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// How long an upload may take, sent and answered: a batch of runs within the service's limits, over a slow link.
+const UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a read may take: someone waits at a terminal for it.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The largest answer read from a service.
 const MAX_ANSWER_BYTES: u64 = 16 << 20;
 
 /// A results service, reached over HTTP(S).
 pub struct Client {
+    /// Uploads, within [`UPLOAD_TIMEOUT`].
     agent: ureq::Agent,
+    /// Reads (what `compare`, `report` and `push` ask before sending), within [`READ_TIMEOUT`].
+    reader: ureq::Agent,
     base: String,
     token: Option<String>,
 }
@@ -76,15 +84,23 @@ impl Client {
             tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certificates));
         }
         // The proxy comes from the environment (ALL_PROXY, HTTPS_PROXY, HTTP_PROXY), as ureq's default config takes it.
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(300)))
-            .timeout_connect(Some(Duration::from_secs(15)))
-            .max_redirects(0)
-            .tls_config(tls.build())
-            .build()
-            .new_agent();
-        Ok(Client { agent, base: url.trim_end_matches('/').to_string(), token })
+        let tls = tls.build();
+        let agent = |timeout: Duration| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(timeout))
+                .timeout_connect(Some(Duration::from_secs(15)))
+                .max_redirects(0)
+                .tls_config(tls.clone())
+                .build()
+                .new_agent()
+        };
+        Ok(Client {
+            agent: agent(UPLOAD_TIMEOUT),
+            reader: agent(READ_TIMEOUT),
+            base: url.trim_end_matches('/').to_string(),
+            token,
+        })
     }
 
     /// Why the token would cross a network in clear text: plain HTTP (the scheme in any case) to a host other than
@@ -118,7 +134,17 @@ impl Client {
                 }
                 request.send(body).map_err(unreachable)?
             }
-            None => self.agent.get(&url).call().map_err(unreachable)?,
+            None => self.reader.get(&url).call().map_err(|e| match e {
+                ureq::Error::Timeout(_) => ClientError::Unreachable {
+                    url: url.clone(),
+                    reason: format!(
+                        "no answer within {} s: the service is stalled or overloaded, or this is not an envbench \
+                         service; try again later",
+                        READ_TIMEOUT.as_secs()
+                    ),
+                },
+                e => unreachable(e),
+            })?,
         };
         let status = response.status().as_u16();
         let text = response

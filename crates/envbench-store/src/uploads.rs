@@ -154,36 +154,13 @@ impl<B: Backend> UploadStore for SqlStore<B> {
     }
 
     fn import_upload(&mut self, run: &StoredRun, received: &Received<'_>) -> Result<UploadOutcome, StoreError> {
-        let provenance = serde_json::to_string(received.provenance)
-            .map_err(|e| StoreError::Corrupt(format!("an upload's provenance: {e}")))?;
-        self.write(|sql| {
-            let copy = sql.query_optional(
-                "SELECT r.uuid FROM uploads u JOIN runs r ON r.id = u.run_id WHERE u.content_sha256 = ?",
-                params![received.content_sha256],
-            )?;
-            if let Some(copy) = copy {
-                let uuid = copy.text(0)?;
-                return Ok(if uuid == run.summary.uuid {
-                    UploadOutcome::AlreadyPresent
-                } else {
-                    UploadOutcome::CopyOf(uuid)
-                });
-            }
-            let Some(run_id) = import_within::<B>(sql, run)? else { return Ok(UploadOutcome::AlreadyPresent) };
-            sql.execute(
-                "INSERT INTO uploads (run_id, token_id, received_at, received_s, content_sha256, provenance) \
-                 VALUES (?, ?, ?, ?, ?, ?)",
-                params![
-                    run_id,
-                    received.token_id,
-                    now_utc().as_str(),
-                    received.received_s,
-                    received.content_sha256,
-                    provenance.as_str()
-                ],
-            )?;
-            Ok(UploadOutcome::Imported)
-        })
+        // Two uploads of the same results at once (under two run ids) both find no copy, and the second to commit
+        // breaks the uniqueness of the results' digest (PostgreSQL; SQLite takes one writer at a time). Tried again,
+        // it finds the first one's run: a copy.
+        match import_upload_once(self, run, received) {
+            Err(error) if is_unique_violation(&error) => import_upload_once(self, run, received),
+            outcome => outcome,
+        }
     }
 
     fn uploads_since(&self, token_id: i64, since_s: f64) -> Result<u64, StoreError> {
@@ -212,4 +189,48 @@ impl<B: Backend> UploadStore for SqlStore<B> {
             })
             .collect()
     }
+}
+
+/// One try of [`UploadStore::import_upload`], in one transaction.
+fn import_upload_once<B: Backend>(
+    store: &mut SqlStore<B>,
+    run: &StoredRun,
+    received: &Received<'_>,
+) -> Result<UploadOutcome, StoreError> {
+    let provenance = serde_json::to_string(received.provenance)
+        .map_err(|e| StoreError::Corrupt(format!("an upload's provenance: {e}")))?;
+    store.write(|sql| {
+        let copy = sql.query_optional(
+            "SELECT r.uuid FROM uploads u JOIN runs r ON r.id = u.run_id WHERE u.content_sha256 = ?",
+            params![received.content_sha256],
+        )?;
+        if let Some(copy) = copy {
+            let uuid = copy.text(0)?;
+            return Ok(if uuid == run.summary.uuid {
+                UploadOutcome::AlreadyPresent
+            } else {
+                UploadOutcome::CopyOf(uuid)
+            });
+        }
+        let Some(run_id) = import_within::<B>(sql, run)? else { return Ok(UploadOutcome::AlreadyPresent) };
+        sql.execute(
+            "INSERT INTO uploads (run_id, token_id, received_at, received_s, content_sha256, provenance) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+            params![
+                run_id,
+                received.token_id,
+                now_utc().as_str(),
+                received.received_s,
+                received.content_sha256,
+                provenance.as_str()
+            ],
+        )?;
+        Ok(UploadOutcome::Imported)
+    })
+}
+
+/// True for the error of a statement that broke a UNIQUE constraint.
+fn is_unique_violation(error: &StoreError) -> bool {
+    matches!(error, StoreError::Database { message, .. }
+        if message.contains("duplicate key value violates unique constraint") || message.contains("UNIQUE constraint failed"))
 }

@@ -77,6 +77,146 @@ fn token(service: &Path, dir: &Path, name: &str) -> PathBuf {
     file
 }
 
+/// Issue #54, E11: the read API refuses what it would otherwise ignore or misread: a limit of 0, a workload envbench
+/// does not have, a parameter it does not take (400, saying which).
+#[test]
+fn the_read_api_refuses_nonsense_queries() {
+    let dir = scratch("read-api");
+    let store = dir.join("results.db");
+    exec_run(&store, &dir, "api", "3");
+    let (_server, address) = serve(&store, &[]);
+    let cases = [
+        ("/api/v1/runs?limit=0", "give a count from 1"),
+        ("/api/v1/runs?limit=many", "give a count from 1"),
+        ("/api/v1/runs?workload=nosuch", "not one of envbench's"),
+        ("/api/v1/runs?colour=red", "unknown parameter 'colour'"),
+        ("/api/v1/leaderboard?workload=exec&colour=red", "unknown parameter 'colour'"),
+        ("/api/v1/leaderboard?workload=nosuch", "not one of envbench's"),
+        ("/leaderboard?workload=exec&hypervisr=kvm", "unknown parameter"),
+    ];
+    for (path, needle) in cases {
+        let (status, body) = request(&address, "GET", path, &[], b"");
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body.contains(needle), "{path}: '{needle}' missing from {body}");
+    }
+    let (status, body) = request(&address, "GET", "/api/v1/runs?limit=1&workload=exec", &[], b"");
+    assert_eq!(status, 200, "{body}");
+}
+
+/// Issue #54, E9: compare against a "service" that accepts connections and never answers ends within the read
+/// timeout (30 s), and says so, where it waited 300 s.
+#[test]
+fn a_service_that_never_answers_is_given_up_on() {
+    use std::time::{Duration, Instant};
+    let dir = scratch("silent");
+    let store = dir.join("mine.db");
+    exec_run(&store, &dir, "here", "3");
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    // Connections are accepted and kept open, unanswered, for 90 s (the thread is left to end on its own).
+    std::thread::spawn(move || {
+        let mut connections = Vec::new();
+        silent.set_nonblocking(true).unwrap();
+        let until = Instant::now() + Duration::from_secs(90);
+        while Instant::now() < until {
+            match silent.accept() {
+                Ok((connection, _)) => connections.push(connection),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    });
+    let started = Instant::now();
+    let output = envbench(&store, &["compare", "label:here", &format!("http://{address}/label:there")]);
+    let waited = started.elapsed();
+    let message = text(&output.stderr);
+    assert!(!output.status.success());
+    assert!(message.contains("no answer within 30 s"), "{message}");
+    assert!(waited < Duration::from_secs(80), "waited {waited:?}");
+}
+
+/// Issue #54, E8: on a PostgreSQL store, eight uploads at once of one run's results under eight ids: one is
+/// accepted, the others are refused as copies (422), none fails (500), and no answer names the store.
+#[test]
+fn parallel_copies_on_a_postgres_store_are_refused_as_copies() {
+    let dir = scratch("parallel-copies");
+    let schema = common::Schema::new("svccopies");
+    let service = schema.url();
+    let service = Path::new(&service);
+    let mine = dir.join("mine.db");
+    exec_run(&mine, &dir, "copies", "3");
+    let alice = token(service, &dir, "alice");
+    let (_server, address) = serve(service, &["--accept-uploads"]);
+    let dry = envbench(&mine, &["push", &format!("http://{address}/"), "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let run = serde_json::from_slice::<Value>(&dry.stdout).unwrap()["runs"][0].clone();
+    let bearer = format!("Bearer {}", std::fs::read_to_string(&alice).unwrap().trim());
+    let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let sent: Vec<_> = (1..=8)
+            .map(|i| {
+                let mut copy = run.clone();
+                copy["run"]["uuid"] = Value::from(format!("00000000-0000-4000-8000-{i:012}"));
+                let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [copy] })).unwrap();
+                let (address, bearer) = (&address, &bearer);
+                scope.spawn(move || {
+                    let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+                    request(address, "POST", "/api/v1/runs", &headers, &body)
+                })
+            })
+            .collect();
+        sent.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    assert_eq!(answers.iter().filter(|(status, _)| *status == 200).count(), 1, "{answers:?}");
+    for (status, body) in &answers {
+        assert!(*status == 200 || (*status == 422 && body.contains("a copy is not another run")), "{status}: {body}");
+        assert!(!body.contains("postgres") && !body.contains("5432"), "the store is named: {body}");
+    }
+}
+
+/// Issue #54, E5: a client that sends its headers a byte at a time (slowloris), or sends nothing, is disconnected once
+/// the header-read timeout (15 s) has passed, on the plain-HTTP service.
+#[test]
+fn slow_and_idle_clients_are_disconnected() {
+    use std::time::{Duration, Instant};
+    let dir = scratch("slowloris");
+    let (_server, address) = serve(&dir.join("service.db"), &["--accept-uploads"]);
+    let clients: Vec<_> = [true, false]
+        .into_iter()
+        .map(|slow| {
+            let address = address.clone();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let mut stream = std::net::TcpStream::connect(&address).unwrap();
+                stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+                let head = format!("GET / HTTP/1.1\r\nHost: {address}\r\nX-Slow: ");
+                let mut sent = 0;
+                while started.elapsed() < Duration::from_secs(45) {
+                    if slow {
+                        let byte = head.as_bytes().get(sent).copied().unwrap_or(b'a');
+                        if stream.write_all(&[byte]).is_err() {
+                            return started.elapsed();
+                        }
+                        sent += 1;
+                    }
+                    let mut buffer = [0u8; 512];
+                    match stream.read(&mut buffer) {
+                        Ok(0) => return started.elapsed(),
+                        // The service may answer 408 before it closes.
+                        Ok(_) => {}
+                        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                        }
+                        Err(_) => return started.elapsed(),
+                    }
+                }
+                panic!("the {} client is still connected after 45 s", if slow { "slow" } else { "idle" });
+            })
+        })
+        .collect();
+    for client in clients {
+        let open = client.join().unwrap();
+        assert!(open >= Duration::from_secs(5), "closed after {open:?}, before any timeout was due");
+    }
+}
+
 /// Issue #54, E4: a token never crosses the network in clear text unasked: plain HTTP to another host, the scheme in
 /// any case, is refused before anything is sent; `--insecure-http` sends it with a warning.
 #[test]
