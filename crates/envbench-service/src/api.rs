@@ -258,6 +258,18 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
             format!("the upload is not of format {UPLOAD_FORMAT}, the one this service reads; upgrade the client"),
         );
     }
+    // The upload is `{"format": 1, "runs": [...]}` and nothing else, as each run refuses fields it does not know.
+    if let Some(unknown) =
+        document.as_object().and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "format" | "runs")))
+    {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "unknown field '{}' in the upload: it holds only format and runs",
+                envbench_core::text::truncate(&envbench_core::text::printable(unknown), 40)
+            ),
+        );
+    }
     let Some(serde_json::Value::Array(runs)) = document.get_mut("runs").map(serde_json::Value::take) else {
         return refuse(StatusCode::BAD_REQUEST, "the upload holds no list of runs");
     };

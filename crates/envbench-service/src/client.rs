@@ -25,6 +25,19 @@ pub enum ClientError {
     Store(#[from] StoreError),
 }
 
+/// A TLS refusal with what to do about it: rustls names the fault and nothing more.
+fn explained(reason: String) -> String {
+    if reason.contains("CaUsedAsEndEntity") {
+        format!(
+            "{reason}: the service's certificate is a CA's (basicConstraints CA:TRUE, as openssl req -x509 makes by \
+             default), which TLS refuses as a server's own; make it with -addext basicConstraints=critical,CA:FALSE \
+             and -addext subjectAltName=DNS:HOST, then give it to serve --tls-cert and to push --ca-cert"
+        )
+    } else {
+        reason
+    }
+}
+
 /// The host of a plain-HTTP URL (`http://`, any case), without its port, user or brackets; None for another scheme.
 fn plain_http_host(url: &str) -> Option<String> {
     let rest = url.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("http://")).map(|_| &url[7..])?;
@@ -123,7 +136,8 @@ impl Client {
     /// Send a request and read its answer: its status and body.
     fn exchange(&self, path: &str, body: Option<&[u8]>, with_token: bool) -> Result<(u16, String), ClientError> {
         let url = self.url(path);
-        let unreachable = |e: ureq::Error| ClientError::Unreachable { url: url.clone(), reason: e.to_string() };
+        let unreachable =
+            |e: ureq::Error| ClientError::Unreachable { url: url.clone(), reason: explained(e.to_string()) };
         let mut response = match body {
             Some(body) => {
                 // A body the service refuses by its length is answered before it is sent.
@@ -380,5 +394,12 @@ mod tests {
         let without_token = Client::new("http://results.example.com/", None, None).unwrap();
         assert_eq!(without_token.clear_text_risk(), None);
         assert_eq!(plain_http_host("http://[fe80::1]:80/").as_deref(), Some("fe80::1"));
+    }
+
+    #[test]
+    fn a_ca_certificate_used_as_the_servers_own_is_explained() {
+        let reason = explained("tls: invalid peer certificate: CaUsedAsEndEntity".into());
+        assert!(reason.contains("basicConstraints=critical,CA:FALSE"), "{reason}");
+        assert_eq!(explained("io: refused".into()), "io: refused");
     }
 }

@@ -40,7 +40,18 @@ impl Service {
         }
         let board = match self.store.client().get::<Leaderboard>(&path) {
             Ok(board) => Some(board),
-            Err(ClientError::Refused { status: 404, .. }) => None,
+            // An envbench service says it has no complete run of the workload; any other 404 is not one's.
+            Err(ClientError::Refused { status: 404, message, .. }) if message.contains("no complete run") => None,
+            Err(ClientError::Refused { status: 404, url, message }) => {
+                return Err(ClientError::NotAService {
+                    url,
+                    reason: format!(
+                        "it has no leaderboard API (404: {}); is this the address of an envbench service?",
+                        envbench_core::text::truncate(&envbench_core::text::printable(&message), 120)
+                    ),
+                }
+                .into());
+            }
             Err(error) => return Err(error.into()),
         };
         self.boards.borrow_mut().insert(workload.to_string(), board.clone());

@@ -103,6 +103,35 @@ fn the_read_api_refuses_nonsense_queries() {
     assert_eq!(status, 200, "{body}");
 }
 
+/// Issue #54, E12: a web server that answers 404 to everything is not an envbench service, and compare says so rather
+/// than reading it as a service with no other environment.
+#[test]
+fn a_web_server_that_is_not_a_service_is_named_so() {
+    use std::io::BufRead;
+    let dir = scratch("not-a-service");
+    let store = dir.join("mine.db");
+    exec_run(&store, &dir, "here", "3");
+    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = web.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for connection in web.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(connection);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = reader.get_mut().write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 22\r\nConnection: close\r\n\r\n<h1>404 Not Found</h1>",
+            );
+        }
+    });
+    let output = envbench(&store, &["compare", &format!("http://{address}/")]);
+    let message = text(&output.stderr);
+    assert!(!output.status.success(), "{message}");
+    assert!(message.contains("not an envbench service"), "{message}");
+    assert!(!message.contains("no other environment"), "{message}");
+}
+
 /// Issue #54, E9: compare against a "service" that accepts connections and never answers ends within the read
 /// timeout (30 s), and says so, where it waited 300 s.
 #[test]
@@ -150,6 +179,12 @@ fn parallel_copies_on_a_postgres_store_are_refused_as_copies() {
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     let run = serde_json::from_slice::<Value>(&dry.stdout).unwrap()["runs"][0].clone();
     let bearer = format!("Bearer {}", std::fs::read_to_string(&alice).unwrap().trim());
+    // E11: a field the upload format does not have is refused at the top level too.
+    let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [run.clone()], "note": "x" })).unwrap();
+    let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    let (status, answer) = request(&address, "POST", "/api/v1/runs", &headers, &body);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("unknown field 'note'"), "{answer}");
     let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
         let sent: Vec<_> = (1..=8)
             .map(|i| {
