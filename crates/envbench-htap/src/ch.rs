@@ -144,12 +144,7 @@ fn look(connection: &mut dyn Connection, namespace: &Namespace) -> Result<(Vec<R
     let names = relation_names();
     let list: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
     let found = namespace.relations(connection, &list)?;
-    // A table of the marker's name is envbench's marker only with its one column: a table someone else made under
-    // that name is foreign, like every relation beside it, and never emptied or dropped.
-    let marked = match found.iter().find(|r| r.name.eq_ignore_ascii_case(MARKER) && r.kind == RelationKind::Table) {
-        Some(table) => namespace.has_columns(connection, &table.name, &["version"])?,
-        None => false,
-    };
+    let marked = namespace.holds_marker(connection, &found, MARKER, &["version"])?;
     Ok((found, marked))
 }
 

@@ -429,13 +429,7 @@ impl Found {
         let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
         let relations = namespace.relations(connection, &names)?;
         let marker = profile.marker_table();
-        // A table of the marker's name is envbench's marker only with the marker's columns: a table someone else made
-        // under that name is foreign, like every relation beside it, and never emptied or dropped.
-        let marked =
-            match relations.iter().find(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table) {
-                Some(table) => namespace.has_columns(connection, &table.name, &MARKER_COLUMNS)?,
-                None => false,
-            };
+        let marked = namespace.holds_marker(connection, &relations, marker, &MARKER_COLUMNS)?;
         let partitions =
             if marked && profile == Profile::Tpcc { order_line_partitions(connection, namespace)? } else { Vec::new() };
         Ok(Found { expected, relations, marked, partitions })

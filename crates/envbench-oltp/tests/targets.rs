@@ -52,6 +52,29 @@ fn namespace(url: &DatabaseUrl) -> Namespace {
     Namespace::resolve(connection.as_mut(), None, false).unwrap()
 }
 
+/// A load of one warehouse (or branch) of `profile` with `plan`, on one loader, leaving routines as they are: what
+/// the tests of relations envbench did not make try, to see it refused.
+fn prepare_refused(
+    url: &DatabaseUrl,
+    namespace: &Namespace,
+    profile: Profile,
+    plan: LoadPlan,
+) -> Result<load::LoadInfo, OltpError> {
+    let never = AtomicBool::new(false);
+    load::prepare(
+        url,
+        namespace,
+        profile,
+        Shape::plain(1),
+        plan,
+        load::RoutinesPlan::Leave,
+        1,
+        &NoSteps,
+        &never,
+        &|_, _| {},
+    )
+}
+
 fn all_pass(connection: &mut dyn Connection, profile: Profile) {
     let namespace = Namespace::resolve(connection, None, false).unwrap();
     for check in consistency::run(connection, &namespace, profile).unwrap() {
@@ -378,19 +401,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
         Existing::Foreign(vec!["TPCC_Stock".into(), "tpcc_customer".into()])
     );
     for plan in [LoadPlan::Rebuild, LoadPlan::Reuse] {
-        let error = load::prepare(
-            &url,
-            &main,
-            Profile::Tpcc,
-            Shape::plain(1),
-            plan,
-            load::RoutinesPlan::Leave,
-            1,
-            &NoSteps,
-            &AtomicBool::new(false),
-            &|_, _| {},
-        )
-        .unwrap_err();
+        let error = prepare_refused(&url, &main, Profile::Tpcc, plan).unwrap_err();
         let OltpError::Foreign(message) = &error else { panic!("{error:?}") };
         assert!(message.contains("tpcc_customer") && message.contains("never creates, drops"), "{message}");
     }
@@ -405,19 +416,7 @@ fn tables_envbench_did_not_make_are_refused_and_left_alone() {
     let ours = namespace(&url);
     let mut c = url.connect("test").unwrap();
     c.batch("CREATE TABLE IF NOT EXISTS pgbench_accounts (aid INTEGER)").unwrap();
-    let error = load::prepare(
-        &url,
-        &ours,
-        Profile::Tpcb,
-        Shape::plain(1),
-        LoadPlan::Rebuild,
-        load::RoutinesPlan::Leave,
-        1,
-        &NoSteps,
-        &AtomicBool::new(false),
-        &|_, _| {},
-    )
-    .unwrap_err();
+    let error = prepare_refused(&url, &ours, Profile::Tpcb, LoadPlan::Rebuild).unwrap_err();
     assert!(matches!(error, OltpError::Foreign(_)), "{error:?}");
     let left = ours.relations(c.as_mut(), &["pgbench_accounts", "pgbench_branches", "envbench_oltp_tpcb"]).unwrap();
     assert_eq!(left.len(), 1, "nothing created beside it: {left:?}");
@@ -454,19 +453,7 @@ fn a_table_named_like_the_marker_is_someone_elses() {
         let found = schema::existing(c.as_mut(), ns, Profile::Tpcc).unwrap();
         let Existing::Foreign(relations) = &found else { panic!("{ns:?}: {found:?}") };
         assert!(relations.iter().any(|r| r.eq_ignore_ascii_case("envbench_oltp_tpcc")), "{relations:?}");
-        let error = load::prepare(
-            url,
-            ns,
-            Profile::Tpcc,
-            Shape::plain(1),
-            LoadPlan::Rebuild,
-            load::RoutinesPlan::Leave,
-            1,
-            &NoSteps,
-            &AtomicBool::new(false),
-            &|_, _| {},
-        )
-        .unwrap_err();
+        let error = prepare_refused(url, ns, Profile::Tpcc, LoadPlan::Rebuild).unwrap_err();
         assert!(matches!(error, OltpError::Foreign(_)), "{error:?}");
         let dropped = schema::drop_profile(c.as_mut(), ns, Profile::Tpcc).unwrap();
         assert!(dropped.dropped.is_empty(), "{ns:?}: {dropped:?}");
@@ -488,19 +475,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
     let mut c = url.connect("test").unwrap();
     c.batch("CREATE TABLE items (x INTEGER); CREATE VIEW tpcc_item AS SELECT x FROM items").unwrap();
     let sqlite = namespace(&url);
-    let error = load::prepare(
-        &url,
-        &sqlite,
-        Profile::Tpcc,
-        Shape::plain(1),
-        LoadPlan::Rebuild,
-        load::RoutinesPlan::Leave,
-        1,
-        &NoSteps,
-        &AtomicBool::new(false),
-        &|_, _| {},
-    )
-    .unwrap_err();
+    let error = prepare_refused(&url, &sqlite, Profile::Tpcc, LoadPlan::Rebuild).unwrap_err();
     let OltpError::Foreign(message) = &error else { panic!("{error:?}") };
     assert!(message.contains("tpcc_item (a view)"), "{message}");
     let names: Vec<String> = c
@@ -526,19 +501,7 @@ fn relations_of_every_kind_are_seen_before_anything_is_created() {
         .unwrap();
     let ours = Namespace::named(envbench_sql::Dialect::Postgres, &schema);
     let url = DatabaseUrl::parse(POSTGRES).unwrap();
-    let error = load::prepare(
-        &url,
-        &ours,
-        Profile::Tpcc,
-        Shape::plain(1),
-        LoadPlan::Rebuild,
-        load::RoutinesPlan::Leave,
-        1,
-        &NoSteps,
-        &AtomicBool::new(false),
-        &|_, _| {},
-    )
-    .unwrap_err();
+    let error = prepare_refused(&url, &ours, Profile::Tpcc, LoadPlan::Rebuild).unwrap_err();
     let OltpError::Foreign(message) = &error else { panic!("{error:?}") };
     assert!(message.contains("tpcc_item (a view)") && message.contains("tpcc_stock_pkey (a sequence)"), "{message}");
     assert!(message.contains(&format!("schema \"{schema}\"")), "{message}");

@@ -291,9 +291,20 @@ impl Namespace {
         rows.iter().map(|row| Ok(row.text(0)?.to_lowercase())).collect()
     }
 
-    /// True when `table` has exactly `columns` (lower case, in order): a marker table envbench made.
-    pub fn has_columns(&self, connection: &mut dyn Connection, table: &str, columns: &[&str]) -> Result<bool, DbError> {
-        Ok(self.columns(connection, table)? == columns)
+    /// True when `relations` (what [`Namespace::relations`] found) hold envbench's marker table `marker`: a table of
+    /// that name with exactly `columns` (lower case, in order). A table someone else made under the marker's name is
+    /// not it, so the relations beside it stay foreign, never emptied or dropped.
+    pub fn holds_marker(
+        &self,
+        connection: &mut dyn Connection,
+        relations: &[Relation],
+        marker: &str,
+        columns: &[&str],
+    ) -> Result<bool, DbError> {
+        match relations.iter().find(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table) {
+            Some(table) => Ok(self.columns(connection, &table.name)? == columns),
+            None => Ok(false),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Files the user names on the command line.
 //!
-//! Read ([`read_small_file`]: a suite, a host list, a token, a PEM certificate or key): only a regular file, and only up to a size such a file can have,
-//! so a FIFO, `/dev/zero` or a huge file is refused instead of blocking or filling memory.
+//! Read ([`read_small_file`]: a suite, a host list, a token, a PEM certificate or key): only a regular file, and only
+//! up to a size such a file can have, so a FIFO, `/dev/zero` or a huge file is refused instead of blocking or filling
+//! memory.
 //!
 //! Written ([`OutputFile`]: `report -o`, `results export -o`, `run --report`): a new file, or a file envbench wrote
 //! before (it recognises its own reports and exports), and nothing else unless `--force` says so; never the store

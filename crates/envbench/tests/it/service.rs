@@ -103,6 +103,19 @@ fn the_read_api_refuses_nonsense_queries() {
     assert_eq!(status, 200, "{body}");
 }
 
+/// A server on a free loopback port that is not envbench's: each connection it accepts is handed to `answer` on a
+/// thread of its own. Its address.
+fn fake_server(answer: fn(std::net::TcpStream)) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for connection in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(connection));
+        }
+    });
+    address
+}
+
 /// Issue #54, E12: a web server that answers 404 to everything is not an envbench service, and compare says so rather
 /// than reading it as a service with no other environment.
 #[test]
@@ -111,19 +124,15 @@ fn a_web_server_that_is_not_a_service_is_named_so() {
     let dir = scratch("not-a-service");
     let store = dir.join("mine.db");
     exec_run(&store, &dir, "here", "3");
-    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = web.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for connection in web.incoming().flatten() {
-            let mut reader = std::io::BufReader::new(connection);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let _ = reader.get_mut().write_all(
-                b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 22\r\nConnection: close\r\n\r\n<h1>404 Not Found</h1>",
-            );
+    let address = fake_server(|connection| {
+        let mut reader = std::io::BufReader::new(connection);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+            line.clear();
         }
+        let _ = reader.get_mut().write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 22\r\nConnection: close\r\n\r\n<h1>404 Not Found</h1>",
+        );
     });
     let output = envbench(&store, &["compare", &format!("http://{address}/")]);
     let message = text(&output.stderr);
@@ -140,19 +149,10 @@ fn a_service_that_never_answers_is_given_up_on() {
     let dir = scratch("silent");
     let store = dir.join("mine.db");
     exec_run(&store, &dir, "here", "3");
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = silent.local_addr().unwrap();
-    // Connections are accepted and kept open, unanswered, for 90 s (the thread is left to end on its own).
-    std::thread::spawn(move || {
-        let mut connections = Vec::new();
-        silent.set_nonblocking(true).unwrap();
-        let until = Instant::now() + Duration::from_secs(90);
-        while Instant::now() < until {
-            match silent.accept() {
-                Ok((connection, _)) => connections.push(connection),
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
+    // Each connection is accepted and kept open, unanswered, for 90 s.
+    let address = fake_server(|connection| {
+        std::thread::sleep(Duration::from_secs(90));
+        drop(connection);
     });
     let started = Instant::now();
     let output = envbench(&store, &["compare", "label:here", &format!("http://{address}/label:there")]);
