@@ -170,6 +170,10 @@ impl Companion for ChTables {
         "the CH-benCHmark tables (ch_supplier, ch_nation, ch_region)"
     }
 
+    fn workload(&self) -> &'static str {
+        "htap"
+    }
+
     fn state(&self, connection: &mut dyn Connection, namespace: &Namespace) -> Result<CompanionState, OltpError> {
         let (found, marked) = look(connection, namespace)?;
         let foreign = foreign(&found, marked);

@@ -136,21 +136,23 @@ fn check_profile(args: &HtapArgs) -> Result<(), WorkloadError> {
 pub(crate) fn plan(mut args: HtapArgs, planner: Planner) -> Result<HtapRun, WorkloadError> {
     check_profile(&args)?;
     let users: u32 = match args.oltp.users.trim().parse() {
-        Ok(n) if n <= MAX_USERS => n,
+        Ok(n) if (1..=MAX_USERS).contains(&n) => n,
+        Ok(0) => {
+            return Err(usage(
+                "--users 0: htap measures what analytic streams and transactions cost each other, so it needs \
+                 transactional users (each count of streams also runs alone, as the analytics' baseline); for \
+                 analytic queries alone, run tpch",
+            ));
+        }
         _ => {
             return Err(usage(format!(
-                "--users '{}': give one count of transactional users from 0 to {MAX_USERS} (htap's steps are its \
+                "--users '{}': give one count of transactional users from 1 to {MAX_USERS} (htap's steps are its \
                  analytic streams: --analytic-users 0,1,2)",
                 envbench_core::text::truncate(&args.oltp.users, 80)
             )));
         }
     };
     let streams = parse_streams(&args.analytic_users)?;
-    if users == 0 && streams.iter().all(|&s| s == 0) {
-        return Err(usage(
-            "--users 0 and --analytic-users 0: nothing would run; give transactional users, analytic streams, or both",
-        ));
-    }
     if args.oltp.cross_check.is_some() {
         return Err(usage("--cross-check runs pgbench's transaction: it is oltp's (--profile tpcb), not htap's"));
     }
@@ -168,8 +170,8 @@ pub(crate) fn plan(mut args: HtapArgs, planner: Planner) -> Result<HtapRun, Work
     }
     let query_timeout =
         args.query_timeout.within("--query-timeout", MIN_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT).map_err(usage)?;
-    // oltp plans one step of at least one user; htap runs its own steps, with `users` (which may be 0).
-    args.oltp.users = users.max(1).to_string();
+    // oltp plans one step of the users; htap runs its own steps with them.
+    args.oltp.users = users.to_string();
     let run = envbench_oltp::workload::plan_with(args.oltp, planner, &CH_TABLES)?;
     Ok(HtapRun { run, users, streams, query_timeout })
 }
@@ -187,8 +189,7 @@ impl HtapRun {
     /// The steps in the order they run: the transactional users beside each count of streams (the first, 0, is the
     /// transactions' baseline), then each count of streams alone (the analytics' baselines).
     pub(crate) fn steps(&self) -> Vec<(u32, u32)> {
-        let mut steps: Vec<(u32, u32)> =
-            if self.users > 0 { self.streams.iter().map(|&s| (self.users, s)).collect() } else { Vec::new() };
+        let mut steps: Vec<(u32, u32)> = self.streams.iter().map(|&s| (self.users, s)).collect();
         steps.extend(self.streams.iter().filter(|&&s| s > 0).map(|&s| (0, s)));
         steps
     }

@@ -22,6 +22,9 @@ pub trait Companion: Sync {
     /// What they are, for messages ("the CH-benCHmark tables").
     fn name(&self) -> &'static str;
 
+    /// The workload whose tables they are (`htap`): the holder a refused lock names.
+    fn workload(&self) -> &'static str;
+
     /// What `namespace` holds of them.
     fn state(&self, connection: &mut dyn Connection, namespace: &Namespace) -> Result<CompanionState, OltpError>;
 

@@ -27,13 +27,15 @@ enum Held {
 
 impl TablesLock {
     /// Take the lock on `profile`'s tables without waiting: exclusively to build them, shared to use them. `dir` is
-    /// the directory of the SQLite database (unused on a server).
+    /// the directory of the SQLite database (unused on a server); `workload` (oltp, htap) names this run to a run
+    /// that finds the lock held.
     pub fn take(
         url: &DatabaseUrl,
         namespace: &Namespace,
         profile: Profile,
         dir: &Path,
         exclusive: bool,
+        workload: &str,
     ) -> Result<TablesLock, OltpError> {
         let what = format!("the oltp {} tables", profile.name());
         let held = if url.dialect() == Dialect::Sqlite {
@@ -57,7 +59,7 @@ impl TablesLock {
             }
         } else {
             let mode = if exclusive { ServerLockMode::Exclusive } else { ServerLockMode::Shared };
-            let application = format!("envbench oltp, pid {}", std::process::id());
+            let application = format!("envbench {workload}, pid {}", std::process::id());
             match ServerLock::take(url, namespace, &what, mode, &application) {
                 Ok(lock) => Held::Server { _lock: lock },
                 Err(ServerLockError::Database(error)) => return Err(error.into()),

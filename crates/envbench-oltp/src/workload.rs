@@ -583,7 +583,7 @@ fn plan_run(
                 check_create_privilege(connection.as_mut(), &run.url, &run.namespace)?;
             }
         }
-        TablesLock::take(&run.url, &run.namespace, profile, &args.dir, exclusive)
+        TablesLock::take(&run.url, &run.namespace, profile, &args.dir, exclusive, run.workload_name())
     };
     let (lock, alone) = envbench_io::lock::take_as_needed(&mut connection, must_build, take)?;
     // Alone, the run rebuilds the tables unless only their routines were missing.
@@ -649,7 +649,8 @@ pub fn drop_tables(args: &OltpArgs, companion: Option<&dyn Companion>) -> Result
     let Some(mut connection) = connection else {
         return Ok(format!("{place}: no database file, so nothing of envbench's to drop"));
     };
-    let _lock = TablesLock::take(&url, &namespace, profile, &args.dir, true)?;
+    let workload = companion.map_or("oltp", |c| c.workload());
+    let _lock = TablesLock::take(&url, &namespace, profile, &args.dir, true, workload)?;
     let mut dropped = match companion {
         Some(companion) => companion.drop_own(connection.as_mut(), &namespace)?,
         None => schema::Dropped::default(),
@@ -847,6 +848,11 @@ impl Planned for OltpRun {
 }
 
 impl OltpRun {
+    /// The workload this run is (oltp, or the workload whose companion tables it keeps: htap).
+    pub fn workload_name(&self) -> &'static str {
+        self.companion.map_or("oltp", |c| c.workload())
+    }
+
     /// What the run's load is made of.
     pub fn shape(&self) -> Shape {
         Shape { scale: self.scale, partitions: self.partitions }

@@ -82,9 +82,11 @@ pub fn common_args(workload: &dyn Workload, matches: &clap::ArgMatches) -> Resul
         .map(|id| id.as_str())
         .filter(|id| !PLACING_OPTIONS.contains(id))
         .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|id| {
-            let long = definition.get_arguments().find(|a| a.get_id() == id).and_then(|a| a.get_long());
-            format!("--{}", long.map_or_else(|| id.replace('_', "-"), str::to_string))
+        // Options only: the groups clap makes of each flattened struct (`ExecArgs`, `CommonArgs`) are ids too.
+        .filter_map(|id| definition.get_arguments().find(|a| a.get_id() == id))
+        .map(|argument| {
+            let id = argument.get_id().as_str();
+            format!("--{}", argument.get_long().map_or_else(|| id.replace('_', "-"), str::to_string))
         })
         .collect();
     let quick =

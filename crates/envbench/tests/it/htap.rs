@@ -97,6 +97,35 @@ fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
     assert!(html.contains("analytic streams"), "the interference curve is drawn");
 }
 
+/// Issue #54, E13: a run refused because an htap run holds the tables names that run as htap (its lock's session is
+/// `envbench htap, pid N`), not as oltp.
+#[test]
+fn a_run_refused_by_an_htap_run_names_htap() {
+    let dir = scratch("htap", "holder");
+    let store = dir.join("results.db");
+    let schema = Schema::new("htapholder");
+    let place = ["--target", POSTGRES, "--schema", schema.name.as_str(), "--warehouses", "1"];
+    let steps = ["--users", "1", "--analytic-users", "0", "--ramp", "0s", "--duration", "4s"];
+    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args([["htap"].as_slice(), &place, &steps].concat())
+        .env("ENVBENCH_STORE", &store)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let holder = format!("envbench htap, pid {}", first.id());
+    while common::psql(&format!("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '{holder}'")) != "1" {
+        assert!(first.try_wait().unwrap().is_none(), "the htap run ended before it took its lock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = envbench(&store, &[["oltp", "--fresh"].as_slice(), &place, &["--duration", "1s"]].concat());
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("in use by another envbench run") && message.contains(&holder), "{message}");
+    let output = first.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
 /// Issue #54, E1: a user's table named like htap's marker was emptied by a run, then dropped by `--drop`. It is
 /// someone else's: the run is refused before anything is created, and `--drop` leaves it and its rows.
 #[test]
@@ -148,7 +177,9 @@ fn bad_input_is_refused_with_what_to_do() {
     let store = dir.join("results.db");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![], "SQLite has one writer"),
-        (vec!["--target", POSTGRES, "--users", "0", "--analytic-users", "0"], "nothing would run"),
+        (vec!["--target", POSTGRES, "--users", "0", "--analytic-users", "0"], "--users 0: htap measures"),
+        // Issue #54, E11: no transactional users, whatever the streams: nothing to measure the streams' cost on.
+        (vec!["--target", POSTGRES, "--users", "0"], "for analytic queries alone, run tpch"),
         (vec!["--target", POSTGRES, "--analytic-users", "0,x"], "--analytic-users '0,x'"),
         (vec!["--target", POSTGRES, "--analytic-users", "1000"], "from 0 to 64"),
         (vec!["--target", POSTGRES, "--analytic-users", "1,1"], "given twice"),
