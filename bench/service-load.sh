@@ -4,7 +4,9 @@
 # $READS times each (default 50):
 #  1. uploads: runs taken per second, and each upload's latency (p50, p95), as the store grows;
 #  2. pages with $RUNS stored runs: the run list, the environments, one run (with its percentiles), the leaderboard,
-#     and the read API (what `compare https://host/...` asks); p50 and p95 latency.
+#     and the read API (what `compare https://host/...` asks); p50 and p95 latency;
+#  3. the same pages once a run of 2 x 400,001 samples is stored too, and that run's own page: it exits 1 unless every
+#     page's p95 (the read API's one run aside, which gives every sample) stays within 2x of its p95 without it.
 # The runs are one real `envbench exec` run, uploaded under new ids with its samples scaled a little each time (so no
 # two are copies); every upload passes the service's checks, headlines recomputed from the samples included.
 #
@@ -100,8 +102,31 @@ pages = {"/": "the run list", "/environments": "the environments", "/run/" + fir
          "/leaderboard?workload=exec": "the leaderboard",
          "/api/v1/runs?limit=100": "API: 100 runs", "/api/v1/runs/" + first[:8]: "API: one run",
          "/api/v1/leaderboard?workload=exec": "API: leaderboard"}
-for path, name in pages.items():
-    times = [get(path) for _ in range(reads)]
-    print(f"page {name:16s}: p50 {p(times, 50) * 1000:7.1f} ms, p95 {p(times, 95) * 1000:7.1f} ms "
-          f"with {runs} runs stored")
+
+def measure(label):
+    p95 = {}
+    for path, name in pages.items():
+        times = [get(path) for _ in range(reads)]
+        p95[name] = p(times, 95)
+        print(f"page {name:16s}: p50 {p(times, 50) * 1000:7.1f} ms, p95 {p95[name] * 1000:7.1f} ms {label}")
+    return p95
+
+before = measure(f"with {runs} runs stored")
+
+# The same pages once a run of 2 x 400,001 samples is stored (the largest legal upload of issue #54, E3): the newest,
+# so first on the run list and in its environment's leaderboard figure. Its own page is timed beside one run's.
+big = run(runs)
+for result in big["run"]["results"][:2]:
+    result["samples"] = [0.001 + (i * 7919 % 400001) * 1e-6 for i in range(400001)]
+big["headlines"] = [dict(h, samples=len(r["samples"]), median=median(r["samples"]))
+                    for h, r in zip(big["headlines"], big["run"]["results"])]
+started = time.perf_counter()
+post(json.dumps({"format": 1, "runs": [big]}).encode())
+print(f"upload of one run of 2 x 400,001 samples: {time.perf_counter() - started:.1f} s")
+pages["/run/" + big["run"]["uuid"]] = "the big run"
+after = measure(f"with it stored too")
+worst = max(after[name] / before[name] for name in before if name != "API: one run")
+print(f"worst page p95 with the big run against without: {worst:.2f}x (at most 2x: "
+      f"{'yes' if worst <= 2 else 'NO'}); the big run's page {after['the big run'] / before['one run']:.2f}x one run's")
+sys.exit(0 if worst <= 2 and after["the big run"] <= 2 * before["one run"] else 1)
 PYTHON

@@ -137,6 +137,10 @@ pub struct RunSummary {
     /// Other work disturbed the run: its results carry [`crate::sampler::DISTURBED_FLAG`].
     #[serde(default)]
     pub disturbed: bool,
+    /// Who uploaded the run to the results service that keeps it (the name of the token it came with); none for a
+    /// run made or imported where it is kept. Set by the store, never by the run itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitter: Option<String>,
 }
 
 /// A result as stored: the record plus the parameter hash it is matched by.

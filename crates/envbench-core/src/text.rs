@@ -82,6 +82,24 @@ pub fn check_name(option: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Check free text kept with a run (a command line, a reason, a fingerprint's values): line breaks and tabs may stand
+/// in it, other control characters (an escape sequence) and characters that reorder the text around it may not, and
+/// it is at most `max_chars` characters. The error names `what` and says what to do.
+pub fn check_text(what: &str, text: &str, max_chars: usize) -> Result<(), String> {
+    if let Some(c) = text.chars().find(|&c| (c.is_control() && !matches!(c, '\n' | '\t')) || is_deceptive(c)) {
+        return Err(format!(
+            "{what} holds {} (U+{:04X}), which changes how the text around it shows; send text as envbench writes it",
+            if c.is_control() { "a control character" } else { "a character that reorders or breaks text" },
+            u32::from(c)
+        ));
+    }
+    let length = text.chars().count();
+    if length > max_chars {
+        return Err(format!("{what} is {length} characters long; it is at most {max_chars}"));
+    }
+    Ok(())
+}
+
 /// The styling sequences envbench itself writes (bold headings): the only escape sequences [`terminal_text`] lets
 /// through. They change no more than the weight of the text.
 const OWN_STYLES: [&str; 2] = ["\x1b[1m", "\x1b[0m"];

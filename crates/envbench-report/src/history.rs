@@ -14,8 +14,8 @@ use envbench_store::RunEnvironments;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The tag every run of a suite carries: the suite id.
-pub const SUITE_TAG: &str = "suite";
+/// The tag every run of a suite carries: the suite id (the store's, which keeps a suite to one submitter).
+pub use envbench_store::SUITE_TAG;
 /// The tag naming the suite (`quick`, a file name).
 pub const SUITE_NAME_TAG: &str = "suite.name";
 

@@ -134,10 +134,14 @@ fn run_options_class(run: &StoredRun) -> Class {
     }
 }
 
-/// One environment on a leaderboard.
+/// One environment on a leaderboard, as one submitter's runs show it: on a results service, runs another submitter
+/// sent with the same fingerprint are an entry of their own, and never move this one's figure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     pub environment: EnvironmentIdentity,
+    /// Who uploaded its runs (none: runs made or imported where they are kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitter: Option<String>,
     /// 1 is the best; flagged entries have none.
     pub position: Option<usize>,
     /// Its score against the median of the list: above 1 is better; none when it shares no headline test with
@@ -178,6 +182,14 @@ pub struct Leaderboard {
     pub choices: BTreeMap<String, BTreeSet<String>>,
 }
 
+/// What makes one entry of a leaderboard: an environment (its identity's id) and who uploaded its runs.
+pub type EntryKey = (String, Option<String>);
+
+/// The entry a run belongs to.
+pub fn entry_key(run: &StoredRun) -> EntryKey {
+    (environment_identity(&run.fingerprint).id, run.summary.submitter.clone())
+}
+
 /// Every value each filter field takes among these fingerprints.
 pub fn choices<'a>(fingerprints: impl Iterator<Item = &'a Fingerprint>) -> BTreeMap<String, BTreeSet<String>> {
     let mut choices: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -198,7 +210,7 @@ pub fn leaderboard(
     choices: BTreeMap<String, BTreeSet<String>>,
     registry: &Registry,
 ) -> Leaderboard {
-    let mut lists: BTreeMap<Class, BTreeMap<String, (EnvironmentIdentity, Vec<StoredRun>)>> = BTreeMap::new();
+    let mut lists: BTreeMap<Class, BTreeMap<EntryKey, (EnvironmentIdentity, Vec<StoredRun>)>> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.summary.workload == workload) {
         if !filters.admits(&run.fingerprint) {
             continue;
@@ -207,7 +219,7 @@ pub fn leaderboard(
         let (_, kept) = lists
             .entry(class(run))
             .or_default()
-            .entry(identity.id.clone())
+            .entry(entry_key(run))
             .or_insert_with(|| (identity.clone(), Vec::new()));
         if kept.len() < RUNS_PER_ENVIRONMENT {
             kept.push(run.clone());
@@ -225,7 +237,12 @@ pub fn leaderboard(
     };
     let mut ranked = |class: Class| -> Vec<Entry> {
         let Some(environments) = lists.remove(&class) else { return Vec::new() };
-        let sides: Vec<Side> = environments.values().map(|(id, runs)| Side::new(id.id.clone(), runs.clone())).collect();
+        let sides: Vec<Side> = environments
+            .iter()
+            .map(|((id, submitter), (_, runs))| {
+                Side::new(submitter.as_ref().map_or(id.clone(), |s| format!("{id} by {s}")), runs.clone())
+            })
+            .collect();
         let rows = headline_medians(&sides, workload, registry);
         let mut medians: Vec<BTreeMap<String, f64>> = vec![BTreeMap::new(); sides.len()];
         for (test, cells) in &rows {
@@ -253,6 +270,7 @@ pub fn leaderboard(
                 let price_per_hour = crate::verdict::price_per_hour(side);
                 Entry {
                     environment: identity.clone(),
+                    submitter: runs[0].summary.submitter.clone(),
                     position: None,
                     score: *score,
                     percentile: None,

@@ -29,8 +29,8 @@ pub use compare::{
 pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
 pub use error::ReportError;
 pub use history::{
-    EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SUITE_TAG, SuiteSummary, environment_summaries,
-    histories, ranks, suite_summaries,
+    EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SUITE_NAME_TAG, SUITE_TAG, SuiteSummary,
+    environment_summaries, histories, ranks, suite_summaries,
 };
 pub use html::{escape as html_escape, is_envbench_page};
 pub use render::{Format, metric_title, number as format_number, render, render_json, render_markdown, render_text};

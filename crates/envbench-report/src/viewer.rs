@@ -246,18 +246,30 @@ async fn with_store(
     viewer: Arc<Viewer>,
     work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
 ) -> Response {
-    with_store_or(viewer, work, error_page).await
+    with_store_or(viewer, Loads::Digested, work, error_page).await
+}
+
+/// How the work of a request loads runs: as pages show them (a result with many samples as its digest, so a page
+/// costs the same however many samples a run has), or whole (the read API's one run: every sample).
+#[derive(Clone, Copy, PartialEq)]
+enum Loads {
+    Digested,
+    Whole,
 }
 
 /// [`with_store`] with errors answered by `failed`.
 async fn with_store_or(
     viewer: Arc<Viewer>,
+    loads: Loads,
     work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
     failed: fn(&ReportError) -> Response,
 ) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
         let store = open_store(&viewer.location, false)?;
-        work(store.as_ref(), &viewer.workloads)
+        match loads {
+            Loads::Digested => work(&envbench_store::PagesView(store.as_ref()), &viewer.workloads),
+            Loads::Whole => work(store.as_ref(), &viewer.workloads),
+        }
     })
     .await;
     match outcome {
@@ -347,7 +359,8 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         ));
         for (name, label) in FILTER_FIELDS {
             let chosen = board.filters.get(name);
-            let mut select = format!("<label>{} <select name=\"{name}\"><option value=\"\">any</option>", escape(label));
+            let mut select =
+                format!("<label>{} <select name=\"{name}\"><option value=\"\">any</option>", escape(label));
             for value in board.choices.get(name).into_iter().flatten() {
                 let selected = if chosen == Some(value.as_str()) { " selected" } else { "" };
                 select.push_str(&format!("<option{selected}>{}</option>", escape(value)));
@@ -359,10 +372,12 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         body.push_str(
             "<p class=\"note\">Each environment's score: its median on every headline test against the median of the \
              environments in its list, direction-aware, as a geometric mean (1.20x: 20% better than the middle). An \
-             environment's figure is its latest runs (at most 5). Runs with a built-in profile's options and tuned runs \
-             are ranked apart; disturbed runs and memory-backed storage are listed apart, unranked.</p>\n",
+             environment's figure is its latest runs (at most 5); on a service, each submitter's runs of it are an \
+             entry of their own, so nobody's uploads move another's figure. Runs with a built-in profile's options and \
+             tuned runs are ranked apart; disturbed runs and memory-backed storage are listed apart, unranked.</p>\n",
         );
-        let priced = [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
+        let priced =
+            [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
         let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
             .into_iter()
             .map(String::from)
@@ -393,17 +408,23 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
                 .iter()
                 .map(|e| {
                     let mut row = format!(
-                        "<tr>{}<td><a href=\"/environment/{}\">{}</a></td>{}{}{}{}",
+                        "<tr>{}<td><a href=\"/environment/{}\">{}</a>{}</td>{}{}{}{}",
                         num(&e.position.map(ordinal).unwrap_or_else(|| "-".into())),
                         escape(&e.environment.id),
                         escape(&e.environment.name),
+                        e.submitter.as_ref().map_or(String::new(), |s| format!(
+                            " <span class=\"submitter\">by <a href=\"/?submitter={}\">{}</a></span>",
+                            percent_encode(s),
+                            escape(s)
+                        )),
                         num(&e.score.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into())),
                         num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
                         num(&e.runs.len().to_string()),
                         num(&e.tests.to_string()),
                     );
                     if priced {
-                        let per_price = e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
+                        let per_price =
+                            e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
                         row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
                         if board.cost_unit.is_some() {
                             let cost = e.unit_cost.map(crate::verdict::cost_number);
@@ -481,11 +502,12 @@ fn load_leaderboard(
     let of_workload: Vec<&&envbench_core::model::RunSummary> =
         complete.iter().filter(|r| r.workload == workload).collect();
     let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
-    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    let mut taken: BTreeMap<crate::leaderboard::EntryKey, usize> = BTreeMap::new();
     let mut runs = Vec::new();
     for summary in &of_workload {
         let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
-        let count = taken.entry(crate::environment::environment_identity(fp).id).or_default();
+        let key = (crate::environment::environment_identity(fp).id, summary.submitter.clone());
+        let count = taken.entry(key).or_default();
         if *count < 2 * RUNS_PER_ENVIRONMENT {
             *count += 1;
             runs.push(store.load_run(&summary.uuid)?);
@@ -551,6 +573,7 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
             label: first(&query, "label").map(String::from),
             tags,
             host: first(&query, "host").map(String::from),
+            submitter: first(&query, "submitter").map(String::from),
             limit: None,
         };
         let (from, to) = (first(&query, "from"), first(&query, "to"));
@@ -672,6 +695,7 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
             ("Ended", run.summary.ended_at.clone().unwrap_or_else(|| "-".into())),
             ("Label", run.summary.label.clone().unwrap_or_default()),
             ("Tags", tags),
+            ("Submitter", run.summary.submitter.clone().unwrap_or_else(|| "-".into())),
             ("Command", run.command_line.clone()),
             ("envbench", run.tool_version.clone()),
         ];
@@ -683,6 +707,18 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
             .map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(&v)))
             .collect();
         body.push_str(&table(&["".to_string(), "".to_string()], &rows));
+        let digested =
+            run.results.iter().filter(|r| r.record.flags.iter().any(|f| f.starts_with("digest of "))).count();
+        if digested > 0 {
+            body.push_str(&format!(
+                "<p class=\"note\">{digested} of its results have more than {} samples: this page shows each from a \
+                 digest of {} order statistics (its minimum, median and maximum exact), so that it costs what any \
+                 page costs. <a href=\"/api/v1/runs/{}\">The run as kept</a> has every sample.</p>\n",
+                envbench_store::DIGEST_ABOVE,
+                envbench_store::DIGEST_POINTS,
+                escape(&uuid)
+            ));
+        }
         if run.summary.status == envbench_core::model::RunStatus::Complete {
             let query = [("workload".to_string(), run.summary.workload.clone())];
             if let Some((board, _)) = load_leaderboard(store, workloads, &query)? {
@@ -1108,17 +1144,18 @@ fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<()
     }
 }
 
-/// `GET /api/v1/runs?label=L&tag=k=v&workload=W&host=H&limit=N`: the runs that match, newest first, as listed
-/// (what `compare` and `report` resolve a side on a service with).
+/// `GET /api/v1/runs?label=L&tag=k=v&workload=W&host=H&submitter=S&limit=N`: the runs that match, newest first, as
+/// listed (what `compare` and `report` resolve a side on a service with; `submitter` keeps to one submitter's runs).
 async fn api_runs(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
     let query = parse_query(raw.as_deref());
     let work = move |store: &dyn ResultStore, workloads: &Registry| {
-        only_parameters(&query, &["label", "tag", "workload", "host", "limit"])?;
+        only_parameters(&query, &["label", "tag", "workload", "host", "submitter", "limit"])?;
         known_workload(&query, workloads)?;
         let mut filter = RunFilter {
             workload: first(&query, "workload").map(str::to_string),
             label: first(&query, "label").map(str::to_string),
             host: first(&query, "host").map(str::to_string),
+            submitter: first(&query, "submitter").map(str::to_string),
             ..Default::default()
         };
         for pair in all(&query, "tag") {
@@ -1135,7 +1172,7 @@ async fn api_runs(State(viewer): Shared, RawQuery(raw): RawQuery) -> Response {
         }
         Ok(axum::Json(store.list_runs(&filter)?).into_response())
     };
-    with_store_or(viewer, work, error_json).await
+    with_store_or(viewer, Loads::Digested, work, error_json).await
 }
 
 /// `GET /api/v1/runs/{id}`: one run (by its id or a unique prefix of one) with everything kept about it: results
@@ -1144,7 +1181,7 @@ async fn api_run(State(viewer): Shared, Path(id): Path<String>) -> Response {
     let work = move |store: &dyn ResultStore, _: &Registry| {
         Ok(axum::Json(store.load_run(&store.find_run(&id)?)?).into_response())
     };
-    with_store_or(viewer, work, error_json).await
+    with_store_or(viewer, Loads::Whole, work, error_json).await
 }
 
 /// `GET /api/v1/leaderboard?workload=W&hypervisor=...`: the leaderboard's lists with each environment's headline
@@ -1158,7 +1195,7 @@ async fn api_leaderboard(State(viewer): Shared, RawQuery(raw): RawQuery) -> Resp
             None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into())),
         }
     };
-    with_store_or(viewer, work, error_json).await
+    with_store_or(viewer, Loads::Digested, work, error_json).await
 }
 
 #[cfg(test)]

@@ -300,9 +300,17 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
                 reason,
             };
             let fingerprint = value.pointer("/run/fingerprint").cloned().unwrap_or_default();
+            let sent = value.clone();
             let typed: Result<UploadedRun, String> =
                 serde_json::from_value(value).map_err(|e| format!("not an uploaded run: {e}"));
             let checked = typed.and_then(|run| {
+                let kept = serde_json::to_value(&run).map_err(|e| format!("not an uploaded run: {e}"))?;
+                if let Some(path) = crate::checks::unknown_field(&sent, &kept) {
+                    return Err(format!(
+                        "unknown field '{}': this service keeps only the fields envbench writes, and would drop it",
+                        envbench_core::text::truncate(&envbench_core::text::printable(&path), 80)
+                    ));
+                }
                 check_upload(&run, &fingerprint, now_s() as i64, &known)?;
                 Ok(run)
             });
@@ -322,6 +330,17 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
                 UploadOutcome::CopyOf(other) => outcome(
                     "refused",
                     Some(format!("the same results are here already, as run {other}: a copy is not another run")),
+                ),
+                UploadOutcome::SuiteOfAnother { suite, submitter } => outcome(
+                    "refused",
+                    Some(format!(
+                        "its suite {suite} holds runs {}: a suite is one submitter's; run the suite again to make \
+                         one of your own",
+                        match submitter {
+                            Some(name) => format!("that '{name}' sent"),
+                            None => "this service did not receive from you".to_string(),
+                        }
+                    )),
                 ),
             });
         }

@@ -3,13 +3,96 @@
 
 use crate::upload::{UploadedRun, headlines, result_flags, workload_versions};
 use envbench_core::model::{RunStatus, canonical_json, parse_utc, sha256_hex};
-use envbench_core::text::check_name;
+use envbench_core::text::{check_name, check_text};
 
 /// How far in the future a run's times may lie (clocks disagree a little).
 pub const CLOCK_SKEW_S: i64 = 300;
 
 /// The most samples one result may carry.
 pub const MAX_SAMPLES: usize = 1_000_000;
+
+/// The earliest start a run may have: envbench did not exist before 2020 (a year 0001 is a made-up time).
+pub const EARLIEST_START_S: i64 = 1_577_836_800;
+
+/// The longest command line a run may keep, in characters.
+pub const MAX_COMMAND_CHARS: usize = 16_384;
+
+/// The longest text a fingerprint, a status reason or an attachment may hold in one string, in characters.
+pub const MAX_TEXT_CHARS: usize = 65_536;
+
+/// The smallest duration or rate other than zero a sample may be (a nanosecond, in seconds): below it is no
+/// measurement, and a ratio against it is a number of hundreds of digits.
+pub const SMALLEST_MEASURE: f64 = 1e-9;
+
+/// True for a unit of time: its samples are durations or CPU times, never below zero.
+fn is_time(unit: &str) -> bool {
+    matches!(unit, "s" | "ms" | "us" | "µs" | "ns")
+}
+
+/// True for a unit of rate: its samples are counts per unit of time, never below zero.
+fn is_rate(unit: &str) -> bool {
+    unit.ends_with("/s") || unit.ends_with("/h") || matches!(unit, "IOPS" | "TPM" | "NOPM" | "qph")
+}
+
+/// Why a sample of `metric` in `unit` is not a measurement, or nothing. A time or a rate is never negative, and
+/// never closer to zero than [`SMALLEST_MEASURE`] but zero; it is zero only where zero was measured (a step that used
+/// no CPU, a test that stalled), never as an elapsed time: no step takes no time.
+fn check_sample(metric: &str, unit: &str, value: f64) -> Result<(), String> {
+    if !value.is_finite() || value.abs() > 1e15 || (value != 0.0 && !value.is_normal()) {
+        return Err(format!("the sample {value:e} is out of range"));
+    }
+    if !(is_time(unit) || is_rate(unit)) {
+        return Ok(());
+    }
+    let what = if is_time(unit) { "time" } else { "rate" };
+    if value < 0.0 || (value > 0.0 && value < SMALLEST_MEASURE) {
+        return Err(format!(
+            "the sample {value:e} {unit} is no {what}: a {what} is zero or at least {SMALLEST_MEASURE:e}"
+        ));
+    }
+    if value == 0.0 && metric == "elapsed" {
+        return Err(format!("the sample 0 {unit} is no elapsed time: no step takes no time"));
+    }
+    Ok(())
+}
+
+/// The first field of an upload, as sent, that its types do not have (its path, `run.fingerprint.cpu.x`): what
+/// `sent` holds and `kept` (the upload as typed, written back) does not. A null where the types leave a field out
+/// is no field.
+pub fn unknown_field(sent: &serde_json::Value, kept: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match (sent, kept) {
+        (Value::Object(sent), Value::Object(kept)) => sent.iter().find_map(|(key, value)| match kept.get(key) {
+            Some(kept) => unknown_field(value, kept).map(|inner| format!("{key}.{inner}")),
+            None if value.is_null() => None,
+            None => Some(key.clone()),
+        }),
+        (Value::Array(sent), Value::Array(kept)) => sent
+            .iter()
+            .zip(kept)
+            .enumerate()
+            .find_map(|(index, (sent, kept))| unknown_field(sent, kept).map(|inner| format!("{index}.{inner}"))),
+        _ => None,
+    }
+    .map(|path| path.trim_end_matches('.').to_string())
+}
+
+/// Every string in a JSON document that is not text as envbench writes it: the first one's path and why.
+fn check_strings(what: &str, value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => check_text(what, text, MAX_TEXT_CHARS),
+        Value::Array(items) => {
+            items.iter().enumerate().try_for_each(|(index, item)| check_strings(&format!("{what}.{index}"), item))
+        }
+        Value::Object(fields) => fields.iter().try_for_each(|(key, item)| {
+            let path = format!("{what}.{}", envbench_core::text::truncate(&envbench_core::text::printable(key), 40));
+            check_text(&path, key, envbench_core::text::MAX_NAME_CHARS)?;
+            check_strings(&path, item)
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// Check one uploaded run. `fingerprint` is the run's fingerprint exactly as it was sent (its hash is taken over
 /// that, not over what this server's types would make of it); `now_s` is the server's clock; `workloads` are the
@@ -32,6 +115,9 @@ pub fn check_upload(
             envbench_core::text::truncate(&s.uuid, 64),
             id.hyphenated()
         ));
+    }
+    if s.submitter.is_some() {
+        return Err("it names its submitter: the service records who sent a run, from the token; leave it out".into());
     }
     if s.status == RunStatus::Running {
         return Err("the run is still running; upload it once it has ended".into());
@@ -58,6 +144,9 @@ pub fn check_upload(
         Some(text) => parse_utc(text).ok_or_else(|| format!("its end time '{text}' is not a UTC time"))?,
         None => return Err("an ended run without an end time".into()),
     };
+    if started < EARLIEST_START_S {
+        return Err(format!("its start time {} is before envbench existed: a made-up time", s.started_at));
+    }
     if ended < started {
         return Err(format!("it ended ({}) before it started ({})", s.ended_at.as_deref().unwrap_or(""), s.started_at));
     }
@@ -88,6 +177,27 @@ pub fn check_upload(
     for (key, value) in &s.tags {
         check_name("a tag", &format!("{key}={value}"))?;
     }
+    // Text people and terminals read: the host, the command line, the reasons, the fingerprint and attachments.
+    if let Some(host) = &s.host {
+        check_name("its host", host)?;
+    }
+    if let Some(hostname) = &run.fingerprint.os.hostname {
+        check_name("its fingerprint's host name", hostname)?;
+    }
+    check_text("its command line", &run.command_line, MAX_COMMAND_CHARS)?;
+    for (what, text) in [("its status reason", s.status_reason.as_ref()), ("its suite id", s.suite_id.as_ref())] {
+        if let Some(text) = text {
+            check_text(what, text, MAX_TEXT_CHARS)?;
+        }
+    }
+    check_strings("its fingerprint", fingerprint)?;
+    for (name, document) in &run.attachments {
+        check_name("an attachment's name", name)?;
+        check_strings(&format!("its attachment {name}"), document)?;
+    }
+    if s.result_count != run.results.len() {
+        return Err(format!("it states {} results and holds {}", s.result_count, run.results.len()));
+    }
     if !workloads.contains(&s.workload.as_str()) {
         return Err(format!("'{}' is not a workload this service knows ({})", s.workload, workloads.join(", ")));
     }
@@ -110,9 +220,10 @@ pub fn check_upload(
         if r.samples.is_empty() || r.samples.len() > MAX_SAMPLES {
             return Err(format!("{named}: {} samples; a result has from 1 to {MAX_SAMPLES}", r.samples.len()));
         }
-        if let Some(bad) = r.samples.iter().find(|v| !v.is_finite() || v.abs() > 1e15) {
-            return Err(format!("{named}: the sample {bad} is out of range"));
-        }
+        r.samples
+            .iter()
+            .try_for_each(|&value| check_sample(&r.metric, &r.unit, value))
+            .map_err(|e| format!("{named}: {e}"))?;
     }
     // The headlines: one per result, with its sample count, and the median recomputed from the samples.
     let computed = headlines(run);
@@ -215,6 +326,7 @@ mod tests {
                 result_count: 1,
                 suite_id: None,
                 disturbed: false,
+                submitter: None,
             },
             command_line: "envbench exec".into(),
             tool_version: envbench_core::TOOL_VERSION.into(),
@@ -226,6 +338,12 @@ mod tests {
         };
         let raw = serde_json::to_value(&fingerprint).unwrap();
         (UploadedRun::of(run, &"a".repeat(64)).unwrap(), raw)
+    }
+
+    /// New samples for the run's one result (seconds), its headline stated to match.
+    fn samples(upload: &mut UploadedRun, values: Vec<f64>) {
+        upload.run.results[0].record.samples = values;
+        upload.headlines = crate::upload::headlines(&upload.run);
     }
 
     fn refusal(change: impl Fn(&mut UploadedRun)) -> String {
@@ -262,6 +380,25 @@ mod tests {
             (Box::new(|u| u.run.summary.label = Some("a\u{1b}[2J".into())), "control character"),
             (Box::new(|u| u.run.summary.workload = "doom".into()), "not a workload this service knows"),
             (Box::new(|u| u.provenance.binary_sha256 = "abc".into()), "not the SHA-256 of a binary"),
+            // Issue #54, E6: text fields, counts, times and samples.
+            (Box::new(|u| u.run.summary.host = Some("h\u{1b}]0;x\u{7}".into())), "its host holds a control"),
+            (Box::new(|u| u.run.summary.host = Some("h".repeat(200_000))), "keep it to"),
+            (Box::new(|u| u.run.command_line = "envbench \u{1b}[2J run".into()), "command line holds a control"),
+            (Box::new(|u| u.run.command_line = "x".repeat(20_000)), "it is at most 16384"),
+            (Box::new(|u| u.run.summary.status_reason = Some("a\u{202e}b".into())), "reorders or breaks"),
+            (Box::new(|u| u.run.summary.result_count = 7), "states 7 results and holds 1"),
+            (Box::new(|u| u.run.summary.started_at = "0001-01-01T00:00:00.000Z".into()), "before envbench existed"),
+            (Box::new(|u| u.run.summary.submitter = Some("alice".into())), "names its submitter"),
+            (Box::new(|u| samples(u, vec![0.0, 1.0, 2.0])), "is no elapsed time"),
+            (Box::new(|u| samples(u, vec![-1.0, 1.0, 2.0])), "is no time"),
+            (Box::new(|u| samples(u, vec![1e-300, 1.0, 2.0])), "is no time"),
+            (Box::new(|u| samples(u, vec![5e-324, 1.0, 2.0])), "out of range"),
+            (
+                Box::new(|u| {
+                    u.run.attachments.insert("notes".into(), serde_json::json!({"x": ["ok", "\u{1b}[31mred"]}));
+                }),
+                "its attachment notes.x.1 holds a control",
+            ),
             (
                 Box::new(|u| {
                     u.provenance.workload_versions.insert("exec".into(), 7);
@@ -296,6 +433,38 @@ mod tests {
         let back: UploadedRun = serde_json::from_str(&text).unwrap();
         assert_eq!(back.run.results[0].record.samples, upload.run.results[0].record.samples);
         check_upload(&back, &raw, NOW, &["exec"]).unwrap();
+    }
+
+    #[test]
+    fn rates_and_other_units_take_the_samples_they_can_have() {
+        assert!(check_sample("iops", "IOPS", -1.0).unwrap_err().contains("is no rate"));
+        assert!(check_sample("throughput", "queries/h", 1e-200).unwrap_err().contains("is no rate"));
+        check_sample("iops", "IOPS", 12_000.0).unwrap();
+        // What was measured as zero stays: a step that used no CPU, a test that stalled.
+        check_sample("cpu_system", "s", 0.0).unwrap();
+        check_sample("nopm", "NOPM", 0.0).unwrap();
+        // A count or a share may be zero or below it; never a denormal.
+        check_sample("share", "%", 0.0).unwrap();
+        check_sample("errors", "errors", -1.0).unwrap();
+        assert!(check_sample("share", "%", 5e-324).unwrap_err().contains("out of range"));
+    }
+
+    /// Issue #54, E6: a field the types do not have is found at any depth; a null the types leave out is none.
+    #[test]
+    fn unknown_fields_are_found_at_every_level() {
+        let (upload, _) = honest();
+        let kept = serde_json::to_value(&upload).unwrap();
+        assert_eq!(unknown_field(&kept, &kept), None);
+        let with = |pointer: &str, key: &str, value: serde_json::Value| {
+            let mut sent = kept.clone();
+            sent.pointer_mut(pointer).unwrap().as_object_mut().unwrap().insert(key.into(), value);
+            unknown_field(&sent, &kept)
+        };
+        assert_eq!(with("", "extra", 1.into()), Some("extra".into()));
+        assert_eq!(with("/run", "admin", true.into()), Some("run.admin".into()));
+        assert_eq!(with("/run/fingerprint/cpu", "x", "y".into()), Some("run.fingerprint.cpu.x".into()));
+        assert_eq!(with("/run/results/0", "bonus", 2.into()), Some("run.results.0.bonus".into()));
+        assert_eq!(with("/run", "submitter", serde_json::Value::Null), None);
     }
 
     #[test]

@@ -64,6 +64,7 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_ANSWER_BYTES: u64 = 16 << 20;
 
 /// A results service, reached over HTTP(S).
+#[derive(Clone)]
 pub struct Client {
     /// Uploads, within [`UPLOAD_TIMEOUT`].
     agent: ureq::Agent,

@@ -16,5 +16,5 @@ pub mod upload;
 
 pub use api::{Limits, api_router};
 pub use checks::check_upload;
-pub use tokens::{new_token, token_sha256};
+pub use tokens::{check_submitter_name, is_submitter_name, new_token, token_sha256};
 pub use upload::{Headline, UploadBody, UploadProvenance, UploadedRun, content_sha256};

@@ -11,16 +11,23 @@ use envbench_store::{FleetEvent, ImportOutcome, ResultStore, RunEnvironments, Ru
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-/// A service's runs, read over HTTP(S).
+/// A service's runs, read over HTTP(S): all of them, or one submitter's.
 pub struct ServiceStore {
     client: Client,
+    /// Only the runs this submitter uploaded (`https://host/alice/label:nvme`).
+    submitter: Option<String>,
     /// Runs already fetched, by uuid: finding a run by a prefix fetches it whole, and loading it then costs nothing.
     fetched: RefCell<BTreeMap<String, StoredRun>>,
 }
 
 impl ServiceStore {
     pub fn new(client: Client) -> ServiceStore {
-        ServiceStore { client, fetched: RefCell::new(BTreeMap::new()) }
+        ServiceStore { client, submitter: None, fetched: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// The same service, kept to the runs one submitter uploaded.
+    pub fn of_submitter(&self, submitter: &str) -> ServiceStore {
+        ServiceStore { submitter: Some(submitter.to_string()), ..ServiceStore::new(self.client.clone()) }
     }
 
     pub fn client(&self) -> &Client {
@@ -44,6 +51,10 @@ impl ServiceStore {
             Err(ClientError::Refused { status: 404, .. }) => return Err(StoreError::NoSuchRun(id.to_string())),
             Err(error) => return Err(self.failed(error)),
         };
+        // A run of another submitter is not found among one submitter's.
+        if self.submitter.is_some() && run.summary.submitter != self.submitter {
+            return Err(StoreError::NoSuchRun(id.to_string()));
+        }
         self.fetched.borrow_mut().insert(run.summary.uuid.clone(), run.clone());
         Ok(run)
     }
@@ -61,6 +72,9 @@ pub fn filter_query(filter: &RunFilter) -> String {
     }
     if let Some(host) = &filter.host {
         add("host", host);
+    }
+    if let Some(submitter) = &filter.submitter {
+        add("submitter", submitter);
     }
     for (key, value) in &filter.tags {
         add("tag", &format!("{key}={value}"));
@@ -89,7 +103,9 @@ impl ResultStore for ServiceStore {
     }
 
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        self.client.get(&format!("/api/v1/runs?{}", filter_query(filter))).map_err(|e| self.failed(e))
+        let filter =
+            RunFilter { submitter: self.submitter.clone().or_else(|| filter.submitter.clone()), ..filter.clone() };
+        self.client.get(&format!("/api/v1/runs?{}", filter_query(&filter))).map_err(|e| self.failed(e))
     }
 
     fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError> {

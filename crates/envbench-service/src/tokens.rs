@@ -13,6 +13,30 @@ pub fn new_token() -> std::io::Result<String> {
     Ok(format!("{TOKEN_PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 
+/// The most characters a submitter's name has.
+pub const SUBMITTER_MAX_CHARS: usize = 64;
+
+/// True for a name a submitter can have: it is part of the addresses of their runs (`https://host/alice/label:nvme`),
+/// so ASCII letters, digits, `.`, `_` and `-` only, beginning with a letter or digit.
+pub fn is_submitter_name(name: &str) -> bool {
+    name.len() <= SUBMITTER_MAX_CHARS
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Why a submitter's name cannot be given, or nothing.
+pub fn check_submitter_name(name: &str) -> Result<(), String> {
+    if is_submitter_name(name) {
+        return Ok(());
+    }
+    Err(format!(
+        "'{}' cannot name a submitter: the name is part of the addresses of their runs (https://host/NAME/label:x), \
+         so use ASCII letters, digits, '.', '_' and '-', beginning with a letter or digit, at most \
+         {SUBMITTER_MAX_CHARS} characters",
+        envbench_core::text::truncate(&envbench_core::text::printable(name), 80)
+    ))
+}
+
 /// What the store keeps of a token.
 pub fn token_sha256(token: &str) -> String {
     sha256_hex(token.as_bytes())

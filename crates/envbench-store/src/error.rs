@@ -58,6 +58,8 @@ pub enum StoreError {
         "{0}: a results service is read here, never written; push runs to it with `envbench push URL --token-file F`"
     )]
     ReadOnlyService(String),
+    #[error("the viewer's pages only read the store")]
+    ReadOnlyPages,
 }
 
 impl StoreError {

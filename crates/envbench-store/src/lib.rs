@@ -13,6 +13,7 @@
 //! [`RunRecorder`] records a run from beginning to end and keeps it in the local store when a shared store cannot be
 //! reached; [`push_runs`] copies runs from one store to another by uuid, idempotently. This crate knows nothing about how results are produced or presented.
 
+mod digest;
 mod error;
 mod liveness;
 mod location;
@@ -27,6 +28,7 @@ mod sqlite_backend;
 mod store;
 mod uploads;
 
+pub use digest::{DIGEST_ABOVE, DIGEST_POINTS, digest_flag, sample_digest};
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
 pub use model::{FleetEvent, ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
@@ -36,7 +38,9 @@ pub use recorder::{RecordedRun, RunRecorder};
 pub use schema::LATEST_VERSION;
 pub use sqlite_backend::{SqliteBackend, SqliteStore};
 pub use store::SqlStore;
-pub use uploads::{Received, TokenCheck, Upload, UploadOutcome, UploadStore, UploadToken, open_upload_store};
+pub use uploads::{
+    Received, SUITE_TAG, TokenCheck, Upload, UploadOutcome, UploadStore, UploadToken, open_upload_store,
+};
 
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
@@ -60,6 +64,12 @@ pub trait ResultStore {
     fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError>;
     /// Everything kept about one run.
     fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError>;
+    /// One run as pages show it: as [`ResultStore::load_run`], but a result with more than [`DIGEST_ABOVE`] samples
+    /// holds its digest ([`sample_digest`]) instead, flagged with [`digest_flag`], so a page costs the same however
+    /// many samples a run has.
+    fn load_run_for_pages(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
+        self.load_run(run_uuid)
+    }
     /// Every run's environment: each run's fingerprint hash by run uuid, and each distinct fingerprint once (cheaper
     /// than loading every run when a page groups runs by environment).
     fn environments(&self) -> Result<RunEnvironments, StoreError>;
@@ -79,6 +89,55 @@ pub trait ResultStore {
     fn fleet_events(&self, fleet: &str, since_s: f64) -> Result<Vec<FleetEvent>, StoreError>;
     /// The database server's clock now, in seconds since the Unix epoch: the one clock every host of a fleet reads.
     fn clock_seconds(&self) -> Result<f64, StoreError>;
+}
+
+/// A store as pages read it: every run loaded as [`ResultStore::load_run_for_pages`] gives it (a result with many
+/// samples as its digest); everything else as the store does it.
+pub struct PagesView<'a>(pub &'a dyn ResultStore);
+
+impl ResultStore for PagesView<'_> {
+    fn begin_run(&mut self, _: &RunRequest, _: &Fingerprint) -> Result<String, StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn add_results(&mut self, _: &str, _: &[ResultRecord]) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn add_series(&mut self, _: &str, _: &SamplerSeries) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn add_attachment(&mut self, _: &str, _: &str, _: &serde_json::Value) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn finish_run(&mut self, _: &str, _: RunStatus, _: Option<&str>) -> Result<(), StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        self.0.list_runs(filter)
+    }
+    fn find_run(&self, id_or_prefix: &str) -> Result<String, StoreError> {
+        self.0.find_run(id_or_prefix)
+    }
+    fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
+        self.0.load_run_for_pages(run_uuid)
+    }
+    fn load_run_for_pages(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
+        self.0.load_run_for_pages(run_uuid)
+    }
+    fn environments(&self) -> Result<RunEnvironments, StoreError> {
+        self.0.environments()
+    }
+    fn import_run(&mut self, _: &StoredRun) -> Result<ImportOutcome, StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn post_fleet_event(&mut self, _: &str, _: &str, _: &str, _: &serde_json::Value) -> Result<FleetEvent, StoreError> {
+        Err(StoreError::ReadOnlyPages)
+    }
+    fn fleet_events(&self, fleet: &str, since_s: f64) -> Result<Vec<FleetEvent>, StoreError> {
+        self.0.fleet_events(fleet, since_s)
+    }
+    fn clock_seconds(&self) -> Result<f64, StoreError> {
+        self.0.clock_seconds()
+    }
 }
 
 /// The environments of a store's runs.

@@ -11,6 +11,8 @@ pub struct RunFilter {
     /// Every tag given must match.
     pub tags: BTreeMap<String, String>,
     pub host: Option<String>,
+    /// Only the runs uploaded with this submitter's token (on a results service).
+    pub submitter: Option<String>,
     pub limit: Option<usize>,
 }
 

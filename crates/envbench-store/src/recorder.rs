@@ -184,6 +184,7 @@ impl RunRecorder {
                 result_count: results.len(),
                 suite_id: self.request.suite_id.clone(),
                 disturbed: results.iter().any(|r| r.flags.iter().any(|f| f == DISTURBED_FLAG)),
+                submitter: None,
             },
             command_line: self.request.command_line.clone(),
             tool_version: envbench_core::TOOL_VERSION.to_string(),

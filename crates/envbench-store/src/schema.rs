@@ -390,8 +390,19 @@ const TABLES_5: &str = r#"
     CREATE INDEX uploads_by_token ON uploads(token_id, received_s);
 "#;
 
+/// The digest pages show of a result with many samples (migration 6): its sample count and its order statistics as
+/// a JSON array ([`crate::digest`]). Written with the result, or for the results already kept when the store is
+/// migrated; never changed.
+const TABLES_6: &str = r#"
+    CREATE TABLE sample_digests (
+        result_id {int} PRIMARY KEY REFERENCES results(id),
+        sample_count {int} NOT NULL,
+        points TEXT NOT NULL
+    );
+"#;
+
 /// How many migrations there are: the schema version this build writes.
-pub const LATEST_VERSION: i64 = 5;
+pub const LATEST_VERSION: i64 = 6;
 
 /// Migration `version` (from 1) in a dialect.
 pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
@@ -448,6 +459,10 @@ pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
             sql.push_str(&dialect.append_only("uploads", "uploads"));
             sql.push_str(&dialect.revoke_once());
         }
+        6 => {
+            sql.push_str(&dialect.fill(TABLES_6));
+            sql.push_str(&dialect.append_only("sample_digests", "sample_digests"));
+        }
         _ => unreachable!("migration {version} does not exist"),
     }
     sql
@@ -482,6 +497,7 @@ pub(crate) const TABLES: &[&str] = &[
     "sampler_contention",
     "upload_tokens",
     "uploads",
+    "sample_digests",
 ];
 
 #[cfg(test)]

@@ -104,6 +104,10 @@ impl<B: Backend> SqlStore<B> {
             for next in version + 1..=LATEST_VERSION {
                 sql.batch(&migration(B::DIALECT, next))?;
             }
+            // A store made before digests (version 1 to 5) digests the results it holds; a new one holds none.
+            if (1..6).contains(&version) {
+                digest_kept_results(sql)?;
+            }
             B::set_schema_version(sql, LATEST_VERSION)
         })
     }
@@ -184,8 +188,10 @@ impl<B: Backend> SqlStore<B> {
         let mut text = format!(
             "SELECT r.id, r.uuid, r.workload, r.label, f.hostname, r.started_at, r.ended_at, r.status, \
              r.status_reason, r.suite_id, (SELECT count(*) FROM results x WHERE x.run_id = r.id), \
-             (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.flags LIKE '%\"{DISTURBED_FLAG}\"%') \
-             FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id WHERE 1 = 1",
+             (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.flags LIKE '%\"{DISTURBED_FLAG}\"%'), \
+             k.name \
+             FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id \
+             LEFT JOIN uploads u ON u.run_id = r.id LEFT JOIN upload_tokens k ON k.id = u.token_id WHERE 1 = 1",
         );
         let mut values: Vec<SqlValue> = Vec::new();
         let mut condition = |clause: &str, given: &[&String]| {
@@ -204,6 +210,9 @@ impl<B: Backend> SqlStore<B> {
         }
         if let Some(host) = &filter.host {
             condition(" AND f.hostname = ?", &[host]);
+        }
+        if let Some(submitter) = &filter.submitter {
+            condition(" AND k.name = ?", &[submitter]);
         }
         for (key, value) in &filter.tags {
             condition(
@@ -238,18 +247,65 @@ impl<B: Backend> SqlStore<B> {
                 suite_id: row.optional_text(9)?,
                 result_count: row.int(10)? as usize,
                 disturbed: row.int(11)? > 0,
+                submitter: row.optional_text(12)?,
             });
         }
         Ok(summaries)
     }
 
-    fn results(sql: &mut Sql<'_>, run_id: i64) -> Result<Vec<StoredResult>, StoreError> {
+    /// One run, with every sample or (`digested`) with each digest in place of its result's samples.
+    fn load(&self, run_uuid: &str, digested: bool) -> Result<StoredRun, StoreError> {
+        self.read(|sql| {
+            let row = sql
+                .query_optional(
+                    "SELECT r.id, r.command_line, r.tool_version, f.hash, f.document FROM runs r \
+                     JOIN fingerprints f ON f.id = r.fingerprint_id WHERE r.uuid = ?",
+                    params![run_uuid],
+                )?
+                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
+            let run_id = row.int(0)?;
+            let summary = Self::summaries(sql, &RunFilter::default(), Some(run_uuid))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
+            Ok(StoredRun {
+                summary,
+                command_line: row.text(1)?,
+                tool_version: row.text(2)?,
+                fingerprint_hash: row.text(3)?,
+                fingerprint: json(&row.text(4)?)?,
+                results: Self::results(sql, run_id, digested)?,
+                series: Self::series(sql, run_id)?,
+                attachments: Self::attachments(sql, run_id)?,
+            })
+        })
+    }
+
+    /// A run's results with every sample; or, `digested`, with the digest of each result that has one instead of its
+    /// samples (flagged so), whose samples are then not read at all.
+    fn results(sql: &mut Sql<'_>, run_id: i64, digested: bool) -> Result<Vec<StoredResult>, StoreError> {
         let mut samples: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-        for row in sql.query(
+        let mut digests: BTreeMap<i64, usize> = BTreeMap::new();
+        if digested {
+            for row in sql.query(
+                "SELECT d.result_id, d.sample_count, d.points FROM sample_digests d JOIN results x \
+                 ON x.id = d.result_id WHERE x.run_id = ?",
+                params![run_id],
+            )? {
+                let points: Vec<f64> = json(&row.text(2)?)?;
+                samples.insert(row.int(0)?, points);
+                digests.insert(row.int(0)?, row.int(1)? as usize);
+            }
+        }
+        // The results filtered first, so a digested result's samples are never scanned.
+        let query = if digests.is_empty() {
             "SELECT s.result_id, s.value FROM samples s JOIN results x ON x.id = s.result_id \
-             WHERE x.run_id = ? ORDER BY s.result_id, s.seq",
-            params![run_id],
-        )? {
+             WHERE x.run_id = ? ORDER BY s.result_id, s.seq"
+        } else {
+            "SELECT s.result_id, s.value FROM results x JOIN samples s ON s.result_id = x.id \
+             WHERE x.run_id = ? AND x.id NOT IN (SELECT result_id FROM sample_digests) ORDER BY s.result_id, s.seq"
+        };
+        for row in sql.query(query, params![run_id])? {
             samples.entry(row.int(0)?).or_default().push(row.real(1)?);
         }
         let rows = sql.query(
@@ -271,7 +327,13 @@ impl<B: Backend> SqlStore<B> {
                     direction: Direction::parse(&direction)
                         .ok_or_else(|| StoreError::Corrupt(format!("result direction '{direction}'")))?,
                     samples: samples.remove(&row.int(0)?).unwrap_or_default(),
-                    flags: json(&row.text(9)?)?,
+                    flags: {
+                        let mut flags: Vec<String> = json(&row.text(9)?)?;
+                        if let Some(count) = digests.get(&row.int(0)?) {
+                            flags.push(crate::digest::digest_flag(*count));
+                        }
+                        flags
+                    },
                 },
                 parameters_hash: row.text(5)?,
             });
@@ -454,7 +516,36 @@ fn insert_result(
         .enumerate()
         .map(|(seq, value)| vec![result_id.into(), (seq as i64).into(), (*value).into()])
         .collect();
-    sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)
+    sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)?;
+    insert_digest(sql, result_id, &record.samples)
+}
+
+/// Keep the digest pages show of a result with many samples ([`crate::digest`]); nothing for a small one.
+fn insert_digest(sql: &mut Sql<'_>, result_id: i64, samples: &[f64]) -> Result<(), StoreError> {
+    let Some(points) = crate::digest::sample_digest(samples) else { return Ok(()) };
+    sql.execute(
+        "INSERT INTO sample_digests (result_id, sample_count, points) VALUES (?, ?, ?)",
+        params![result_id, samples.len() as i64, serde_json::to_string(&points).expect("numbers serialize")],
+    )?;
+    Ok(())
+}
+
+/// The digests of the results a store kept before it had digests (migration 6), inside the migration's transaction.
+fn digest_kept_results(sql: &mut Sql<'_>) -> Result<(), StoreError> {
+    let large = sql.query(
+        &format!("SELECT result_id FROM samples GROUP BY result_id HAVING COUNT(*) > {}", crate::digest::DIGEST_ABOVE),
+        &[],
+    )?;
+    for row in large {
+        let result_id = row.int(0)?;
+        let samples: Vec<f64> = sql
+            .query("SELECT value FROM samples WHERE result_id = ? ORDER BY seq", params![result_id])?
+            .iter()
+            .map(|row| row.real(0))
+            .collect::<Result<_, _>>()?;
+        insert_digest(sql, result_id, &samples)?;
+    }
+    Ok(())
 }
 
 fn insert_series(sql: &mut Sql<'_>, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
@@ -553,6 +644,7 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             result_count: 0,
             suite_id: request.suite_id.clone(),
             disturbed: false,
+            submitter: None,
         };
         let hash = fingerprint.hash();
         // The lock is taken before the run is recorded, so nobody ever sees the run without it.
@@ -631,30 +723,11 @@ impl<B: Backend> ResultStore for SqlStore<B> {
     }
 
     fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
-        self.read(|sql| {
-            let row = sql
-                .query_optional(
-                    "SELECT r.id, r.command_line, r.tool_version, f.hash, f.document FROM runs r \
-                     JOIN fingerprints f ON f.id = r.fingerprint_id WHERE r.uuid = ?",
-                    params![run_uuid],
-                )?
-                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
-            let run_id = row.int(0)?;
-            let summary = Self::summaries(sql, &RunFilter::default(), Some(run_uuid))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| StoreError::NoSuchRun(run_uuid.to_string()))?;
-            Ok(StoredRun {
-                summary,
-                command_line: row.text(1)?,
-                tool_version: row.text(2)?,
-                fingerprint_hash: row.text(3)?,
-                fingerprint: json(&row.text(4)?)?,
-                results: Self::results(sql, run_id)?,
-                series: Self::series(sql, run_id)?,
-                attachments: Self::attachments(sql, run_id)?,
-            })
-        })
+        self.load(run_uuid, false)
+    }
+
+    fn load_run_for_pages(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
+        self.load(run_uuid, true)
     }
 
     fn environments(&self) -> Result<RunEnvironments, StoreError> {

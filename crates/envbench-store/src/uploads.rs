@@ -9,6 +9,9 @@ use crate::{PostgresStore, ResultStore, SqliteStore, StoreLocation};
 use envbench_core::model::{StoredRun, now_utc};
 use std::collections::BTreeMap;
 
+/// The tag `envbench run` marks each run of a suite with (its suite id).
+pub const SUITE_TAG: &str = "suite";
+
 /// An upload token as the service lists it: never the token itself.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct UploadToken {
@@ -60,6 +63,12 @@ pub enum UploadOutcome {
     AlreadyPresent,
     /// The same results are here already under another run's uuid.
     CopyOf(String),
+    /// The run names a suite (its suite id or `suite` tag) that holds runs not sent with this token: those of the
+    /// submitter named, or of the service's own store (none). A suite is one submitter's.
+    SuiteOfAnother {
+        suite: String,
+        submitter: Option<String>,
+    },
 }
 
 /// A store that takes uploads: the results service's.
@@ -211,6 +220,19 @@ fn import_upload_once<B: Backend>(
             } else {
                 UploadOutcome::CopyOf(uuid)
             });
+        }
+        let suites = run.summary.suite_id.iter().chain(run.summary.tags.get(SUITE_TAG)).collect::<Vec<_>>();
+        for suite in suites {
+            let other = sql.query_optional(
+                "SELECT k.name FROM runs r LEFT JOIN uploads u ON u.run_id = r.id \
+                 LEFT JOIN upload_tokens k ON k.id = u.token_id \
+                 WHERE (r.suite_id = ? OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = ? \
+                 AND t.value = ?)) AND (u.token_id IS NULL OR u.token_id <> ?) AND r.uuid <> ? LIMIT 1",
+                params![suite.as_str(), SUITE_TAG, suite.as_str(), received.token_id, run.summary.uuid.as_str()],
+            )?;
+            if let Some(other) = other {
+                return Ok(UploadOutcome::SuiteOfAnother { suite: suite.clone(), submitter: other.optional_text(0)? });
+            }
         }
         let Some(run_id) = import_within::<B>(sql, run)? else { return Ok(UploadOutcome::AlreadyPresent) };
         sql.execute(

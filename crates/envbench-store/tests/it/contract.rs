@@ -38,7 +38,34 @@ contract!(
     an_ended_run_takes_no_more_rows,
     unreadable_rows_are_reported_as_damage,
     a_run_whose_process_died_is_marked_interrupted,
+    pages_read_a_digest_of_a_result_with_many_samples,
 );
+
+/// Issue #54, E3: a result with more samples than pages show whole is kept with its digest. `load_run` gives every
+/// sample; `load_run_for_pages` the digest, flagged, with the same median, minimum and maximum; a small result is the
+/// same either way. The digest is append-only like the samples.
+fn pages_read_a_digest_of_a_result_with_many_samples(backend: Backend) {
+    let mut store = open_store(&backend.location(), true).unwrap();
+    let uuid = store.begin_run(&request("many"), &fingerprint("h")).unwrap();
+    let many: Vec<f64> = (0..40_000).map(|i| 1.0 + f64::from((i * 7_919) % 40_000) / 100.0).collect();
+    store.add_results(&uuid, &[record("many", many.clone()), record("few", vec![3.0, 1.0, 2.0])]).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    let whole = store.load_run(&uuid).unwrap();
+    assert_eq!(whole.results[0].record.samples, many);
+    assert_eq!(whole.results[0].record.flags, ["cache-inflated"]);
+    let shown = store.load_run_for_pages(&uuid).unwrap();
+    let digest = &shown.results[0].record;
+    assert_eq!(digest.samples.len(), envbench_store::DIGEST_POINTS);
+    assert_eq!(digest.flags, ["cache-inflated", "digest of 40000 samples"]);
+    assert_eq!(shown.median("many", "iops"), whole.median("many", "iops"));
+    assert_eq!(shown.results[1], whole.results[1]);
+    let view = envbench_store::PagesView(store.as_ref());
+    assert_eq!(view.load_run(&uuid).unwrap(), shown);
+    for statement in ["UPDATE sample_digests SET points = '[]'", "DELETE FROM sample_digests"] {
+        let error = backend.execute(statement).err().unwrap_or_else(|| panic!("{statement} must be refused"));
+        assert!(error.contains("append-only"), "{statement}: {error}");
+    }
+}
 
 fn round_trip_keeps_everything(backend: Backend) {
     common::round_trip_keeps_everything(&backend.location());

@@ -61,6 +61,28 @@ fn foreign_files_are_refused_and_left_alone() {
     assert_eq!(std::fs::read(&sqlite_path).unwrap(), before);
 }
 
+/// A store made before digests (schema 5) gets them when it is opened: migration 6 digests the results it holds.
+#[test]
+fn a_store_from_before_digests_digests_its_results() {
+    let path = scratch("digests");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let uuid = store.begin_run(&request("old"), &fingerprint("h")).unwrap();
+    let samples: Vec<f64> = (0..2_001).map(f64::from).collect();
+    store.add_results(&uuid, &[record("many", samples.clone())]).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    drop(store);
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection.execute_batch("DROP TABLE sample_digests").unwrap();
+        connection.pragma_update(None, "user_version", 5).unwrap();
+    }
+    let store = SqliteStore::open(&path, false).unwrap();
+    let shown = store.load_run_for_pages(&uuid).unwrap();
+    assert_eq!(shown.results[0].record.flags, ["cache-inflated", "digest of 2001 samples"]);
+    assert_eq!(shown.median("many", "iops"), Some(1000.0));
+    assert_eq!(store.load_run(&uuid).unwrap().results[0].record.samples, samples);
+}
+
 #[test]
 fn newer_schema_is_refused() {
     let path = scratch("newer");

@@ -26,6 +26,7 @@ fn token(location: &StoreLocation, args: TokenArgs) -> anyhow::Result<ExitCode> 
     match args.action {
         TokenAction::Create(args) => {
             crate::driver::check_name("--name", &args.name)?;
+            envbench_service::check_submitter_name(&args.name).map_err(|e| crate::usage(format!("--name: {e}")))?;
             let mut store = envbench_store::open_upload_store(location, true)?;
             let token = envbench_service::new_token()?;
             store.create_token(&args.name, &envbench_service::token_sha256(&token))?;
@@ -161,8 +162,7 @@ pub fn selected(selection: &RunSelection) -> anyhow::Result<RunFilter> {
         workload: selection.workload.clone(),
         label: selection.label.clone(),
         tags: parse_tags(&selection.tags)?,
-        host: None,
-        limit: None,
+        ..Default::default()
     })
 }
 

@@ -21,8 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 /// Tags every run of a suite carries.
-const SUITE_TAG: &str = "suite";
-const SUITE_NAME_TAG: &str = "suite.name";
+use envbench_report::{SUITE_NAME_TAG, SUITE_TAG};
 const SUITE_PLAN_TAG: &str = "suite.plan";
 const SUITE_ITEM_TAG: &str = "suite.item";
 

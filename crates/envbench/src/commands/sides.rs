@@ -1,5 +1,6 @@
 //! The sides of `compare` and `report`, in the local store or on a results service, read-only:
-//! `https://host/label:nvme` resolves `label:nvme` there as it would here (`run:`, `tag:`, a bare label or run id),
+//! `https://host/label:nvme` resolves `label:nvme` there as it would here (`run:`, `tag:`, a bare label or run id)
+//! when the runs it matches are one submitter's, and `https://host/alice/label:nvme` within alice's runs alone,
 //! and `https://host/` alone (with leaderboard filters, `https://host/?transport=nvme`) is the service's best other
 //! environment of the first local side's class (default or tuned options) on each of that side's workloads. Where
 //! any side is on a service, compare also says where each local side would stand on that service's leaderboards,
@@ -146,10 +147,7 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
             best.push((sides.len(), text.clone()));
             sides.push(None);
         } else {
-            let mut side = envbench_report::resolve_side(&services[index].store, &selector)
-                .map_err(|e| on_the_service(e, &base))?;
-            side.name = format!("{} on {}", side.name, host_of(&base));
-            sides.push(Some(side));
+            sides.push(Some(service_side(&services[index], &selector)?));
         }
     }
     for (at, text) in best {
@@ -167,14 +165,71 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
     Ok(Resolved { sides, origins, services })
 }
 
-/// A side on a service refers to the service in its error.
-fn on_the_service(error: ReportError, base: &str) -> anyhow::Error {
+/// The submitter a side on a service names (`alice/label:nvme`), and the selector after it; a first part that holds
+/// `:` or `=` (`label:a/b`) is the selector's own.
+fn split_submitter(selector: &str) -> (Option<&str>, &str) {
+    match selector.split_once('/') {
+        Some((name, rest)) if envbench_service::is_submitter_name(name) => (Some(name), rest),
+        _ => (None, selector),
+    }
+}
+
+/// A side named on a service: within one submitter's runs when it names one (`alice/label:nvme`); otherwise the runs
+/// it matches must all be one submitter's, or it is refused with the submitters to choose from (a label or a suite
+/// on a service is its submitter's: another submitter may upload runs with the same one).
+fn service_side(service: &Service, selector: &str) -> anyhow::Result<Side> {
+    let base = &service.base;
+    let (submitter, selector) = split_submitter(selector);
+    let (mut side, within) = match submitter {
+        Some(name) if selector.is_empty() => {
+            return Err(usage(format!(
+                "{base}/{name}/: name a side of {name}'s after it, as {base}/{name}/label:NAME (a label, tags, or a \
+                 run id)"
+            )));
+        }
+        Some(name) => {
+            let side = envbench_report::resolve_side(&service.store.of_submitter(name), selector)
+                .map_err(|e| on_the_service(e, base, Some(name)))?;
+            (side, format!("{base}/{name}"))
+        }
+        None => {
+            let side =
+                envbench_report::resolve_side(&service.store, selector).map_err(|e| on_the_service(e, base, None))?;
+            (side, base.clone())
+        }
+    };
+    let submitters: std::collections::BTreeSet<Option<&str>> =
+        side.runs.iter().map(|r| r.summary.submitter.as_deref()).collect();
+    if submitters.len() > 1 {
+        let names: Vec<String> =
+            submitters.iter().map(|s| s.map_or("(the service's own runs)".to_string(), |s| format!("'{s}'"))).collect();
+        let example = submitters.iter().flatten().next().copied().unwrap_or("NAME");
+        return Err(usage(format!(
+            "{within}: '{selector}' matches the runs of {} submitters ({}); a side is one submitter's runs: name \
+             one, as {base}/{example}/{selector}",
+            submitters.len(),
+            names.join(", ")
+        )));
+    }
+    side.name = match submitters.first().copied().flatten() {
+        Some(name) => format!("{} by {name} on {}", side.name, host_of(base)),
+        None => format!("{} on {}", side.name, host_of(base)),
+    };
+    Ok(side)
+}
+
+/// A side on a service (within one submitter's runs, when it names one) refers to the service in its error.
+fn on_the_service(error: ReportError, base: &str, submitter: Option<&str>) -> anyhow::Error {
+    let (within, list) = match submitter {
+        Some(name) => (format!("{base}/{name}"), format!("{base}/?submitter={name}")),
+        None => (base.to_string(), format!("{base}/")),
+    };
     match error {
         ReportError::BadSide(_) | ReportError::EmptySide(_) | ReportError::AmbiguousSide(_) => {
-            usage(format!("{base}: {error}"))
+            usage(format!("{within}: {error}"))
         }
         ReportError::Store(envbench_store::StoreError::NoSuchRun(id)) => {
-            usage(format!("{base}: no run matches '{id}' there; its list of runs is at {base}/"))
+            usage(format!("{within}: no run matches '{id}' there; the list of runs is at {list}"))
         }
         other => anyhow::Error::from(other).context(format!("reading {base}")),
     }
@@ -240,7 +295,8 @@ fn best_side(service: &Service, reference: &Side) -> anyhow::Result<Side> {
     // Oldest first, as a side's runs are.
     runs.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
     let filters = if service.filters.is_empty() { String::new() } else { format!(" ({})", service.filters) };
-    Ok(Side::new(format!("best on {}{filters}", host_of(&service.base)), runs))
+    let by = runs.first().and_then(|r| r.summary.submitter.as_ref()).map_or(String::new(), |s| format!(" by {s}"));
+    Ok(Side::new(format!("best on {}{by}{filters}", host_of(&service.base)), runs))
 }
 
 impl Resolved {

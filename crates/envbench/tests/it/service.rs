@@ -499,7 +499,7 @@ fn compare_and_report_read_a_service_and_show_where_a_run_stands() {
     let named = envbench(&mine, &["compare", "label:mine", &format!("{url}label:pinned")]);
     let out = text(&named.stdout);
     assert!(named.status.success(), "{out}{}", text(&named.stderr));
-    assert!(out.contains(&format!("pinned on {address}")), "{out}");
+    assert!(out.contains(&format!("pinned by theirs on {address}")), "{out}");
     assert!(out.contains(&format!("Standing of label:mine on http://{address}")), "{out}");
     // Its own environment (theirs-full ran on this machine too) is stood in for by the local side: 2 environments;
     // unless other tests' load disturbed it, when it is flagged and not ranked.
@@ -537,7 +537,7 @@ fn compare_and_report_read_a_service_and_show_where_a_run_stands() {
     let written =
         envbench(&mine, &["report", "label:mine", &format!("{url}label:pinned"), "-o", report.to_str().unwrap()]);
     assert!(written.status.success(), "{}", text(&written.stderr));
-    assert!(std::fs::read_to_string(&report).unwrap().contains(&format!("pinned on {address}")));
+    assert!(std::fs::read_to_string(&report).unwrap().contains(&format!("pinned by theirs on {address}")));
     // What the service does not have is the user's mistake, named with the service.
     let missing = envbench(&mine, &["compare", "label:mine", &format!("{url}label:nope")]);
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
@@ -550,4 +550,267 @@ fn compare_and_report_read_a_service_and_show_where_a_run_stands() {
     assert_eq!(status, 200);
     assert!(page.contains("Among the environments here"), "{page}");
     assert!(page.contains("Beats") || page.contains("flagged"), "{page}");
+}
+
+/// The upload push would send of a store's runs (its dry run).
+fn dry_upload(store: &Path, url: &str) -> Value {
+    let dry = envbench(store, &["push", url, "--dry-run"]);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    serde_json::from_slice(&dry.stdout).unwrap()
+}
+
+/// Every leaderboard entry of the service's exec leaderboard, by submitter.
+fn entries_by_submitter(address: &str) -> std::collections::BTreeMap<String, Vec<Value>> {
+    let (status, body) = request(address, "GET", "/api/v1/leaderboard?workload=exec", &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let board: Value = serde_json::from_str(&body).unwrap();
+    let mut entries: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for list in ["default", "tuned", "flagged"] {
+        for entry in board[list].as_array().unwrap() {
+            let submitter = entry["submitter"].as_str().unwrap_or("(none)").to_string();
+            entries.entry(submitter).or_default().push(entry.clone());
+        }
+    }
+    entries
+}
+
+/// Issue #54, E2: a token holder forges another submitter's label, suite and fingerprint. The upload into the other's
+/// suite is refused; the runs with the label and fingerprint are kept as the forger's own, so neither the other's
+/// compare (named within the submitter) nor the other's leaderboard entry moves, and a bare label that now matches
+/// two submitters' runs is refused with both names.
+#[test]
+fn a_submitter_cannot_move_another_submitters_compare_or_leaderboard() {
+    let dir = scratch("forged");
+    let (service, alice_store, mallory_store, mine) =
+        (dir.join("service.db"), dir.join("alice.db"), dir.join("mallory.db"), dir.join("mine.db"));
+    let suite = "7d1f3c2a-5b6e-4f80-9a1b-2c3d4e5f6a7b";
+    for repeat in ["3", "4"] {
+        let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", repeat, "--step"];
+        let output = envbench(
+            &alice_store,
+            &[args.as_slice(), &["wait=sleep 0.01", "--label", "base", "--tag", &format!("suite={suite}")]].concat(),
+        );
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    // Mallory's runs of the same step: were they counted as alice's, her samples and figure would change.
+    for repeat in ["3", "5"] {
+        let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", repeat];
+        let output = envbench(&mallory_store, &[args.as_slice(), &["--step", "wait=sleep 0.01"]].concat());
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    }
+    exec_run(&mine, &dir, "ref", "3");
+    let (alice, mallory) = (token(&service, &dir, "alice"), token(&service, &dir, "mallory"));
+    let (_server, address) = serve(&service, &["--accept-uploads"]);
+    let url = format!("http://{address}/");
+    let pushed = envbench(&alice_store, &["push", &url, "--token-file", alice.to_str().unwrap()]);
+    assert!(text(&pushed.stdout).contains("pushed 2 runs"), "{}{}", text(&pushed.stdout), text(&pushed.stderr));
+
+    let compare = |side: &str| envbench(&mine, &["compare", "label:ref", &format!("{url}{side}")]);
+    let before = compare("label:base");
+    assert!(before.status.success(), "{}", text(&before.stderr));
+    assert!(text(&before.stdout).contains(&format!("base by alice on {address}")), "{}", text(&before.stdout));
+    let scoped = compare("alice/label:base");
+    assert_eq!(text(&scoped.stdout), text(&before.stdout));
+    let board_before = entries_by_submitter(&address);
+    assert_eq!(board_before.keys().collect::<Vec<_>>(), ["alice"], "{board_before:?}");
+
+    // Mallory's runs, as push would send them, made to look like alice's.
+    let alices = dry_upload(&alice_store, &url);
+    let alice_run = &alices["runs"][0]["run"];
+    let mut forged = dry_upload(&mallory_store, &url);
+    for run in forged["runs"].as_array_mut().unwrap() {
+        run["run"]["label"] = Value::from("base");
+        run["run"]["fingerprint"] = alice_run["fingerprint"].clone();
+        run["run"]["fingerprint_hash"] = alice_run["fingerprint_hash"].clone();
+        run["provenance"]["fingerprint_sha256"] = alice_run["fingerprint_hash"].clone();
+    }
+    let bearer = format!("Bearer {}", std::fs::read_to_string(&mallory).unwrap().trim());
+    let send = |runs: &[Value]| {
+        let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": runs })).unwrap();
+        let (status, body) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bearer)], &body);
+        (status, serde_json::from_str::<Value>(&body).unwrap())
+    };
+    let mut into_suite = forged["runs"][0].clone();
+    into_suite["run"]["tags"]["suite"] = Value::from(suite);
+    let (status, answer) = send(&[into_suite]);
+    assert_eq!(status, 422, "{answer}");
+    let reason = answer["runs"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains(suite) && reason.contains("that 'alice' sent"), "{reason}");
+    assert!(reason.contains("a suite is one submitter's"), "{reason}");
+    let (status, answer) = send(forged["runs"].as_array().unwrap());
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["submitter"], "mallory");
+
+    // Alice's side, named within alice's runs, compares exactly as before (where the local side would stand among
+    // everyone's entries may change: mallory's is one more); the bare label is now ambiguous.
+    let after = compare("alice/label:base");
+    assert!(after.status.success(), "{}", text(&after.stderr));
+    let comparison = |output: &Output| text(&output.stdout).split("\nStanding of").next().unwrap().to_string();
+    assert_eq!(comparison(&after), comparison(&before));
+    let ambiguous = compare("label:base");
+    assert_eq!(ambiguous.status.code(), Some(2), "{}", text(&ambiguous.stdout));
+    let error = text(&ambiguous.stderr);
+    assert!(error.contains("2 submitters ('alice', 'mallory')"), "{error}");
+    assert!(error.contains(&format!("{url}alice/label:base")), "{error}");
+    // A run id of mallory's is not found among alice's.
+    let mallory_run = forged["runs"][0]["run"]["uuid"].as_str().unwrap();
+    let elsewhere = compare(&format!("alice/run:{mallory_run}"));
+    assert_eq!(elsewhere.status.code(), Some(2), "{}", text(&elsewhere.stdout));
+    assert!(text(&elsewhere.stderr).contains("?submitter=alice"), "{}", text(&elsewhere.stderr));
+    let mallorys = compare("mallory/label:base");
+    assert!(mallorys.status.success(), "{}", text(&mallorys.stderr));
+    assert!(text(&mallorys.stdout).contains(&format!("base by mallory on {address}")), "{}", text(&mallorys.stdout));
+
+    // Alice's leaderboard figure is what it was (its runs and medians; her place is among more entries now);
+    // mallory's runs are an entry of their own, which names her.
+    let board_after = entries_by_submitter(&address);
+    assert_eq!(board_after.keys().collect::<Vec<_>>(), ["alice", "mallory"], "{board_after:?}");
+    let figure = |entries: &[Value]| -> Vec<Value> {
+        let fields = ["environment", "submitter", "runs", "medians", "tests"];
+        entries.iter().map(|e| fields.iter().map(|f| e[*f].clone()).collect()).collect()
+    };
+    assert_eq!(figure(&board_after["alice"]), figure(&board_before["alice"]));
+    let mallorys_runs: usize = board_after["mallory"].iter().map(|e| e["runs"].as_array().unwrap().len()).sum();
+    assert_eq!(mallorys_runs, 2, "{board_after:?}");
+    let (status, page) = request(&address, "GET", "/leaderboard?workload=exec", &[], b"");
+    assert_eq!(status, 200);
+    assert!(page.contains("by <a href=\"/?submitter=mallory\">mallory</a>"), "{page}");
+    // A token's name is part of these addresses: one that cannot be is refused.
+    let odd = envbench(&service, &["results", "token", "create", "--name", "label:x"]);
+    assert_eq!(odd.status.code(), Some(2), "{}", text(&odd.stderr));
+    assert!(text(&odd.stderr).contains("cannot name a submitter"), "{}", text(&odd.stderr));
+}
+
+/// Issue #54, E6: the battery's bad uploads, sent by hand with a live token, each refused (422) with its reason and
+/// nothing of it kept: unknown fields in the run, its fingerprint and a result; escape sequences and oversize text in
+/// the host and command line; a result count that does not match; a start in year 0001; zero, negative, 1e-300 and
+/// denormal samples of a time.
+#[test]
+fn uploads_with_unknown_fields_or_nonsense_values_are_refused_and_nothing_is_kept() {
+    let dir = scratch("nonsense");
+    let (service, mine) = (dir.join("service.db"), dir.join("mine.db"));
+    exec_run(&mine, &dir, "mine", "3");
+    let sender = token(&service, &dir, "sender");
+    let (_server, address) = serve(&service, &["--accept-uploads", "--max-uploads-per-hour", "1000"]);
+    let honest = dry_upload(&mine, &format!("http://{address}/"))["runs"][0].clone();
+    // Issue #54, E13: a tuned run names the options it was given, never clap's groups of them (`--ExecArgs`).
+    let options = honest["provenance"]["options"].to_string();
+    assert!(options.contains("--repeat") && !options.contains("Args"), "{options}");
+    let bearer = format!("Bearer {}", std::fs::read_to_string(&sender).unwrap().trim());
+    type Change = Box<dyn Fn(&mut Value)>;
+    let elapsed = honest["run"]["results"].as_array().unwrap().iter().position(|r| r["metric"] == "elapsed").unwrap();
+    let samples = |values: Vec<f64>| -> Change {
+        Box::new(move |run: &mut Value| {
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            run["run"]["results"][elapsed]["samples"] = Value::from(values.clone());
+            run["headlines"][elapsed]["samples"] = Value::from(values.len());
+            run["headlines"][elapsed]["median"] = Value::from(sorted[sorted.len() / 2]);
+        })
+    };
+    let cases: Vec<(Change, &str)> = vec![
+        (Box::new(|r| r["run"]["admin"] = Value::from(true)), "unknown field 'run.admin'"),
+        (
+            Box::new(|r| r["run"]["fingerprint"]["cpu"]["extra"] = Value::from(1)),
+            "unknown field 'run.fingerprint.cpu.extra'",
+        ),
+        (Box::new(|r| r["run"]["results"][0]["bonus"] = Value::from(2)), "unknown field 'run.results.0.bonus'"),
+        (Box::new(|r| r["run"]["host"] = Value::from("h\u{1b}[2Jx")), "its host holds a control character"),
+        (Box::new(|r| r["run"]["host"] = Value::from("h".repeat(200_000))), "keep it to 200"),
+        (
+            Box::new(|r| r["run"]["command_line"] = Value::from("envbench \u{1b}]0;owned\u{7} exec")),
+            "its command line holds",
+        ),
+        (Box::new(|r| r["run"]["result_count"] = Value::from(99)), "states 99 results"),
+        (Box::new(|r| r["run"]["started_at"] = Value::from("0001-01-01T00:00:00.000Z")), "before envbench existed"),
+        (Box::new(|r| r["run"]["submitter"] = Value::from("someone")), "names its submitter"),
+        (samples(vec![0.0, 0.1, 0.2]), "is no elapsed time"),
+        (samples(vec![-1.0, 0.1, 0.2]), "is no time"),
+        (samples(vec![1e-300, 0.1, 0.2]), "is no time"),
+        (samples(vec![5e-324, 0.1, 0.2]), "out of range"),
+    ];
+    for (change, reason) in &cases {
+        let mut run = honest.clone();
+        change(&mut run);
+        let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [run] })).unwrap();
+        let (status, answer) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bearer)], &body);
+        assert_eq!(status, 422, "{reason}: {answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        let stated = answer["runs"][0]["reason"].as_str().unwrap_or_default();
+        assert!(stated.contains(reason), "'{reason}' missing from: {stated}");
+        assert!(!stated.contains('\u{1b}'), "the reason never carries what was refused raw: {stated}");
+    }
+    let kept: Vec<Value> = serde_json::from_slice(&envbench(&service, &["results", "list", "--json"]).stdout).unwrap();
+    assert!(kept.is_empty(), "{kept:?}");
+    // The honest run itself passes.
+    let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [honest] })).unwrap();
+    let (status, answer) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bearer)], &body);
+    assert_eq!(status, 200, "{answer}");
+}
+
+/// Issue #54, E3: a run whose results have more samples than pages show whole is shown from digests kept when it was
+/// stored (its run page says so and links the run as kept), and the read API's one run still gives every sample.
+#[test]
+fn pages_show_a_run_with_many_samples_from_its_digest() {
+    let dir = scratch("digest");
+    let store = dir.join("many.db");
+    let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", "1001", "--step", "x=true"];
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let listed: Vec<Value> = serde_json::from_slice(&envbench(&store, &["results", "list", "--json"]).stdout).unwrap();
+    let uuid = listed[0]["uuid"].as_str().unwrap().to_string();
+    let (_server, address) = serve(&store, &[]);
+    let (status, page) = request(&address, "GET", &format!("/run/{uuid}"), &[], b"");
+    assert_eq!(status, 200);
+    assert!(page.contains("digest of 1001 samples"), "{page}");
+    assert!(page.contains("shows each from a digest of 1001 order statistics"), "{page}");
+    assert!(page.contains(&format!("href=\"/api/v1/runs/{uuid}\"")), "{page}");
+    let (status, body) = request(&address, "GET", &format!("/api/v1/runs/{uuid}"), &[], b"");
+    assert_eq!(status, 200);
+    let run: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(run["results"][0]["samples"].as_array().unwrap().len(), 1001);
+    let flags = run["results"][0]["flags"].as_array().unwrap();
+    assert!(!flags.iter().any(|f| f.as_str().unwrap().starts_with("digest of")), "{flags:?}");
+    let (status, list) = request(&address, "GET", "/", &[], b"");
+    assert_eq!(status, 200);
+    assert!(list.contains(&uuid[..8]), "{list}");
+}
+
+/// docs/service.md's promises against a hostile token holder each name the test that holds the service to them, and
+/// each named test exists.
+#[test]
+fn every_security_promise_names_a_test_that_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/service.md")).unwrap();
+    let section = doc.split("## Against a hostile token holder").nth(1).expect("the security section");
+    let section = section.split("\n## ").next().unwrap();
+    let mut promises: Vec<String> = Vec::new();
+    for line in section.lines() {
+        if let Some(first) = line.strip_prefix("- ") {
+            promises.push(first.to_string());
+        } else if line.starts_with("  ")
+            && let Some(last) = promises.last_mut()
+        {
+            last.push(' ');
+            last.push_str(line.trim());
+        }
+    }
+    assert!(promises.len() >= 10, "{promises:?}");
+    let mut sources = String::new();
+    let mut folders = vec![root.join("crates")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    for promise in &promises {
+        let named = promise.split("[test: ").nth(1).and_then(|t| t.split(']').next());
+        let Some(name) = named else { panic!("a promise without its test: {promise}") };
+        assert!(sources.contains(&format!("fn {name}(")), "no test {name} for: {promise}");
+    }
 }
