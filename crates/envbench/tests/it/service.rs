@@ -177,7 +177,9 @@ fn parallel_copies_on_a_postgres_store_are_refused_as_copies() {
     let (_server, address) = serve(service, &["--accept-uploads"]);
     let dry = envbench(&mine, &["push", &format!("http://{address}/"), "--dry-run"]);
     assert!(dry.status.success(), "{}", text(&dry.stderr));
-    let run = serde_json::from_slice::<Value>(&dry.stdout).unwrap()["runs"][0].clone();
+    let mut run = serde_json::from_slice::<Value>(&dry.stdout).unwrap()["runs"][0].clone();
+    let suite = "5f0c9b1e-2d3a-4c5b-8e6f-7a8b9c0d1e2f";
+    run["run"]["tags"]["suite"] = Value::from(suite);
     let bearer = format!("Bearer {}", std::fs::read_to_string(&alice).unwrap().trim());
     // E11: a field the upload format does not have is refused at the top level too.
     let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [run.clone()], "note": "x" })).unwrap();
@@ -205,6 +207,35 @@ fn parallel_copies_on_a_postgres_store_are_refused_as_copies() {
         assert!(*status == 200 || (*status == 422 && body.contains("a copy is not another run")), "{status}: {body}");
         assert!(!body.contains("postgres") && !body.contains("5432"), "the store is named: {body}");
     }
+    // E2 on PostgreSQL: another submitter's run into alice's suite is refused; each submitter's runs list apart.
+    let bob = token(service, &dir, "bob");
+    let mut other = run.clone();
+    other["run"]["uuid"] = Value::from("00000000-0000-4000-8000-000000000099");
+    let elapsed = other["run"]["results"].as_array().unwrap().iter().position(|r| r["metric"] == "elapsed").unwrap();
+    let doubled: Vec<f64> = other["run"]["results"][elapsed]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() * 2.0)
+        .collect();
+    let mut sorted = doubled.clone();
+    sorted.sort_by(f64::total_cmp);
+    other["headlines"][elapsed]["median"] = Value::from(sorted[sorted.len() / 2]);
+    other["run"]["results"][elapsed]["samples"] = Value::from(doubled);
+    let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": [other] })).unwrap();
+    let bob_bearer = format!("Bearer {}", std::fs::read_to_string(&bob).unwrap().trim());
+    let (status, answer) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bob_bearer)], &body);
+    assert_eq!(status, 422, "{answer}");
+    assert!(answer.contains("a suite is one submitter's") && answer.contains("that 'alice' sent"), "{answer}");
+    let listed = |query: &str| {
+        let (status, body) = request(&address, "GET", &format!("/api/v1/runs?{query}"), &[], b"");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<Vec<Value>>(&body).unwrap()
+    };
+    let alices = listed("submitter=alice");
+    assert_eq!(alices.len(), 1);
+    assert_eq!(alices[0]["submitter"], "alice");
+    assert!(listed("submitter=bob").is_empty());
 }
 
 /// Issue #54, E5: a client that sends its headers a byte at a time (slowloris), or sends nothing, is disconnected once
@@ -630,13 +661,18 @@ fn a_submitter_cannot_move_another_submitters_compare_or_leaderboard() {
         let (status, body) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bearer)], &body);
         (status, serde_json::from_str::<Value>(&body).unwrap())
     };
-    let mut into_suite = forged["runs"][0].clone();
-    into_suite["run"]["tags"]["suite"] = Value::from(suite);
-    let (status, answer) = send(&[into_suite]);
-    assert_eq!(status, 422, "{answer}");
-    let reason = answer["runs"][0]["reason"].as_str().unwrap();
-    assert!(reason.contains(suite) && reason.contains("that 'alice' sent"), "{reason}");
-    assert!(reason.contains("a suite is one submitter's"), "{reason}");
+    // Into alice's suite, by its tag or by the run's suite id: refused.
+    let mut by_tag = forged["runs"][0].clone();
+    by_tag["run"]["tags"]["suite"] = Value::from(suite);
+    let mut by_id = forged["runs"][0].clone();
+    by_id["run"]["suite_id"] = Value::from(suite);
+    for into_suite in [by_tag, by_id] {
+        let (status, answer) = send(&[into_suite]);
+        assert_eq!(status, 422, "{answer}");
+        let reason = answer["runs"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains(suite) && reason.contains("that 'alice' sent"), "{reason}");
+        assert!(reason.contains("a suite is one submitter's"), "{reason}");
+    }
     let (status, answer) = send(forged["runs"].as_array().unwrap());
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["submitter"], "mallory");
