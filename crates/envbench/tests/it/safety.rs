@@ -365,6 +365,11 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["serve", "--listen", "127.0.0.1:0", "--max-upload-size", "1000000TiB"], 2, "--max-upload-size"),
         (vec!["serve", "--listen", "127.0.0.1:0", "--host-name", ""], 2, "--host-name ''"),
         (vec!["serve", "--listen", "127.0.0.1:0", "--host-name", "a b"], 2, "give the host name"),
+        (vec!["htap", "--target", "postgres://postgres@127.0.0.1:5432/test", "--users", "0"], 2, "--users 0: htap"),
+        // E2: a submitter's name is part of the addresses of their runs; a side names a submitter and a selector.
+        (vec!["results", "token", "create", "--name", "a/b"], 2, "cannot name a submitter"),
+        (vec!["results", "token", "create", "--name", "label:x"], 2, "cannot name a submitter"),
+        (vec!["compare", "https://127.0.0.1:9/alice/", "label:a"], 2, "name a side of alice's after it"),
         (vec!["fleet", "--hosts", "/dev/zero", "disk", "--dir", w], 2, "not a regular file"),
         (vec!["fleet", "--hosts", w, "disk", "--dir", w], 2, "not a regular file"),
         (vec!["--store", fifo, "results", "list"], 2, "a device or special file"),
