@@ -61,7 +61,11 @@ pub struct WorkloadVerdict {
     pub interval_basis: Option<IntervalBasis>,
     /// What the verdict decided.
     pub decision: Decision,
-    /// Why the verdict cannot tell and what gives it enough samples, e.g. `1 sample each (rerun with --repeat 5)`.
+    /// Why it cannot tell (always given then): `1 sample each`, `the runs of B disagree by 2.0x, and the 95% interval
+    /// is wider than the noise margin (5%)`, `B was disturbed and came out slower`.
+    pub reason: Option<String>,
+    /// What would let it tell (always given when it cannot): `rerun with --repeat 5`, `run each side again when the
+    /// host is quiet`.
     pub advice: Option<String>,
     /// Significantly better tests.
     pub better: usize,
@@ -179,13 +183,14 @@ fn number_words(value: f64) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
-    /// Its interval is above 1 and its change beyond the noise margin.
+    /// Its whole interval lies above the noise margin.
     Faster,
-    /// Its interval is below 1 and its change beyond the noise margin.
+    /// Its whole interval lies below the noise margin.
     Slower,
-    /// No change beyond noise.
+    /// Its whole interval lies inside the noise margin, and neither side was disturbed: "within noise".
     Same,
-    /// Too few samples to test: one a side.
+    /// None of these: too few samples, an interval wider than the margin or across its edge, or one inside it with a
+    /// side disturbed. [`WorkloadVerdict::reason`] says which, [`WorkloadVerdict::advice`] what to do.
     CannotTell,
 }
 
@@ -217,7 +222,7 @@ pub fn speed_words(ratio: f64) -> String {
 
 impl WorkloadVerdict {
     /// The change in words, as decided: `1.52x faster`, `about the same`, `about the same (4% faster, within
-    /// noise)`, `cannot tell: 1 sample each (rerun with --repeat 5)`.
+    /// noise)`, `cannot tell: 1 sample each; rerun with --repeat 5`.
     pub fn change_words(&self) -> String {
         match self.decision {
             Decision::Faster | Decision::Slower => speed_words(self.ratio),
@@ -225,7 +230,11 @@ impl WorkloadVerdict {
                 words if words == "about the same" => words,
                 words => format!("about the same ({words}, within noise)"),
             },
-            Decision::CannotTell => format!("cannot tell: {}", self.advice.as_deref().unwrap_or("too few samples")),
+            Decision::CannotTell => format!(
+                "cannot tell: {}; {}",
+                self.reason.as_deref().unwrap_or("too few samples"),
+                self.advice.as_deref().unwrap_or("run each side again")
+            ),
         }
     }
 }
@@ -400,20 +409,18 @@ fn workload_verdict(
     let ratio = geometric_mean(&ratios)?;
     let (interval, interval_basis) = change_interval(&pairs, seed(&[workload, &side.to_string()])).unzip();
     let testable = ratios.len() - cannot_tell;
-    let (decision, advice) = if testable == 0 {
+    let (decision, reason, advice) = if testable == 0 {
         let samples = if fewest_base == fewest_side {
             format!("{fewest_base} sample{} each", if fewest_base == 1 { "" } else { "s" })
         } else {
             let (a, b) = letters;
             format!("{fewest_base} sample{} on {a}, {fewest_side} on {b}", if fewest_base == 1 { "" } else { "s" })
         };
-        (Decision::CannotTell, Some(format!("{samples} (rerun with {})", registry.more_samples(workload))))
-    } else if interval.is_some_and(|(low, high)| low > 1.0 || high < 1.0)
-        && beyond(ratio, registry.noise_margin(workload))
-    {
-        (if ratio > 1.0 { Decision::Faster } else { Decision::Slower }, None)
+        (Decision::CannotTell, Some(samples), Some(format!("rerun with {}", registry.more_samples(workload))))
     } else {
-        (Decision::Same, None)
+        let disturbed = [is_disturbed(headline, 0), is_disturbed(headline, side)];
+        let spread = [0, side].map(|index| runs_disagree(headline, index));
+        decide(interval, registry.noise_margin(workload), disturbed, spread, letters)
     };
     Some(WorkloadVerdict {
         workload: workload.to_string(),
@@ -424,6 +431,7 @@ fn workload_verdict(
         interval,
         interval_basis,
         decision,
+        reason,
         advice,
         better,
         worse,
@@ -437,18 +445,95 @@ fn workload_verdict(
     })
 }
 
+/// The decision on a workload's interval of speed factors (`None`: no spread could be measured), its noise margin,
+/// whether each side (baseline, side) was disturbed, and how far each side's runs disagree at most (`None`: one run):
+/// with the reason and the advice when it cannot tell.
+///
+/// Disturbance only slows the side it hits, so an interval inside the margin with a side disturbed may hide a change
+/// the other work made up for: it cannot tell. An interval beyond the margin stays decided, disturbed or not (a
+/// regression gate on a busy CI host still fails on a real slowdown); the side's disturbance block says that part of
+/// such a change may be the other work's.
+fn decide(
+    interval: Option<(f64, f64)>,
+    margin: f64,
+    disturbed: [bool; 2],
+    spread: [Option<f64>; 2],
+    letters: (&str, &str),
+) -> (Decision, Option<String>, Option<String>) {
+    let (a, b) = letters;
+    let quiet = "run each side again when the host is quiet (envbench flags the runs it finds disturbed), or pin each \
+                 to CPUs of its own (taskset -c)";
+    let Some((low, high)) = interval else {
+        return (Decision::CannotTell, Some("no spread could be measured".into()), Some(quiet.into()));
+    };
+    let (top, bottom) = (1.0 + margin, 1.0 / (1.0 + margin));
+    let cannot = |reason: String| (Decision::CannotTell, Some(reason), Some(quiet.to_string()));
+    let margin_words = format!("the noise margin ({:.0}%)", margin * 100.0);
+    if low > top {
+        return (Decision::Faster, None, None);
+    }
+    if high < bottom {
+        return (Decision::Slower, None, None);
+    }
+    if low >= bottom && high <= top {
+        let hit: Vec<&str> =
+            [(disturbed[0], a), (disturbed[1], b)].into_iter().filter(|(d, _)| *d).map(|(_, l)| l).collect();
+        if hit.is_empty() {
+            return (Decision::Same, None, None);
+        }
+        return cannot(format!(
+            "{} disturbed while it measured, which can hide a change as large as {margin_words}",
+            match hit.as_slice() {
+                [one] => format!("{one} was"),
+                _ => format!("{a} and {b} were"),
+            }
+        ));
+    }
+    // The interval reaches past the margin's edge: wider than the margin, or across its edge.
+    let disagreeing: Vec<String> = [(spread[0], a), (spread[1], b)]
+        .into_iter()
+        .filter_map(|(factor, letter)| {
+            factor.filter(|f| beyond(*f, margin)).map(|f| format!("the runs of {letter} disagree by {f:.2}x"))
+        })
+        .collect();
+    let why = if disagreeing.is_empty() { String::new() } else { format!("{}, so ", disagreeing.join(" and ")) };
+    cannot(format!("{why}the 95% interval is wider than {margin_words} or reaches across it"))
+}
+
+/// True when a side's results of these tests carry [`DISTURBED_FLAG`].
+fn is_disturbed(headline: &[&ComparisonRow], index: usize) -> bool {
+    headline.iter().any(|row| {
+        row.cells.get(index).and_then(Option::as_ref).is_some_and(|c| c.flags.iter().any(|f| f == DISTURBED_FLAG))
+    })
+}
+
+/// How far the runs of one side disagree at most on these tests: the largest ratio of one run's median to
+/// another's; `None` with fewer than two runs.
+fn runs_disagree(headline: &[&ComparisonRow], index: usize) -> Option<f64> {
+    headline
+        .iter()
+        .filter_map(|row| row.cells.get(index).and_then(Option::as_ref))
+        .filter_map(|cell| {
+            let medians: Vec<f64> = cell
+                .run_samples
+                .values()
+                .filter_map(|s| Summary::of(s))
+                .map(|s| s.median)
+                .filter(|m| *m > 0.0)
+                .collect();
+            let (low, high) = medians.iter().fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
+            (medians.len() > 1).then_some(high / low)
+        })
+        .fold(None, |most: Option<f64>, factor| Some(most.map_or(factor, |m| m.max(factor))))
+}
+
 /// The sentences naming each of the two sides whose runs were disturbed by other work while they measured these
 /// tests (their results carry [`DISTURBED_FLAG`]): first, since the change may be that work's and not the
 /// environment's.
 fn disturbed_sides(headline: &[&ComparisonRow], side: usize, letters: (&str, &str)) -> Vec<String> {
-    let flagged = |index: usize| {
-        headline.iter().any(|row| {
-            row.cells.get(index).and_then(Option::as_ref).is_some_and(|c| c.flags.iter().any(|f| f == DISTURBED_FLAG))
-        })
-    };
     [(0, letters.0), (side, letters.1)]
         .into_iter()
-        .filter(|(index, _)| flagged(*index))
+        .filter(|(index, _)| is_disturbed(headline, *index))
         .map(|(_, letter)| {
             format!(
                 "{letter} was disturbed: other processes competed for the machine while it measured (flag \
@@ -1045,6 +1130,7 @@ mod tests {
             interval: Some((ratio * 0.98, ratio * 1.02)),
             interval_basis: Some(IntervalBasis::Runs),
             decision,
+            reason: None,
             advice: None,
             better: 0,
             worse: 0,
@@ -1072,6 +1158,40 @@ mod tests {
         assert!(result.passes[0].contains("within the 5% allowed"), "{result:?}");
         assert!(result.passes[1].contains("cannot decide"), "{result:?}");
         assert!(!gate(&failing, 0.10).failed(), "8% slower passes a 10% gate");
+    }
+
+    /// Issue #54's successor, #55: three answers. Decided only when the whole interval lies past the margin, the same
+    /// only when it lies inside it; "cannot tell" otherwise, and whenever disturbance could have made the answer.
+    #[test]
+    fn the_verdict_says_cannot_tell_when_it_cannot() {
+        let letters = ("A", "B");
+        let quiet = [false, false];
+        let one = [None, None];
+        let decided = |interval, disturbed, spread| decide(Some(interval), 0.05, disturbed, spread, letters);
+        assert_eq!(decided((0.45, 0.55), quiet, one).0, Decision::Slower);
+        assert_eq!(decided((1.3, 1.6), quiet, one).0, Decision::Faster);
+        assert_eq!(decided((0.98, 1.03), quiet, one).0, Decision::Same);
+        // A change beyond the margin stays decided on a disturbed side (its block says part may be the other work's).
+        assert_eq!(decided((0.45, 0.55), [false, true], one).0, Decision::Slower);
+        assert_eq!(decided((1.3, 1.6), [true, true], one).0, Decision::Faster);
+        // "About the same" on a disturbed side may hide a change: never said.
+        let (decision, reason, advice) = decided((0.98, 1.03), [true, true], one);
+        assert_eq!(decision, Decision::CannotTell);
+        assert!(reason.unwrap().contains("A and B were disturbed"));
+        assert!(advice.unwrap().contains("when the host is quiet"));
+        let (_, reason, _) = decided((0.98, 1.03), [false, true], one);
+        assert!(reason.unwrap().starts_with("B was disturbed while it measured"));
+        // The issue's cases: 1.51x faster in an interval from 4.95x slower to 5.51x faster, B's runs 2x apart; and
+        // 1.28x slower in one from 1.91x slower to 1.06x faster. Neither is "within noise".
+        let (decision, reason, _) = decided((1.0 / 4.95, 5.51), quiet, [None, Some(2.0)]);
+        assert_eq!(decision, Decision::CannotTell);
+        assert_eq!(
+            reason.unwrap(),
+            "the runs of B disagree by 2.00x, so the 95% interval is wider than the noise margin (5%) or reaches \
+             across it"
+        );
+        assert_eq!(decided((1.0 / 1.91, 1.06), quiet, one).0, Decision::CannotTell);
+        assert_eq!(decide(None, 0.05, quiet, one, letters).0, Decision::CannotTell);
     }
 
     #[test]

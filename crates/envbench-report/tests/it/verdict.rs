@@ -112,7 +112,7 @@ fn the_verdict_counts_geomeans_and_explains() {
     assert_eq!(tpch.decision, envbench_report::Decision::CannotTell);
     assert!((tpch.ratio - 0.5).abs() < 1e-9);
     assert!(
-        tpch.summary.contains("analytic queries cannot tell: 1 sample each (rerun with --users 2 --sets 2")
+        tpch.summary.contains("analytic queries cannot tell: 1 sample each; rerun with --users 2 --sets 2")
             && tpch.summary.ends_with(" on B"),
         "{}",
         tpch.summary
@@ -299,7 +299,8 @@ fn three_samples_a_side_decide_and_intervals_read_like_the_headline() {
 }
 
 /// Three runs under each label: `compare` pools them, and the interval resamples whole runs. Runs that agree decide
-/// without the one-run caution; a baseline whose runs differ by 30% cannot make a 20% change certain.
+/// without the one-run caution; a baseline whose runs differ by 30% cannot make a 20% change certain, and says so:
+/// "cannot tell", naming the runs that disagree, never "about the same" (issue #55).
 #[test]
 fn several_runs_a_side_are_weighed_run_by_run() {
     let path = scratch("several-runs");
@@ -328,7 +329,9 @@ fn several_runs_a_side_are_weighed_run_by_run() {
     assert_eq!((steady.decision, steady.runs), (envbench_report::Decision::Slower, [3, 3]));
     assert_eq!(steady.interval_basis, Some(envbench_report::IntervalBasis::Runs), "three runs a side are the samples");
     let uneven = verdict("uneven", "a-fifth-slower").workloads.remove(0);
-    assert_eq!(uneven.decision, envbench_report::Decision::Same, "{uneven:?}");
+    assert_eq!(uneven.decision, envbench_report::Decision::CannotTell, "{uneven:?}");
+    assert!(uneven.reason.as_deref().unwrap().starts_with("the runs of A disagree by 1.30x"), "{uneven:?}");
+    assert!(uneven.advice.is_some(), "{uneven:?}");
     let (low, high) = uneven.interval.unwrap();
     assert!(low < 1.0 && high > 1.0, "one slow run in three keeps 1 inside: {low}..{high}");
 }

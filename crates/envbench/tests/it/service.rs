@@ -850,3 +850,58 @@ fn every_security_promise_names_a_test_that_exists() {
         assert!(sources.contains(&format!("fn {name}(")), "no test {name} for: {promise}");
     }
 }
+
+/// Issue #55: two sides where B is 2x slower, but every run of both was disturbed and B's runs disagree by 2x. The
+/// verdict says "cannot tell", with the reason and the advice, in text and in `--json`; never "about the same".
+/// (The runs are a real run's upload, made so by hand and sent to a service: disturbance cannot be ordered.)
+#[test]
+fn a_disturbed_inconsistent_slowdown_is_cannot_tell() {
+    let dir = scratch("cannot-tell");
+    let (service, mine) = (dir.join("service.db"), dir.join("mine.db"));
+    exec_run(&mine, &dir, "mine", "3");
+    let sender = token(&service, &dir, "sender");
+    let (_server, address) = serve(&service, &["--accept-uploads"]);
+    let url = format!("http://{address}/");
+    let honest = dry_upload(&mine, &url)["runs"][0].clone();
+    let elapsed = honest["run"]["results"].as_array().unwrap().iter().position(|r| r["metric"] == "elapsed").unwrap();
+    let run = |label: &str, number: u32, samples: [f64; 3]| {
+        let mut run = honest.clone();
+        run["run"]["uuid"] = Value::from(format!("00000000-0000-4000-8000-{number:012}"));
+        run["run"]["label"] = Value::from(label);
+        run["run"]["disturbed"] = Value::from(true);
+        for result in run["run"]["results"].as_array_mut().unwrap() {
+            result["flags"] = serde_json::json!(["disturbed"]);
+        }
+        run["provenance"]["flags"] = serde_json::json!(["disturbed"]);
+        run["run"]["results"][elapsed]["samples"] = Value::from(samples.to_vec());
+        run["headlines"][elapsed]["median"] = Value::from(samples[1]);
+        run
+    };
+    let runs = [
+        run("a", 1, [1.00, 1.01, 1.02]),
+        run("a", 2, [0.99, 1.00, 1.01]),
+        run("a", 3, [1.01, 1.02, 1.03]),
+        run("b", 4, [1.49, 1.50, 1.51]),
+        run("b", 5, [2.99, 3.00, 3.01]),
+        run("b", 6, [1.99, 2.00, 2.01]),
+    ];
+    let bearer = format!("Bearer {}", std::fs::read_to_string(&sender).unwrap().trim());
+    let body = serde_json::to_vec(&serde_json::json!({ "format": 1, "runs": runs })).unwrap();
+    let (status, answer) = request(&address, "POST", "/api/v1/runs", &[("Authorization", &bearer)], &body);
+    assert_eq!(status, 200, "{answer}");
+
+    let sides = [format!("{url}label:a"), format!("{url}label:b")];
+    let output = envbench(&mine, &["compare", &sides[0], &sides[1]]);
+    let out = text(&output.stdout);
+    assert!(output.status.success(), "{out}{}", text(&output.stderr));
+    let verdict = out.lines().find(|l| l.trim_start().starts_with("timed steps")).unwrap_or_else(|| panic!("{out}"));
+    assert!(verdict.contains("cannot tell: the runs of B disagree by 2.00x"), "{verdict}");
+    assert!(verdict.contains("when the host is quiet"), "{verdict}");
+    assert!(!verdict.contains("about the same"), "{verdict}");
+    let json = envbench(&mine, &["compare", "--json", &sides[0], &sides[1]]);
+    let document: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let workload = &document["verdicts"][0]["workloads"][0];
+    assert_eq!(workload["decision"], "cannot_tell", "{workload}");
+    assert!(workload["reason"].as_str().unwrap().contains("disagree by 2.00x"), "{workload}");
+    assert!(workload["advice"].as_str().unwrap().contains("taskset"), "{workload}");
+}
