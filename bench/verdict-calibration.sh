@@ -173,11 +173,12 @@ disturbed = {w: 0 for w in workloads}
 for r in range(1, rounds + 1):
     for pair in pairs:
         comparison = json.load(open(os.path.join(work, f"compare-{r}-{pair}.json")))
+        # A side the sampler found disturbed is said once for the pair, in its verdict's disturbance sentences.
+        flagged = bool(comparison["verdicts"][0].get("disturbance"))
         for verdict in comparison["verdicts"][0]["workloads"]:
             w = verdict["workload"]
             if w not in counts:
                 continue
-            flagged = any("disturbed" in sentence for sentence in verdict["explanations"])
             if pair == "a2" and flagged and verdict["decision"] in ("faster", "slower"):
                 disturbed[w] += 1
             else:

@@ -330,6 +330,9 @@ fn verdict_text(comparison: &Comparison) -> String {
                 out.push_str(&format!("  {}    - {sentence}\n", " ".repeat(width)));
             }
         }
+        for sentence in &side.disturbance {
+            out.push_str(&format!("  Disturbed: {sentence}.\n"));
+        }
         if let Some(caution) = &side.caution {
             out.push_str(&format!("  Note: {caution}\n"));
         }
@@ -401,6 +404,9 @@ pub fn render_markdown(comparison: &Comparison) -> String {
             for sentence in &workload.explanations {
                 out.push_str(&format!("  - {}\n", markdown_escape(sentence)));
             }
+        }
+        for sentence in &side.disturbance {
+            out.push_str(&format!("\n> **Disturbed:** {}.\n", markdown_escape(sentence)));
         }
         if let Some(caution) = &side.caution {
             out.push_str(&format!("\n> {}\n", markdown_escape(caution)));

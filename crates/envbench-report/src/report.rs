@@ -276,6 +276,9 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
             out.push_str("</li>\n");
         }
         out.push_str("</ul>\n");
+        for sentence in &side.disturbance {
+            let _ = writeln!(out, "<p class=\"caution\"><b>Disturbed:</b> {}.</p>", escape(sentence));
+        }
         if let Some(caution) = &side.caution {
             let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(caution));
         }

@@ -41,6 +41,9 @@ pub struct SideVerdict {
     pub workloads: Vec<WorkloadVerdict>,
     /// Said once under the workloads when a change was called on one run a side: how to make it surer.
     pub caution: Option<String>,
+    /// Said once under the workloads, one sentence for each of the two sides (the baseline, this side) whose runs
+    /// other work disturbed while they measured, with how many runs and by how much.
+    pub disturbance: Vec<String>,
 }
 
 /// One workload of one side against the baseline.
@@ -344,8 +347,6 @@ pub fn verdicts(
                         &serial,
                         &pair_differences(environment, side),
                     );
-                    let disturbed = disturbed_sides(&headline, side, (&letters[0], &letters[side]));
-                    verdict.explanations.splice(0..0, disturbed);
                     if let (Some(base), Some(other)) = (price_per_hour(&sides[0]), price_per_hour(&sides[side])) {
                         verdict.cost = Some(work_per_cost(verdict.ratio, [base, other]));
                         verdict.explanations.push(cost_words(&verdict, [base, other], (&letters[0], &letters[side])));
@@ -365,7 +366,17 @@ pub fn verdicts(
                 })
                 .collect();
             let caution = single_runs(&workloads, (&letters[0], &letters[side]));
-            SideVerdict { letter: letters[side].clone(), name: sides[side].name.clone(), workloads, caution }
+            let disturbance = [(0, &letters[0]), (side, &letters[side])]
+                .into_iter()
+                .filter_map(|(i, l)| disturbed_side(&sides[i], l))
+                .collect();
+            SideVerdict {
+                letter: letters[side].clone(),
+                name: sides[side].name.clone(),
+                workloads,
+                caution,
+                disturbance,
+            }
         })
         .collect()
 }
@@ -527,20 +538,39 @@ fn runs_disagree(headline: &[&ComparisonRow], index: usize) -> Option<f64> {
         .fold(None, |most: Option<f64>, factor| Some(most.map_or(factor, |m| m.max(factor))))
 }
 
-/// The sentences naming each of the two sides whose runs were disturbed by other work while they measured these
-/// tests (their results carry [`DISTURBED_FLAG`]): first, since the change may be that work's and not the
-/// environment's.
-fn disturbed_sides(headline: &[&ComparisonRow], side: usize, letters: (&str, &str)) -> Vec<String> {
-    [(0, letters.0), (side, letters.1)]
-        .into_iter()
-        .filter(|(index, _)| is_disturbed(headline, *index))
-        .map(|(_, letter)| {
-            format!(
-                "{letter} was disturbed: other processes competed for the machine while it measured (flag \
-                 {DISTURBED_FLAG}; its runs say by how much), so part of this change may be theirs"
-            )
-        })
-        .collect()
+/// The sentence for a side whose runs other work disturbed while they measured (their results carry
+/// [`DISTURBED_FLAG`]): how many of its runs, and by how much (the sampler's figures of each, the first two), since
+/// part of any change against it may be that work's. `None` for a side none of whose runs was disturbed.
+fn disturbed_side(side: &Side, letter: &str) -> Option<String> {
+    let disturbed: Vec<&StoredRun> = side
+        .runs
+        .iter()
+        .filter(|r| r.summary.disturbed || r.results.iter().any(|x| x.record.flags.iter().any(|f| f == DISTURBED_FLAG)))
+        .collect();
+    if disturbed.is_empty() {
+        return None;
+    }
+    let mut figures: Vec<String> = Vec::new();
+    for run in &disturbed {
+        let Some(found) = run.series.as_ref().and_then(|s| s.disturbance()) else { continue };
+        let reason = found.reason.trim_start_matches("disturbed: ").to_string();
+        if !figures.contains(&reason) {
+            figures.push(reason);
+        }
+    }
+    let how = match figures.len() {
+        0 => String::new(),
+        1 | 2 => format!(" ({})", figures.join("; ")),
+        n => format!(" ({}; and {} more)", figures[..2].join("; "), n - 2),
+    };
+    Some(format!(
+        "{letter} was disturbed in {} of {} run{}{how}: other work competed for the machine while it measured (flag \
+         {DISTURBED_FLAG}), so part of a change against {letter} may be that work's, and the verdict never calls it \
+         the same",
+        disturbed.len(),
+        side.runs.len(),
+        if side.runs.len() == 1 { "" } else { "s" },
+    ))
 }
 
 /// The caution for changes called between sides of which one (or both) is a single run: their intervals measured
@@ -1142,7 +1172,13 @@ mod tests {
             cost: None,
             unit_cost: None,
         };
-        let side = |workloads| SideVerdict { letter: "B".into(), name: "b".into(), workloads, caution: None };
+        let side = |workloads| SideVerdict {
+            letter: "B".into(),
+            name: "b".into(),
+            workloads,
+            caution: None,
+            disturbance: vec![],
+        };
         let failing = [side(vec![
             verdict("storage", 1.0 / 1.08, Decision::Slower),
             verdict("cube", 1.0 / 1.03, Decision::Slower),

@@ -898,6 +898,12 @@ fn a_disturbed_inconsistent_slowdown_is_cannot_tell() {
     assert!(verdict.contains("cannot tell: the runs of B disagree by 2.00x"), "{verdict}");
     assert!(verdict.contains("when the host is quiet"), "{verdict}");
     assert!(!verdict.contains("about the same"), "{verdict}");
+    // Each side's disturbance is said once, after the verdict, not under each workload.
+    assert_eq!(out.matches("Disturbed: ").count(), 2, "{out}");
+    assert!(
+        out.contains("Disturbed: A was disturbed in 3 of 3 runs") && out.contains("B was disturbed in 3 of 3"),
+        "{out}"
+    );
     let json = envbench(&mine, &["compare", "--json", &sides[0], &sides[1]]);
     let document: Value = serde_json::from_slice(&json.stdout).unwrap();
     let workload = &document["verdicts"][0]["workloads"][0];
