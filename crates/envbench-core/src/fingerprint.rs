@@ -144,6 +144,31 @@ impl ProcessLimits {
         self.usable_cpus.is_some() || self.affinity.is_some() || self.cgroup.is_some()
     }
 
+    /// What holds the usable CPUs below the `online` ones: `affinity`, `cgroup cpuset`, `cgroup cpu.max` (none when
+    /// nothing does, or the usable CPUs are not known).
+    pub fn usable_cpus_limited_by(&self, online: Option<u32>) -> Vec<&'static str> {
+        let Some(usable) = self.usable_cpus else { return Vec::new() };
+        let below = |n: Option<u32>| n.is_some_and(|n| n == usable) && online.is_some_and(|online| usable < online);
+        let mut why = Vec::new();
+        if below(self.affinity_cpus) {
+            why.push("affinity");
+        }
+        if below(self.cpuset_cpus) {
+            why.push("cgroup cpuset");
+        }
+        if self.cpu_max.as_ref().is_some_and(|q| q.cpus() < f64::from(online.unwrap_or(u32::MAX))) {
+            why.push("cgroup cpu.max");
+        }
+        why
+    }
+
+    /// The usable CPUs where fewer than the `online` ones, with what limits them: `1 usable (affinity)`.
+    pub fn usable_cpus_words(&self, online: Option<u32>) -> Option<String> {
+        let usable = self.usable_cpus.filter(|usable| online.is_some_and(|online| *usable < online))?;
+        let why = self.usable_cpus_limited_by(online);
+        Some(if why.is_empty() { format!("{usable} usable") } else { format!("{usable} usable ({})", why.join(", ")) })
+    }
+
     /// The affinity with its count against the online CPUs, e.g. `0 (1 of 2 CPUs)`.
     pub fn affinity_text(&self, online_cpus: Option<u32>) -> Option<String> {
         let list = self.affinity.as_ref()?;
@@ -394,6 +419,15 @@ pub struct NfsInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #55: a process held to fewer CPUs than the machine has says how many it may use, and why.
+    #[test]
+    fn usable_cpus_in_words() {
+        let pinned = ProcessLimits { affinity_cpus: Some(1), usable_cpus: Some(1), ..Default::default() };
+        assert_eq!(pinned.usable_cpus_words(Some(2)).as_deref(), Some("1 usable (affinity)"));
+        assert_eq!(pinned.usable_cpus_words(Some(1)), None, "all of a 1-CPU machine");
+        assert_eq!(ProcessLimits::default().usable_cpus_words(Some(2)), None, "not known");
+    }
 
     #[test]
     fn limits_in_words() {

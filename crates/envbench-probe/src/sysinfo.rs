@@ -103,10 +103,13 @@ impl ReadBack for SysinfoWorkload {
         &[]
     }
 
+    /// `AMD EPYC; 2 threads; kvm`, or with the process held to fewer CPUs, `AMD EPYC; 2 threads, 1 usable
+    /// (affinity); kvm`.
     fn headline(&self, run: &StoredRun) -> String {
         let fp = &run.fingerprint;
+        let usable = fp.limits.usable_cpus_words(fp.cpu.threads).map(|u| format!(", {u}")).unwrap_or_default();
         format!(
-            "{}; {} threads; {}",
+            "{}; {} threads{usable}; {}",
             fp.cpu.model.as_deref().unwrap_or("CPU ?"),
             fp.cpu.threads.unwrap_or(0),
             fp.virtualization.hypervisor.as_deref().unwrap_or("bare metal")

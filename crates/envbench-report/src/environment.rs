@@ -223,18 +223,7 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
     // A limit read (cgroup v2, or v1 where no unified cgroup path is known) shows; "none" only where a cgroup was read.
     let in_cgroup = |present: bool, text: String| (present || limits.cgroup.is_some()).then_some(text);
     let usable_cpus = limits.usable_cpus.filter(|_| known).map(|usable| {
-        let mut why = Vec::new();
-        let below =
-            |n: Option<u32>| n.is_some_and(|n| n == usable) && cpu.threads.is_some_and(|online| usable < online);
-        if below(limits.affinity_cpus) {
-            why.push("affinity");
-        }
-        if below(limits.cpuset_cpus) {
-            why.push("cgroup cpuset");
-        }
-        if limits.cpu_max.as_ref().is_some_and(|q| q.cpus() < f64::from(cpu.threads.unwrap_or(u32::MAX))) {
-            why.push("cgroup cpu.max");
-        }
+        let why = limits.usable_cpus_limited_by(cpu.threads);
         let of = cpu.threads.map(|online| format!(" of {online}")).unwrap_or_default();
         if why.is_empty() { format!("{usable}{of}") } else { format!("{usable}{of} ({})", why.join(", ")) }
     });

@@ -228,7 +228,11 @@ pub fn environment_summary(fp: &Fingerprint) -> String {
         parts.push(model.clone());
     }
     if let Some(threads) = fp.cpu.threads {
-        parts.push(format!("{threads} threads"));
+        // A process held to fewer CPUs than the machine has says so: `2 threads, 1 usable (affinity)`.
+        parts.push(match fp.limits.usable_cpus_words(fp.cpu.threads) {
+            Some(usable) => format!("{threads} threads, {usable}"),
+            None => format!("{threads} threads"),
+        });
     }
     if let Some(smt) = &fp.cpu.smt_control {
         parts.push(format!("SMT {smt}"));

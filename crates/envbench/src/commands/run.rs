@@ -232,12 +232,13 @@ fn item_index(run: &StoredRun) -> (usize, String) {
     (index, run.summary.started_at.clone())
 }
 
-/// One line per run: its workload, matrix values, status, headline figure, and whether it was noisy.
+/// One line per run: its workload, matrix values, status, headline figure, whether it was noisy, and whether other
+/// work disturbed it (with the sampler's figures); then the environment once, with the CPUs it could use.
 fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
     use Align::{Left, Right};
     let mut table = Table::new(
-        &["#", "WORKLOAD", "SETTING", "STATUS", "HEADLINE", "NOISY"],
-        &[Right, Left, Left, Left, Left, Left],
+        &["#", "WORKLOAD", "SETTING", "STATUS", "HEADLINE", "NOISY", "DISTURBED"],
+        &[Right, Left, Left, Left, Left, Left, Left],
     );
     for run in runs {
         let index = run.summary.tags.get(SUITE_ITEM_TAG).cloned().unwrap_or_default();
@@ -253,10 +254,25 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
             run.summary.status.to_string(),
             WORKLOADS.headline(run),
             if noisy { "noisy (CV > 5%)".into() } else { String::new() },
+            disturbed_words(run),
         ]);
     }
     let mut out = heading(&format!("Scorecard: suite {}", suite.name));
     out.push('\n');
     out.push_str(&table.render());
+    if let Some(run) = runs.first() {
+        out.push_str(&format!("Environment: {}\n", super::export::environment_summary(&run.fingerprint)));
+    }
     out
+}
+
+/// A run's DISTURBED cell: empty when quiet; `yes` with the sampler's figures when other work disturbed it.
+fn disturbed_words(run: &StoredRun) -> String {
+    if !run.summary.disturbed {
+        return String::new();
+    }
+    match run.series.as_ref().and_then(|s| s.disturbance()) {
+        Some(found) => format!("yes: {}", found.reason.trim_start_matches("disturbed: ")),
+        None => "yes".to_string(),
+    }
 }

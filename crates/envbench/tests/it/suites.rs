@@ -37,6 +37,8 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     assert!(stdout.contains("Scorecard: suite smoke"), "{stdout}");
+    // Issue #55: the scorecard says which runs other work disturbed, and the environment with its usable CPUs.
+    assert!(stdout.contains("DISTURBED") && stdout.contains("\nEnvironment: "), "{stdout}");
     for workload in ["sysinfo", "disk", "ranread", "cube", "oltp", "tpch"] {
         assert!(
             stdout.lines().any(|l| l.contains(workload) && l.contains("complete")),
