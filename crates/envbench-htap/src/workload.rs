@@ -351,7 +351,13 @@ impl HtapStep {
                 }
             ),
         };
-        format!("  {:>4} users, {:>2} streams: {oltp}; {analytics}", self.users, self.streams)
+        format!(
+            "  {:>4} user{}, {:>2} stream{}: {oltp}; {analytics}",
+            self.users,
+            envbench_core::text::plural(self.users as usize),
+            self.streams,
+            envbench_core::text::plural(self.streams as usize)
+        )
     }
 }
 

@@ -241,6 +241,11 @@ fn open_svg(out: &mut String, chart_id: &str, title: &str, height: f64) {
 /// The height of one row of the legend.
 const LEGEND_ROW: f64 = 18.0;
 
+/// How wide a mark's label is drawn, at most (7 px a character, as the legend reckons).
+fn mark_label_width(label: &str) -> f64 {
+    7.0 * label.chars().count() as f64
+}
+
 /// Where each legend entry goes: (row, x), wrapping onto further rows so that every series is named.
 fn legend_layout(names: &[String]) -> Vec<(usize, f64)> {
     let mut layout = Vec::with_capacity(names.len());
@@ -588,10 +593,15 @@ pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
             && let Some((x, y)) = line.points.get(*index)
         {
             let (cx, cy) = (x_of(*x), y_of(*y));
+            // Right of the mark, or left of it where the label would run past the chart's right edge.
+            let (label_x, anchor) = if cx + 12.0 + mark_label_width(label) > WIDTH - RIGHT {
+                (cx - 12.0, "end")
+            } else {
+                (cx + 12.0, "start")
+            };
             let _ = write!(
                 out,
-                r#"<circle class="mark" cx="{cx:.1}" cy="{cy:.1}" r="10"/><text class="mark-label" x="{:.1}" y="{:.1}">{}</text>"#,
-                cx + 12.0,
+                r#"<circle class="mark" cx="{cx:.1}" cy="{cy:.1}" r="10"/><text class="mark-label" x="{label_x:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
                 // Marks of several series at one point must not print over each other.
                 (cy - 12.0 - 14.0 * i as f64).max(PLOT_TOP + 10.0),
                 escape(label)
@@ -809,6 +819,34 @@ mod tests {
         assert_eq!(change_tick_label(1.0), "same");
         assert_eq!(change_tick_label(0.5), "2x worse");
         assert_eq!(change_tick_label(2.0), "2x better");
+    }
+
+    /// Issue #55: the knee's label at the last point was drawn past the right edge (`knee J=8` at x=748 of 760); it is
+    /// drawn to the left of its mark there, and to the right elsewhere.
+    #[test]
+    fn a_mark_label_stays_inside_the_chart() {
+        let chart = |marked: usize| LineChart {
+            title: "knee".into(),
+            x_label: "jobs".into(),
+            y_label: "IOPS".into(),
+            series: vec![LineSeries {
+                name: "a".into(),
+                points: vec![(1.0, 10.0), (2.0, 20.0), (4.0, 30.0), (8.0, 31.0)],
+                marked: Some((marked, "knee J=8".into())),
+            }],
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            reference: None,
+            x_names: None,
+            marks: Vec::new(),
+        };
+        let last = line_chart(&chart(3), "k");
+        let label = last.split("class=\"mark-label\" ").nth(1).unwrap();
+        assert!(label.contains("text-anchor=\"end\""), "{label}");
+        let x: f64 = label.split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(x <= WIDTH - RIGHT && x - mark_label_width("knee J=8") >= 0.0, "{x}");
+        let first = line_chart(&chart(0), "k");
+        assert!(first.split("class=\"mark-label\" ").nth(1).unwrap().contains("text-anchor=\"start\""));
     }
 
     /// An environment's history drew 9 lines and named 4 in a one-row legend: every series is named now, on as many

@@ -32,6 +32,8 @@ fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
         }
         let progress = stderr(&output);
         assert!(progress.contains("loaded the CH-benCHmark tables"), "{progress}");
+        // Issue #55: counts in words, `1 stream`, never `1 streams`.
+        assert!(progress.contains(" 1 stream:") && !progress.contains(" 1 streams"), "{progress}");
         let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
         let document = &run["attachments"]["htap"];
         let steps: Vec<(u64, u64)> = document["steps"]
