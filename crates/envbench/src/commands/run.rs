@@ -142,8 +142,14 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     {
         let sides = envbench_report::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
         report.write(&envbench_report::render_report(&sides, &WORKLOADS))?;
+        // The side to compare by: the label the user gave (every run under it, this suite's included, as the README
+        // does it), or this suite when it has none.
+        let side = match &args.label {
+            Some(label) => format!("label:{label}"),
+            None => format!("{SUITE_TAG}={suite_id}"),
+        };
         println(&format!(
-            "Report: {}   Compare with another environment: envbench compare {SUITE_TAG}={suite_id} <other side>",
+            "Report: {}   Compare with another environment: envbench compare {side} <other side>",
             args.report.display()
         ));
     }

@@ -39,6 +39,8 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(stdout.contains("Scorecard: suite smoke"), "{stdout}");
     // Issue #55: the scorecard says which runs other work disturbed, and the environment with its usable CPUs.
     assert!(stdout.contains("DISTURBED") && stdout.contains("\nEnvironment: "), "{stdout}");
+    // The closing hint compares by the label given, as the README does.
+    assert!(stdout.contains("Compare with another environment: envbench compare label:ci <other side>"), "{stdout}");
     for workload in ["sysinfo", "disk", "ranread", "cube", "oltp", "tpch"] {
         assert!(
             stdout.lines().any(|l| l.contains(workload) && l.contains("complete")),
