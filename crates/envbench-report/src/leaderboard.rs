@@ -185,11 +185,6 @@ pub struct Leaderboard {
 /// What makes one entry of a leaderboard: an environment (its identity's id) and who uploaded its runs.
 pub type EntryKey = (String, Option<String>);
 
-/// The entry a run belongs to.
-pub fn entry_key(run: &StoredRun) -> EntryKey {
-    (environment_identity(&run.fingerprint).id, run.summary.submitter.clone())
-}
-
 /// Every value each filter field takes among these fingerprints.
 pub fn choices<'a>(fingerprints: impl Iterator<Item = &'a Fingerprint>) -> BTreeMap<String, BTreeSet<String>> {
     let mut choices: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -219,7 +214,7 @@ pub fn leaderboard(
         let (_, kept) = lists
             .entry(class(run))
             .or_default()
-            .entry(entry_key(run))
+            .entry((identity.id.clone(), run.summary.submitter.clone()))
             .or_insert_with(|| (identity.clone(), Vec::new()));
         if kept.len() < RUNS_PER_ENVIRONMENT {
             kept.push(run.clone());

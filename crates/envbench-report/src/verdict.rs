@@ -535,7 +535,7 @@ fn runs_disagree(headline: &[&ComparisonRow], index: usize) -> Option<f64> {
             let (low, high) = medians.iter().fold((f64::INFINITY, 0.0f64), |(l, h), m| (l.min(*m), h.max(*m)));
             (medians.len() > 1).then_some(high / low)
         })
-        .fold(None, |most: Option<f64>, factor| Some(most.map_or(factor, |m| m.max(factor))))
+        .reduce(f64::max)
 }
 
 /// The sentence for a side whose runs other work disturbed while they measured (their results carry

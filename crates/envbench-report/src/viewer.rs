@@ -708,7 +708,7 @@ async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
             .collect();
         body.push_str(&table(&["".to_string(), "".to_string()], &rows));
         let digested =
-            run.results.iter().filter(|r| r.record.flags.iter().any(|f| f.starts_with("digest of "))).count();
+            run.results.iter().filter(|r| r.record.flags.iter().any(|f| envbench_store::is_digest_flag(f))).count();
         if digested > 0 {
             body.push_str(&format!(
                 "<p class=\"note\">{digested} of its results have more than {} samples: this page shows each from a \

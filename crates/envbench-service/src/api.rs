@@ -299,8 +299,8 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
                 outcome: outcome.to_string(),
                 reason,
             };
-            let fingerprint = value.pointer("/run/fingerprint").cloned().unwrap_or_default();
             let sent = value.clone();
+            let fingerprint = sent.pointer("/run/fingerprint").unwrap_or(&serde_json::Value::Null);
             let typed: Result<UploadedRun, String> =
                 serde_json::from_value(value).map_err(|e| format!("not an uploaded run: {e}"));
             let checked = typed.and_then(|run| {
@@ -311,7 +311,7 @@ async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: B
                         envbench_core::text::truncate(&envbench_core::text::printable(&path), 80)
                     ));
                 }
-                check_upload(&run, &fingerprint, now_s() as i64, &known)?;
+                check_upload(&run, fingerprint, now_s() as i64, &known)?;
                 Ok(run)
             });
             let run = match checked {

@@ -74,7 +74,6 @@ pub fn unknown_field(sent: &serde_json::Value, kept: &serde_json::Value) -> Opti
             .find_map(|(index, (sent, kept))| unknown_field(sent, kept).map(|inner| format!("{index}.{inner}"))),
         _ => None,
     }
-    .map(|path| path.trim_end_matches('.').to_string())
 }
 
 /// Every string in a JSON document that is not text as envbench writes it: the first one's path and why.

@@ -12,7 +12,15 @@ pub const DIGEST_POINTS: usize = 1_001;
 
 /// The flag a result shown from its digest carries on pages (`digest of 400001 samples`).
 pub fn digest_flag(samples: usize) -> String {
-    format!("digest of {samples} samples")
+    format!("{DIGEST_FLAG_PREFIX}{samples} samples")
+}
+
+/// How every [`digest_flag`] begins.
+const DIGEST_FLAG_PREFIX: &str = "digest of ";
+
+/// True for a flag [`digest_flag`] made.
+pub fn is_digest_flag(flag: &str) -> bool {
+    flag.starts_with(DIGEST_FLAG_PREFIX)
 }
 
 /// The digest of `samples`: [`DIGEST_POINTS`] order statistics, ascending, evenly spaced by rank from the minimum to
@@ -22,9 +30,10 @@ pub fn sample_digest(samples: &[f64]) -> Option<Vec<f64>> {
     if samples.len() <= DIGEST_ABOVE {
         return None;
     }
-    let median = Summary::of(samples)?.median;
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
+    // Summary sorts its own copy again; of one already sorted, that is a single pass.
+    let median = Summary::of(&sorted)?.median;
     let last = sorted.len() - 1;
     let steps = DIGEST_POINTS - 1;
     let mut points: Vec<f64> = (0..DIGEST_POINTS).map(|i| sorted[(i * last + steps / 2) / steps]).collect();

@@ -28,7 +28,7 @@ mod sqlite_backend;
 mod store;
 mod uploads;
 
-pub use digest::{DIGEST_ABOVE, DIGEST_POINTS, digest_flag, sample_digest};
+pub use digest::{DIGEST_ABOVE, DIGEST_POINTS, digest_flag, is_digest_flag, sample_digest};
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path};
 pub use model::{FleetEvent, ImportOutcome, PushReport, RunFilter, RunSummary, StoredResult, StoredRun};
