@@ -174,7 +174,12 @@ impl StoredRun {
 
     /// The median of the samples of a test and metric.
     pub fn median(&self, test_id: &str, metric: &str) -> Option<f64> {
-        self.result(test_id, metric).and_then(|r| crate::stats::Summary::of(&r.samples)).map(|s| s.median)
+        self.summary(test_id, metric).map(|s| s.median)
+    }
+
+    /// The summary (mean, median, min, max...) of the samples of a test and metric.
+    pub fn summary(&self, test_id: &str, metric: &str) -> Option<crate::stats::Summary> {
+        self.result(test_id, metric).and_then(|r| crate::stats::Summary::of(&r.samples))
     }
 }
 

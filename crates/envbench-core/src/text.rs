@@ -290,8 +290,77 @@ pub fn percent_encode(text: &str) -> String {
         .collect()
 }
 
+/// Close names for an error message: up to three `candidates` within a small edit distance of `wanted` (ignoring
+/// case; a prefix of one or the other counts as close), best first.
+pub fn suggestions<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let wanted_lower = wanted.trim().to_lowercase();
+    if wanted_lower.is_empty() {
+        return Vec::new();
+    }
+    let limit = (wanted_lower.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|name| {
+            let lower = name.to_lowercase();
+            let distance = if lower.starts_with(&wanted_lower) || wanted_lower.starts_with(&lower) {
+                lower.len().abs_diff(wanted_lower.len()).min(1)
+            } else {
+                edit_distance(&wanted_lower, &lower)
+            };
+            (distance <= limit).then_some((distance, name))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup();
+    scored.into_iter().take(3).map(|(_, name)| name.to_string()).collect()
+}
+
+/// Suggestions as "; did you mean A, B?" (empty when there are none).
+pub fn did_you_mean(names: &[String]) -> String {
+    if names.is_empty() { String::new() } else { format!("; did you mean {}?", names.join(", ")) }
+}
+
+/// Items for a sentence: `A`, `A and B`, `A, B and C`.
+pub fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// Levenshtein distance over characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn close_names_are_suggested() {
+        let names = ["Actual", "Budget", "Forecast", "quick", "standard"];
+        assert_eq!(super::suggestions("Actaul", names), vec!["Actual"]);
+        assert_eq!(super::suggestions("budget", names), vec!["Budget"]);
+        assert_eq!(super::suggestions("quik", names), vec!["quick"]);
+        assert!(super::suggestions("Zebra", names).is_empty());
+        assert!(super::suggestions("", names).is_empty());
+        assert_eq!(super::edit_distance("kitten", "sitting"), 3);
+        assert_eq!(super::did_you_mean(&["quick".into()]), "; did you mean quick?");
+        assert_eq!(super::and_list(&["Memory"]), "Memory");
+        assert_eq!(super::and_list(&["Memory", "Kernel", "Filesystem"]), "Memory, Kernel and Filesystem");
+    }
+
     use super::*;
 
     #[test]

@@ -12,9 +12,10 @@
 //! | Entity | 8767 | 8709 | sparse; TotalEntity > region > country > division > entity, plus 58 dynamic segment members |
 //! | Product | 8639 | 8639 | sparse; Product > line > family > SKU, and NoProduct |
 
-use crate::error::{CubeError, did_you_mean, suggestions};
+use crate::error::CubeError;
 use crate::rates::{self, RateType};
 use crate::rng::{Rng, WeightedTable};
+use envbench_core::text::{did_you_mean, suggestions};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 

@@ -44,10 +44,10 @@ pub struct HtapArgs {
     /// Analytic streams of each step, a list such as 0,1,2,4: each stream runs the 22 CH-benCHmark queries in an
     /// order of its own, over and over, on its own connection. Step 0 is the transactions' baseline; each step
     /// with streams is also run without transactional users, the analytics' own baseline.
-    #[arg(long, default_value = "0,1,2", value_name = "LIST")]
+    #[arg(long, help_heading = "Run", default_value = "0,1,2", value_name = "LIST")]
     pub analytic_users: String,
     /// The longest an analytic query may run: the server cancels it there, and it is counted as a timeout.
-    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    #[arg(long, help_heading = "Run", default_value = "10m", value_name = "DURATION")]
     pub query_timeout: DurationArg,
 }
 
@@ -76,15 +76,55 @@ impl Workload for HtapWorkload {
     }
 
     fn command(&self) -> clap::Command {
-        HtapArgs::augment_args(clap::Command::new(WORKLOAD)).about(
-            "Transactions and analytics on the same live tables (CH-benCHmark-style), on PostgreSQL or MariaDB/MySQL: \
-             what each analytic stream costs the transactions, and how much slower the analytics run beside them.",
-        )
+        // oltp's options as htap takes them: a server target (without --target, oltp's default, SQLite, is refused
+        // with the reason), one count of users, and the options htap refuses (another profile, pgbench's cross-check,
+        // SQLite's directory, count-based steps, the knee search's) out of its help; given anyway, each is refused
+        // with the reason.
+        let mut command = HtapArgs::augment_args(clap::Command::new(WORKLOAD))
+            .about(
+                "Transactions and analytics on the same live tables (CH-benCHmark-style), on PostgreSQL or \
+                 MariaDB/MySQL: what each analytic stream costs the transactions, and how much slower the analytics \
+                 run beside them.",
+            )
+            .mut_arg("target", |arg| {
+                arg.hide_default_value(true).help(
+                    "Where the transactions and the analytic queries run (required): postgres://user@host/db or \
+                     mysql://user@host/db (MariaDB or MySQL)",
+                )
+            })
+            .mut_arg("users", |arg| arg.help("Transactional users of every step (one count, 1 or more)"))
+            .mut_arg("warehouses", |arg| arg.help("Warehouses of TPC-C's tables, which the analytic queries read too"))
+            .mut_arg("mode", |arg| {
+                arg.help(
+                    "How transactions reach the database: client (every statement from the client, one round trip \
+                     each: what an application sees) or procedures (one call of a stored routine per transaction, as \
+                     HammerDB's TPROC-C runs them)",
+                )
+            })
+            .mut_arg("drop", |arg| {
+                arg.help(
+                    "Remove everything envbench made for htap in the target (TPC-C's tables, the CH-benCHmark's, \
+                     their marker and the stored routines) and nothing else, then end; no run is stored",
+                )
+            });
+        for refused in ["profile", "dir", "cross_check", "transactions", "max_users", "target_latency"] {
+            command = command.mut_arg(refused, |arg| arg.hide(true));
+        }
+        command
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
         let args = HtapArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
         check_profile(&args)?;
+        // oltp's knee search, which htap's steps (counts of analytic streams) have no use for.
+        for (id, option) in [("target_latency", "--target-latency"), ("max_users", "--max-users")] {
+            if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+                return Err(usage(format!(
+                    "{option} is oltp's, for its search of the user count's knee; htap runs one count of users \
+                     (--users N) beside each count of analytic streams (--analytic-users 0,1,2): leave it out"
+                )));
+            }
+        }
         if args.oltp.drop {
             return Ok(Plan::Answer(envbench_oltp::workload::drop_tables(&args.oltp, Some(&CH_TABLES))?));
         }
@@ -441,9 +481,8 @@ impl HtapDocument {
         let streams = format!("{} analytic stream{}", worst.streams, if worst.streams == 1 { "" } else { "s" });
         match (worst.nopm_cost_percent, worst.new_order_p95_factor) {
             (Some(cost), Some(factor)) => parts.push(format!(
-                "{streams} {} {:.0}% of NOPM and {}",
-                if cost >= 0.0 { "cost" } else { "left" },
-                cost.abs(),
+                "{streams} {} and {}",
+                if cost >= 0.0 { format!("cost {cost:.0}% of NOPM") } else { format!("raised NOPM by {:.0}%", -cost) },
                 factor_words("New-Order p95", factor)
             )),
             (Some(cost), None) => parts.push(format!("{streams} cost {cost:.0}% of NOPM")),
@@ -453,9 +492,9 @@ impl HtapDocument {
             parts.push(format!(
                 "analytics run {} under {} transactional users",
                 if slowdown >= 1.0 {
-                    format!("{slowdown:.1}x slower")
+                    format!("{slowdown:.2}x slower")
                 } else {
-                    format!("{:.1}x faster", 1.0 / slowdown)
+                    format!("{:.2}x faster", 1.0 / slowdown)
                 },
                 self.users
             ));
@@ -464,12 +503,15 @@ impl HtapDocument {
     }
 }
 
-/// `multiply New-Order p95 by 3.1`, `leave New-Order p95 as it was`.
+/// What the streams did to a response time, as a factor in the verdict's words: `made New-Order p95 3.10x longer`,
+/// `made New-Order p95 1.20x shorter`, `left New-Order p95 as it was`.
 fn factor_words(what: &str, factor: f64) -> String {
     if (factor - 1.0).abs() < 0.05 {
-        format!("leave {what} as it was")
+        format!("left {what} as it was")
+    } else if factor > 1.0 {
+        format!("made {what} {factor:.2}x longer")
     } else {
-        format!("multiply {what} by {factor:.1}")
+        format!("made {what} {:.2}x shorter", 1.0 / factor)
     }
 }
 

@@ -63,6 +63,10 @@ impl Profile {
         Profile::ALL.into_iter().find(|profile| profile.name() == wanted).ok_or_else(|| SpecError::UnknownProfile {
             found: name.to_string(),
             valid: Profile::ALL.map(Profile::name).join(", "),
+            hint: envbench_core::text::did_you_mean(&envbench_core::text::suggestions(
+                name,
+                Profile::ALL.map(Profile::name),
+            )),
         })
     }
 
@@ -245,5 +249,7 @@ mod tests {
         assert_eq!(Profile::parse("CDM-NVMe").unwrap(), Profile::CdmNvme);
         let error = Profile::parse("atto").unwrap_err();
         assert_eq!(error.to_string(), "unknown profile 'atto'; valid profiles: cdm, cdm-nvme, cdm5, anvil, db");
+        let error = Profile::parse("cmd").unwrap_err().to_string();
+        assert!(error.contains("; did you mean cdm"), "{error}");
     }
 }

@@ -263,8 +263,8 @@ pub enum SpecError {
     WriteSync { found: String },
     #[error("'{text}': {found} makes writes durable, but this test only reads; drop it or test writes")]
     SyncOnRead { text: String, found: String },
-    #[error("unknown profile '{found}'; valid profiles: {valid}")]
-    UnknownProfile { found: String, valid: String },
+    #[error("unknown profile '{found}'; valid profiles: {valid}{hint}")]
+    UnknownProfile { found: String, valid: String, hint: String },
 }
 
 impl std::str::FromStr for TestSpec {

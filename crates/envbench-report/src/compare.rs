@@ -62,6 +62,9 @@ pub struct RunInfo {
     /// two machines apart.
     pub environment: String,
     pub environment_id: String,
+    /// The suite it ran in (`envbench run`), whose runs of each workload count as one run the user made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
 }
 
 /// One matched result across the sides.
@@ -314,6 +317,7 @@ pub fn compare_results(sides: &[Side]) -> Comparison {
                             started_at: run.summary.started_at.clone(),
                             status: run.summary.status.to_string(),
                             host: run.summary.host.clone(),
+                            suite: crate::side::suite_of(run).map(str::to_string),
                         }
                     })
                     .collect(),

@@ -8,9 +8,9 @@ pub enum ReportError {
     #[error("{0}")]
     BadSide(String),
     #[error(
-        "'{0}' matches no complete run: give a run id, a label or tags (key=value); `envbench results list` shows them"
+        "'{0}' matches no complete run: give a run id, a label or tags (key=value); `envbench results list` shows them{1}"
     )]
-    EmptySide(String),
+    EmptySide(String, String),
     #[error("'{0}' is both a run id prefix and a label; write run:{0} or label:{0}")]
     AmbiguousSide(String),
     #[error("comparing needs at least two sides (runs, labels or tags); {0} given")]

@@ -19,6 +19,16 @@ pub use envbench_store::SUITE_TAG;
 /// The tag naming the suite (`quick`, a file name).
 pub const SUITE_NAME_TAG: &str = "suite.name";
 
+/// The tags a user gave, as `key=value` joined by `separator`: the ones `envbench run` adds to find a suite's runs
+/// again (`suite`, `suite.plan`, `suite.item`, `suite.name`: ids and hashes) are left out of lists people read.
+pub fn user_tags(tags: &BTreeMap<String, String>, separator: &str) -> String {
+    tags.iter()
+        .filter(|(key, _)| key.as_str() != SUITE_TAG && !key.starts_with("suite."))
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 /// A history chart draws at most this many tests; the rest are in its table.
 const HISTORY_LINES: usize = 8;
 

@@ -35,6 +35,7 @@ tr.geomean td { font-weight: bold; background: #f7f7f7; }
 tr.differs td, tr.differs th { background: #fff3c4; }
 tr.differs th::after { content: " ≠"; }
 .note { color: #444; font-size: .85rem; }
+.fingerprint { color: #555; font-size: .8rem; }
 figure.chart { margin: 1rem 0; break-inside: avoid; page-break-inside: avoid; overflow-x: auto; max-width: 100%; }
 svg.chart { max-width: 100%; height: auto; font-family: inherit; }
 svg .chart-title { font-size: 14px; font-weight: bold; }

@@ -162,6 +162,16 @@ pub struct Entry {
     pub unit_cost: Option<f64>,
     /// The filter fields' values, in [`FILTER_FIELDS`] order.
     pub fields: Vec<String>,
+    /// The labels its runs carry, most used first: what people call it (the identity's name is the fingerprint).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// The list its options put it on (default or tuned), flags or not: for a flagged entry, where it would rank.
+    #[serde(default)]
+    pub options: Option<Class>,
+    /// Its flagged runs (disturbed, or memory-backed storage) left out of its figure: an environment with runs that
+    /// rank is listed once, where they rank, and never also among the flagged.
+    #[serde(default)]
+    pub flagged_runs: usize,
 }
 
 /// A workload's leaderboard.
@@ -185,6 +195,19 @@ pub struct Leaderboard {
 /// What makes one entry of a leaderboard: an environment (its identity's id) and who uploaded its runs.
 pub type EntryKey = (String, Option<String>);
 
+/// The labels of these runs, most used first (ties in the order they first appear).
+fn labels_of(runs: &[StoredRun]) -> Vec<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for label in runs.iter().filter_map(|r| r.summary.label.as_ref()) {
+        match counts.iter_mut().find(|(l, _)| l == label) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((label.clone(), 1)),
+        }
+    }
+    counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    counts.into_iter().map(|(label, _)| label).collect()
+}
+
 /// Every value each filter field takes among these fingerprints.
 pub fn choices<'a>(fingerprints: impl Iterator<Item = &'a Fingerprint>) -> BTreeMap<String, BTreeSet<String>> {
     let mut choices: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -206,19 +229,28 @@ pub fn leaderboard(
     registry: &Registry,
 ) -> Leaderboard {
     let mut lists: BTreeMap<Class, BTreeMap<EntryKey, (EnvironmentIdentity, Vec<StoredRun>)>> = BTreeMap::new();
+    let mut flagged_runs: BTreeMap<EntryKey, usize> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.summary.workload == workload) {
         if !filters.admits(&run.fingerprint) {
             continue;
         }
         let identity = environment_identity(&run.fingerprint);
-        let (_, kept) = lists
-            .entry(class(run))
-            .or_default()
-            .entry((identity.id.clone(), run.summary.submitter.clone()))
-            .or_insert_with(|| (identity.clone(), Vec::new()));
+        let key = (identity.id.clone(), run.summary.submitter.clone());
+        let class = class(run);
+        if class == Class::Flagged {
+            *flagged_runs.entry(key.clone()).or_default() += 1;
+        }
+        let (_, kept) = lists.entry(class).or_default().entry(key).or_insert_with(|| (identity.clone(), Vec::new()));
         if kept.len() < RUNS_PER_ENVIRONMENT {
             kept.push(run.clone());
         }
+    }
+    // An environment is listed once: where runs of it rank, with its flagged ones counted beside; among the flagged
+    // only when every run of it is.
+    let ranking: BTreeSet<EntryKey> =
+        [Class::Default, Class::Tuned].iter().filter_map(|c| lists.get(c)).flat_map(|l| l.keys().cloned()).collect();
+    if let Some(flagged) = lists.get_mut(&Class::Flagged) {
+        flagged.retain(|key, _| !ranking.contains(key));
     }
     let mut tests: BTreeMap<String, HeadlineTest> = BTreeMap::new();
     let unit = registry
@@ -275,6 +307,16 @@ pub fn leaderboard(
                     price_per_hour,
                     unit_cost: unit_cost(runs, price_per_hour),
                     fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
+                    labels: labels_of(runs),
+                    options: Some(options_class(runs)),
+                    flagged_runs: if class == Class::Flagged {
+                        0
+                    } else {
+                        flagged_runs
+                            .get(&(identity.id.clone(), runs[0].summary.submitter.clone()))
+                            .copied()
+                            .unwrap_or(0)
+                    },
                 }
             })
             .collect();
@@ -338,7 +380,7 @@ pub struct Standing {
 
 impl Standing {
     /// One line for people: `Storage suite: 3rd of 12 environments with default options (beats 82% of the 11 others;
-    /// score 1.21x over 9 headline tests); best: ...`.
+    /// 1.21x faster than the median over 9 headline tests); best: ...`.
     pub fn line(&self) -> String {
         let leader = self.leader.as_ref().map(|l| format!("; best: {}", l.name)).unwrap_or_default();
         match (self.class, self.position, self.score) {
@@ -348,14 +390,14 @@ impl Standing {
                 self.title
             ),
             (_, Some(position), Some(score)) => format!(
-                "{}: {} of {} environments with {} (beats {:.0}% of {}; score {score:.2}x over {} headline \
-                 test{}){leader}",
+                "{}: {} of {} environments with {} (beats {:.0}% of {}; {} over {} headline test{}){leader}",
                 self.title,
                 crate::history::ordinal(position),
                 self.of,
                 self.class.words(),
                 self.percentile.unwrap_or(100.0),
                 if self.of == 2 { "the other".to_string() } else { format!("the {} others", self.of - 1) },
+                score_words(score),
                 self.tests,
                 if self.tests == 1 { "" } else { "s" }
             ),
@@ -365,6 +407,14 @@ impl Standing {
                 self.class.words()
             ),
         }
+    }
+}
+
+/// A score in the verdict's words: `1.21x faster than the median`, `1.10x slower than the median`, `the median`.
+pub fn score_words(score: f64) -> String {
+    match crate::verdict::factor_words(score, envbench_core::model::MetricKind::Speed) {
+        words if words == "same" => "the median".to_string(),
+        words => format!("{words} than the median"),
     }
 }
 

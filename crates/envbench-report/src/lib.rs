@@ -30,12 +30,14 @@ pub use environment::{EnvironmentField, EnvironmentIdentity, differences, enviro
 pub use error::ReportError;
 pub use history::{
     EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SUITE_NAME_TAG, SUITE_TAG, SuiteSummary,
-    environment_summaries, histories, ranks, suite_summaries,
+    environment_summaries, histories, ranks, suite_summaries, user_tags,
 };
 pub use html::{escape as html_escape, is_envbench_page};
 pub use render::{Format, metric_title, number as format_number, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
-pub use side::{Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, unique_names, workloads_of};
+pub use side::{
+    Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, side_runs, unique_names, workloads_of,
+};
 pub use svg::{
     Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
     change_chart, line_chart, nice_step,

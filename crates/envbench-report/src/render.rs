@@ -2,7 +2,7 @@
 //! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
 
 use crate::compare::{Change, Comparison, ComparisonRow, GeomeanRow, Significance};
-use crate::verdict::{SideVerdict, WorkloadVerdict, change_words, interval_words, speed_words};
+use crate::verdict::{SideVerdict, WorkloadVerdict, factor_words, interval_words, speed_words};
 use envbench_core::model::{Direction, MetricKind, metric_kind};
 
 /// The output formats of a comparison.
@@ -119,11 +119,6 @@ pub fn metric_title(metric: &str) -> String {
     }
 }
 
-/// A percentage with its sign: `+12.3%`.
-pub fn signed_percent(value: f64) -> String {
-    format!("{value:+.1}%")
-}
-
 /// A p-value as shown: `p=0.008`, `p<0.001`.
 pub fn p_value_text(p: f64) -> String {
     if p < 0.001 { "p<0.001".to_string() } else { format!("p={p:.3}") }
@@ -181,25 +176,13 @@ pub fn cells(row: &ComparisonRow) -> Vec<String> {
     cells
 }
 
-/// A change as every table shows it: how the value itself changed (+ more, - less), then what that means in the
-/// metric's own words: `+12.3% better` for higher-is-better rates and counts; the speed factor for times,
-/// `-78.0% (4.50x faster)` and `+50.0% (1.50x slower)`, never "+353.9% better"; and for a spread such as a
-/// coefficient of variation, `-60.0% (2.50x less variable)`, never "faster".
-pub fn change_text(change: &Change, direction: Direction, kind: MetricKind) -> String {
-    let Some(ratio) = change.ratio else { return "-".to_string() };
-    let raw = match direction {
-        Direction::HigherIsBetter => ratio,
-        Direction::LowerIsBetter => 1.0 / ratio,
-    };
-    let percent = (raw - 1.0) * 100.0;
-    if percent.abs() < 0.05 {
-        return "±0.0%".to_string();
-    }
-    match (kind, direction) {
-        (MetricKind::Speed, Direction::LowerIsBetter) | (MetricKind::Dispersion, _) => {
-            format!("{} ({})", signed_percent(percent), change_words(ratio, kind))
-        }
-        _ => format!("{} {}", signed_percent(percent), if ratio > 1.0 { "better" } else { "worse" }),
+/// A change as every table shows it: a factor in the metric's own words, with the direction of "better" per metric
+/// (`1.12x faster` for a rate that rose or a time that fell, `1.50x slower`, `2.50x less variable` for a spread,
+/// `1.12x better` for anything else), as the verdict says it: never a bare ratio or a signed percent.
+pub fn change_text(change: &Change, _direction: Direction, kind: MetricKind) -> String {
+    match change.ratio {
+        Some(ratio) => factor_words(ratio, kind),
+        None => "-".to_string(),
     }
 }
 
@@ -222,18 +205,18 @@ pub fn significance_text(significance: Significance, p_value: Option<f64>) -> St
     }
 }
 
-/// The cells of a geometric-mean row, in the order of [`headings`].
+/// The cells of a geometric-mean row, in the order of [`headings`]: the baseline, then each side's speed factor
+/// against it in words, as the verdict says it, with the count of tests it is made of.
 pub fn geomean_cells(row: &GeomeanRow) -> Vec<String> {
-    let mut cells = vec!["geomean".to_string(), row.metric.clone(), "ratio".to_string()];
+    let mut cells = vec!["geomean".to_string(), row.metric.clone(), "speed factor".to_string()];
     for (i, cell) in row.cells.iter().enumerate() {
         if i == 0 {
-            cells.extend(["1.000".to_string(), String::new()]);
+            cells.extend(["baseline".to_string(), String::new()]);
             continue;
         }
         match cell {
             Some(cell) => {
-                cells.push(format!("{:.3}", cell.ratio));
-                cells.push(String::new());
+                cells.extend([String::new(), String::new()]);
                 cells.push(speed_words(cell.ratio));
                 cells.push(format!("{} tests", cell.tests));
             }
@@ -264,12 +247,13 @@ fn side_lines(comparison: &Comparison) -> Vec<String> {
                     environments.push(&run.environment);
                 }
             }
+            let made = crate::side::runs_made(side.runs.iter().map(|r| (r.uuid.as_str(), r.suite.as_deref())));
             format!(
-                "{}{}: {} — {count} run{}: {runs} — on {}",
+                "{}{}: {} — {}: {runs} — on {}",
                 side.letter,
                 if side.letter == "A" { " (baseline)" } else { "" },
                 side.name,
-                if count == 1 { "" } else { "s" },
+                crate::side::run_count_words(made, count),
                 environments.join("; ")
             )
         })

@@ -342,7 +342,21 @@ fn baseline_name(comparison: &Comparison) -> String {
 
 /// A single run's answer first: one card per run with its headline, its spread and whether it was noisy.
 fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
-    let mut out = String::from("<section id=\"scorecard\">\n<h2>Scorecard</h2>\n<div class=\"cards\">\n");
+    let mut out = String::from("<section id=\"scorecard\">\n<h2>Scorecard</h2>\n");
+    // Said once, above the cards: a disturbed run's figures are lower than a quiet host gives.
+    for side in sides {
+        if let Some(count) = crate::verdict::disturbance_count(side) {
+            let _ = writeln!(
+                out,
+                "<p class=\"caution\"><b>Disturbed:</b> {} was disturbed in {}: other work competed for the \
+                 machine while it measured, so its figures may be below what this environment gives on a quiet host. \
+                 Run again when the host is quiet before comparing it.</p>",
+                escape(&side.name),
+                escape(&count)
+            );
+        }
+    }
+    out.push_str("<div class=\"cards\">\n");
     for run in sides.iter().flat_map(|s| s.runs.iter()) {
         let cvs: Vec<f64> = run
             .results
@@ -366,14 +380,18 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
             escape(&workloads.headline(run)),
             escape(&spread),
             escape(&format!("{} result{}", run.results.len(), if run.results.len() == 1 { "" } else { "s" })),
-            if noisy > 0 {
-                format!(
-                    "<div class=\"flag\">noisy: {noisy} result{} over 5% cv</div>",
-                    if noisy == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            }
+            [
+                (noisy > 0).then(|| {
+                    format!(
+                        "<div class=\"flag\">noisy: {noisy} result{} over 5% cv</div>",
+                        if noisy == 1 { "" } else { "s" }
+                    )
+                }),
+                run.summary.disturbed.then(|| "<div class=\"flag\">disturbed</div>".to_string()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<String>()
         );
     }
     out.push_str("</div>\n</section>\n");
@@ -962,6 +980,12 @@ fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads
         }
     }
     let Some(curve) = first else { return Vec::new() };
+    // A curve needs two steps along it: one step is a number (the scorecard's), not a point on a 0-2 axis.
+    let steps: std::collections::BTreeSet<u64> =
+        throughput.iter().flat_map(|s| s.points.iter().map(|p| p.0.to_bits())).collect();
+    if steps.len() < 2 {
+        return Vec::new();
+    }
     let max = throughput.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0, f64::max);
     let x_scale = if max >= 8.0 { Scale::Log2 } else { Scale::Linear };
     let x_label = format!("{}{}", curve.concurrency_label, if x_scale == Scale::Log2 { " (log scale)" } else { "" });

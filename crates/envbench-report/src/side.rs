@@ -60,9 +60,9 @@ impl Side {
     }
 }
 
-/// Load the runs a side names. A run id may name a run of any status (the user asked for it); labels and tags take
-/// complete runs only, since a failed or interrupted run's results may be partial.
-pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportError> {
+/// The runs a side names, newest first, and how it named them: what `compare`, `report`, `push`, `results export`
+/// and `results list` all take for it.
+pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<String>), ReportError> {
     let spec = match SideSpec::parse(text)? {
         Some(spec) => spec,
         None => {
@@ -88,8 +88,28 @@ pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportE
         SideSpec::Tags(tags) => complete_runs(store, &RunFilter { tags: tags.clone(), ..Default::default() })?,
     };
     if uuids.is_empty() {
-        return Err(ReportError::EmptySide(text.trim().to_string()));
+        let hint = match &spec {
+            SideSpec::Label(label) => {
+                let labels: std::collections::BTreeSet<String> = store
+                    .list_runs(&RunFilter::default())?
+                    .into_iter()
+                    .filter(|r| r.status == RunStatus::Complete)
+                    .filter_map(|r| r.label)
+                    .collect();
+                let close = envbench_core::text::suggestions(label, labels.iter().map(String::as_str));
+                envbench_core::text::did_you_mean(&close.iter().map(|l| format!("label:{l}")).collect::<Vec<_>>())
+            }
+            _ => String::new(),
+        };
+        return Err(ReportError::EmptySide(text.trim().to_string(), hint));
     }
+    Ok((spec, uuids))
+}
+
+/// Load the runs a side names. A run id may name a run of any status (the user asked for it); labels and tags take
+/// complete runs only, since a failed or interrupted run's results may be partial.
+pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportError> {
+    let (spec, uuids) = side_runs(store, text)?;
     // Oldest first, so pooled samples keep the order they were measured in.
     let runs = uuids.iter().rev().map(|uuid| store.load_run(uuid)).collect::<Result<Vec<_>, _>>()?;
     let name = match &spec {
@@ -159,6 +179,30 @@ pub fn workloads_of(runs: &[StoredRun]) -> Vec<&str> {
         }
     }
     workloads
+}
+
+/// How many runs the user made, keyed by each stored run's id and suite: one suite run is one run, however many
+/// workloads it ran (a quick suite stores six).
+pub fn runs_made<'a>(runs: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> usize {
+    let made: std::collections::BTreeSet<(bool, &str)> = runs
+        .into_iter()
+        .map(|(uuid, suite)| match suite {
+            Some(suite) => (true, suite),
+            None => (false, uuid),
+        })
+        .collect();
+    made.len()
+}
+
+/// A count of runs as the user made them: `3 runs`, or `3 runs (18 workload runs)` when they were suites.
+pub fn run_count_words(made: usize, stored: usize) -> String {
+    let runs = if made == 1 { "1 run".to_string() } else { format!("{made} runs") };
+    if made == stored { runs } else { format!("{runs} ({stored} workload runs)") }
+}
+
+/// The suite a stored run belongs to, if any.
+pub fn suite_of(run: &StoredRun) -> Option<&str> {
+    run.summary.tags.get(SUITE_TAG).map(String::as_str)
 }
 
 /// A run's name for tables: its label and short id, or the short id alone.

@@ -677,14 +677,14 @@ fn change_ticks(limit: f64, half_width: f64) -> Vec<f64> {
     ticks
 }
 
-/// The label of a change tick: `same`, `2x better`, `1.5x worse`.
+/// The label of a change tick, a speed factor in the verdict's words: `same`, `2x faster`, `1.5x slower`.
 fn change_tick_label(tick: f64) -> String {
     if (tick - 1.0).abs() < 1e-9 {
         "same".to_string()
     } else if tick > 1.0 {
-        format!("{}x better", number(tick))
+        format!("{}x faster", number(tick))
     } else {
-        format!("{}x worse", number(1.0 / tick))
+        format!("{}x slower", number(1.0 / tick))
     }
 }
 
@@ -736,7 +736,7 @@ pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
         (plot_left + plot_right) / 2.0,
         plot_bottom + 34.0,
-        escape(&format!("speed factor against {} (log scale): worse ← → better", chart.baseline))
+        escape(&format!("speed factor against {} (log scale): slower ← → faster", chart.baseline))
     );
     for (r, row) in chart.rows.iter().enumerate() {
         let row_top = top + row_height * r as f64;
@@ -817,8 +817,8 @@ mod tests {
         let huge = change_ticks(1e6, 220.0);
         assert_eq!(huge, vec![1e-3, 1.0, 1e3], "powers of ten, far enough apart");
         assert_eq!(change_tick_label(1.0), "same");
-        assert_eq!(change_tick_label(0.5), "2x worse");
-        assert_eq!(change_tick_label(2.0), "2x better");
+        assert_eq!(change_tick_label(0.5), "2x slower");
+        assert_eq!(change_tick_label(2.0), "2x faster");
     }
 
     /// Issue #55: the knee's label at the last point was drawn past the right edge (`knee J=8` at x=748 of 760); it is

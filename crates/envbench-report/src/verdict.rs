@@ -205,22 +205,25 @@ pub struct TestChange {
     pub significant: bool,
 }
 
-/// `1.50x faster`, `8% slower`, `about the same`: a speed factor in words.
+/// `1.50x faster`, `1.08x slower`, `about the same` (within 2%): a speed factor in words.
 pub fn speed_words(ratio: f64) -> String {
+    change_words(ratio, MetricKind::Speed)
+}
+
+/// A directed ratio (above 1 is better) as a factor in the metric's words, however small: `1.18x slower`, `2.50x
+/// less variable`, `1.12x better`; `same` when it rounds to 1.00x. One vocabulary for every table: never a bare
+/// ratio, never a signed percent.
+pub fn factor_words(ratio: f64, kind: MetricKind) -> String {
     if !ratio.is_finite() || ratio <= 0.0 {
         return "-".to_string();
     }
-    if (ratio - 1.0).abs() < SAME_WITHIN && (1.0 / ratio - 1.0).abs() < SAME_WITHIN {
-        "about the same".to_string()
-    } else if ratio >= 1.2 {
-        format!("{ratio:.2}x faster")
-    } else if ratio > 1.0 {
-        format!("{:.0}% faster", (ratio - 1.0) * 100.0)
-    } else if ratio <= 1.0 / 1.2 {
-        format!("{:.2}x slower", 1.0 / ratio)
-    } else {
-        format!("{:.0}% slower", (1.0 / ratio - 1.0) * 100.0)
-    }
+    let (up, down) = match kind {
+        MetricKind::Speed => ("faster", "slower"),
+        MetricKind::Dispersion => ("less variable", "more variable"),
+        MetricKind::Other => ("better", "worse"),
+    };
+    let factor = if ratio >= 1.0 { ratio } else { 1.0 / ratio };
+    if factor < 1.005 { "same".to_string() } else { format!("{factor:.2}x {}", if ratio >= 1.0 { up } else { down }) }
 }
 
 impl WorkloadVerdict {
@@ -253,27 +256,17 @@ pub fn interval_words(interval: Option<(f64, f64)>) -> String {
     }
 }
 
-/// The change of a metric in its own words: a speed factor for times and rates ([`speed_words`]), `2.1x less
-/// variable` for a spread, `12% better` for anything else. `ratio` is directed: above 1 is better.
+/// The change of a metric in its own words: a speed factor for times and rates (`1.18x slower`), `2.10x less
+/// variable` for a spread, `1.12x better` for anything else; `about the same` within 2%. `ratio` is directed: above 1
+/// is better.
 pub fn change_words(ratio: f64, kind: MetricKind) -> String {
     if !ratio.is_finite() || ratio <= 0.0 {
         return "-".to_string();
     }
-    let (up, down) = match kind {
-        MetricKind::Speed => return speed_words(ratio),
-        MetricKind::Dispersion => ("less variable", "more variable"),
-        MetricKind::Other => ("better", "worse"),
-    };
     if (ratio - 1.0).abs() < SAME_WITHIN && (1.0 / ratio - 1.0).abs() < SAME_WITHIN {
         "about the same".to_string()
-    } else if ratio >= 1.2 {
-        format!("{ratio:.2}x {up}")
-    } else if ratio > 1.0 {
-        format!("{:.0}% {up}", (ratio - 1.0) * 100.0)
-    } else if ratio <= 1.0 / 1.2 {
-        format!("{:.2}x {down}", 1.0 / ratio)
     } else {
-        format!("{:.0}% {down}", (1.0 / ratio - 1.0) * 100.0)
+        factor_words(ratio, kind)
     }
 }
 
@@ -326,10 +319,10 @@ pub fn verdicts(
     let machines: Vec<Machine> = sides.iter().map(Machine::of).collect();
     (1..sides.len())
         .map(|side| {
-            let serial = serial_evidence(rows, side, registry);
             let workloads: Vec<WorkloadVerdict> = workloads
                 .iter()
                 .filter_map(|workload| {
+                    let serial = serial_evidence(rows, workload, side, registry);
                     let headline = headline_rows(rows, workload, registry);
                     let pair = (letters[0].as_str(), letters.get(side).map(String::as_str).unwrap_or("?"));
                     let mut verdict = workload_verdict(&headline, side, pair, workload, registry)?;
@@ -542,6 +535,17 @@ fn runs_disagree(headline: &[&ComparisonRow], index: usize) -> Option<f64> {
 /// [`DISTURBED_FLAG`]): how many of its runs, and by how much (the sampler's figures of each, the first two), since
 /// part of any change against it may be that work's. `None` for a side none of whose runs was disturbed.
 fn disturbed_side(side: &Side, letter: &str) -> Option<String> {
+    let count = disturbance_count(side)?;
+    Some(format!(
+        "{letter} was disturbed in {count}: other work competed for the machine while it measured (flag \
+         {DISTURBED_FLAG}), so part of a change against {letter} may be that work's, and the verdict never calls it \
+         the same"
+    ))
+}
+
+/// How many of a side's runs other work disturbed, counted as the user made them, with the sampler's figures:
+/// `2 of 3 runs (steal 12% of CPU time)`; `None` when none was.
+pub(crate) fn disturbance_count(side: &Side) -> Option<String> {
     let disturbed: Vec<&StoredRun> = side
         .runs
         .iter()
@@ -563,14 +567,23 @@ fn disturbed_side(side: &Side, letter: &str) -> Option<String> {
         1 | 2 => format!(" ({})", figures.join("; ")),
         n => format!(" ({}; and {} more)", figures[..2].join("; "), n - 2),
     };
-    Some(format!(
-        "{letter} was disturbed in {} of {} run{}{how}: other work competed for the machine while it measured (flag \
-         {DISTURBED_FLAG}), so part of a change against {letter} may be that work's, and the verdict never calls it \
-         the same",
-        disturbed.len(),
-        side.runs.len(),
-        if side.runs.len() == 1 { "" } else { "s" },
-    ))
+    // Counted as the user made them: a suite with a disturbed workload run is one disturbed run of the suites.
+    let made = |runs: &[&StoredRun]| {
+        crate::side::runs_made(runs.iter().map(|r| (r.summary.uuid.as_str(), crate::side::suite_of(r))))
+    };
+    let all: Vec<&StoredRun> = side.runs.iter().collect();
+    let (hit, of) = (made(&disturbed), made(&all));
+    let count = if of == all.len() {
+        format!("{hit} of {of} run{}", if of == 1 { "" } else { "s" })
+    } else {
+        format!(
+            "{hit} of {of} run{} ({} of {} workload runs)",
+            if of == 1 { "" } else { "s" },
+            disturbed.len(),
+            all.len()
+        )
+    };
+    Some(format!("{count}{how}"))
 }
 
 /// The caution for changes called between sides of which one (or both) is a single run: their intervals measured
@@ -810,12 +823,14 @@ struct SerialEvidence {
     named: Vec<String>,
 }
 
-fn serial_evidence(rows: &[ComparisonRow], side: usize, registry: &Registry) -> SerialEvidence {
+/// The single-threaded tests of `workload` alone (an explanation names only the workload's own tests): their
+/// speed factor together, and the ones that moved most that way.
+fn serial_evidence(rows: &[ComparisonRow], workload: &str, side: usize, registry: &Registry) -> SerialEvidence {
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     let mut tests: Vec<(String, f64)> = Vec::new();
-    for row in
-        rows.iter().filter(|r| !is_cross_check(r) && registry.single_threaded(&r.workload, &r.test_id, &r.parameters))
-    {
+    for row in rows.iter().filter(|r| {
+        r.workload == workload && !is_cross_check(r) && registry.single_threaded(&r.workload, &r.test_id, &r.parameters)
+    }) {
         // One figure per test: its first metric.
         let key = (row.workload.as_str(), row.test_id.as_str(), row.parameters_hash.as_str());
         if seen.contains(&key) {
@@ -823,7 +838,7 @@ fn serial_evidence(rows: &[ComparisonRow], side: usize, registry: &Registry) -> 
         }
         seen.push(key);
         if let Some(ratio) = row.cells.get(side).and_then(Option::as_ref).and_then(|c| c.change.as_ref()?.ratio) {
-            tests.push((format!("{} {}", row.workload, row.test_name()), ratio));
+            tests.push((row.test_name(), ratio));
         }
     }
     let ratio = geometric_mean(&tests.iter().map(|(_, r)| *r).collect::<Vec<_>>());
@@ -996,18 +1011,23 @@ fn explain(
         }
     }
     if sentences.is_empty() && verdict.better + verdict.worse > 0 {
-        let others =
-            differences.iter().filter(|d| !NOT_A_DIFFERENCE.contains(&d.name.as_str()) && !relevant(&d.name)).count();
-        sentences.push(if others == 0 {
+        let others: Vec<&str> = differences
+            .iter()
+            .filter(|d| !NOT_A_DIFFERENCE.contains(&d.name.as_str()) && !relevant(&d.name))
+            .map(|d| d.name.as_str())
+            .collect();
+        sentences.push(if others.is_empty() {
             "Nothing envbench fingerprints differs (same hardware and settings as far as it can see): look at load \
              from elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint."
                 .to_string()
         } else {
             format!(
-                "Nothing that governs {} differs in the fingerprints ({others} other field{} do): look at load from \
-                 elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint.",
+                "Nothing that governs {} differs in the fingerprints (only {} differ{}, which {} not govern it): look \
+                 at load from elsewhere, CPU steal in the sampler charts, or a change outside the fingerprint.",
                 verdict.title,
-                if others == 1 { "" } else { "s" }
+                envbench_core::text::and_list(&others),
+                if others.len() == 1 { "s" } else { "" },
+                if others.len() == 1 { "does" } else { "do" }
             )
         });
     }
@@ -1069,10 +1089,10 @@ mod tests {
     fn speed_in_words() {
         assert_eq!(speed_words(1.0), "about the same");
         assert_eq!(speed_words(1.015), "about the same");
-        assert_eq!(speed_words(1.08), "8% faster");
+        assert_eq!(speed_words(1.08), "1.08x faster");
         assert_eq!(speed_words(2.5), "2.50x faster");
         assert_eq!(speed_words(0.5), "2.00x slower");
-        assert_eq!(speed_words(1.0 / 1.1), "10% slower");
+        assert_eq!(speed_words(1.0 / 1.1), "1.10x slower");
     }
 
     /// Runs by id, as a comparison's cells hold them.
@@ -1188,7 +1208,7 @@ mod tests {
         let result = gate(&failing, 0.05);
         assert!(result.failed());
         assert_eq!(result.failures.len(), 1, "{result:?}");
-        assert!(result.failures[0].starts_with("storage 8% slower on B (95% interval"), "{result:?}");
+        assert!(result.failures[0].starts_with("storage 1.08x slower on B (95% interval"), "{result:?}");
         assert!(result.failures[0].ends_with("more than the 5% allowed"), "{result:?}");
         assert_eq!(result.passes.len(), 3);
         assert!(result.passes[0].contains("within the 5% allowed"), "{result:?}");

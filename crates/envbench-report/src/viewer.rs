@@ -13,6 +13,7 @@ use crate::history::{
     RANK_MIN_ENVIRONMENTS, SUITE_TAG, environment_summaries, histories, ordinal, ranks, run_identity, suite_summaries,
 };
 use crate::html::{cell, escape, num, page, table};
+use crate::leaderboard::Class;
 use crate::render::{render_json, render_markdown};
 use crate::report::{render_report_for, report_sections};
 use crate::side::{Side, resolve_side, run_name, unique_names};
@@ -287,7 +288,7 @@ fn html(body: String) -> Response {
 /// 409 to the API, which a client tells apart from a missing run).
 fn error_status(error: &ReportError) -> StatusCode {
     match error {
-        ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(_) => StatusCode::NOT_FOUND,
+        ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(..) => StatusCode::NOT_FOUND,
         ReportError::Store(StoreError::AmbiguousRun { .. })
         | ReportError::BadSide(_)
         | ReportError::AmbiguousSide(_)
@@ -371,10 +372,11 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         body.push_str("<button type=\"submit\">Filter</button></form>\n");
         body.push_str(
             "<p class=\"note\">Each environment's score: its median on every headline test against the median of the \
-             environments in its list, direction-aware, as a geometric mean (1.20x: 20% better than the middle). An \
-             environment's figure is its latest runs (at most 5); on a service, each submitter's runs of it are an \
-             entry of their own, so nobody's uploads move another's figure. Runs with a built-in profile's options and \
-             tuned runs are ranked apart; disturbed runs and memory-backed storage are listed apart, unranked.</p>\n",
+             environments in its list, direction-aware, as a geometric mean (1.20x faster than the median: its tests \
+             run 1.20 times as fast as the middle environment's). An environment's figure is its latest runs (at most \
+             5); on a service, each submitter's runs of it are an entry of their own, so nobody's uploads move \
+             another's figure. Runs with a built-in profile's options and tuned runs are ranked apart; disturbed runs \
+             and memory-backed storage are listed apart, unranked.</p>\n",
         );
         let priced =
             [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
@@ -393,14 +395,14 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
             .chain(FILTER_FIELDS.iter().map(|(_, label)| label.to_string()))
             .collect();
         let sections = [
-            ("Default options", &board.default, "No run with a built-in profile's options passes these filters."),
-            ("Tuned options", &board.tuned, "No tuned run passes these filters."),
-            ("Flagged: disturbed, or memory-backed storage (not ranked)", &board.flagged, "None."),
+            ("Default options", &board.default, empty_list_reason(&board, Class::Default)),
+            ("Tuned options", &board.tuned, empty_list_reason(&board, Class::Tuned)),
+            ("Flagged: disturbed, or memory-backed storage (not ranked)", &board.flagged, "None.".to_string()),
         ];
         for (title, entries, none) in sections {
             body.push_str(&format!("<h2>{}</h2>\n", escape(title)));
             if entries.is_empty() {
-                body.push_str(&format!("<p>{}</p>\n", escape(none)));
+                body.push_str(&format!("<p>{}</p>\n", escape(&none)));
                 continue;
             }
             let others = entries.len().saturating_sub(1);
@@ -408,16 +410,22 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
                 .iter()
                 .map(|e| {
                     let mut row = format!(
-                        "<tr>{}<td><a href=\"/environment/{}\">{}</a>{}</td>{}{}{}{}",
+                        "<tr>{}<td>{}{}{}</td>{}{}{}{}",
                         num(&e.position.map(ordinal).unwrap_or_else(|| "-".into())),
-                        escape(&e.environment.id),
-                        escape(&e.environment.name),
+                        entry_name(e),
+                        match e.flagged_runs {
+                            0 => String::new(),
+                            n => format!(
+                                " <span class=\"note\">({n} flagged run{} left out)</span>",
+                                envbench_core::text::plural(n)
+                            ),
+                        },
                         e.submitter.as_ref().map_or(String::new(), |s| format!(
                             " <span class=\"submitter\">by <a href=\"/?submitter={}\">{}</a></span>",
                             percent_encode(s),
                             escape(s)
                         )),
-                        num(&e.score.map(|s| format!("{s:.2}x")).unwrap_or_else(|| "-".into())),
+                        num(&e.score.map(crate::leaderboard::score_words).unwrap_or_else(|| "-".into())),
                         num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
                         num(&e.runs.len().to_string()),
                         num(&e.tests.to_string()),
@@ -444,6 +452,40 @@ async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> R
         Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
     })
     .await
+}
+
+/// A leaderboard entry's name: its labels, linked to its environment page, with the fingerprint's name beneath; the
+/// fingerprint's name alone when its runs carry no label.
+fn entry_name(entry: &crate::leaderboard::Entry) -> String {
+    let link = |text: &str| format!("<a href=\"/environment/{}\">{}</a>", escape(&entry.environment.id), escape(text));
+    if entry.labels.is_empty() {
+        return link(&entry.environment.name);
+    }
+    let mut labels = entry.labels.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if entry.labels.len() > 3 {
+        labels.push_str(&format!(" +{}", entry.labels.len() - 3));
+    }
+    format!("{}<br><span class=\"fingerprint\">{}</span>", link(&labels), escape(&entry.environment.name))
+}
+
+/// Why a leaderboard list is empty, in words: filters that leave nothing, runs that are all flagged (the usual
+/// reason on a busy host), or no run with those options at all.
+fn empty_list_reason(board: &crate::leaderboard::Leaderboard, class: Class) -> String {
+    let options = match class {
+        Class::Default => "with a built-in profile's options",
+        _ => "with tuned options",
+    };
+    let flagged = board.flagged.iter().filter(|e| e.options == Some(class)).count();
+    let filtered = if board.filters.pairs().is_empty() { "" } else { " that passes these filters" };
+    match flagged {
+        0 if filtered.is_empty() => format!("No run of this workload {options} here yet."),
+        0 => format!("No run {options} passes these filters."),
+        n => format!(
+            "None ranks: every run {options}{filtered} is flagged ({n} environment{}, listed under Flagged below: \
+             disturbed by other load, or on memory-backed storage). Run again when the host is quiet.",
+            envbench_core::text::plural(n)
+        ),
+    }
 }
 
 /// Refuse a leaderboard query with a parameter it does not take or a workload envbench does not have.
@@ -489,7 +531,10 @@ fn load_leaderboard(
     };
     let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
     if !complete.iter().any(|r| r.workload == workload) {
-        return Err(ReportError::EmptySide(format!("leaderboard of '{workload}' (no complete run of it here)")));
+        return Err(ReportError::EmptySide(
+            format!("leaderboard of '{workload}' (no complete run of it here)"),
+            String::new(),
+        ));
     }
     let mut filters = Filters::default();
     for (name, _) in FILTER_FIELDS {
@@ -618,7 +663,7 @@ async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Respon
             .iter()
             .zip(&headlines)
             .map(|(r, headline)| {
-                let tags = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+                let tags = crate::history::user_tags(&r.tags, ", ");
                 format!(
                     "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
                      <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}{}</tr>",
@@ -929,7 +974,10 @@ async fn environment_page(State(viewer): Shared, Path(id): Path<String>) -> Resp
             }
         }
         let Some(identity) = identity else {
-            return Err(ReportError::EmptySide(format!("environment {id} (no complete run in this store)")));
+            return Err(ReportError::EmptySide(
+                format!("environment {id} (no complete run in this store)"),
+                String::new(),
+            ));
         };
         let mut body = navigation();
         body.push_str(&format!(
@@ -1192,7 +1240,7 @@ async fn api_leaderboard(State(viewer): Shared, RawQuery(raw): RawQuery) -> Resp
         check_leaderboard_query(&query, workloads)?;
         match load_leaderboard(store, workloads, &query)? {
             Some((board, _)) => Ok(axum::Json(board).into_response()),
-            None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into())),
+            None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into(), String::new())),
         }
     };
     with_store_or(viewer, Loads::Digested, work, error_json).await

@@ -35,52 +35,52 @@ pub const QUERY_TIMEOUT_BOUNDS: (std::time::Duration, std::time::Duration) =
 #[derive(Args, Debug)]
 pub struct TpchArgs {
     /// Scale factor: 1 is about 1 GB of raw data (6 million lineitem rows); any positive decimal such as 0.1.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, help_heading = "Load", visible_aliases = ["scale", "scale-factor"], default_value_t = 1.0)]
     pub sf: f64,
     /// Directory for the generated Parquet data (DIR/envbench-tpch/sf<SF>, kept and reused); with a server target,
     /// the directory whose storage the sampler watches (default: the server's data directory when it is on this
     /// machine).
-    #[arg(long)]
+    #[arg(long, help_heading = "Connection")]
     pub dir: Option<PathBuf>,
     /// Where the queries run: datafusion (embedded, the default), postgres://user@host:port/database or
     /// mysql://user@host:port/database (MySQL or MariaDB; also mariadb://).
-    #[arg(long, default_value = "datafusion", value_name = "TARGET")]
+    #[arg(long, help_heading = "Connection", default_value = "datafusion", value_name = "TARGET")]
     pub target: String,
     /// Server schema for the tables (created when missing; default: the connection's current schema, the first of its
     /// search_path that exists, or on MySQL the URL's database, as a MySQL schema is a database); every table the run
     /// uses is named in it, and no other. Ignored by the datafusion target, so one suite matrix can sweep both.
-    #[arg(long)]
+    #[arg(long, help_heading = "Connection")]
     pub schema: Option<String>,
     /// Virtual users (concurrent query streams) of the throughput test (default: the TPC-H minimum for the SF).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub users: Option<usize>,
     /// Query sets each virtual user runs in the throughput test.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, help_heading = "Run", default_value_t = 1)]
     pub sets: usize,
     /// Use the specification's validation parameters (and, at SF 1, check every answer against the reference).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub validate: bool,
     /// Seed of the substitution parameters and the query orders beyond the specification's table.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, help_heading = "Load", default_value_t = 1)]
     pub seed: u64,
     /// Give up on a query after this long, e.g. 10m; it is counted as timed out.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, help_heading = "Run", value_name = "DURATION")]
     pub query_timeout: Option<envbench_core::DurationArg>,
     /// Run only the power test (one stream).
-    #[arg(long, conflicts_with = "throughput_only")]
+    #[arg(long, help_heading = "Run", conflicts_with = "throughput_only")]
     pub power_only: bool,
     /// Run only the throughput test (the virtual users).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub throughput_only: bool,
     /// Regenerate the data (DataFusion) or reload the tables (servers) even when a matching set exists.
-    #[arg(long)]
+    #[arg(long, help_heading = "Load")]
     pub fresh: bool,
     /// Drop the OS page cache before each power-test query and before the throughput test (needs root).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub cold: bool,
     /// Threads for generation, DataFusion partitions and server load jobs (default: every CPU); a list such as
     /// 1,2,4,8 runs DataFusion's power test at each count, for the speedup curve and parallel efficiency.
-    #[arg(long, value_name = "N[,N...]")]
+    #[arg(long, help_heading = "Run", value_name = "N[,N...]")]
     pub threads: Option<String>,
 }
 

@@ -132,7 +132,8 @@ pub struct GroupArgs {
     pub json: bool,
 }
 
-/// Which stored runs a command takes: `results list`'s and `push`'s filters.
+/// Which stored runs a command takes: the filters of `results list`, `results export` and `push`, which narrow the
+/// sides given (or select from every run when none is).
 #[derive(Args, Debug)]
 pub struct RunSelection {
     /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, htap, tpch, exec).
@@ -148,6 +149,10 @@ pub struct RunSelection {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
+    /// Sides, as for compare: run:ID (or a prefix), label:NAME, tag:K=V,..., suite=ID, or a bare label or run id; the
+    /// runs of each are listed (every run when none is given).
+    #[arg(value_name = "SIDE")]
+    pub sides: Vec<String>,
     #[command(flatten)]
     pub selection: RunSelection,
     /// Only runs on this host name.
@@ -196,9 +201,13 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// Runs to export (ids or unique prefixes); when none are given, every run, or for bencher and
-    /// github-action-benchmark the latest suite's runs (or the latest run).
+    /// Sides to export, as for compare: run:ID (or a prefix), label:NAME, tag:K=V,..., suite=ID, or a bare label or run
+    /// id. When none is given, every run (that matches the filters), or for bencher and github-action-benchmark without
+    /// filters the latest suite's runs (or the latest run).
+    #[arg(value_name = "SIDE")]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub selection: RunSelection,
     /// For --format github-action-benchmark: export the results where higher is better, or those where lower is.
     #[arg(long, value_enum)]
     pub better: Option<Better>,
@@ -306,8 +315,9 @@ pub struct PushArgs {
     pub insecure_http: bool,
     #[command(flatten)]
     pub selection: RunSelection,
-    /// Runs to copy (ids or prefixes); every ended run (that matches the filters) when none are given.
-    #[arg(value_name = "RUN")]
+    /// Sides to copy, as for compare: run:ID (or a prefix), label:NAME, tag:K=V,..., suite=ID, or a bare label or run
+    /// id; every ended run (that matches the filters) when none is given.
+    #[arg(value_name = "SIDE")]
     pub runs: Vec<String>,
 }
 

@@ -25,6 +25,7 @@ pub const MAX_TAGS: usize = 64;
 
 /// How a run is named in the user's methodology, and how it reports: accepted by every workload command.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Naming and output")]
 pub struct CommonArgs {
     /// A name for this configuration, e.g. physical-p3605.
     #[arg(long)]

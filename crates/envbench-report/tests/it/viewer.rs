@@ -187,3 +187,85 @@ async fn serves_a_postgres_store() {
     assert_well_formed(&compare.body);
     assert!(compare.body.contains("ranread-iops"));
 }
+
+/// A complete run of `workload` (cube or tpch) with a built-in profile's options, disturbed or not, with the tags
+/// `envbench run` gives a suite's runs and one of the user's.
+fn default_options_run(
+    store: &mut SqliteStore,
+    workload: &str,
+    label: &str,
+    fingerprint: &envbench_core::fingerprint::Fingerprint,
+    disturbed: bool,
+) -> String {
+    use envbench_core::model::{RunRequest, RunStatus};
+    use envbench_core::provenance::{Options, PROVENANCE_ATTACHMENT, RunProvenance};
+    let tags = [("suite", "0c0ffee0-suite"), ("suite.plan", "ab12cd34"), ("site", "lab")];
+    let request = RunRequest {
+        workload: workload.into(),
+        label: Some(label.into()),
+        tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        command_line: format!("envbench {workload}"),
+        suite_id: None,
+    };
+    let uuid = store.begin_run(&request, fingerprint).unwrap();
+    let mut results = if workload == "disk" { common::disk_results(1.0, 32, 0) } else { common::tpch_results(1.0) };
+    if disturbed {
+        for result in &mut results {
+            result.flags.push(envbench_core::sampler::DISTURBED_FLAG.to_string());
+        }
+    }
+    store.add_results(&uuid, &results).unwrap();
+    let options = Options::Default { profile: "defaults".into() };
+    let provenance = RunProvenance { envbench_version: "test".into(), binary: None, options };
+    store.add_attachment(&uuid, PROVENANCE_ATTACHMENT, &serde_json::to_value(provenance).unwrap()).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    uuid
+}
+
+/// The leaderboard on a busy host tells the truth: a list left empty because every run of it was flagged says so
+/// (not "no run passes these filters" with every filter at "any"); an environment with a run that ranks is listed
+/// once, there, with its flagged runs counted beside; entries are named by their labels with the fingerprint
+/// beneath; and the run list's Tags column shows the user's tags, not suite ids and plan hashes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_says_why_a_list_is_empty_and_lists_an_environment_once() {
+    let path = common::scratch("leaderboard-busy");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let (two, one) = (common::physical(), common::virtual_machine());
+    default_options_run(&mut store, "cube", "vm-2cpu", &two, false);
+    default_options_run(&mut store, "cube", "vm-2cpu", &two, true);
+    default_options_run(&mut store, "cube", "vm-1cpu", &one, true);
+    default_options_run(&mut store, "tpch", "vm-1cpu", &one, true);
+    drop(store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve(StoreLocation::Sqlite(path.clone()), listener, common::WORKLOADS));
+    let section = |board: &str, title: &str| -> String {
+        let start = board.find(&format!("<h2>{title}")).unwrap_or_else(|| panic!("no '{title}' section:\n{board}"));
+        let rest = &board[start..];
+        rest[..rest[1..].find("<h2>").map_or(rest.len(), |end| end + 1)].to_string()
+    };
+    let board = get(address, "/leaderboard?workload=cube").await.body;
+    let (default, tuned, flagged) =
+        (section(&board, "Default options"), section(&board, "Tuned options"), section(&board, "Flagged"));
+    // vm-2cpu ranks with its one quiet run, once; its disturbed run is counted beside, not listed among the flagged.
+    assert_eq!(default.matches("href=\"/environment/").count(), 1, "{default}");
+    assert!(default.contains(">vm-2cpu</a><br><span class=\"fingerprint\">"), "{default}");
+    assert!(default.contains("(1 flagged run left out)"), "{default}");
+    assert_eq!(flagged.matches("href=\"/environment/").count(), 1, "{flagged}");
+    assert!(flagged.contains(">vm-1cpu</a>") && !flagged.contains("vm-2cpu"), "{flagged}");
+    assert!(tuned.contains("No run of this workload with tuned options here yet."), "{tuned}");
+    // Every run of tpch is flagged: the empty list says that, with every filter at "any".
+    let board = get(address, "/leaderboard?workload=tpch").await.body;
+    let default = section(&board, "Default options");
+    assert!(
+        default.contains("None ranks: every run with a built-in profile")
+            && default.contains("is flagged (1 environment"),
+        "{default}"
+    );
+    assert!(!default.contains("passes these filters"), "{default}");
+    // The run list shows the user's tags, not the ones `envbench run` keeps to find a suite again.
+    let runs = get(address, "/").await.body;
+    assert!(runs.contains("site=lab"), "{runs}");
+    assert!(!runs.contains("0c0ffee0-suite") && !runs.contains("ab12cd34"), "internal tags in the run list:\n{runs}");
+    server.abort();
+}

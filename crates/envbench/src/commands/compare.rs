@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub(super) fn classify(error: ReportError) -> anyhow::Error {
     match error {
         ReportError::BadSide(_)
-        | ReportError::EmptySide(_)
+        | ReportError::EmptySide(..)
         | ReportError::AmbiguousSide(_)
         | ReportError::TooFewSides(_) => usage(error.to_string()),
         other => other.into(),

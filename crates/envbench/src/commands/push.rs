@@ -79,13 +79,17 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-/// The runs to push: those named, or every ended run that matches the filters, oldest first.
+/// The runs to push, oldest first: those the sides name (as `compare` takes them) that match the filters, or every
+/// ended run that matches the filters when no side is given.
 fn chosen_runs(from: &dyn ResultStore, args: &PushArgs) -> anyhow::Result<Vec<String>> {
-    if !args.runs.is_empty() {
-        return Ok(args.runs.clone());
-    }
     let filter = super::results::selected(&args.selection)?;
-    Ok(from.list_runs(&filter)?.into_iter().rev().filter(|r| r.status != RunStatus::Running).map(|r| r.uuid).collect())
+    let runs = super::results::runs_of(from, &args.runs, &filter)?;
+    Ok(runs
+        .into_iter()
+        .rev()
+        .filter(|r| !args.runs.is_empty() || r.status != RunStatus::Running)
+        .map(|r| r.uuid)
+        .collect())
 }
 
 /// Upload runs to a results service.

@@ -7,7 +7,7 @@ use crate::output::{print, println};
 use envbench_core::model::redact_secrets;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading, number, printable};
-use envbench_store::{RunFilter, StoreLocation};
+use envbench_store::{ResultStore, RunFilter, StoreLocation};
 use std::process::ExitCode;
 
 pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCode> {
@@ -147,15 +147,52 @@ fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// The runs that `sides` name, as `compare` and `report` take them (`run:ID`, `label:NAME`, `tag:K=V`, `suite=ID`, a
+/// bare label or run id), each once and newest first, narrowed by `filter`; every run `filter` matches when no side
+/// is given. `filter.limit` applies last.
+pub fn runs_of(
+    store: &dyn ResultStore,
+    sides: &[String],
+    filter: &RunFilter,
+) -> anyhow::Result<Vec<envbench_store::RunSummary>> {
+    let mut runs = store.list_runs(&RunFilter { limit: None, ..filter.clone() })?;
+    if !sides.is_empty() {
+        let mut named = std::collections::BTreeSet::new();
+        for side in sides {
+            if super::sides::is_service_side(side) {
+                return Err(crate::usage(format!(
+                    "{}: this command reads the local store; a results service's runs are on its pages and its API                      (GET /api/v1/runs)",
+                    printable(side)
+                )));
+            }
+            let (_, uuids) = envbench_report::side_runs(store, side).map_err(super::compare::classify)?;
+            named.extend(uuids);
+        }
+        runs.retain(|run| named.contains(&run.uuid));
+        if runs.is_empty() {
+            return Err(crate::usage(format!(
+                "{}: no run is both named there and matches the filters given",
+                sides.iter().map(|s| printable(s)).collect::<Vec<_>>().join(" ")
+            )));
+        }
+    }
+    runs.truncate(filter.limit.unwrap_or(usize::MAX));
+    Ok(runs)
+}
+
 /// The store filter of a run selection, refusing a workload that does not exist.
 pub fn selected(selection: &RunSelection) -> anyhow::Result<RunFilter> {
     if let Some(workload) = &selection.workload
         && crate::registry::WORKLOADS.find(workload).is_none()
     {
         return Err(crate::usage(format!(
-            "--workload {}: no such workload; give one of {}",
+            "--workload {}: no such workload; give one of {}{}",
             envbench_core::text::printable(workload),
-            crate::registry::WORKLOADS.names().join(", ")
+            crate::registry::WORKLOADS.names().join(", "),
+            envbench_core::text::did_you_mean(&envbench_core::text::suggestions(
+                workload,
+                crate::registry::WORKLOADS.names()
+            ))
         )));
     }
     Ok(RunFilter {
@@ -173,7 +210,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
         ..selected(&args.selection)?
     };
     let store = store(location, false)?;
-    let runs = store.list_runs(&filter)?;
+    let runs = runs_of(store.as_ref(), &args.sides, &filter)?;
     if args.json {
         println(&serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -195,7 +232,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
             run.workload.clone(),
             run.status.to_string(),
             run.label.clone().unwrap_or_default(),
-            run.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
+            envbench_report::user_tags(&run.tags, ","),
             run.host.clone().unwrap_or_default(),
             environments.of(&run.uuid).map(|f| envbench_report::environment_identity(f).id).unwrap_or_default(),
             run.result_count.to_string(),

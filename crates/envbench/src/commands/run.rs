@@ -175,8 +175,12 @@ fn load(args: &RunArgs) -> anyhow::Result<(Suite, String)> {
     let path = Path::new(&args.suite);
     if !path.exists() {
         return Err(usage(format!(
-            "--suite {}: not a built-in suite (quick, standard) and not a file",
-            envbench_core::text::printable(&args.suite)
+            "--suite {}: not a built-in suite (quick, standard) and not a file{}",
+            envbench_core::text::printable(&args.suite),
+            envbench_core::text::did_you_mean(&envbench_core::text::suggestions(
+                &args.suite,
+                envbench_core::workload::BUILTIN_SUITES.iter().copied().filter(|s| *s != "smoke")
+            ))
         )));
     }
     let text = crate::files::read_small_file(path, "--suite", MAX_SUITE_FILE_BYTES)?;

@@ -225,7 +225,7 @@ fn on_the_service(error: ReportError, base: &str, submitter: Option<&str>) -> an
         None => (base.to_string(), format!("{base}/")),
     };
     match error {
-        ReportError::BadSide(_) | ReportError::EmptySide(_) | ReportError::AmbiguousSide(_) => {
+        ReportError::BadSide(_) | ReportError::EmptySide(..) | ReportError::AmbiguousSide(_) => {
             usage(format!("{within}: {error}"))
         }
         ReportError::Store(envbench_store::StoreError::NoSuchRun(id)) => {

@@ -29,6 +29,57 @@ fn help_describes_each_command_by_its_own_words() {
     assert!(fleet.contains("ranread") && fleet.contains("Database random-read"), "{fleet}");
 }
 
+/// Options a DBA can guess: oltp's help grouped by heading, htap's own help (no SQLite default, no tpcb profile),
+/// the aliases people try, and "did you mean" for suites, workloads and profiles.
+#[test]
+fn options_are_grouped_aliased_and_misspellings_suggested() {
+    let dir = scratch("options");
+    let store = dir.join("results.db");
+    let oltp = stdout(&envbench(&store, &["oltp", "--help"]));
+    let headings = ["Connection:", "Load:", "Run:", "HammerDB compatibility:", "Naming and output:"];
+    let at: Vec<usize> = headings.iter().map(|h| oltp.find(h).unwrap_or_else(|| panic!("{h}\n{oltp}"))).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{oltp}");
+    let section = |text: &str, heading: &str| {
+        let start = text.find(heading).unwrap();
+        let rest = &text[start + heading.len()..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_string()
+    };
+    assert!(section(&oltp, "Connection:").contains("--target"), "{oltp}");
+    assert!(section(&oltp, "HammerDB compatibility:").contains("--keying-thinking"), "{oltp}");
+    assert!(section(&oltp, "Naming and output:").contains("--label"), "{oltp}");
+    let tpch = stdout(&envbench(&store, &["tpch", "--help"]));
+    assert!(section(&tpch, "Connection:").contains("--target") && section(&tpch, "Run:").contains("--users"), "{tpch}");
+    assert!(tpch.contains("[aliases: --scale, --scale-factor]"), "{tpch}");
+    let htap = stdout(&envbench(&store, &["htap", "--help"]));
+    for absent in ["default: sqlite", "--profile", "tpcb", "--cross-check", "--transactions", "--max-users"] {
+        assert!(!htap.contains(absent), "htap --help shows {absent}:\n{htap}");
+    }
+    assert!(htap.contains("--analytic-users") && htap.contains("(required)"), "{htap}");
+    // Without --target, htap says why SQLite will not do, and what to give.
+    let output = envbench(&store, &["htap"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("give --target postgres://"), "{}", stderr(&output));
+    // An oltp option htap has no use for is refused, not ignored.
+    let output = envbench(&store, &["htap", "--target", "postgres://postgres@127.0.0.1:5432/test", "--max-users", "8"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--max-users is oltp's"), "{}", stderr(&output));
+    // tpch takes --scale as oltp does: the scale factor is checked, not refused as an unknown option.
+    let output = envbench(&store, &["tpch", "--scale", "-1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--sf -1"), "{}", stderr(&output));
+    for (args, expected) in [
+        (&["run", "--suite", "quik"][..], "did you mean quick?"),
+        (&["results", "list", "--workload", "olpt"], "did you mean oltp?"),
+        (&["disk", "--profile", "cmd", "--dir", "."], "did you mean cdm"),
+        (&["oltp", "--profile", "tpc-c"], "did you mean tpcc"),
+    ] {
+        let output = envbench(&store, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+    assert!(!store.exists(), "no store is made for bad input");
+}
+
 #[test]
 fn sysinfo_prints_every_group() {
     let dir = scratch("sysinfo");

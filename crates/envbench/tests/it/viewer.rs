@@ -233,6 +233,8 @@ fn a_single_run_report_fits_six_screens_and_a_phone() {
             assert!(!title.contains(raw), "a chart title says {raw}: {title}");
         }
     }
+    // No curve of one step: oltp ran one count of users, which is a number, not a point on a 0-2 axis.
+    assert!(!html.contains("data-chart=\"oltp-tps\""), "a one-step oltp curve is drawn");
     // No chart of a single bar: one bar is a number.
     for chart in html.split("data-chart=\"bars\"").skip(1) {
         let svg = chart.split("</svg>").next().unwrap();
@@ -344,7 +346,7 @@ fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
     let url = format!("{base}/leaderboard?workload=disk");
     let board = dom(&profile, &url);
     let section = |title: &str| -> String {
-        let start = board.find(title).unwrap_or_else(|| panic!("no '{title}' section:\n{board}"));
+        let start = board.find(&format!("<h2>{title}")).unwrap_or_else(|| panic!("no '{title}' section:\n{board}"));
         let rest = &board[start..];
         rest[..rest[1..].find("<h2>").map_or(rest.len(), |end| end + 1)].to_string()
     };
@@ -381,4 +383,84 @@ fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
     assert!(overflow <= 0, "a run's page scrolls sideways by {overflow} px on a phone");
     screenshot(DESKTOP, &profile, &url, &dir.join("leaderboard-desktop.png"));
     screenshot(PHONE, &profile, &url, &dir.join("leaderboard-phone.png"));
+}
+
+/// Where elements lay out in a viewport: for each CSS selector, the top and bottom of its first match in page
+/// pixels (-1 when nothing matches), read as [`layout`] reads the page's size.
+fn element_bounds(size: &str, profile: &Path, dom: &str, file: &Path, selectors: &[&str]) -> Vec<(i64, i64)> {
+    let list = selectors.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(",");
+    let probe = format!(
+        "<script>window.addEventListener('load', () => {{ document.title = [{list}].map(s => {{ \
+         const e = document.querySelector(s); if (!e) return '-1:-1'; const r = e.getBoundingClientRect(); \
+         return Math.round(r.top + window.scrollY) + ':' + Math.round(r.bottom + window.scrollY); }}).join(' '); \
+         }});</script>"
+    );
+    std::fs::write(file, dom.replacen("</body>", &format!("{probe}</body>"), 1)).unwrap();
+    let output = chromium_at(size, profile, &["--dump-dom", &format!("file://{}", file.display())]);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let title = text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
+    let bounds: Vec<(i64, i64)> = title
+        .split_whitespace()
+        .filter_map(|pair| pair.split_once(':'))
+        .filter_map(|(top, bottom)| Some((top.parse().ok()?, bottom.parse().ok()?)))
+        .collect();
+    assert_eq!(bounds.len(), selectors.len(), "no bounds in {title:?}");
+    bounds
+}
+
+/// A comparison report on a phone (390x844): its verdict, with the first workload's answer, is in the first screen,
+/// and a disturbed side's disturbance is stated once, after the verdict lines, not under each workload.
+#[test]
+fn a_comparison_report_shows_its_verdict_in_a_phones_first_screen() {
+    let dir = scratch("phone-verdict");
+    let store = dir.join("results.db");
+    let data = dir.to_str().unwrap();
+    for label in ["quiet", "busy"] {
+        for test in ["rnd:4k:q8:t1:read", "seq:128k:q2:t1:read"] {
+            for _ in 0..2 {
+                quick_disk_run(&store, data, test, &["--label", label]);
+            }
+        }
+    }
+    // The busy side's runs as the sampler marks runs other work disturbed (every result flagged), and the quiet side's
+    // unflagged whatever this shared machine did meanwhile: written past the store's append-only trigger, which is
+    // put back as it was.
+    let connection = rusqlite::Connection::open(&store).unwrap();
+    connection
+        .execute_batch(
+            "DROP TRIGGER results_no_update;
+             UPDATE results SET flags = '[\"disturbed\"]' WHERE run_id IN (SELECT id FROM runs WHERE label = 'busy');
+             UPDATE results SET flags = '[]' WHERE run_id IN (SELECT id FROM runs WHERE label = 'quiet');
+             CREATE TRIGGER results_no_update BEFORE UPDATE ON results
+                 BEGIN SELECT RAISE(ABORT, 'envbench results are append-only'); END;",
+        )
+        .unwrap();
+    drop(connection);
+    let report = dir.join("report.html");
+    envbench(&store, &["report", "label:quiet", "label:busy", "-o", report.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(html.matches("<b>Disturbed:</b>").count(), 1, "disturbance stated once:\n{html}");
+    assert!(html.contains("B was disturbed in 4 of 4 runs"), "{html}");
+    let verdict = html.find("id=\"verdict\"").expect("a verdict");
+    let disturbance = html.find("<b>Disturbed:</b>").unwrap();
+    let first_workload = html.find("<section class=\"workload\"").expect("a workload section");
+    assert!(verdict < disturbance && disturbance < first_workload, "the disturbance follows the verdict");
+    let profile = dir.join("chromium-profile");
+    let bounds = element_bounds(
+        PHONE,
+        &profile,
+        &html,
+        &dir.join("verdict-probe.html"),
+        &["#verdict", "#verdict li", "#verdict .caution"],
+    );
+    let (verdict_top, _) = bounds[0];
+    let (_, first_answer_bottom) = bounds[1];
+    assert!(
+        verdict_top >= 0 && first_answer_bottom <= 844,
+        "the verdict's first answer ends at {first_answer_bottom} px"
+    );
+    assert!(bounds[2].0 > bounds[1].0, "the disturbance comes after the verdict's lines: {bounds:?}");
+    let overflow = sideways_overflow(PHONE, &profile, &html, &dir.join("phone-probe.html"));
+    assert!(overflow <= 0, "the report scrolls sideways by {overflow} px on a phone");
+    screenshot(PHONE, &profile, &format!("file://{}", report.display()), &dir.join("verdict-phone.png"));
 }
