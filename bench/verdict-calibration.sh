@@ -8,11 +8,16 @@
 #   cpu    under taskset on half the CPUs (A/B: the CPU-bound workloads should read slower);
 #   io     in a cgroup whose reads and writes on the data directory's disk are held to half the IOPS the round's a
 #          run reached on each (cgroup v2 io.max, or the v1 blkio throttle where v2 is not mounted; A/B: the storage
-#          workload should read slower).
-# Then it compares a-a2, a-cpu and a-io with `envbench compare --json` and counts, per workload, the false-alarm rate
-# (A/A verdicts that say faster or slower) and the detection rate (A/B verdicts that say slower). "cannot tell" is
-# counted apart: it is neither an alarm nor a detection; so are the A/A alarms whose verdict names a side the sampler
-# found disturbed (the verdict says the change may be the other work's).
+#          workload should read slower);
+#   busy   beside a CPU hog on every CPU, as on a shared host whose neighbours woke up (a disturbed A/B pair: the
+#          sampler flags the runs, and the verdict must say "slower" or "cannot tell", never "about the same" and never
+#          "faster").
+# Then it compares a-a2, a-cpu, a-io and a-busy with `envbench compare --json` and counts, per workload, the
+# false-alarm rate (A/A verdicts that say faster or slower) and the detection rate (A/B verdicts that say slower).
+# "cannot tell" is counted apart: it is neither an alarm nor a detection; so are the A/A alarms whose verdict names a
+# side the sampler found disturbed (the verdict says the change may be the other work's). For the disturbed pair it
+# counts the right answers (slower, or cannot tell) and the wrong ones (about the same, faster); any wrong answer
+# fails the script (exit 1) outside SMOKE=1.
 #
 # With RUNS=N each side is N runs, taken in turn (a, a2, cpu, a, a2, cpu, ...) so that a shared host's slow minutes
 # fall on every side alike; a side pools its runs, as `compare` does with several runs under one label. On a VM whose
@@ -51,16 +56,18 @@ fi
 HALF=$((CPUS / 2))
 # The throttled runs only test storage: without disk in WORKLOADS they have no throttle and are left out.
 STORAGE=0
-PAIRS="a2 cpu"
+PAIRS="a2 cpu busy"
 if [[ " $WORKLOADS " == *" disk "* ]]; then
   STORAGE=1
-  PAIRS="a2 cpu io"
+  PAIRS="a2 cpu io busy"
 fi
 mkdir -p "$DIR" "$DIR/cube" "$DIR/disk" "$DIR/ranread" "$DIR/tpch"
 WORK=$(mktemp -d "$DIR/calibration.XXXXXX")
 export ENVBENCH_STORE="$WORK/results.db"
 CGROUP=""
+HOGS=()
 cleanup() {
+  [ "${#HOGS[@]}" -gt 0 ] && kill "${HOGS[@]}" 2>/dev/null
   [ -n "$CGROUP" ] && rmdir "$CGROUP" 2>/dev/null
   if [ "${KEEP:-0}" = 1 ]; then
     echo "calibration: the runs are kept in $ENVBENCH_STORE" >&2
@@ -137,6 +144,21 @@ iops() {
   jq -r --arg op "$2" '[.outcome.tests[] | select(.spec.operation == $op) | .mean_iops] | first // empty' "$1"
 }
 
+# Run the command beside a busy loop on every CPU: other work competing for the machine while it measures.
+beside_hog() {
+  local status=0
+  HOGS=()
+  for _ in $(seq 1 "$CPUS"); do
+    sh -c 'while :; do :; done' &
+    HOGS+=($!)
+  done
+  "$@" || status=$?
+  kill "${HOGS[@]}" 2>/dev/null
+  wait "${HOGS[@]}" 2>/dev/null || true
+  HOGS=()
+  return "$status"
+}
+
 # Join the cgroup, then run the command.
 in_cgroup() {
   sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "$@"
@@ -158,17 +180,22 @@ for round in $(seq 1 "$ROUNDS"); do
       run "r$round-io" in_cgroup
     done
   fi
+  for SUFFIX in $(seq -f "-%g" 1 "$RUNS"); do
+    run "r$round-busy" beside_hog
+  done
   for pair in $PAIRS; do
     "$ENVBENCH" compare "r$round-a" "r$round-$pair" --json >"$WORK/compare-$round-$pair.json"
   done
 done
 
-python3 - "$WORK" "$ROUNDS" "$WORKLOADS" "$PAIRS" "$RUNS" <<'PY'
+python3 - "$WORK" "$ROUNDS" "$WORKLOADS" "$PAIRS" "$RUNS" "$SMOKE" <<'PY'
 import json, os, sys
 work, rounds, workloads, pairs, runs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
+smoke = sys.argv[6] == "1"
 expected = {"cpu": {"cube", "tpch"}, "io": {"disk", "ranread"}}
-counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in ("a2", "cpu", "io")} for w in workloads}
-ratios = {w: {p: [] for p in ("a2", "cpu", "io")} for w in workloads}
+kinds = ("a2", "cpu", "io", "busy")
+counts = {w: {p: {"faster": 0, "slower": 0, "same": 0, "cannot_tell": 0} for p in kinds} for w in workloads}
+ratios = {w: {p: [] for p in kinds} for w in workloads}
 disturbed = {w: 0 for w in workloads}
 for r in range(1, rounds + 1):
     for pair in pairs:
@@ -179,7 +206,9 @@ for r in range(1, rounds + 1):
             w = verdict["workload"]
             if w not in counts:
                 continue
-            if pair == "a2" and flagged and verdict["decision"] in ("faster", "slower"):
+            if pair == "busy":
+                counts[w][pair][verdict["decision"]] += 1
+            elif pair == "a2" and flagged and verdict["decision"] in ("faster", "slower"):
                 disturbed[w] += 1
             else:
                 counts[w][pair][verdict["decision"]] += 1
@@ -191,18 +220,28 @@ def rate(hits, n):
 print(f"verdict calibration: {rounds} rounds, {rounds} A/A pairs and {rounds} A/B pairs of each kind per workload, "
       f"{runs} run(s) a side")
 print(f"{'workload':<10}{'false alarms (A/A)':>22}{'disturbed':>11}{'cannot tell':>13}{'detected, half CPUs':>22}"
-      f"{'detected, I/O / 2':>20}{'A/A speed factors':>26}")
+      f"{'detected, I/O / 2':>20}{'busy: slower':>15}{'busy: cannot tell':>19}{'busy: wrong':>13}"
+      f"{'A/A speed factors':>26}")
+wrong_total = 0
 for w in workloads:
     c = counts[w]
     alarms = c["a2"]["faster"] + c["a2"]["slower"]
-    cannot = sum(c[p]["cannot_tell"] for p in c)
+    cannot = sum(c[p]["cannot_tell"] for p in ("a2", "cpu", "io"))
     detected = {p: rate(c[p]["slower"], rounds if p in pairs else 0) + ("" if w in expected[p] or p not in pairs else " *")
                 for p in ("cpu", "io")}
+    busy = c["busy"]
+    wrong = busy["same"] + busy["faster"]
+    wrong_total += wrong
     spread = ratios[w]["a2"]
     span = f"{min(spread):.3f}..{max(spread):.3f}" if spread else "-"
     print(f"{w:<10}{rate(alarms, rounds):>22}{disturbed[w]:>11}{cannot:>13}{detected['cpu']:>22}{detected['io']:>20}"
-          f"{span:>26}")
+          f"{rate(busy['slower'], rounds):>15}{rate(busy['cannot_tell'], rounds):>19}{wrong:>13}{span:>26}")
 print("disturbed: A/A alarms whose verdict names a side the sampler found disturbed, counted apart from false alarms")
 print("* not a target: the change does not bind this workload (storage under half the CPUs, CPU work under an I/O "
       "throttle)")
+print("busy: beside a CPU hog on every CPU (a disturbed A/B pair): slower or cannot tell is right; wrong counts "
+      "'about the same' and 'faster'")
+if wrong_total and not smoke:
+    print(f"calibration: {wrong_total} disturbed A/B verdict(s) said about the same or faster", file=sys.stderr)
+    sys.exit(1)
 PY
