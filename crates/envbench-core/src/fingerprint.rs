@@ -56,6 +56,22 @@ pub struct CpuInfo {
     pub notable_flags: Vec<String>,
 }
 
+impl CpuInfo {
+    /// The SMT control in words: `on`, `off`, `forced off`, `not supported`, `not implemented` (the kernel writes the
+    /// last three run together).
+    pub fn smt_control_words(&self) -> Option<String> {
+        self.smt_control.as_deref().map(|control| {
+            match control {
+                "forceoff" => "forced off",
+                "notsupported" => "not supported",
+                "notimplemented" => "not implemented",
+                other => other,
+            }
+            .to_string()
+        })
+    }
+}
+
 /// One cache level as CPU 0 sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheInfo {

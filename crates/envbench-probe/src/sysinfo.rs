@@ -316,7 +316,7 @@ fn topology(fp: &Fingerprint) -> Option<String> {
 }
 
 fn smt(fp: &Fingerprint) -> Option<String> {
-    let control = fp.cpu.smt_control.clone()?;
+    let control = fp.cpu.smt_control_words()?;
     let active = match fp.cpu.smt_active {
         Some(true) => "active",
         Some(false) => "inactive",

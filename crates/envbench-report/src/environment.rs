@@ -177,9 +177,9 @@ fn describe(fp: &Fingerprint) -> Vec<(&'static str, String)> {
     .flatten()
     .collect::<Vec<_>>()
     .join(", ");
-    let smt = match (&cpu.smt_control, cpu.smt_active) {
+    let smt = match (cpu.smt_control_words(), cpu.smt_active) {
         (Some(control), Some(active)) => Some(format!("{control} ({})", if active { "active" } else { "inactive" })),
-        (Some(control), None) => Some(control.clone()),
+        (Some(control), None) => Some(control),
         (None, Some(active)) => Some(if active { "active" } else { "inactive" }.to_string()),
         (None, None) => cpu.threads_per_core.map(|t| format!("{t} threads per core")),
     };

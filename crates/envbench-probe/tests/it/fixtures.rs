@@ -122,6 +122,7 @@ fn virtio_disk_in_a_kvm_guest() {
     assert_eq!(fp.virtualization.hypervisor_source.as_deref(), Some("cpuid"));
     assert_eq!(fp.virtualization.container, None);
     assert_eq!(fp.cpu.smt_control.as_deref(), Some("notsupported"));
+    assert_eq!(fp.cpu.smt_control_words().as_deref(), Some("not supported"), "in words for people");
     assert_eq!(fp.cpu.smt_active, Some(false));
     assert_eq!(fp.cpu.notable_flags, vec!["hypervisor", "sse4_2", "avx2"]);
     assert_eq!(

@@ -537,3 +537,44 @@ fn a_priced_verdict_says_what_a_unit_of_work_costs_on_each_side() {
     let text = render(&comparison, Format::Text);
     assert!(text.contains("Per QphH@Size: 0.0005 on A and 0.00025 on B."), "{text}");
 }
+
+/// Runs are counted as the user made them: a suite run is one run of each of its workloads, so two suites of two
+/// workloads a side are "2 runs (4 workload runs)", never "4 runs", and a disturbed workload run makes its suite one
+/// disturbed run.
+#[test]
+fn runs_are_counted_as_the_user_made_them() {
+    let path = scratch("counting");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let (metal, vm) = (physical(), virtual_machine());
+    for (label, fingerprint, suites, speed) in [("metal", &metal, ["s1", "s2"], 1.0), ("vm", &vm, ["s3", "s4"], 0.5)] {
+        for (index, suite) in suites.iter().enumerate() {
+            for workload in ["cube", "tpch"] {
+                let request = RunRequest {
+                    workload: workload.into(),
+                    label: Some(label.into()),
+                    tags: [("suite".to_string(), suite.to_string())].into(),
+                    command_line: format!("envbench {workload}"),
+                    suite_id: None,
+                };
+                let uuid = store.begin_run(&request, fingerprint).unwrap();
+                let mut results =
+                    if workload == "cube" { common::cube_results(speed) } else { common::tpch_results(speed) };
+                // One workload run of vm's first suite was disturbed.
+                if label == "vm" && index == 0 && workload == "cube" {
+                    for result in &mut results {
+                        result.flags.push(envbench_core::sampler::DISTURBED_FLAG.into());
+                    }
+                }
+                store.add_results(&uuid, &results).unwrap();
+                store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+            }
+        }
+    }
+    let sides = resolve_sides(&store, &["metal".to_string(), "vm".to_string()]).unwrap();
+    let comparison = compare(&sides, &WORKLOADS);
+    let text = render(&comparison, Format::Text);
+    assert!(text.contains("metal — 2 runs (4 workload runs): "), "{text}");
+    assert!(text.contains("vm — 2 runs (4 workload runs): "), "{text}");
+    assert!(text.contains("B was disturbed in 1 of 2 runs (1 of 4 workload runs)"), "{text}");
+    assert!(!text.contains("4 runs"), "{text}");
+}

@@ -235,7 +235,7 @@ pub fn environment_summary(fp: &Fingerprint) -> String {
             None => format!("{threads} threads"),
         });
     }
-    if let Some(smt) = &fp.cpu.smt_control {
+    if let Some(smt) = fp.cpu.smt_control_words() {
         parts.push(format!("SMT {smt}"));
     }
     parts.push(fp.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));

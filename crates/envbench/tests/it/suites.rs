@@ -47,6 +47,13 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
             "{workload} missing:\n{stdout}"
         );
     }
+    // The README's sample is what `envbench run` prints: the scorecard's columns, and the report it writes.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let columns = |text: &str| {
+        text.lines().find(|l| l.starts_with("#  WORKLOAD")).map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(columns(&readme), columns(&stdout), "the README's scorecard:\n{stdout}");
+    assert!(stdout.contains("Report: envbench-report.html") && readme.contains("Report: envbench-report.html"));
     let report = std::fs::read_to_string(dir.join("envbench-report.html")).unwrap();
     assert!(report.contains("<svg"));
     let cards = report.find("id=\"scorecard\"").expect("a suite's report opens with its scorecard");
