@@ -68,8 +68,8 @@ pub struct DiskArgs {
     #[arg(long)]
     pub buffered: bool,
     /// I/O engine: auto (io_uring where allowed), io_uring, or threadpool.
-    #[arg(long, default_value = "auto")]
-    pub engine: String,
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(EngineChoice))]
+    pub engine: EngineChoice,
     /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
     #[arg(long, value_name = "MODE")]
     pub write_sync: Option<String>,
@@ -401,7 +401,7 @@ fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, Wor
         size_given: size.is_some(),
         size_note,
         precondition: args.precondition,
-        engine: args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?,
+        engine: args.engine,
         seed: 0x5eed_5eed,
     })
 }
@@ -456,7 +456,7 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
     }
     options.warmup = !args.no_warmup;
     options.direct = !args.buffered;
-    options.engine = args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?;
+    options.engine = args.engine;
     options.cross_check_fio = match args.cross_check.as_deref() {
         None => false,
         Some("fio") => true,

@@ -424,7 +424,7 @@ pub enum RoutinesPlan {
 impl RoutinesPlan {
     /// The plan of a run of `profile` on `dialect` in `mode`, holding the tables alone or not.
     pub fn of(profile: Profile, dialect: Dialect, mode: Mode, exclusive: bool) -> RoutinesPlan {
-        if profile != Profile::Tpcc || dialect == Dialect::Sqlite {
+        if profile != Profile::Tpcc || !dialect.ops().stored_routines {
             RoutinesPlan::Leave
         } else if exclusive {
             RoutinesPlan::Install

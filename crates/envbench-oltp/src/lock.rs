@@ -7,7 +7,7 @@
 
 use crate::{OltpError, Profile};
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
-use envbench_sql::{DatabaseUrl, Dialect, Namespace, ServerLock, ServerLockError, ServerLockMode};
+use envbench_sql::{DatabaseUrl, Namespace, ServerLock, ServerLockError, ServerLockMode};
 use std::path::Path;
 
 /// The lock file beside the SQLite database in `--dir`.
@@ -38,7 +38,7 @@ impl TablesLock {
         workload: &str,
     ) -> Result<TablesLock, OltpError> {
         let what = format!("the oltp {} tables", profile.name());
-        let held = if url.dialect() == Dialect::Sqlite {
+        let held = if url.dialect().ops().embedded {
             let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
             let command = envbench_io::lock::this_command_line();
             match FileLock::take(&dir.join(LOCK_FILE), mode, &command) {

@@ -108,7 +108,7 @@ fn version(routine: &Routine) -> Option<u32> {
 
 /// The kind of routine envbench makes in `dialect`: a function on PostgreSQL, a procedure on MariaDB/MySQL.
 fn expected_kind(dialect: Dialect) -> &'static str {
-    if dialect == Dialect::Postgres { "function" } else { "procedure" }
+    dialect.ops().routine_word
 }
 
 /// The routines of envbench's names in `namespace` (none on SQLite).
@@ -174,7 +174,7 @@ pub fn definitions(namespace: &Namespace) -> Vec<(&'static str, String)> {
             let body: String =
                 body.lines().skip_while(|l| l.starts_with("--")).map(|l| format!("{l}\n")).collect::<String>();
             let mut body = body.trim_end().to_string();
-            if dialect == Dialect::MySql {
+            if !dialect.ops().routine_ends_with_semicolon {
                 body = body.trim_end_matches(';').to_string();
             }
             for (key, value) in &names {
@@ -194,7 +194,7 @@ pub fn install(connection: &mut dyn Connection, namespace: &Namespace) -> Result
         RoutinesState::Newer(version) => return Err(newer_error(namespace, version)),
         RoutinesState::Current | RoutinesState::Missing => {}
     }
-    let transactional = namespace.dialect() == Dialect::Postgres;
+    let transactional = namespace.dialect().ops().transactional_ddl;
     if transactional {
         connection.begin()?;
     }
@@ -263,7 +263,11 @@ impl Calls {
                 _ => format!("CALL {}({marks})", namespace.qualify(name)),
             }
         };
-        let new_order_arguments = if dialect == Dialect::Postgres { 6 } else { 4 };
+        // The signatures of the routine files: PostgreSQL's new-order function returns its figures as OUT arguments.
+        let new_order_arguments = match dialect {
+            Dialect::Postgres => 6,
+            Dialect::MySql | Dialect::Sqlite => 4,
+        };
         Calls {
             dialect,
             new_order: call(NAMES[0], new_order_arguments),
@@ -277,7 +281,7 @@ impl Calls {
     /// After a failed call: PostgreSQL's call was its own transaction, which the error ended; a MySQL procedure
     /// rolled its own back, but a lost statement may leave one open, so it is rolled back here too.
     pub fn end_after_error(&self, connection: &mut dyn Connection) {
-        if self.dialect == Dialect::MySql {
+        if self.dialect.ops().rollback_after_failed_call {
             let _ = connection.rollback();
         }
     }
@@ -405,7 +409,7 @@ mod tests {
                 assert!(body.contains(&namespace.qualify(name)), "{name} is created qualified");
                 assert!(body.contains(&comment()), "{name} carries the comment");
                 assert!(!body.contains(" tpcc_"), "{name}: every table is qualified");
-                if dialect == Dialect::MySql {
+                if !dialect.ops().routine_ends_with_semicolon {
                     assert!(!body.ends_with(';'), "{name}: a MySQL statement ends without a semicolon");
                 }
             }

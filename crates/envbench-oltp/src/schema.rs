@@ -559,7 +559,7 @@ pub fn drop_profile(
             if found.has_table(table.name) {
                 connection.batch(&format!("DROP TABLE {}", namespace.qualify(table.name)))?;
                 outcome.dropped.push(table.name.to_string());
-                if table.name == PARTITIONED_TABLE && namespace.dialect() == Dialect::Postgres {
+                if table.name == PARTITIONED_TABLE && namespace.dialect().ops().partitions_are_tables {
                     outcome.dropped.extend(found.partitions.iter().cloned());
                 }
             }

@@ -108,7 +108,7 @@ pub fn delta(before: &Counters, after: &Counters) -> Counters {
 /// `type:event` was seen (PostgreSQL only; empty elsewhere).
 pub fn sample_wait_events(connection: &mut dyn Connection, stop: &AtomicBool) -> BTreeMap<String, u64> {
     let mut seen = BTreeMap::new();
-    if connection.dialect() != Dialect::Postgres {
+    if !connection.dialect().ops().wait_events {
         return seen;
     }
     while !stop.load(Ordering::SeqCst) {

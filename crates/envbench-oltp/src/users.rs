@@ -18,7 +18,7 @@ use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
 use envbench_io::LatencyHistogram;
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
+use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -289,8 +289,8 @@ struct Window {
 /// Settings of a user's session: SQLite in WAL with every commit synced (`synchronous=FULL`), so the storage's sync
 /// latency shows as it does for a durable database.
 pub fn session_settings(connection: &mut dyn Connection) -> Result<(), DbError> {
-    if connection.dialect() == Dialect::Sqlite {
-        connection.batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")?;
+    if let Some(settings) = connection.dialect().ops().durable_session {
+        connection.batch(settings)?;
     }
     Ok(())
 }
@@ -637,7 +637,7 @@ fn coordinate<'scope>(
     }
     let before = (new_orders(monitor, settings)?, telemetry::snapshot(monitor)?, process_cpu_seconds(), Instant::now());
     observer.step_started(name);
-    let sampler = (shared.url.dialect() == Dialect::Postgres).then(|| {
+    let sampler = shared.url.dialect().ops().wait_events.then(|| {
         let (url, namespace, stop) = (shared.url, &settings.namespace, &shared.sampler_stop);
         scope.spawn(move || match namespace.connect(url, "envbench-oltp monitor") {
             Ok(mut connection) => telemetry::sample_wait_events(connection.as_mut(), stop),

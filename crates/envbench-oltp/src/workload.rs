@@ -454,7 +454,7 @@ fn plan_run(
             args.mode
         ))
     })?;
-    if mode == Mode::Procedures && url.dialect() == Dialect::Sqlite {
+    if mode == Mode::Procedures && !url.dialect().ops().stored_routines {
         return Err(usage(
             "--mode procedures runs each transaction as a stored routine, and SQLite has none: use --mode client \
              with SQLite, or a --target postgres://... or mysql://... URL",
@@ -467,7 +467,7 @@ fn plan_run(
         ));
     }
     let shape = Shape::of(scale, args.partition);
-    if args.partition && (profile != Profile::Tpcc || url.dialect() == Dialect::Sqlite) {
+    if args.partition && (profile != Profile::Tpcc || !url.dialect().ops().partitions) {
         return Err(usage(
             "--partition splits TPC-C's tpcc_order_line by warehouse on a server: use it with --profile tpcc and a \
              --target postgres://... or mysql://... URL (SQLite has no partitions)",
@@ -475,9 +475,7 @@ fn plan_run(
     }
     let pgbench = match args.cross_check.as_deref() {
         None => None,
-        Some("pgbench") if profile == Profile::Tpcb && url.dialect() == Dialect::Postgres => {
-            Some(crosscheck::find_pgbench()?)
-        }
+        Some("pgbench") if profile == Profile::Tpcb && url.dialect().ops().pgbench => Some(crosscheck::find_pgbench()?),
         Some("pgbench") => {
             return Err(usage(
                 "--cross-check pgbench runs pgbench's TPC-B-like transaction against PostgreSQL: add --profile tpcb \
@@ -563,7 +561,7 @@ fn plan_run(
             (None, _) => false,
         };
         let routines_missing = match connection.as_mut() {
-            Some(connection) if profile == Profile::Tpcc && run.url.dialect() != Dialect::Sqlite => {
+            Some(connection) if profile == Profile::Tpcc && run.url.dialect().ops().stored_routines => {
                 match routines::state(connection.as_mut(), &run.namespace)? {
                     RoutinesState::Newer(version) => return Err(routines::newer_error(&run.namespace, version)),
                     RoutinesState::Current => false,
@@ -578,7 +576,7 @@ fn plan_run(
         if exclusive {
             check_space(&run.watched, &run.url, profile, scale)?;
             if let Some(connection) = connection.as_mut()
-                && run.url.dialect() == Dialect::Postgres
+                && run.url.dialect().ops().schema_create_privilege
             {
                 check_create_privilege(connection.as_mut(), &run.url, &run.namespace)?;
             }
@@ -610,7 +608,7 @@ fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
             usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
         })?,
     };
-    if args.schema.is_some() && url.dialect() == Dialect::Sqlite {
+    if args.schema.is_some() && !url.dialect().ops().named_namespaces {
         return Err(usage(
             "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
              --target sqlite, whose tables are in --dir",
@@ -625,7 +623,7 @@ fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
 /// exist yet is not created here (no connection): nothing is made before the run.
 fn reach(args: &OltpArgs, url: &DatabaseUrl) -> Result<(Option<Box<dyn Connection>>, Namespace), WorkloadError> {
     let sqlite_file = args.dir.join(SQLITE_FILE);
-    let mut connection: Option<Box<dyn Connection>> = if url.dialect() == Dialect::Sqlite && !sqlite_file.exists() {
+    let mut connection: Option<Box<dyn Connection>> = if url.dialect().ops().embedded && !sqlite_file.exists() {
         None
     } else {
         Some(url.connect("envbench-oltp plan").map_err(OltpError::from)?)
@@ -668,7 +666,7 @@ pub fn drop_tables(args: &OltpArgs, companion: Option<&dyn Companion>) -> Result
     if !dropped.left.is_empty() {
         answer.push_str(&format!("\nleft alone, as envbench did not make them: {}", dropped.left.join(", ")));
     }
-    if url.dialect() == Dialect::Sqlite {
+    if url.dialect().ops().embedded {
         let left = connection.query("SELECT COUNT(*) FROM sqlite_master", &[]).map_err(OltpError::from)?;
         let empty = left.first().map(|r| r.int(0)).transpose().map_err(OltpError::from)? == Some(0);
         drop(connection);
@@ -711,7 +709,7 @@ fn check_create_privilege(
 
 /// Refuse a scale that cannot fit in the free space of the directory the data goes to (when it is known).
 fn check_space(dir: &Path, url: &DatabaseUrl, profile: Profile, scale: i64) -> Result<(), OltpError> {
-    if url.dialect() != Dialect::Sqlite && !url.is_local() {
+    if !url.dialect().ops().embedded && !url.is_local() {
         return Ok(());
     }
     let Ok(Some(free)) = envbench_io::testfile::available_bytes(dir) else {
@@ -1011,7 +1009,7 @@ impl OltpRun {
                 envbench_core::text::plural(load.loaders)
             )
         });
-        if self.url.dialect() == Dialect::Sqlite && self.users != UsersPlan::List(vec![1]) {
+        if self.url.dialect().ops().single_writer && self.users != UsersPlan::List(vec![1]) {
             progress.line(
                 "SQLite serializes writers: one transaction writes at a time, the others wait for the lock (the \
                  figures show how this storage syncs commits, not how a server scales)",

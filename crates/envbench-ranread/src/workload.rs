@@ -134,8 +134,8 @@ pub struct RanreadArgs {
     #[arg(long)]
     pub buffered: bool,
     /// I/O engine: auto, io_uring or threadpool.
-    #[arg(long, default_value = "auto")]
-    pub engine: String,
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(EngineChoice))]
+    pub engine: EngineChoice,
 }
 
 /// The database random-read scaling test.
@@ -423,7 +423,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         }
         None => None,
     };
-    let engine = args.engine.parse::<EngineChoice>().map_err(|e| usage(format!("--engine: {e}")))?;
+    let engine = args.engine;
     match &args.db {
         Some(url) => crate::database::check_url(url)?,
         None => {

@@ -158,7 +158,119 @@ pub enum Dialect {
     MySql,
 }
 
+/// What differs between the databases envbench speaks to, one row per dialect ([`Dialect::ops`]), as fio's
+/// `ioengine_ops`: the workloads read a capability here instead of asking which dialect they have, so a new database
+/// is a new row, and no `==` on a dialect outside this crate quietly takes the wrong branch for it (a test refuses
+/// one).
+#[derive(Debug)]
+pub struct DialectOps {
+    /// The database is a file this process opens (SQLite), not a server reached over a connection.
+    pub embedded: bool,
+    /// The user may name the namespace the tables go in (`--schema`).
+    pub named_namespaces: bool,
+    /// What that namespace is called: `schema` (PostgreSQL), `database` (MariaDB/MySQL).
+    pub namespace_word: &'static str,
+    /// One transaction writes at a time; concurrent writers queue on the database's lock.
+    pub single_writer: bool,
+    /// Statements a session runs first so that commits are durable and readers do not block the writer, where the
+    /// defaults are not (SQLite: the write-ahead log and full syncs).
+    pub durable_session: Option<&'static str>,
+    /// `COMMENT ON TABLE`: a marker table can say whose it is in the catalog.
+    pub table_comments: bool,
+    /// Creating tables in a schema needs a privilege that a fresh database does not grant everyone (PostgreSQL 15's
+    /// `public`), checked before a load starts.
+    pub schema_create_privilege: bool,
+    /// Range partitions of a table.
+    pub partitions: bool,
+    /// A partition is a table of its own in the catalog (PostgreSQL), dropped and listed by name.
+    pub partitions_are_tables: bool,
+    /// Stored routines can be created and called.
+    pub stored_routines: bool,
+    /// What a stored routine is called: `function` (PostgreSQL), `procedure` (MariaDB/MySQL).
+    pub routine_word: &'static str,
+    /// A routine's definition, sent as one statement, may end in `;` (MySQL's may not).
+    pub routine_ends_with_semicolon: bool,
+    /// Definitions run inside a transaction, so routines are replaced all at once or not at all.
+    pub transactional_ddl: bool,
+    /// A failed routine call may leave a transaction open, which the caller rolls back (MySQL); PostgreSQL's call
+    /// was its own transaction, which the error ended.
+    pub rollback_after_failed_call: bool,
+    /// Per-session wait events the server reports while a run measures (PostgreSQL's `pg_stat_activity`).
+    pub wait_events: bool,
+    /// The server's own TPC-B client runs against it as a cross-check (`pgbench`).
+    pub pgbench: bool,
+}
+
+/// SQLite: an embedded file, one writer at a time.
+static SQLITE_OPS: DialectOps = DialectOps {
+    embedded: true,
+    named_namespaces: false,
+    namespace_word: "schema",
+    single_writer: true,
+    durable_session: Some("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL"),
+    table_comments: false,
+    schema_create_privilege: false,
+    partitions: false,
+    partitions_are_tables: false,
+    stored_routines: false,
+    routine_word: "procedure",
+    routine_ends_with_semicolon: true,
+    transactional_ddl: true,
+    rollback_after_failed_call: false,
+    wait_events: false,
+    pgbench: false,
+};
+
+/// PostgreSQL.
+static POSTGRES_OPS: DialectOps = DialectOps {
+    embedded: false,
+    named_namespaces: true,
+    namespace_word: "schema",
+    single_writer: false,
+    durable_session: None,
+    table_comments: true,
+    schema_create_privilege: true,
+    partitions: true,
+    partitions_are_tables: true,
+    stored_routines: true,
+    routine_word: "function",
+    routine_ends_with_semicolon: true,
+    transactional_ddl: true,
+    rollback_after_failed_call: false,
+    wait_events: true,
+    pgbench: true,
+};
+
+/// MariaDB and MySQL.
+static MYSQL_OPS: DialectOps = DialectOps {
+    embedded: false,
+    named_namespaces: true,
+    namespace_word: "database",
+    single_writer: false,
+    durable_session: None,
+    table_comments: false,
+    schema_create_privilege: false,
+    partitions: true,
+    partitions_are_tables: false,
+    stored_routines: true,
+    routine_word: "procedure",
+    routine_ends_with_semicolon: false,
+    transactional_ddl: false,
+    rollback_after_failed_call: true,
+    wait_events: false,
+    pgbench: false,
+};
+
 impl Dialect {
+    /// What differs for this dialect: its row of the table.
+    pub fn ops(self) -> &'static DialectOps {
+        match self {
+            Dialect::Sqlite => &SQLITE_OPS,
+            Dialect::Postgres => &POSTGRES_OPS,
+            Dialect::MySql => &MYSQL_OPS,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Dialect::Sqlite => "sqlite",
@@ -519,6 +631,46 @@ pub fn numbered_placeholders(sql: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// What differs between databases lives in [`super::DialectOps`]: no source outside this crate asks whether a
+    /// dialect equals another (a `match` is fine: the compiler finds its missing arm for a new dialect; an `==` takes
+    /// the wrong branch quietly). Issue #56.
+    #[test]
+    fn no_dialect_is_compared_outside_this_crate() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut found = Vec::new();
+        let mut folders = vec![crates.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                if path.is_dir() {
+                    let own = path == crates.join("envbench-sql");
+                    if !own && !name.starts_with('.') && name != "fixtures" {
+                        folders.push(path);
+                    }
+                } else if name.ends_with(".rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for (number, line) in text.lines().enumerate() {
+                        let compact: String = line.split_whitespace().collect();
+                        if compact.contains("==Dialect::")
+                            || compact.contains("!=Dialect::")
+                            || ["Dialect::Sqlite", "Dialect::Postgres", "Dialect::MySql"]
+                                .iter()
+                                .any(|d| compact.contains(&format!("{d}==")) || compact.contains(&format!("{d}!=")))
+                        {
+                            found.push(format!("{}:{}: {}", path.display(), number + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "read a capability of Dialect::ops() instead of comparing dialects:\n{}",
+            found.join("\n")
+        );
+    }
+
     use super::*;
 
     #[test]

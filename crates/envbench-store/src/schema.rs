@@ -409,8 +409,9 @@ pub(crate) fn migration(dialect: Dialect, version: i64) -> String {
     let mut sql = String::new();
     match version {
         1 => {
-            if dialect == Dialect::Postgres {
-                sql.push_str(POSTGRES_MARKER_1);
+            match dialect {
+                Dialect::Postgres => sql.push_str(POSTGRES_MARKER_1),
+                Dialect::Sqlite => {}
             }
             sql.push_str(&dialect.fill(TABLES_1));
             let refused: Vec<String> = std::iter::once("OLD.status <> 'running'".to_string())

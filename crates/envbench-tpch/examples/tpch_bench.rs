@@ -20,7 +20,7 @@ use envbench_core::stats::Summary;
 use envbench_tpch::data::{GenerationOptions, ensure_data};
 use envbench_tpch::params::{PERMUTATIONS, QueryParameters};
 use envbench_tpch::queries::render;
-use envbench_tpch::target::{DataFusionTarget, LoadInfo};
+use envbench_tpch::targets::{DataFusionTarget, LoadInfo};
 use envbench_tpch::{RunOptions, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

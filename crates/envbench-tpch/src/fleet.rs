@@ -6,7 +6,7 @@
 
 use crate::results::{Phase, StreamOutcome};
 use crate::run::{self, RunOptions, check_options};
-use crate::target::{LoadInfo, TargetSpec};
+use crate::targets::{LoadInfo, TargetSpec};
 use crate::workload::{TpchArgs, TpchMeasured, TpchRun, plan, prepare};
 use crate::{QueryEvent, format_scale_factor};
 use clap::FromArgMatches;

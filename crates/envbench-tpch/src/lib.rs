@@ -13,7 +13,7 @@
 //! its own, after a check of the free space they need; and it holds a lock on its data for the whole run (a file lock
 //! beside the Parquet files, a server lock on the tables), so two runs never rebuild the same data under each other.
 //!
-//! Targets are opened from what the user wrote by one factory, [`target::open`]; the `tpch` workload the driver
+//! Targets are opened from what the user wrote by one factory, [`targets::open`]; the `tpch` workload the driver
 //! registers is [`TPCH`] (command line, `--cold` with the workspace's one page-cache dropper, tables). It does not
 //! print, probe the operating system or store results: the driver does, the OS sampler learns about the steps through
 //! [`envbench_core::sampler::StepObserver`], and results leave as [`envbench_core::ResultRecord`]s. The metrics are derived from TPC-H and are not comparable with audited TPC
@@ -27,14 +27,14 @@ pub mod reference;
 pub mod refresh;
 pub mod results;
 pub mod run;
-pub mod target;
+pub mod targets;
 pub mod workload;
 
 pub use data::{DataSet, GenerationOptions, GenerationProgress, TableName};
 pub use params::{QueryOrder, QueryParameters};
 pub use results::{TpchOutcome, WORKLOAD, WORKLOAD_VERSION};
 pub use run::{QueryEvent, RunOptions, default_users, run};
-pub use target::{QueryAnswer, QueryFailure, Session, Target, TargetKind, TargetSpec};
+pub use targets::{QueryAnswer, QueryFailure, Session, Target, TargetKind, TargetSpec};
 pub use workload::TPCH;
 
 use std::path::PathBuf;

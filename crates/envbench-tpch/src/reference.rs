@@ -5,7 +5,7 @@
 //! match when equal after trimming (CHAR columns come back padded from some servers). Rows are compared in order,
 //! which every query fixes with its ORDER BY.
 
-use crate::target::QueryAnswer;
+use crate::targets::QueryAnswer;
 
 /// Why two answers differ.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! failure with its error, and the data/load facts; and its translation into the core result model.
 
 use crate::params::{OrderSource, QueryOrder, QueryParameters};
-use crate::target::{LoadInfo, QueryFailure, TargetKind};
+use crate::targets::{LoadInfo, QueryFailure, TargetKind};
 use envbench_core::{Direction, ResultRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -14,7 +14,7 @@ pub const WORKLOAD: &str = "tpch";
 /// and Q17, Q18 and Q20 decorrelated; see [`crate::queries`]; 4: LZ4_RAW Parquet instead of Snappy, which DataFusion
 /// reads about a fifth faster; 5: Q2's correlated minimum is a window over the outer query's rows, which halves
 /// DataFusion's Q2 at SF 10; 6: DataFusion's workers read their own column chunks and malloc keeps large blocks,
-/// which made its power test about a fifth faster, see `target::local_files`).
+/// which made its power test about a fifth faster, see `targets::local_files`).
 pub const WORKLOAD_VERSION: u32 = 6;
 /// What every record of a tpch run is of.
 pub const SOURCE: envbench_core::RecordSource =

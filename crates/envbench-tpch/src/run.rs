@@ -9,7 +9,7 @@ use crate::results::{
     DERIVED_NOTE, ExecutionStatus, FailureReport, Metrics, Phase, QueryExecution, RefreshExecution, StreamOutcome,
     TpchOutcome,
 };
-use crate::target::{LoadInfo, QueryFailure, Session, Target};
+use crate::targets::{LoadInfo, QueryFailure, Session, Target};
 use envbench_core::sampler::StepObserver;
 use envbench_core::stats::geometric_mean;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -501,7 +501,7 @@ fn metrics(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::{LoadProgress, QueryAnswer, TargetKind};
+    use crate::targets::{LoadProgress, QueryAnswer, TargetKind};
     use envbench_core::sampler::NoSteps;
     use std::sync::Mutex;
 

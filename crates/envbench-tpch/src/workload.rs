@@ -6,7 +6,7 @@ use crate::results::{
     ExecutionStatus, GEOMEAN_METRIC, GEOMEAN_TEST, Phase, QPHH_METRIC, QPHH_TEST, StreamOutcome, THREADS_KEY,
     ThreadPoint,
 };
-use crate::target::{LoadInfo, LoadProgress, OpenOptions, TargetSpec};
+use crate::targets::{LoadInfo, LoadProgress, OpenOptions, TargetSpec};
 use crate::{QueryEvent, RunOptions, Target, TpchError, TpchOutcome, WORKLOAD, WORKLOAD_VERSION, format_scale_factor};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::{ResultRecord, StoredRun};
@@ -319,7 +319,7 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     // A server is reached here, before anything is stored: a wrong URL or a stopped server is the user's to fix.
     // A sweep generates with every CPU, then runs at each count.
     let threads = if sweep.is_empty() { thread_counts.first().copied() } else { None };
-    let target = crate::target::open(
+    let target = crate::targets::open(
         &spec,
         &OpenOptions { data_dir: data_parent.join(DATA_DIR), schema: args.schema.clone(), threads },
     )?;

@@ -40,7 +40,7 @@ pub enum Command {
     /// Take part in a fleet run on this host: `ENVBENCH_STORE=postgres://... envbench agent --fleet ID --name NAME`
     /// (what `envbench fleet` runs over ssh, and what Ansible, a Kubernetes job or Slurm run for --transport
     /// external).
-    Agent(crate::commands::fleet::AgentArgs),
+    Agent(crate::commands::AgentArgs),
 }
 
 /// The whole command line: the commands above and every registered workload, in the order `run`, the workloads,

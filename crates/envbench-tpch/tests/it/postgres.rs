@@ -12,7 +12,7 @@ use envbench_tpch::params::{QueryParameters, SeededRandom};
 use envbench_tpch::queries::render;
 use envbench_tpch::reference::compare_rows;
 use envbench_tpch::results::ExecutionStatus;
-use envbench_tpch::target::{DataFusionTarget, ServerOptions, ServerTarget};
+use envbench_tpch::targets::{DataFusionTarget, ServerOptions, ServerTarget};
 use envbench_tpch::{QueryFailure, RunOptions, Session, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

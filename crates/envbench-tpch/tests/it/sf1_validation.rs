@@ -4,7 +4,7 @@
 use envbench_core::sampler::NoSteps;
 use envbench_tpch::data::{GenerationOptions, TableName, ensure_data};
 use envbench_tpch::results::ExecutionStatus;
-use envbench_tpch::target::DataFusionTarget;
+use envbench_tpch::targets::DataFusionTarget;
 use envbench_tpch::{RunOptions, Target, run};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

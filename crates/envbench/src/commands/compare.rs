@@ -48,7 +48,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
         }
         _ => {
             let mut text = envbench_report::render(&comparison, format);
-            text.push_str(&sides::standings_text(&standings, format == Format::Markdown));
+            text.push_str(&super::standings::standings_text(&standings, format == Format::Markdown));
             print(&text);
         }
     }

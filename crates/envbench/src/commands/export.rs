@@ -70,13 +70,13 @@ pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<Exit
         (_, None) => None,
     };
     let store = store(location, false)?;
-    let filter = super::results::selected(&args.selection)?;
+    let filter = super::selection::selected(&args.selection)?;
     let filtered = filter.workload.is_some() || filter.label.is_some() || !filter.tags.is_empty();
     let uuids: Vec<String> = if args.runs.is_empty() && !filtered && tracker {
         latest_suite(&store.list_runs(&RunFilter::default())?)
     } else {
         // Oldest first.
-        super::results::runs_of(store.as_ref(), &args.runs, &filter)?.into_iter().rev().map(|r| r.uuid).collect()
+        super::selection::runs_of(store.as_ref(), &args.runs, &filter)?.into_iter().rev().map(|r| r.uuid).collect()
     };
     let runs: Vec<StoredRun> = uuids.iter().map(|u| store.load_run(u)).collect::<Result<_, _>>()?;
     let results = runs.iter().map(|r| r.results.len()).sum();

@@ -1,15 +1,13 @@
-//! `envbench fleet` (a workload on many hosts at once, merged into one result) and `envbench agent` (one host's
-//! part of a fleet): both parse what they must, then hand their planned run to the one driver.
+//! `envbench fleet`: a workload on many hosts at once, merged into one result. It parses what it must, then hands its
+//! planned run to the one driver; each host's part is `envbench agent` ([`super::agent`]).
 
-use crate::driver::{self, CommonArgs};
+use crate::driver;
 use crate::registry::WORKLOADS;
 use clap::{Args, FromArgMatches};
-use envbench_core::fleet::AgentPlace;
 use envbench_core::model::redact_secrets;
 use envbench_core::workload::Workload;
-use envbench_fleet::board::{Failure, Finished, kind};
 use envbench_fleet::coordinator::STORE_VARIABLE;
-use envbench_fleet::{AgentRun, Board, CoordinatorRun, FleetSpec, SshOptions, Transport};
+use envbench_fleet::{CoordinatorRun, FleetSpec, SshOptions, Transport};
 use envbench_store::StoreLocation;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,17 +47,6 @@ pub struct FleetArgs {
     /// How long agents may take to start and prepare (create their files), e.g. 10m.
     #[arg(long, default_value = "10m", value_name = "DURATION")]
     pub prepare_timeout: envbench_core::DurationArg,
-}
-
-/// The options of `envbench agent`.
-#[derive(Args, Debug)]
-pub struct AgentArgs {
-    /// The fleet to join: the id `envbench fleet` printed.
-    #[arg(long)]
-    pub fleet: String,
-    /// This agent's name in the fleet (as the coordinator listed it: local-1, agent-1, or the host given).
-    #[arg(long)]
-    pub name: String,
 }
 
 /// The `fleet` command: its options, then one subcommand per workload that runs on a fleet, with that workload's
@@ -267,73 +254,6 @@ fn words_after_subcommands(root: &clap::Command, words: &[String], path: &[&str]
         commands.push(commands.last()?.find_subcommand(name)?);
     }
     Some(words[index..].to_vec())
-}
-
-/// `envbench agent --fleet ID --name NAME`.
-pub fn agent(store: &StoreLocation, args: AgentArgs) -> anyhow::Result<ExitCode> {
-    // A fleet's id is the UUID its coordinator printed: anything else cannot be one, so no waiting for it to appear.
-    if uuid::Uuid::parse_str(&args.fleet).is_err() {
-        return Err(crate::usage(format!(
-            "--fleet '{}' is not a fleet id; give the id `envbench fleet` printed (a UUID)",
-            envbench_core::text::printable(&args.fleet)
-        )));
-    }
-    envbench_core::text::check_name("--name", &args.name).map_err(crate::usage)?;
-    let mut board = Board::open(store, &args.fleet, &args.name)?;
-    let spec = envbench_fleet::join(&mut board)?;
-    if !spec.agents.contains(&args.name) {
-        return Err(crate::usage(format!(
-            "fleet {} has no agent named {}; its agents are {}",
-            args.fleet,
-            args.name,
-            spec.agents.join(", ")
-        )));
-    }
-    let launched = take_part(store, &args, &spec, board);
-    let mut board = Board::open(store, &args.fleet, &args.name)?;
-    match launched {
-        Ok(launched) => {
-            board.post(kind::FINISHED, &Finished { run: launched.run })?;
-            Ok(launched.exit)
-        }
-        Err(error) => {
-            let _ = board.post(kind::FAILED, &Failure { error: crate::output::error_text(&error) });
-            Err(error)
-        }
-    }
-}
-
-/// Plan this agent's part from the fleet's description and run it through the driver.
-fn take_part(
-    store: &StoreLocation,
-    args: &AgentArgs,
-    spec: &FleetSpec,
-    board: Board,
-) -> anyhow::Result<driver::Launched> {
-    let workload = WORKLOADS
-        .find(&spec.workload)
-        .filter(|w| w.fleet().is_some())
-        .ok_or_else(|| crate::usage(format!("this envbench cannot run {} on a fleet", spec.workload)))?;
-    let side = workload.fleet().expect("filtered");
-    let matches = driver::command(workload)
-        .try_get_matches_from(std::iter::once(workload.name().to_string()).chain(spec.arguments.iter().cloned()))
-        .map_err(|e| crate::usage(format!("the fleet's {} options: {e}", workload.name())))?;
-    let common = driver::common_args(workload, &matches)?;
-    let place = AgentPlace {
-        name: args.name.clone(),
-        subdirectory: format!(
-            "envbench-fleet-{}-{}",
-            &args.fleet[..args.fleet.len().min(8)],
-            args.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>()
-        ),
-    };
-    let work = side.agent(&matches, &place)?;
-    let mut request = driver::run_request(workload.name(), &CommonArgs { label: None, ..common.clone() })?;
-    request.label = spec.label.as_ref().map(|label| format!("{label}/{}", args.name));
-    request.tags = spec.tags.clone();
-    request.tags.insert("fleet_agent".into(), args.name.clone());
-    let planned = AgentRun { name: args.name.clone(), board, work };
-    driver::run_planned(workload.name(), Box::new(planned), &common, request, store)
 }
 
 #[cfg(test)]

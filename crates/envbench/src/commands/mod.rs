@@ -1,14 +1,19 @@
 //! One module per command that is not a workload (workloads run through [`crate::driver`]); this one dispatches.
 
+mod agent;
 mod compare;
 mod export;
 mod push;
 
+pub use agent::AgentArgs;
 pub use export::EXPORT_COLUMNS;
 pub mod fleet;
 mod results;
 mod run;
+mod selection;
 mod sides;
+mod standings;
+mod tokens;
 mod tracker_export;
 
 use crate::cli::{Cli, Command};
@@ -51,7 +56,7 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
         Command::Report(args) => compare::report(store, args),
         Command::Serve(args) => compare::serve(store, args),
         Command::Push(args) => push::push(store, args),
-        Command::Agent(args) => fleet::agent(store, args),
+        Command::Agent(args) => agent::agent(store, args),
     }
 }
 

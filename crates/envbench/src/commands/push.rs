@@ -82,8 +82,8 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
 /// The runs to push, oldest first: those the sides name (as `compare` takes them) that match the filters, or every
 /// ended run that matches the filters when no side is given.
 fn chosen_runs(from: &dyn ResultStore, args: &PushArgs) -> anyhow::Result<Vec<String>> {
-    let filter = super::results::selected(&args.selection)?;
-    let runs = super::results::runs_of(from, &args.runs, &filter)?;
+    let filter = super::selection::selected(&args.selection)?;
+    let runs = super::selection::runs_of(from, &args.runs, &filter)?;
     Ok(runs
         .into_iter()
         .rev()

@@ -1,13 +1,13 @@
-//! `envbench results list|show|export` (`export` in its own module).
+//! `envbench results list|show|suites|environments` (`export`, `token` and the run selection in modules of their own).
 
-use crate::cli::{GroupArgs, ListArgs, ResultsAction, ResultsArgs, RunSelection, ShowArgs, TokenAction, TokenArgs};
+use super::selection::{runs_of, selected};
+use crate::cli::{GroupArgs, ListArgs, ResultsAction, ResultsArgs, ShowArgs};
 use crate::commands::store;
-use crate::driver::parse_tags;
 use crate::output::{print, println};
 use envbench_core::model::redact_secrets;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading, number, printable};
-use envbench_store::{ResultStore, RunFilter, StoreLocation};
+use envbench_store::{RunFilter, StoreLocation};
 use std::process::ExitCode;
 
 pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCode> {
@@ -17,62 +17,8 @@ pub fn run(location: &StoreLocation, args: ResultsArgs) -> anyhow::Result<ExitCo
         ResultsAction::Export(args) => super::export::export(location, args),
         ResultsAction::Suites(args) => suites(location, args),
         ResultsAction::Environments(args) => environments(location, args),
-        ResultsAction::Token(args) => token(location, args),
+        ResultsAction::Token(args) => super::tokens::token(location, args),
     }
-}
-
-/// `envbench results token create|list|revoke`, on a results service's store.
-fn token(location: &StoreLocation, args: TokenArgs) -> anyhow::Result<ExitCode> {
-    match args.action {
-        TokenAction::Create(args) => {
-            crate::driver::check_name("--name", &args.name)?;
-            envbench_service::check_submitter_name(&args.name).map_err(|e| crate::usage(format!("--name: {e}")))?;
-            let mut store = envbench_store::open_upload_store(location, true)?;
-            let token = envbench_service::new_token()?;
-            store.create_token(&args.name, &envbench_service::token_sha256(&token))?;
-            eprintln!(
-                "upload token for '{}' (shown this once; {} keeps only its SHA-256): give it to them to keep in a file \
-                 only they read, for envbench push URL --token-file FILE",
-                args.name,
-                location.display()
-            );
-            println(&token);
-        }
-        TokenAction::List(args) => {
-            let store = envbench_store::open_upload_store(location, false)?;
-            let tokens = store.upload_tokens()?;
-            if args.json {
-                println(&serde_json::to_string_pretty(&tokens)?);
-            } else if tokens.is_empty() {
-                println("No upload tokens yet: envbench results token create --name NAME makes one.");
-            } else {
-                use Align::{Left, Right};
-                let mut table =
-                    Table::new(&["NAME", "CREATED (UTC)", "REVOKED (UTC)", "RUNS"], &[Left, Left, Left, Right]);
-                let time = |t: &str| t.get(..19).unwrap_or(t).replace('T', " ");
-                for t in &tokens {
-                    table.row(vec![
-                        printable(&t.name),
-                        time(&t.created_at),
-                        t.revoked_at.as_deref().map(time).unwrap_or_default(),
-                        t.runs.to_string(),
-                    ]);
-                }
-                print(&table.render());
-            }
-        }
-        TokenAction::Revoke(args) => {
-            let mut store = envbench_store::open_upload_store(location, false)?;
-            if !store.revoke_token(&args.name)? {
-                return Err(crate::usage(format!(
-                    "--name {}: no live token of that name; `envbench results token list` shows them",
-                    printable(&args.name)
-                )));
-            }
-            println(&format!("revoked the token of '{}': its uploads are refused from now on", printable(&args.name)));
-        }
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The suites in the store, with the side that names each for `compare` and `report`.
@@ -145,62 +91,6 @@ fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<Exi
     print(&table.render());
     println("History and rank of each: envbench serve, then Environments.");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The runs that `sides` name, as `compare` and `report` take them (`run:ID`, `label:NAME`, `tag:K=V`, `suite=ID`, a
-/// bare label or run id), each once and newest first, narrowed by `filter`; every run `filter` matches when no side
-/// is given. `filter.limit` applies last.
-pub fn runs_of(
-    store: &dyn ResultStore,
-    sides: &[String],
-    filter: &RunFilter,
-) -> anyhow::Result<Vec<envbench_store::RunSummary>> {
-    let mut runs = store.list_runs(&RunFilter { limit: None, ..filter.clone() })?;
-    if !sides.is_empty() {
-        let mut named = std::collections::BTreeSet::new();
-        for side in sides {
-            if super::sides::is_service_side(side) {
-                return Err(crate::usage(format!(
-                    "{}: this command reads the local store; a results service's runs are on its pages and its API                      (GET /api/v1/runs)",
-                    printable(side)
-                )));
-            }
-            let (_, uuids) = envbench_report::side_runs(store, side).map_err(super::compare::classify)?;
-            named.extend(uuids);
-        }
-        runs.retain(|run| named.contains(&run.uuid));
-        if runs.is_empty() {
-            return Err(crate::usage(format!(
-                "{}: no run is both named there and matches the filters given",
-                sides.iter().map(|s| printable(s)).collect::<Vec<_>>().join(" ")
-            )));
-        }
-    }
-    runs.truncate(filter.limit.unwrap_or(usize::MAX));
-    Ok(runs)
-}
-
-/// The store filter of a run selection, refusing a workload that does not exist.
-pub fn selected(selection: &RunSelection) -> anyhow::Result<RunFilter> {
-    if let Some(workload) = &selection.workload
-        && crate::registry::WORKLOADS.find(workload).is_none()
-    {
-        return Err(crate::usage(format!(
-            "--workload {}: no such workload; give one of {}{}",
-            envbench_core::text::printable(workload),
-            crate::registry::WORKLOADS.names().join(", "),
-            envbench_core::text::did_you_mean(&envbench_core::text::suggestions(
-                workload,
-                crate::registry::WORKLOADS.names()
-            ))
-        )));
-    }
-    Ok(RunFilter {
-        workload: selection.workload.clone(),
-        label: selection.label.clone(),
-        tags: parse_tags(&selection.tags)?,
-        ..Default::default()
-    })
 }
 
 fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {

@@ -2,35 +2,32 @@
 //! `https://host/label:nvme` resolves `label:nvme` there as it would here (`run:`, `tag:`, a bare label or run id)
 //! when the runs it matches are one submitter's, and `https://host/alice/label:nvme` within alice's runs alone,
 //! and `https://host/` alone (with leaderboard filters, `https://host/?transport=nvme`) is the service's best other
-//! environment of the first local side's class (default or tuned options) on each of that side's workloads. Where
-//! any side is on a service, compare also says where each local side would stand on that service's leaderboards,
-//! ranked there from the leaderboard's medians: nothing of the local store is sent.
+//! environment of the first local side's class (default or tuned options) on each of that side's workloads (made in
+//! [`super::standings`], which also says where each local side would stand on that service's leaderboards).
 
-use crate::registry::WORKLOADS;
 use crate::usage;
-use envbench_report::leaderboard::{Leaderboard, Standing, options_class, standing};
+use envbench_report::leaderboard::Leaderboard;
 use envbench_report::{ReportError, Side};
 use envbench_service::client::{Client, ClientError};
 use envbench_service::remote::ServiceStore;
 use envbench_store::{ResultStore, RunFilter, StoreLocation};
-use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A service some side was named on.
-struct Service {
+pub(super) struct Service {
     /// `https://host[:port]`, as given.
-    base: String,
-    store: ServiceStore,
+    pub(super) base: String,
+    pub(super) store: ServiceStore,
     /// Leaderboards fetched under `filters`, by workload (`None`: the service has no complete run of it).
     boards: RefCell<BTreeMap<String, Option<Leaderboard>>>,
     /// The leaderboard filters the user gave with the bare URL (`transport=nvme`), for its best side and standings.
-    filters: String,
+    pub(super) filters: String,
 }
 
 impl Service {
-    fn board(&self, workload: &str) -> anyhow::Result<Option<Leaderboard>> {
+    pub(super) fn board(&self, workload: &str) -> anyhow::Result<Option<Leaderboard>> {
         if let Some(board) = self.boards.borrow().get(workload) {
             return Ok(board.clone());
         }
@@ -64,17 +61,8 @@ impl Service {
 pub struct Resolved {
     pub sides: Vec<Side>,
     /// For each side, the service it is on (an index into `services`), or `None` for the local store.
-    origins: Vec<Option<usize>>,
-    services: Vec<Service>,
-}
-
-/// Where a local side stands on a service's leaderboards.
-#[derive(Serialize)]
-pub struct SideStanding {
-    pub service: String,
-    pub filters: String,
-    pub side: String,
-    pub workloads: Vec<Standing>,
+    pub(super) origins: Vec<Option<usize>>,
+    pub(super) services: Vec<Service>,
 }
 
 /// A side named on a service: its base URL, and what follows it (a selector, or `?filters`, or nothing).
@@ -158,7 +146,7 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
             )));
         };
         let service = &services[origins[at].expect("a service side")];
-        sides[at] = Some(best_side(service, reference)?);
+        sides[at] = Some(super::standings::best_side(service, reference)?);
     }
     let sides = envbench_report::distinct_sides(sides.into_iter().map(|s| s.expect("resolved")).collect())
         .map_err(super::compare::classify)?;
@@ -236,7 +224,7 @@ fn on_the_service(error: ReportError, base: &str, submitter: Option<&str>) -> an
 }
 
 /// `host[:port]` of a base URL.
-fn host_of(base: &str) -> &str {
+pub(super) fn host_of(base: &str) -> &str {
     base.split_once("://").map_or(base, |(_, host)| host)
 }
 
@@ -254,96 +242,6 @@ fn latest_local(location: &StoreLocation) -> anyhow::Result<String> {
         Some(suite) => format!("tag:{}={suite}", envbench_report::SUITE_TAG),
         None => format!("run:{}", run.uuid),
     })
-}
-
-/// The service's best environment other than `reference`'s, in the list its options put it on (default or tuned), on
-/// each workload `reference` ran: the latest runs that make that environment's figure there.
-fn best_side(service: &Service, reference: &Side) -> anyhow::Result<Side> {
-    // A flagged side is still compared with the best of its options' list: the standing says it is flagged.
-    let class = options_class(&reference.runs);
-    let own = reference.runs.first().map(|r| envbench_report::environment_identity(&r.fingerprint).id);
-    let workloads = envbench_report::workloads_of(&reference.runs);
-    let mut runs = Vec::new();
-    let mut flagged = 0;
-    for workload in &workloads {
-        let Some(board) = service.board(workload)? else { continue };
-        flagged += board.flagged.iter().filter(|e| Some(&e.environment.id) != own.as_ref()).count();
-        let Some(leader) = board.list(class).iter().find(|e| Some(&e.environment.id) != own.as_ref()) else {
-            continue;
-        };
-        for uuid in &leader.runs {
-            runs.push(service.store.load_run(uuid)?);
-        }
-    }
-    if runs.is_empty() {
-        return Err(usage(format!(
-            "{}{}: no other environment with {} ran {} there{}{}",
-            service.base,
-            if service.filters.is_empty() { String::new() } else { format!("/?{}", service.filters) },
-            class.words(),
-            workloads.join(", "),
-            if service.filters.is_empty() { "" } else { " with these filters" },
-            match flagged {
-                0 => String::new(),
-                n => format!(
-                    " (besides {n} flagged, disturbed or on memory-backed storage, which are never the best); name one \
-                     with https://host/label:NAME to compare with it anyway"
-                ),
-            }
-        )));
-    }
-    // Oldest first, as a side's runs are.
-    runs.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
-    let filters = if service.filters.is_empty() { String::new() } else { format!(" ({})", service.filters) };
-    let by = runs.first().and_then(|r| r.summary.submitter.as_ref()).map_or(String::new(), |s| format!(" by {s}"));
-    Ok(Side::new(format!("best on {}{by}{filters}", host_of(&service.base)), runs))
-}
-
-impl Resolved {
-    /// Where each local side stands on each service's leaderboards of its workloads.
-    pub fn standings(&self) -> anyhow::Result<Vec<SideStanding>> {
-        let mut all = Vec::new();
-        for service in &self.services {
-            for (side, _) in self.sides.iter().zip(&self.origins).filter(|(_, o)| o.is_none()) {
-                let mut standings = Vec::new();
-                for workload in envbench_report::workloads_of(&side.runs) {
-                    let Some(board) = service.board(workload)? else { continue };
-                    let runs = side.runs.iter().filter(|r| r.summary.workload == workload).cloned().collect();
-                    standings.push(standing(&board, &Side::new(side.name.clone(), runs), &WORKLOADS));
-                }
-                all.push(SideStanding {
-                    service: service.base.clone(),
-                    filters: service.filters.clone(),
-                    side: side.name.clone(),
-                    workloads: standings,
-                });
-            }
-        }
-        Ok(all)
-    }
-}
-
-/// Standings for people, one block per side and service.
-pub fn standings_text(standings: &[SideStanding], markdown: bool) -> String {
-    let mut text = String::new();
-    for block in standings {
-        let filters = if block.filters.is_empty() { String::new() } else { format!(", filtered by {}", block.filters) };
-        if markdown {
-            text.push_str(&format!("\n### {} on {}{filters}\n\n", block.side, block.service));
-        } else {
-            text.push_str(&format!("\nStanding of {} on {}{filters}:\n", block.side, block.service));
-        }
-        if block.workloads.is_empty() {
-            text.push_str(if markdown { "- " } else { "  " });
-            text.push_str("no run of these workloads there yet\n");
-        }
-        for standing in &block.workloads {
-            text.push_str(if markdown { "- " } else { "  " });
-            text.push_str(&standing.line());
-            text.push('\n');
-        }
-    }
-    text
 }
 
 #[cfg(test)]

@@ -282,7 +282,7 @@ impl ServerTables {
         load: Option<(f64, &str)>,
     ) -> String {
         let total: u64 = rows.values().sum();
-        let place = if self.namespace.dialect() == Dialect::MySql { "database" } else { "schema" };
+        let place = self.namespace.dialect().ops().namespace_word;
         format!(
             "{} SF {} in {server} ({place} {}): {} rows{}",
             if load.is_none() { "reusing the tables of" } else { "loaded" },
@@ -325,8 +325,8 @@ impl ServerTables {
     pub fn rebuild_statements(&self, marker_table: &str, table_options: &str, primary_keys: bool) -> Vec<String> {
         let marker = self.qualify(MARKER_TABLE);
         let mut statements = vec![format!("CREATE TABLE IF NOT EXISTS {marker} {marker_table}")];
-        if self.namespace.dialect() == Dialect::Postgres {
-            let comment = envbench_sql::quote_literal(Dialect::Postgres, MARKER_COMMENT);
+        if self.namespace.dialect().ops().table_comments {
+            let comment = envbench_sql::quote_literal(self.namespace.dialect(), MARKER_COMMENT);
             statements.push(format!("COMMENT ON TABLE {marker} IS {comment}"));
         }
         statements.push(format!("DELETE FROM {marker}"));
