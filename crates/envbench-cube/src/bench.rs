@@ -3,8 +3,9 @@
 
 use crate::block::Compression;
 use crate::calc::{AllocationReport, MAX_FIX_THREADS};
-use crate::cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
+use crate::cube::{Cube, CubeOptions, CubeStatistics};
 use crate::error::CubeError;
+use crate::error::InterruptedStep;
 use crate::generate::{DataSet, prepare_data};
 use crate::places::{self, CubeLock, Place};
 use crate::retrievals::{RetrievalOptions, RetrievalOutcome, run_retrievals};

@@ -5,7 +5,7 @@
 //! Ctrl-C): its blocks cannot be trusted, so opening resets it and reports which step was interrupted.
 
 use crate::block::Cells;
-use crate::error::{CubeError, IoContext};
+use crate::error::{CubeError, InterruptedStep, IoContext};
 use crate::outline::{Dim, Outline, SparseKey};
 use crate::store::{IoTotals, Store, StoreOptions, sync_dir, write_atomically};
 use envbench_core::ByteSize;
@@ -47,29 +47,6 @@ impl CubeOptions {
             page_file_max_bytes: self.page_file_max.bytes(),
             read_only: false,
         }
-    }
-}
-
-/// What the step-in-progress marker of an interrupted step said.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InterruptedStep {
-    pub step: String,
-    pub pid: u32,
-    pub started_unix_s: u64,
-}
-
-impl std::fmt::Display for InterruptedStep {
-    /// `step 3 csv load, started 2026-11-23 10:15:02 UTC by pid 4711`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "step {}", self.step)?;
-        if self.started_unix_s > 0 {
-            let started = envbench_core::model::format_utc(self.started_unix_s as i64, 0);
-            write!(f, ", started {} UTC", started[..19].replace('T', " "))?;
-        }
-        if self.pid > 0 {
-            write!(f, " by pid {}", self.pid)?;
-        }
-        Ok(())
     }
 }
 

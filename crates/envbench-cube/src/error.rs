@@ -66,7 +66,7 @@ pub enum CubeError {
         "{dir}: this cube was left mid-step by a run that ended without finishing it ({step}); its blocks cannot be \
          trusted; run `envbench cube` on this --dir to rebuild it"
     )]
-    LeftMidStep { dir: PathBuf, step: crate::cube::InterruptedStep },
+    LeftMidStep { dir: PathBuf, step: InterruptedStep },
 
     #[error("{dir}: no cube here yet; run `envbench cube` first (or give the --dir of an earlier run)")]
     NoCube { dir: PathBuf },
@@ -95,5 +95,28 @@ impl<T> IoContext<T> for Result<T, io::Error> {
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => CubeError::DiskFull { path: path.to_path_buf() },
             _ => CubeError::Io { path: path.to_path_buf(), source },
         })
+    }
+}
+
+/// What the step-in-progress marker of an interrupted step said.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InterruptedStep {
+    pub step: String,
+    pub pid: u32,
+    pub started_unix_s: u64,
+}
+
+impl std::fmt::Display for InterruptedStep {
+    /// `step 3 csv load, started 2026-11-23 10:15:02 UTC by pid 4711`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step {}", self.step)?;
+        if self.started_unix_s > 0 {
+            let started = envbench_core::model::format_utc(self.started_unix_s as i64, 0);
+            write!(f, ", started {} UTC", started[..19].replace('T', " "))?;
+        }
+        if self.pid > 0 {
+            write!(f, " by pid {}", self.pid)?;
+        }
+        Ok(())
     }
 }

@@ -67,8 +67,8 @@ pub use bench::{
     recommend, result_records, run_sequence, run_sweep,
 };
 pub use block::Compression;
-pub use cube::{Cube, CubeOptions, CubeStatistics, InterruptedStep};
-pub use error::CubeError;
+pub use cube::{Cube, CubeOptions, CubeStatistics};
+pub use error::{CubeError, InterruptedStep};
 pub use generate::{DataSet, Manifest, prepare_data};
 pub use outline::{Dim, Outline, SparseKey};
 pub use places::CubeLock;
