@@ -289,11 +289,11 @@ pub fn leaderboard(
             }
         };
         let mut entries: Vec<Entry> = environments
-            .values()
+            .iter()
             .zip(&sides)
             .zip(&scores)
             .zip(medians)
-            .map(|((((identity, runs), side), score), medians)| {
+            .map(|((((key, (identity, runs)), side), score), medians)| {
                 let price_per_hour = crate::verdict::price_per_hour(side);
                 Entry {
                     environment: identity.clone(),
@@ -309,14 +309,7 @@ pub fn leaderboard(
                     fields: FILTER_FIELDS.iter().map(|(name, _)| field(&runs[0].fingerprint, name)).collect(),
                     labels: labels_of(runs),
                     options: Some(options_class(runs)),
-                    flagged_runs: if class == Class::Flagged {
-                        0
-                    } else {
-                        flagged_runs
-                            .get(&(identity.id.clone(), runs[0].summary.submitter.clone()))
-                            .copied()
-                            .unwrap_or(0)
-                    },
+                    flagged_runs: if class == Class::Flagged { 0 } else { flagged_runs.get(key).copied().unwrap_or(0) },
                 }
             })
             .collect();

@@ -136,17 +136,22 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     }
 }
 
-/// How a page lays out in a viewport: how far it overflows sideways (`scrollWidth - innerWidth`) and how tall it is
-/// with every `<details>` closed as shipped. The page's DOM (scripts are forbidden by the viewer's policy) is saved
-/// with a script that writes both into the title, and loaded at that size.
-fn layout(size: &str, profile: &Path, dom: &str, file: &Path) -> (i64, i64) {
-    let probe = "<script>window.addEventListener('load', () => { const d = document.documentElement; \
-                 document.title = 'overflow=' + (d.scrollWidth - window.innerWidth) + ' height=' + d.scrollHeight; \
-                 });</script>";
+/// The page's DOM (scripts are forbidden by the viewer's policy) saved with `script`, which writes what it measured
+/// into the title once the page has loaded, loaded at `size`; the title it wrote.
+fn probed_title(size: &str, profile: &Path, dom: &str, file: &Path, script: &str) -> String {
+    let probe = format!("<script>window.addEventListener('load', () => {{ {script} }});</script>");
     std::fs::write(file, dom.replacen("</body>", &format!("{probe}</body>"), 1)).unwrap();
     let output = chromium_at(size, profile, &["--dump-dom", &format!("file://{}", file.display())]);
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let title = text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
+    text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default().to_string()
+}
+
+/// How a page lays out in a viewport: how far it overflows sideways (`scrollWidth - innerWidth`) and how tall it is
+/// with every `<details>` closed as shipped.
+fn layout(size: &str, profile: &Path, dom: &str, file: &Path) -> (i64, i64) {
+    let script = "const d = document.documentElement; \
+                  document.title = 'overflow=' + (d.scrollWidth - window.innerWidth) + ' height=' + d.scrollHeight;";
+    let title = probed_title(size, profile, dom, file, script);
     let figure = |key: &str| -> i64 {
         title
             .split_whitespace()
@@ -389,16 +394,12 @@ fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
 /// pixels (-1 when nothing matches), read as [`layout`] reads the page's size.
 fn element_bounds(size: &str, profile: &Path, dom: &str, file: &Path, selectors: &[&str]) -> Vec<(i64, i64)> {
     let list = selectors.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(",");
-    let probe = format!(
-        "<script>window.addEventListener('load', () => {{ document.title = [{list}].map(s => {{ \
-         const e = document.querySelector(s); if (!e) return '-1:-1'; const r = e.getBoundingClientRect(); \
-         return Math.round(r.top + window.scrollY) + ':' + Math.round(r.bottom + window.scrollY); }}).join(' '); \
-         }});</script>"
+    let script = format!(
+        "document.title = [{list}].map(s => {{ const e = document.querySelector(s); if (!e) return '-1:-1'; \
+         const r = e.getBoundingClientRect(); return Math.round(r.top + window.scrollY) + ':' + \
+         Math.round(r.bottom + window.scrollY); }}).join(' ');"
     );
-    std::fs::write(file, dom.replacen("</body>", &format!("{probe}</body>"), 1)).unwrap();
-    let output = chromium_at(size, profile, &["--dump-dom", &format!("file://{}", file.display())]);
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let title = text.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or_default();
+    let title = probed_title(size, profile, dom, file, &script);
     let bounds: Vec<(i64, i64)> = title
         .split_whitespace()
         .filter_map(|pair| pair.split_once(':'))
