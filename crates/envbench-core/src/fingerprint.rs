@@ -3,9 +3,8 @@
 //! Only the data types live here; `envbench-probe` fills them. Fields a machine hides (containers mask much of `/sys`)
 //! are `None`, and what could not be read is listed in [`Fingerprint::unreadable`] rather than guessed.
 
-use crate::model::{canonical_json, sha256_hex};
+use crate::canonical::{canonical_json, sha256_hex};
 use crate::units::ByteSize;
-use crate::workload::Resource;
 use serde::{Deserialize, Serialize};
 
 /// Everything envbench knows about where a run happened.
@@ -31,6 +30,18 @@ impl Fingerprint {
         let value = serde_json::to_value(self).expect("fingerprint serializes");
         sha256_hex(canonical_json(&value).as_bytes())
     }
+}
+
+/// A part of an environment that governs a workload's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// Processor model, count, SMT, frequency governor, NUMA.
+    Cpu,
+    /// Memory size and huge pages (how much fits in caches).
+    Memory,
+    /// The storage stack under the data directory.
+    Storage,
 }
 
 /// Processor topology and settings.

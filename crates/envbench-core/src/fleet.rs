@@ -7,8 +7,8 @@
 //! how a step is released at one instant is `envbench-fleet`'s; what a step is and how its figures add up is the
 //! workload's, here.
 
+use crate::run::{Measured, RunContext, WorkloadError};
 use crate::text::{Align, Table, heading, number};
-use crate::workload::{Measured, RunContext, WorkloadError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -57,7 +57,7 @@ pub struct AgentPlace {
     pub subdirectory: String,
 }
 
-/// A workload that runs on a fleet; registered by returning it from [`crate::workload::Workload::fleet`].
+/// A workload that runs on a fleet; registered by returning it from `Workload::fleet`.
 pub trait FleetWorkload: Sync {
     /// The unit of a step's throughput, e.g. `IOPS`.
     fn throughput_unit(&self) -> &'static str;

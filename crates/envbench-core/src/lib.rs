@@ -8,11 +8,13 @@
 //! terminal) and the redaction of secrets ([`secrets`]). It does no I/O and knows nothing about how a fingerprint is
 //! probed, how a particular workload runs or how results are stored.
 
+pub mod canonical;
 pub mod fingerprint;
 pub mod fleet;
 pub mod model;
 pub mod programs;
 pub mod provenance;
+pub mod run;
 pub mod sampler;
 pub mod secrets;
 pub mod stats;
