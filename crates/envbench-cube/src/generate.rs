@@ -14,6 +14,8 @@
 use crate::error::{CubeError, IoContext};
 use crate::outline::{AccountKind, Dim, MemberId, Outline, SparseKey, TimeBalance};
 use crate::parallel::for_each_unit;
+// The data directory's file names live with the other names places knows.
+pub use crate::places::{CSV_FILE, RULES_FILE};
 use crate::rng::{Rng, WeightedTable, mix};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
@@ -28,8 +30,6 @@ use std::time::Instant;
 pub const GENERATOR_VERSION: u32 = 1;
 /// Native files, as an 8-thread parallel export writes them.
 pub const NATIVE_FILE_COUNT: usize = 8;
-pub const CSV_FILE: &str = "revenue_cogs_stats.csv";
-pub const RULES_FILE: &str = "revenue_cogs_stats.rules";
 const MANIFEST_FILE: &str = "manifest.json";
 const PAIRS_AT_SCALE_ONE: f64 = 12_000.0;
 /// Marks a cell the generator leaves missing.

@@ -19,6 +19,10 @@ use std::path::Path;
 pub const MARKER_FILE: &str = ".envbench-cube";
 /// The lock file in the cube directory.
 pub const LOCK_FILE: &str = "envbench-cube.lock";
+/// The generated CSV input in the data directory.
+pub const CSV_FILE: &str = "revenue_cogs_stats.csv";
+/// The load rules of the CSV input, beside it.
+pub const RULES_FILE: &str = "revenue_cogs_stats.rules";
 
 /// Which of the two directories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +51,7 @@ fn is_ours(name: &str, place: Place) -> bool {
     let digits = |text: &str, count: usize| text.len() == count && text.bytes().all(|b| b.is_ascii_digit());
     match place {
         Place::Data => {
-            matches!(name, "manifest.json" | "manifest.tmp" | crate::generate::CSV_FILE | crate::generate::RULES_FILE)
+            matches!(name, "manifest.json" | "manifest.tmp" | CSV_FILE | RULES_FILE)
                 || name.strip_prefix("native_").and_then(|n| n.strip_suffix(".txt")).is_some_and(|n| digits(n, 2))
         }
         Place::Cube => {
