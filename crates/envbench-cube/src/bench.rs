@@ -1,5 +1,6 @@
-//! The EssBench-style sequence: eight timed steps, repeated; per-step summaries; the thread sweep and its
-//! recommendation; and the results in the core model.
+//! The EssBench-style sequence: the eight timed steps and their thread settings, the configuration, running the
+//! steps at each setting (repeated, settings interleaved), and the per-step summaries. Running a whole sequence or
+//! sweep is in the `sweep` module, its recommendation in `recommend`, its results in `records`.
 
 use crate::block::Compression;
 use crate::calc::{AllocationReport, MAX_FIX_THREADS};
@@ -7,28 +8,15 @@ use crate::cube::{Cube, CubeOptions, CubeStatistics};
 use crate::error::CubeError;
 use crate::error::InterruptedStep;
 use crate::generate::{DataSet, prepare_data};
+use crate::names::TOTAL_TEST;
 use crate::places::{self, CubeLock, Place};
 use crate::retrievals::{RetrievalOptions, RetrievalOutcome, run_retrievals};
 use envbench_core::sampler::{NoSteps, StepObserver};
 use envbench_core::stats::Summary;
-use envbench_core::{Direction, ResultRecord};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
-
-/// The workload name in results.
-pub const WORKLOAD: &str = "cube";
-/// Bumped when a change makes older cube results incomparable.
-pub const WORKLOAD_VERSION: u32 = 1;
-/// What every record of a cube run is of.
-pub const SOURCE: envbench_core::RecordSource =
-    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };
-/// The test of the whole sequence's time, beside the eight steps.
-pub const TOTAL_TEST: &str = "total";
-/// The metric of every cube result.
-pub const ELAPSED_METRIC: &str = "elapsed";
 
 /// The eight steps, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -119,7 +107,7 @@ impl ThreadKnob {
         }
     }
 
-    fn set(self, threads: &mut ThreadSettings, value: usize) {
+    pub(crate) fn set(self, threads: &mut ThreadSettings, value: usize) {
         match self {
             ThreadKnob::LoadThreads => threads.load_threads = value,
             ThreadKnob::CalcThreads => threads.calc_threads = value,
@@ -282,23 +270,16 @@ impl SequenceOutcome {
         self.summary.last().expect("a summary always ends with the total")
     }
 
-    fn seconds_of(&self, step: Step) -> Vec<f64> {
+    pub(crate) fn seconds_of(&self, step: Step) -> Vec<f64> {
         self.repetitions.iter().filter_map(|r| r.steps.iter().find(|s| s.step == step)).map(|s| s.seconds).collect()
     }
 }
 
-/// Run the whole sequence `config.repeat` times. The observer hears each step start and end (named as
-/// [`Step::name`]; `0 generate data` when the input files must be generated first).
-pub fn run_sequence(
+pub(crate) fn prepare(
     config: &CubeConfig,
     observer: &dyn StepObserver,
     cancel: &AtomicBool,
-) -> Result<SequenceOutcome, CubeError> {
-    let mut swept = run_sweep(config, &ThreadSweep::default(), observer, cancel)?;
-    Ok(swept.outcomes.remove(0))
-}
-
-fn prepare(config: &CubeConfig, observer: &dyn StepObserver, cancel: &AtomicBool) -> Result<DataSet, CubeError> {
+) -> Result<DataSet, CubeError> {
     const GENERATE: &str = "0 generate data";
     observer.step_started(GENERATE);
     let data = prepare_data(&config.data_dir, config.seed, config.scale, cancel);
@@ -309,7 +290,7 @@ fn prepare(config: &CubeConfig, observer: &dyn StepObserver, cancel: &AtomicBool
 /// Take the cube for this run: check the free space the scale needs (before anything is created, so a refusal
 /// leaves no directory behind), claim both directories (refusing foreign files) and hold the writer's lock. Then
 /// `work`; after a full disk, remove the run's partial files.
-fn with_cube<T>(config: &CubeConfig, work: impl FnOnce() -> Result<T, CubeError>) -> Result<T, CubeError> {
+pub(crate) fn with_cube<T>(config: &CubeConfig, work: impl FnOnce() -> Result<T, CubeError>) -> Result<T, CubeError> {
     let data_reused = crate::generate::reusable(&config.data_dir, config.seed, config.scale)?.is_some();
     places::check_space(&config.cube_dir, places::space_needed(config.scale, data_reused))?;
     places::claim(&config.cube_dir, Place::Cube)?;
@@ -332,7 +313,7 @@ pub const PRIME_STEP: &str = "0 prime cube";
 /// drifts over the sweep does not favour the settings that ran first. An empty cube (a fresh directory, or one a
 /// previous run left unfinished and that was reset at open) is first loaded by one unmeasured sequence, so every
 /// measured reset clears the same loaded cube.
-fn run_settings(
+pub(crate) fn run_settings(
     config: &CubeConfig,
     settings: &[ThreadSettings],
     data: &DataSet,
@@ -510,369 +491,9 @@ fn summarize(outcome: &SequenceOutcome) -> Vec<StepSummary> {
     summary
 }
 
-/// Lists of values for the thread settings; a sweep runs the sequence once per combination (an empty list keeps
-/// the configured value).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadSweep {
-    pub load_threads: Vec<usize>,
-    pub calc_threads: Vec<usize>,
-    pub fix_threads: Vec<usize>,
-    pub restructure_threads: Vec<usize>,
-}
-
-impl ThreadSweep {
-    fn values(&self, knob: ThreadKnob) -> &[usize] {
-        match knob {
-            ThreadKnob::LoadThreads => &self.load_threads,
-            ThreadKnob::CalcThreads => &self.calc_threads,
-            ThreadKnob::FixThreads => &self.fix_threads,
-            ThreadKnob::RestructureThreads => &self.restructure_threads,
-        }
-    }
-
-    /// Every combination, starting from `base`.
-    pub fn settings(&self, base: ThreadSettings) -> Vec<ThreadSettings> {
-        let mut all = vec![base];
-        for knob in ThreadKnob::ALL {
-            let values = self.values(knob);
-            if values.is_empty() {
-                continue;
-            }
-            all = all
-                .iter()
-                .flat_map(|s| {
-                    values.iter().map(move |&v| {
-                        let mut s = *s;
-                        knob.set(&mut s, v);
-                        s
-                    })
-                })
-                .collect();
-        }
-        all
-    }
-}
-
-/// The sequence at every setting of a sweep, and what to use.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SweepOutcome {
-    pub outcomes: Vec<SequenceOutcome>,
-    /// Present when the sweep had at least two settings.
-    pub recommendation: Option<Recommendation>,
-    /// Concurrent retrievals on the loaded cube, when asked for.
-    #[serde(default)]
-    pub retrievals: Option<RetrievalOutcome>,
-}
-
-/// Run the sequence at every thread setting of `sweep`, the settings interleaved within each repetition (the data is
-/// generated once).
-pub fn run_sweep(
-    config: &CubeConfig,
-    sweep: &ThreadSweep,
-    observer: &dyn StepObserver,
-    cancel: &AtomicBool,
-) -> Result<SweepOutcome, CubeError> {
-    let settings = sweep.settings(config.threads);
-    for threads in &settings {
-        CubeConfig { threads: *threads, ..config.clone() }.validate()?;
-    }
-    with_cube(config, || {
-        let data = prepare(config, observer, cancel)?;
-        let (outcomes, retrievals) = run_settings(config, &settings, &data, observer, cancel)?;
-        let recommendation = recommend(&outcomes);
-        Ok(SweepOutcome { outcomes, recommendation, retrievals })
-    })
-}
-
-/// The best setting for one step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepChoice {
-    pub step: Step,
-    pub name: String,
-    pub best: ThreadSettings,
-    /// The best setting in the words of the varied knobs, e.g. `calc_threads=16`.
-    pub best_label: String,
-    pub best_mean_seconds: f64,
-    /// The step's time with the overall best setting.
-    pub overall_best_mean_seconds: f64,
-    /// What the step's best setting saves against the overall best (0 when they are the same).
-    pub saving_seconds: f64,
-    pub saving_percent: f64,
-    /// Slowest over fastest setting for this step, minus one, in percent.
-    pub spread_percent: f64,
-    /// True when a knob the sweep varied governs this step; only such steps can be exceptions.
-    #[serde(default)]
-    pub governed: bool,
-    /// The second-fastest setting and its mean.
-    #[serde(default)]
-    pub runner_up_label: Option<String>,
-    #[serde(default)]
-    pub runner_up_mean_seconds: Option<f64>,
-    /// Whether the fastest setting is really faster than the runner-up.
-    #[serde(default)]
-    pub difference: Difference,
-}
-
-/// Whether the fastest of two settings is faster beyond the noise of the repetitions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "verdict")]
-pub enum Difference {
-    /// Every repetition of the fastest beat every repetition of the runner-up (a Mann-Whitney U of 0).
-    Clear,
-    /// Their repetitions overlap: the order may be chance.
-    WithinNoise,
-    /// Fewer than [`MIN_JUDGED_REPETITIONS`] repetitions per setting: the difference cannot be judged.
-    #[default]
-    CannotJudge,
-}
-
-/// Repetitions per setting needed to judge a difference.
-pub const MIN_JUDGED_REPETITIONS: usize = 3;
-
-impl Difference {
-    /// Judge the fastest setting's samples against the runner-up's.
-    pub fn of(fastest: &[f64], runner_up: &[f64]) -> Difference {
-        if fastest.len().min(runner_up.len()) < MIN_JUDGED_REPETITIONS {
-            return Difference::CannotJudge;
-        }
-        let slowest_fast = fastest.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let quickest_other = runner_up.iter().copied().fold(f64::INFINITY, f64::min);
-        if slowest_fast < quickest_other { Difference::Clear } else { Difference::WithinNoise }
-    }
-
-    pub fn words(self) -> &'static str {
-        match self {
-            Difference::Clear => "clear",
-            Difference::WithinNoise => "within noise",
-            Difference::CannotJudge => "cannot judge (<3 reps)",
-        }
-    }
-}
-
-/// What a sweep recommends.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Recommendation {
-    /// The knobs that took more than one value.
-    pub varied: Vec<ThreadKnob>,
-    /// The setting with the lowest mean total.
-    pub overall_best: ThreadSettings,
-    pub overall_best_label: String,
-    pub overall_best_total_seconds: f64,
-    pub slowest_label: String,
-    pub slowest_total_seconds: f64,
-    pub per_step: Vec<StepChoice>,
-    /// Steps whose own best setting saves at least 2% of the step against the overall best.
-    pub exceptions: Vec<Step>,
-    /// The total when every step uses its own best setting.
-    pub best_combined_total_seconds: f64,
-    /// The advice in one sentence.
-    pub sentence: String,
-    /// Whether the best total is really better than the runner-up's.
-    #[serde(default)]
-    pub total_difference: Difference,
-    /// The winner against the machine: logical CPUs used and SMT (Hyper-Threading), when the fingerprint told.
-    #[serde(default)]
-    pub cpu_sentence: Option<String>,
-}
-
-/// A step needs its own setting only when that saves at least this share of the step's time.
-const EXCEPTION_SHARE: f64 = 0.02;
-
-/// Per step, the fastest setting and what it saves; overall, the best single setting; and one sentence of advice,
-/// e.g. "Use calc_threads=16 everywhere (total 412.3 s) except currency conversion, where calc_threads=32 saves
-/// 40.1 s (10.5%)." Only steps governed by a varied knob can be exceptions (the others differ by noise alone).
-/// `None` with fewer than two settings.
-pub fn recommend(outcomes: &[SequenceOutcome]) -> Option<Recommendation> {
-    if outcomes.len() < 2 {
-        return None;
-    }
-    let varied: Vec<ThreadKnob> = ThreadKnob::ALL
-        .into_iter()
-        .filter(|k| outcomes.iter().any(|o| k.get(&o.threads) != k.get(&outcomes[0].threads)))
-        .collect();
-    let label = |t: &ThreadSettings| -> String {
-        let knobs = if varied.is_empty() { ThreadKnob::ALL.to_vec() } else { varied.clone() };
-        knobs.iter().map(|k| format!("{}={}", k.name(), k.get(t))).collect::<Vec<_>>().join(", ")
-    };
-    let total_of = |o: &SequenceOutcome| o.total().mean_seconds;
-    let mut by_total: Vec<&SequenceOutcome> = outcomes.iter().collect();
-    by_total.sort_by(|a, b| total_of(a).total_cmp(&total_of(b)));
-    let (best, runner_up, slowest) = (by_total[0], by_total[1], by_total[by_total.len() - 1]);
-    let totals = |o: &SequenceOutcome| o.repetitions.iter().map(|r| r.total_seconds).collect::<Vec<f64>>();
-    let total_difference = Difference::of(&totals(best), &totals(runner_up));
-    let mut per_step = Vec::new();
-    let mut exceptions = Vec::new();
-    let mut combined = 0.0;
-    for step in Step::ALL {
-        let mean = |o: &SequenceOutcome| o.step(step).map_or(f64::INFINITY, |s| s.mean_seconds);
-        let governed = step.knob().is_some_and(|k| varied.contains(&k));
-        // The measured fastest, whatever governs the step.
-        let mut ranked: Vec<&SequenceOutcome> = outcomes.iter().collect();
-        ranked.sort_by(|a, b| mean(a).total_cmp(&mean(b)));
-        let (fastest, second) = (ranked[0], ranked[1]);
-        let difference = Difference::of(&fastest.seconds_of(step), &second.seconds_of(step));
-        let slowest_here = outcomes.iter().map(mean).fold(0.0, f64::max);
-        let (fast, base) = (mean(fastest), mean(best));
-        let saving = (base - fast).max(0.0);
-        let saving_percent = if base > 0.0 { 100.0 * saving / base } else { 0.0 };
-        // An exception needs a knob that governs the step, a saving worth a setting of its own, and (when the
-        // repetitions can tell) a difference beyond noise.
-        if governed && base > 0.0 && saving / base >= EXCEPTION_SHARE && difference != Difference::WithinNoise {
-            exceptions.push(step);
-            combined += fast;
-        } else {
-            combined += base;
-        }
-        per_step.push(StepChoice {
-            step,
-            name: step.name().to_string(),
-            best: fastest.threads,
-            best_label: label(&fastest.threads),
-            best_mean_seconds: fast,
-            overall_best_mean_seconds: base,
-            saving_seconds: saving,
-            saving_percent,
-            spread_percent: if fast > 0.0 { 100.0 * (slowest_here / fast - 1.0) } else { 0.0 },
-            governed,
-            runner_up_label: Some(label(&second.threads)),
-            runner_up_mean_seconds: Some(mean(second)),
-            difference,
-        });
-    }
-    let best_total = best.total().mean_seconds;
-    let slowest_total = slowest.total().mean_seconds;
-    let noise = match total_difference {
-        Difference::Clear => String::new(),
-        Difference::WithinNoise => format!(
-            " The runner-up, {} ({:.1} s), is within noise of it: their repetitions overlap.",
-            label(&runner_up.threads),
-            total_of(runner_up)
-        ),
-        Difference::CannotJudge => format!(
-            " With fewer than {MIN_JUDGED_REPETITIONS} repetitions per setting the difference from the runner-up, {} \
-             ({:.1} s), cannot be judged; use --repeat {MIN_JUDGED_REPETITIONS}.",
-            label(&runner_up.threads),
-            total_of(runner_up)
-        ),
-    };
-    let sentence = if exceptions.is_empty() {
-        format!(
-            "Use {} for every step: total {:.1} s, {:.1}% faster than the slowest setting ({}, {:.1} s).{noise}",
-            label(&best.threads),
-            best_total,
-            if slowest_total > 0.0 { 100.0 * (1.0 - best_total / slowest_total) } else { 0.0 },
-            label(&slowest.threads),
-            slowest_total
-        )
-    } else {
-        let parts: Vec<String> = exceptions
-            .iter()
-            .map(|&step| {
-                let choice = per_step.iter().find(|c| c.step == step).expect("every step has a choice");
-                format!(
-                    "{}, where {} saves {:.1} s ({:.1}%)",
-                    step.label(),
-                    choice.best_label,
-                    choice.saving_seconds,
-                    choice.saving_percent
-                )
-            })
-            .collect();
-        format!(
-            "Use {} everywhere (total {:.1} s) except {}; with the best setting for each step the total is {:.1} \
-             s.{noise}",
-            label(&best.threads),
-            best_total,
-            parts.join("; and "),
-            combined
-        )
-    };
-    Some(Recommendation {
-        varied: varied.clone(),
-        overall_best: best.threads,
-        overall_best_label: label(&best.threads),
-        overall_best_total_seconds: best_total,
-        slowest_label: label(&slowest.threads),
-        slowest_total_seconds: slowest_total,
-        per_step,
-        exceptions,
-        best_combined_total_seconds: combined,
-        sentence,
-        total_difference,
-        cpu_sentence: None,
-    })
-}
-
-/// The winner against the machine, for the question users bring ("Hyper-Threading on or off, and what
-/// CALCPARALLEL"): how many threads the best setting runs against the logical CPUs, and whether SMT was active.
-pub fn cpu_sentence(recommendation: &Recommendation, logical_cpus: Option<u32>, smt_active: Option<bool>) -> String {
-    let knobs = if recommendation.varied.is_empty() { ThreadKnob::ALL.to_vec() } else { recommendation.varied.clone() };
-    let threads = knobs.iter().map(|k| k.get(&recommendation.overall_best)).max().unwrap_or(1);
-    let use_of_cpus = match logical_cpus {
-        Some(cpus) if threads as u32 == cpus => format!("uses all {cpus} logical CPUs"),
-        Some(cpus) if (threads as u32) < cpus => format!("uses {threads} of the {cpus} logical CPUs"),
-        Some(cpus) => format!("runs {threads} threads on {cpus} logical CPUs (more threads than CPUs)"),
-        None => format!("runs {threads} threads (the logical CPU count is unknown)"),
-    };
-    let smt = match smt_active {
-        Some(true) => "SMT (Hyper-Threading) was active: to see what it is worth, run the sweep again with SMT off \
-                       and compare the two runs"
-            .to_string(),
-        Some(false) => "SMT (Hyper-Threading) was off or absent".to_string(),
-        None => "whether SMT (Hyper-Threading) was active is unknown".to_string(),
-    };
-    format!("The best setting, {}, {use_of_cpus}; {smt}.", recommendation.overall_best_label)
-}
-
-/// The parameters of a step's result: everything that defines it, including only the thread setting that governs
-/// the step (so a calc_threads sweep does not split the load results).
-fn parameters(outcome: &SequenceOutcome, knobs: &[ThreadKnob]) -> Value {
-    let mut parameters = json!({
-        "scale": outcome.scale,
-        "seed": outcome.seed,
-        "compression": outcome.compression.as_str(),
-        "data_cache_bytes": outcome.data_cache_bytes,
-        "direct": outcome.direct_io,
-        "repeat": outcome.repetitions.len(),
-    });
-    for knob in knobs {
-        parameters[knob.name()] = json!(knob.get(&outcome.threads));
-    }
-    parameters
-}
-
-/// Results in the core model: per outcome, one `elapsed` record (seconds, one sample per repetition) per step,
-/// plus a `total` record whose parameters carry every thread setting.
-pub fn result_records(outcomes: &[SequenceOutcome]) -> Vec<ResultRecord> {
-    let record = |test_id: &str, parameters: Value, samples: Vec<f64>| {
-        SOURCE.record(test_id, &parameters, ELAPSED_METRIC, "s", Direction::LowerIsBetter, samples)
-    };
-    let mut records = Vec::new();
-    for outcome in outcomes {
-        for step in Step::ALL {
-            let knobs: Vec<ThreadKnob> = step.knob().into_iter().collect();
-            records.push(record(step.name(), parameters(outcome, &knobs), outcome.seconds_of(step)));
-        }
-        let totals = outcome.repetitions.iter().map(|r| r.total_seconds).collect();
-        records.push(record(TOTAL_TEST, parameters(outcome, &ThreadKnob::ALL), totals));
-    }
-    records
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sweep_settings_are_the_cartesian_product() {
-        let sweep = ThreadSweep { calc_threads: vec![1, 2, 4], restructure_threads: vec![2, 8], ..Default::default() };
-        let settings = sweep.settings(ThreadSettings::default());
-        assert_eq!(settings.len(), 6);
-        assert!(settings.iter().all(|s| s.load_threads == 8 && s.fix_threads == 8));
-        assert!(settings.contains(&ThreadSettings { calc_threads: 4, restructure_threads: 2, ..Default::default() }));
-        assert_eq!(ThreadSweep::default().settings(ThreadSettings::default()).len(), 1);
-    }
-
     #[test]
     fn fix_threads_are_limited_to_eight() {
         let mut config = CubeConfig::new("/tmp/x");

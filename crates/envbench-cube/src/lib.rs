@@ -48,29 +48,34 @@ pub mod cube;
 pub mod error;
 pub mod generate;
 pub mod load;
+pub mod names;
 pub mod outline;
 mod parallel;
 pub mod places;
 pub mod rates;
+pub mod recommend;
+pub mod records;
 pub mod restructure;
 pub mod retrievals;
 pub mod retrieve;
 mod rng;
+mod shape;
 pub mod store;
+pub mod sweep;
 pub mod workload;
 #[cfg(test)]
 mod workload_tests;
 
-pub use bench::{
-    CubeConfig, Difference, ELAPSED_METRIC, PRIME_STEP, Recommendation, SequenceOutcome, Step, StepRun, StepSummary,
-    SweepOutcome, TOTAL_TEST, ThreadKnob, ThreadSettings, ThreadSweep, WORKLOAD, WORKLOAD_VERSION, cpu_sentence,
-    recommend, result_records, run_sequence, run_sweep,
-};
+pub use bench::{CubeConfig, PRIME_STEP, SequenceOutcome, Step, StepRun, StepSummary, ThreadKnob, ThreadSettings};
 pub use block::Compression;
 pub use cube::{Cube, CubeOptions, CubeStatistics};
 pub use error::{CubeError, InterruptedStep};
 pub use generate::{DataSet, Manifest, prepare_data};
+pub use names::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION};
 pub use outline::{Dim, Outline, SparseKey};
 pub use places::CubeLock;
+pub use recommend::{Difference, Recommendation, cpu_sentence, recommend};
+pub use records::result_records;
 pub use retrieve::Grid;
+pub use sweep::{SweepOutcome, ThreadSweep, run_sequence, run_sweep};
 pub use workload::CUBE;

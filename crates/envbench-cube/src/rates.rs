@@ -4,6 +4,7 @@
 //! Rates are derived from fixed base rates and a hashed drift using only exact arithmetic, so every machine computes
 //! the same rates bit for bit.
 
+pub use crate::outline::RateType;
 use crate::outline::{BEG_BALANCE, STORED_PERIODS, YEAR_TOTAL};
 use crate::rng::mix;
 
@@ -45,18 +46,6 @@ pub const CURRENCIES: [(&str, f64); 32] = [
 
 /// The index of US dollars in [`CURRENCIES`].
 pub const USD: u8 = 0;
-
-/// Which rate converts an account's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RateType {
-    /// Flows (revenue, costs, expenses): the period's average rate.
-    Average,
-    /// Balances: the rate at the end of the period.
-    Ending,
-    /// Statistics (headcount, units) are not money and are copied unchanged.
-    NotConverted,
-}
 
 /// The currency index for a code such as `EUR`.
 pub fn currency_index(code: &str) -> Option<u8> {

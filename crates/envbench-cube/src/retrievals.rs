@@ -471,7 +471,7 @@ pub fn retrieval_records(outcome: &RetrievalOutcome, base: &serde_json::Value) -
                     continue;
                 }
                 let test = test_id(pass.users, pass.pass, figures.kind);
-                records.push(crate::bench::SOURCE.record(test, &parameters, metric, unit, direction, vec![value]));
+                records.push(crate::names::SOURCE.record(test, &parameters, metric, unit, direction, vec![value]));
             }
         }
     }

@@ -1,11 +1,12 @@
 //! `envbench cube` as the driver runs it: the command line, the sweep's step names for the sampler, the per-step
 //! table with each step's disk and CPU figures, the recommendation, and `cube get`, which reads a finished cube.
 
-use crate::bench::{CubeConfig, SequenceOutcome, Step, SweepOutcome, ThreadSettings, ThreadSweep};
+use crate::bench::{CubeConfig, SequenceOutcome, Step, ThreadSettings};
 use crate::block::Compression;
 use crate::cube::Cube;
 use crate::error::CubeError;
 use crate::places::CubeLock;
+use crate::sweep::{SweepOutcome, ThreadSweep};
 use crate::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION, result_records, run_sweep};
 use clap::{Args, FromArgMatches, Subcommand};
 use envbench_core::ByteSize;
@@ -186,7 +187,6 @@ repeat = 1
 
 impl ReadBack for CubeWorkload {
     fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
-        use crate::bench::{ELAPSED_METRIC, TOTAL_TEST};
         &[envbench_core::workload::CostUnit {
             metric: ELAPSED_METRIC,
             tests: TOTAL_TEST,

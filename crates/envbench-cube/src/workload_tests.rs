@@ -1,6 +1,6 @@
 //! Whole-workload properties at small scales: the invariants of specification section 5, crash safety, retrieval.
 
-use crate::bench::{CubeConfig, Step, ThreadKnob, ThreadSweep, recommend, result_records, run_sequence, run_sweep};
+use crate::bench::{CubeConfig, Step, ThreadKnob};
 use crate::block::{Cells, Compression, is_missing};
 use crate::cube::{Cube, CubeOptions};
 use crate::error::CubeError;
@@ -9,7 +9,10 @@ use crate::generate::{
 };
 use crate::outline::{Dim, Outline, STORED_PERIODS, SparseKey, TimeBalance, YEAR_TOTAL};
 use crate::rates::{self, RateType};
+use crate::recommend::recommend;
+use crate::records::result_records;
 use crate::store::tests::tempdir;
+use crate::sweep::{ThreadSweep, run_sequence, run_sweep};
 use envbench_core::sampler::{NoSteps, StepObserver};
 use std::collections::BTreeMap;
 use std::path::Path;
