@@ -5,10 +5,11 @@
 
 use crate::engine::select_engine;
 use crate::latency::{HistogramDocument, LatencyHistogram};
+use crate::measured::DiskMeasured;
+use crate::options::{DiskArgs, plan};
 use crate::runner::{RunSample, ThreadSample};
 use crate::suite::{NoProgress, SuiteOptions, SuiteOutcome, TestOutcome, TestRunner, validate};
 use crate::testfile::{FillSummary, TestFile, file_system_name};
-use crate::workload::{DiskArgs, DiskMeasured, plan};
 use crate::{CacheHonesty, EngineKind, TestSpec, cache_honesty};
 use clap::FromArgMatches;
 use envbench_core::fleet::{

@@ -1,7 +1,7 @@
 //! I/O engines: one small trait in the style of fio's engine operations table, and one file per engine.
 //!
 //! An engine only moves bytes: it queues requests, pushes them to the kernel and hands back completions. Choosing
-//! offsets, keeping the queue full, timing and accounting live once, in [`crate::runner`], for every engine.
+//! offsets, keeping the queue full, timing and accounting live once, in [`run_job`](crate::run_job), for every engine.
 
 mod threadpool;
 mod uring;

@@ -1,0 +1,292 @@
+//! The command line of `envbench disk` ([`DiskArgs`]) and its checking into a plan: the storage suite's options and
+//! tests, the commit profile's run, or a sustained run. Nothing is created here, so a usage error leaves no trace.
+
+use crate::suite::SuiteOptions;
+use crate::{EngineChoice, Profile, TestSpec, WriteSync};
+use clap::Args;
+use envbench_core::units::format_duration;
+use envbench_core::workload::WorkloadError;
+use envbench_core::{ByteSize, DurationArg};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The arguments of `envbench disk`.
+#[derive(Args, Debug)]
+pub struct DiskArgs {
+    /// Directory in which envbench creates (and afterwards removes) its test file.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Test profile: cdm, cdm-nvme, cdm5, anvil, db, or commit (commit latency by sync method and the group-commit
+    /// curve).
+    #[arg(long, default_value = "cdm")]
+    pub profile: String,
+    /// An ad-hoc test instead of the profile, e.g. rnd:8k:q32:t1:read, seq:1m:q8:t1:write, rnd:8k:q16:t1:mix70,
+    /// seq:16k:q1:t1:write:fsync1 (repeatable).
+    #[arg(long = "test", value_name = "TEST")]
+    pub tests: Vec<String>,
+    /// Test file size, e.g. 1g (default 1 GiB; 256 MiB with --quick).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<ByteSize>,
+    /// Measured runs per test (default 3, as CrystalDiskMark 9).
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Length of each run, e.g. 5s (the default).
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<DurationArg>,
+    /// Pause between runs and tests, e.g. 5s (the default).
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<DurationArg>,
+    /// A quick look: 5 runs of 0.5 s per test after a 0.5 s warm-up (five samples, enough for compare to decide), no
+    /// pauses, a 256 MiB file.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the discarded warm-up run.
+    #[arg(long)]
+    pub no_warmup: bool,
+    /// Buffered I/O instead of O_DIRECT (results need a file of at least 2x RAM or a dropped page cache).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine: auto (io_uring where allowed), io_uring, or threadpool.
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(EngineChoice))]
+    pub engine: EngineChoice,
+    /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
+    #[arg(long, value_name = "MODE")]
+    pub write_sync: Option<String>,
+    /// Run the equivalent fio job after each test and show both: --cross-check fio (with --profile commit:
+    /// --cross-check pg_test_fsync).
+    #[arg(long, value_name = "TOOL")]
+    pub cross_check: Option<String>,
+    /// Sustained writes: each write test (default 128 KiB sequential Q8 and 4 KiB random Q32, or --test) writes
+    /// without a pause for DURATION (default 10m; 60s with --quick) on a file of twice the RAM (or --size), and
+    /// envbench judges burst, sustained speed, SNIA steady state and the cliff.
+    #[arg(long, value_name = "DURATION", num_args = 0..=1)]
+    pub sustained: Option<Option<DurationArg>>,
+    /// With --sustained: write the whole file sequentially twice first, as SNIA's performance test specification
+    /// preconditions a drive.
+    #[arg(long)]
+    pub precondition: bool,
+}
+
+/// Measured runs of each test with `--quick`: as many as a verdict's test needs to decide (Mann-Whitney U with 5 a
+/// side).
+pub const QUICK_RUNS: u32 = 5;
+
+/// The most measured runs a test takes.
+pub const MAX_RUNS: u32 = 1000;
+
+/// The shortest and longest time one measured run (or commit test) may take: shorter measures nothing but the timer,
+/// longer is a mistyped unit (`--duration 100000h`); a long soak is `--sustained`.
+const RUN_DURATION: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(3600));
+/// The longest pause between runs.
+const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+/// The longest sustained write test (SNIA's steady state is usually reached within hours).
+const MAX_SUSTAINED: Duration = Duration::from_secs(72 * 3600);
+/// The most tests one run takes (`--test`, repeatable).
+pub const MAX_TESTS: usize = 64;
+
+/// `--duration`: longer than zero, and within [`RUN_DURATION`].
+fn run_duration(duration: &DurationArg) -> Result<Duration, WorkloadError> {
+    if duration.get().is_zero() {
+        return Err(usage("--duration must be longer than zero, e.g. 5s"));
+    }
+    duration.within("--duration", RUN_DURATION.0, RUN_DURATION.1).map_err(usage)
+}
+
+/// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
+pub(crate) fn plan_commit(
+    args: &DiskArgs,
+    cross_check: Option<&str>,
+) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
+    crate::testfile::check_directory(&args.dir)?;
+    if args.profile == "commit" {
+        // The db profile's suite part takes these; the commit tests alone would silently ignore them.
+        for (option, given) in [("--runs", args.runs.is_some()), ("--interval", args.interval.is_some())] {
+            if given {
+                return Err(usage(format!(
+                    "{option} does not apply to --profile commit: each commit test runs once for --duration"
+                )));
+            }
+        }
+    }
+    let duration = match &args.duration {
+        Some(duration) => run_duration(duration)?,
+        None if args.quick => Duration::from_secs(1),
+        None => Duration::from_secs(5),
+    };
+    let pg_test_fsync = match cross_check {
+        None => None,
+        Some("pg_test_fsync") => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
+            usage(
+                "--cross-check pg_test_fsync: pg_test_fsync was not found on the PATH or under /usr/lib/postgresql; \
+                 it ships with the PostgreSQL server package",
+            )
+        })?),
+        Some(other) => {
+            return Err(usage(format!("--cross-check {other}: --profile commit cross-checks with pg_test_fsync")));
+        }
+    };
+    Ok(crate::commit_suite::CommitRun {
+        directory: args.dir.clone(),
+        tests: crate::commit_suite::commit_tests(duration),
+        pg_test_fsync,
+    })
+}
+
+/// A sustained run: `--sustained [DURATION]` with its own tests, size policy and preconditioning.
+pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, WorkloadError> {
+    use crate::sustained::{DEFAULT_DURATION, MIN_DURATION, QUICK_DURATION};
+    let not_with = [
+        ("--profile", args.profile != "cdm"),
+        ("--runs", args.runs.is_some()),
+        ("--duration", args.duration.is_some()),
+        ("--interval", args.interval.is_some()),
+        ("--no-warmup", args.no_warmup),
+        ("--buffered", args.buffered),
+        ("--cross-check", args.cross_check.is_some()),
+    ];
+    if let Some((option, _)) = not_with.iter().find(|(_, given)| *given) {
+        return Err(usage(format!(
+            "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for              --sustained DURATION with O_DIRECT (choose its tests with --test)"
+        )));
+    }
+    let duration = match args.sustained.clone().flatten() {
+        None if args.quick => QUICK_DURATION,
+        None => DEFAULT_DURATION,
+        Some(duration) => duration.get(),
+    };
+    if duration < MIN_DURATION {
+        return Err(usage(format!(
+            "--sustained {}: steady state is judged over five rounds; give at least {}s",
+            format_duration(duration),
+            MIN_DURATION.as_secs()
+        )));
+    }
+    if duration > MAX_SUSTAINED {
+        return Err(usage(format!(
+            "--sustained {}: give at most {}h; a longer soak is several runs",
+            args.sustained.clone().flatten().map(|d| d.to_string()).unwrap_or_default(),
+            MAX_SUSTAINED.as_secs() / 3600
+        )));
+    }
+    check_test_count(&args.tests)?;
+    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
+        crate::sustained::default_tests()
+    } else {
+        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
+    };
+    for test in &mut tests {
+        if test.operation.read_percent() != 0 {
+            return Err(usage(format!(
+                "--test {}: --sustained measures writes; give write tests such as seq:128k:q8:t1:write",
+                test.id()
+            )));
+        }
+        if let Some(write_sync) = write_sync
+            && test.write_sync == WriteSync::None
+        {
+            test.write_sync = write_sync;
+        }
+        test.validate()?;
+    }
+    crate::testfile::check_directory(&args.dir)?;
+    let size = args.size.map(ByteSize::bytes);
+    let (file_size_bytes, size_note) = crate::sustained::plan_file_size(&args.dir, size)?;
+    crate::testfile::check_file_plan(&args.dir, file_size_bytes)?;
+    if let Some(test) = tests.iter().find(|t| t.block_bytes * u64::from(t.threads) > file_size_bytes) {
+        return Err(usage(format!("--size {}: too small for {}", ByteSize(file_size_bytes), test.id())));
+    }
+    Ok(crate::sustained::SustainedRun {
+        directory: args.dir.clone(),
+        tests,
+        duration,
+        file_size_bytes,
+        size_given: size.is_some(),
+        size_note,
+        precondition: args.precondition,
+        engine: args.engine,
+        seed: 0x5eed_5eed,
+    })
+}
+
+/// A usage error (exit status 2).
+pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
+    WorkloadError::usage(message)
+}
+
+/// At most [`MAX_TESTS`] `--test`s.
+fn check_test_count(tests: &[String]) -> Result<(), WorkloadError> {
+    if tests.len() > MAX_TESTS {
+        return Err(usage(format!(
+            "{} --test options are more than {MAX_TESTS}; split the tests into several runs",
+            tests.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The suite options and tests the arguments ask for, or a usage error.
+pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), WorkloadError> {
+    let mut options = SuiteOptions::new(&args.dir);
+    if args.quick {
+        // Five short runs rather than one long one: a comparison needs five samples a side to decide.
+        options.runs = QUICK_RUNS;
+        options.duration = Duration::from_millis(500);
+        options.warmup_duration = Duration::from_millis(500);
+        options.interval = Duration::ZERO;
+        options.file_size_bytes = 256 << 20;
+    }
+    if let Some(size) = args.size {
+        options.file_size_bytes = size.bytes();
+    }
+    if let Some(runs) = args.runs {
+        if runs == 0 {
+            return Err(usage("--runs must be at least 1"));
+        }
+        if runs > MAX_RUNS {
+            return Err(usage(format!("--runs {runs}: give at most {MAX_RUNS} runs")));
+        }
+        options.runs = runs;
+    }
+    if let Some(duration) = &args.duration {
+        options.duration = run_duration(duration)?;
+        if !args.quick {
+            options.warmup_duration = options.duration;
+        }
+    }
+    if let Some(interval) = &args.interval {
+        options.interval = interval.within("--interval", Duration::ZERO, MAX_INTERVAL).map_err(usage)?;
+    }
+    options.warmup = !args.no_warmup;
+    options.direct = !args.buffered;
+    options.engine = args.engine;
+    options.cross_check_fio = match args.cross_check.as_deref() {
+        None => false,
+        Some("fio") => true,
+        // The db profile's commit tests take it.
+        Some("pg_test_fsync") if args.profile == "db" && args.tests.is_empty() => false,
+        Some(other) => {
+            return Err(usage(format!(
+                "--cross-check {other}: the cross-check tools are fio, and pg_test_fsync with --profile commit or db"
+            )));
+        }
+    };
+    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    check_test_count(&args.tests)?;
+    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
+        Profile::parse(&args.profile)?.tests()
+    } else {
+        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
+    };
+    if let Some(write_sync) = write_sync {
+        // The user's durability mode applies to every writing test that does not define its own (the db profile's log
+        // test always syncs each write).
+        for test in tests.iter_mut().filter(|t| t.operation.writes() && t.write_sync == WriteSync::None) {
+            test.write_sync = write_sync;
+        }
+    }
+    for test in &tests {
+        test.validate()?;
+    }
+    Ok((options, tests))
+}
