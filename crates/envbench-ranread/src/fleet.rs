@@ -8,7 +8,9 @@
 //! until the fleet's run ends; it resolves the schema the table is in and names it in every step, and each agent
 //! opens the table there with its first step.
 
-use crate::workload::{Comparable, Prepared, RanreadArgs, RanreadDocument, RanreadMeasured, RanreadRun, plan, render};
+use crate::document::{Comparable, RanreadDocument, RanreadMeasured, WORKLOAD, render, step_test_id};
+use crate::options::{RanreadArgs, RanreadRun, plan};
+use crate::run::Prepared;
 use crate::{
     DatabaseCounters, JobsPlan, RanReadError, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step,
     results,
@@ -138,7 +140,7 @@ impl FleetCoordinator for RanreadCoordinator {
                 (n, None) => json!({ "jobs": n }),
             })
             .collect();
-        Some(FleetStep { name: crate::step_test_id(jobs), assignments, pause: std::time::Duration::ZERO })
+        Some(FleetStep { name: step_test_id(jobs), assignments, pause: std::time::Duration::ZERO })
     }
 
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {
@@ -396,7 +398,7 @@ impl Measured for AgentMeasured {
             parameters: self.parameters.clone(),
             outcome: self.outcome(),
         };
-        Some((crate::workload::WORKLOAD, json!(document)))
+        Some((WORKLOAD, json!(document)))
     }
 
     fn render(&self, series: &SamplerSeries) -> String {

@@ -9,8 +9,11 @@
 //! does not print or store anything.
 
 mod database;
+mod document;
 mod file;
 mod fleet;
+mod options;
+mod run;
 mod sweep;
 pub mod workload;
 
