@@ -12,11 +12,16 @@
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
 use crate::Profile;
+use crate::document::step_test_id;
 use crate::load::LoadInfo;
+use crate::measured::OltpMeasured;
+use crate::options::OltpArgs;
+use crate::plan::{Planner, plan};
+use crate::render::step_line;
+use crate::run::OltpRun;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
 use crate::users::{self, ClientsFigures, KindFigures, StepFigures};
-use crate::workload::{OltpArgs, OltpMeasured, OltpRun, Planner, plan, step_line, step_test_id};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -260,22 +265,7 @@ impl FleetCoordinator for OltpCoordinator {
 /// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
 pub const SCHEMA_KEY: &str = "schema";
 
-/// A fleet agent's own run: the agent's name and the fleet's name of each step it ran, in order.
-pub struct AgentSteps {
-    pub agent: String,
-    pub names: Vec<String>,
-}
-
-impl AgentSteps {
-    /// The test id of the agent's `index`th step, the fleet's name of it (`own` if the fleet named none), with the
-    /// agent and that name added to the step's parameters, so that an agent's results match only like shares.
-    pub fn test_id(&self, index: usize, parameters: &mut Value, own: impl FnOnce() -> String) -> String {
-        let name = self.names.get(index).cloned().unwrap_or_else(own);
-        parameters["fleet_agent"] = json!(self.agent);
-        parameters["fleet_step"] = json!(name);
-        name
-    }
-}
+pub use crate::measured::AgentSteps;
 
 /// The numbers of `count` users (or streams) from `first` (counted from 0), as shown: `#3`, `#3-4`.
 pub fn numbers(first: u32, count: u32) -> String {

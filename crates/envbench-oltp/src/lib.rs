@@ -16,11 +16,19 @@
 pub mod companion;
 pub mod consistency;
 pub mod crosscheck;
+mod document;
+mod drop;
 pub mod fleet;
 pub mod load;
 pub mod lock;
+mod measured;
+mod options;
+mod plan;
 pub mod random;
+mod readback;
+mod render;
 pub mod routines;
+mod run;
 pub mod schema;
 pub mod sweep;
 pub mod telemetry;
@@ -30,6 +38,7 @@ pub mod workload;
 
 pub use workload::OLTP;
 
+use envbench_core::workload::WorkloadError;
 use envbench_sql::{DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 use transactions::Kind;
@@ -161,6 +170,18 @@ impl std::fmt::Display for OltpError {
 }
 
 impl std::error::Error for OltpError {}
+
+impl From<OltpError> for WorkloadError {
+    fn from(error: OltpError) -> WorkloadError {
+        match error {
+            OltpError::Interrupted => WorkloadError::interrupted(),
+            OltpError::BadInput(_) | OltpError::Foreign(_) | OltpError::NoSpace(_) => {
+                WorkloadError::usage(error.to_string())
+            }
+            other => WorkloadError::failure(other.to_string()),
+        }
+    }
+}
 
 impl From<DbError> for OltpError {
     fn from(error: DbError) -> OltpError {

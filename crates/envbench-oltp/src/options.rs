@@ -1,0 +1,104 @@
+//! The command line of `envbench oltp` ([`OltpArgs`]) and the bounds its values are checked against.
+
+use clap::Args;
+use envbench_core::DurationArg;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The most warehouses (or pgbench scale) envbench loads.
+pub const MAX_SCALE: i64 = 10_000;
+/// The most virtual users of a step (each is a thread and a connection).
+pub const MAX_USERS: u32 = 1024;
+/// The most clients a virtual user drives (each is a terminal with keying and think times, sharing the user's
+/// connection: a few hundred keep one connection busy).
+pub const MAX_CLIENTS_PER_USER: u32 = 1000;
+/// The most parallel loaders.
+pub const MAX_LOADERS: usize = 256;
+/// The shortest measured time of a step: a shorter one may end before a single transaction does.
+pub const MIN_DURATION: Duration = Duration::from_secs(1);
+/// The longest ramp-up and measured time of a step.
+pub const MAX_STEP_TIME: Duration = Duration::from_secs(24 * 3600);
+/// The most transactions per user of a count-based step.
+pub const MAX_TRANSACTIONS_PER_USER: u64 = 1_000_000_000;
+
+/// The arguments of `envbench oltp`.
+#[derive(Args, Debug)]
+pub struct OltpArgs {
+    /// Where the transactions run: sqlite (embedded, a file in --dir; the default), postgres://user@host/db or
+    /// mysql://user@host/db (MariaDB or MySQL).
+    #[arg(long, help_heading = "Connection", default_value = "sqlite")]
+    pub target: String,
+    /// Directory of the SQLite database envbench-oltp.sqlite (with --target sqlite).
+    #[arg(long, help_heading = "Connection", default_value = ".")]
+    pub dir: PathBuf,
+    /// tpcc (TPC-C-derived order entry) or tpcb (pgbench's TPC-B-like transaction).
+    #[arg(long, help_heading = "Load", default_value = "tpcc")]
+    pub profile: String,
+    /// Warehouses (tpcc) or pgbench's scale factor (tpcb).
+    #[arg(long, help_heading = "Load", visible_alias = "scale", default_value = "1")]
+    pub warehouses: String,
+    /// Virtual users: a count, a list of steps such as 1,2,4,8, or auto (doubling until the knee).
+    #[arg(long, help_heading = "Run", default_value = "4")]
+    pub users: String,
+    /// Highest user count of --users auto.
+    #[arg(long, help_heading = "Run", default_value_t = 64)]
+    pub max_users: u32,
+    /// Ramp-up of each step before measuring, e.g. 1m.
+    #[arg(long, help_heading = "Run", default_value = "1m", value_name = "DURATION")]
+    pub ramp: DurationArg,
+    /// Measured time of each step, e.g. 5m.
+    #[arg(long, help_heading = "Run", default_value = "5m", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// New-Order p95 (tpcb: the transaction's p95) the knee must stay within.
+    #[arg(long, help_heading = "Run", default_value = "100ms", value_name = "DURATION")]
+    pub target_latency: DurationArg,
+    /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
+    #[arg(long, help_heading = "HammerDB compatibility")]
+    pub keying_thinking: bool,
+    /// Each transaction works in a warehouse drawn from all of them, not in its user's home warehouse (HammerDB's
+    /// "use all warehouses"): the working set is the whole database, for storage-bound runs.
+    #[arg(long, help_heading = "HammerDB compatibility")]
+    pub all_warehouses: bool,
+    /// Clients each virtual user drives, with --keying-thinking (HammerDB's asynchronous scaling): every client is a
+    /// terminal with its own home warehouse and keying and think times, and a user's clients share its one connection
+    /// as an application's sessions share a pool, so --users 10 --clients-per-user 100 runs 1,000 terminals over 10
+    /// connections. Response times include the wait for the connection, which is also shown on its own.
+    #[arg(long, help_heading = "HammerDB compatibility", default_value_t = 1, value_name = "K")]
+    pub clients_per_user: u32,
+    /// A count-based step instead of a timed one (HammerDB's "total transactions per user"): each user runs N
+    /// transactions and the step ends when all have; --ramp and --duration do not apply (24 h at most).
+    #[arg(long, help_heading = "HammerDB compatibility", value_name = "N")]
+    pub transactions: Option<u64>,
+    /// Split tpcc_order_line into range partitions by warehouse (one per warehouse, at most 10), as HammerDB's
+    /// "partition order line" does: PostgreSQL partition tables, MariaDB/MySQL partitions. A load of the other layout
+    /// is rebuilt.
+    #[arg(long, help_heading = "Load")]
+    pub partition: bool,
+    /// Rebuild the tables even when a matching load exists.
+    #[arg(long, help_heading = "Load")]
+    pub fresh: bool,
+    /// Schema (PostgreSQL) or database (MariaDB/MySQL) of the tables, which must exist (default: the connection's
+    /// current schema, or the URL's database). envbench touches nothing outside it.
+    #[arg(long, help_heading = "Connection")]
+    pub schema: Option<String>,
+    /// Run pgbench against the same server afterwards (needs --profile tpcb and a PostgreSQL target).
+    #[arg(long, help_heading = "Run", value_name = "TOOL")]
+    pub cross_check: Option<String>,
+    /// Parallel loaders (default: one per CPU, at most one per warehouse; SQLite loads with one).
+    #[arg(long, help_heading = "Load")]
+    pub loaders: Option<usize>,
+    /// How transactions reach the database: client (every statement from the client, one round trip each: what an
+    /// application sees) or procedures (one call of a stored routine per transaction, as HammerDB's TPROC-C runs
+    /// them: the engine's capacity, the figure to set beside HammerDB's NOPM). Procedures need --profile tpcc on
+    /// PostgreSQL or MariaDB/MySQL.
+    #[arg(long, help_heading = "Run", default_value = "client", value_name = "MODE")]
+    pub mode: String,
+    /// Skip the settling before each step: VACUUM ANALYZE of envbench's tables and a CHECKPOINT (PostgreSQL), a flush
+    /// of envbench's tables (MariaDB/MySQL), a WAL checkpoint (SQLite), as HammerDB does before its timed run.
+    #[arg(long, help_heading = "Run")]
+    pub no_vacuum: bool,
+    /// Remove everything envbench made for --profile in the target (its tables, their marker and, for tpcc, its
+    /// stored routines) and nothing else, then end; no run is stored.
+    #[arg(long, help_heading = "Load", conflicts_with = "fresh")]
+    pub drop: bool,
+}

@@ -1,0 +1,105 @@
+//! How stored oltp runs read back ([`ReadBack`]): the cost units, the headline, the per-second timelines and the
+//! scaling curve of users against throughput and judged latency.
+
+use crate::document::{KNEE_TEST, OltpDocument, P95_METRIC, THROUGHPUT_METRIC};
+use crate::measured::TPM_WINDOW_METRIC;
+use crate::workload::OltpWorkload;
+use envbench_core::model::StoredRun;
+use envbench_core::workload::{ReadBack, ScalingCurve, ScalingPoint, Timeline};
+
+impl ReadBack for OltpWorkload {
+    fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
+        &[
+            envbench_core::workload::CostUnit {
+                metric: "nopm",
+                tests: "",
+                per: envbench_core::workload::Per::Rate(1000.0),
+                words: "1,000 NOPM",
+            },
+            envbench_core::workload::CostUnit {
+                metric: "tpm",
+                tests: "",
+                per: envbench_core::workload::Per::Rate(1000.0),
+                words: "1,000 TPM",
+            },
+        ]
+    }
+
+    fn title(&self) -> Option<&'static str> {
+        Some("transactions")
+    }
+
+    /// TPM over each fifth of the measured window ([`TPM_WINDOW_METRIC`]), so a verdict can test it; NOPM and TPM are
+    /// one figure each over the whole window.
+    fn headline_metrics(&self) -> &'static [&'static str] {
+        &[TPM_WINDOW_METRIC]
+    }
+
+    fn governed_by(&self) -> &'static [envbench_core::workload::Resource] {
+        use envbench_core::workload::Resource;
+        &[Resource::Cpu, Resource::Storage, Resource::Memory]
+    }
+
+    /// One virtual user is one connection running one transaction at a time.
+    fn concurrency_knobs(&self) -> &'static [&'static str] {
+        &["users"]
+    }
+
+    fn headline(&self, run: &StoredRun) -> String {
+        let profile = run.results.first().and_then(|r| r.record.parameters.get("profile")?.as_str().map(String::from));
+        let label = if profile.as_deref() == Some("tpcb") { "TPS" } else { "NOPM" };
+        let judged = if profile.as_deref() == Some("tpcb") { "p95" } else { "New-Order p95" };
+        match (run.median(KNEE_TEST, THROUGHPUT_METRIC), run.median(KNEE_TEST, P95_METRIC)) {
+            (Some(throughput), Some(p95)) => format!("knee {throughput:.0} {label} at {p95:.1} ms {judged}"),
+            _ => "no step within the latency target".into(),
+        }
+    }
+
+    fn tests_word(&self) -> &'static str {
+        "per step and transaction"
+    }
+
+    fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
+        let Some(Ok(document)) = OltpDocument::of(run) else { return Vec::new() };
+        vec![Timeline {
+            subject: None,
+            marks: Vec::new(),
+            y_label: "transactions per second".into(),
+            x_label: "seconds since the step began (ramp-up included)".into(),
+            lines: document
+                .steps
+                .iter()
+                .map(|s| {
+                    let points = s.per_second.iter().enumerate().map(|(i, n)| (i as f64 + 1.0, *n)).collect();
+                    (format!("{} users", s.users), points)
+                })
+                .collect(),
+        }]
+    }
+
+    fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
+        let document = OltpDocument::of(run)?.ok()?;
+        if document.steps.is_empty() {
+            return None;
+        }
+        let profile = document.profile;
+        Some(ScalingCurve {
+            concurrency_label: "virtual users".into(),
+            concurrency_symbol: "U".into(),
+            throughput_label: profile.throughput_label().into(),
+            latency_label: format!("{} p95", profile.judged_kind().name()),
+            latency_unit: "ms".into(),
+            points: document
+                .steps
+                .iter()
+                .map(|s| ScalingPoint {
+                    concurrency: f64::from(s.users),
+                    throughput: s.throughput(profile),
+                    latency: s.judged_latency_ms(profile),
+                })
+                .collect(),
+            knee: document.knee,
+            latency_target: Some(document.target_latency_ms),
+        })
+    }
+}

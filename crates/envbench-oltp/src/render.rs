@@ -1,0 +1,245 @@
+//! An oltp run for people: the steps with the knee, each transaction's latencies, the server's counters and wait
+//! events, the consistency checks and the pgbench cross-check; and a step's line of progress.
+
+use crate::Profile;
+use crate::consistency;
+use crate::document::{OltpDocument, invalid_steps, step_test_id};
+use crate::schema::Shape;
+use crate::users::StepFigures;
+use envbench_core::sampler::SamplerSeries;
+use envbench_core::text::{Align, Table, heading, number};
+
+/// What a step's clients were and how long they waited for their users' connections: the part of every response
+/// time spent in the driver, not the server.
+fn clients_line(users: u32, clients: &crate::users::ClientsFigures) -> String {
+    format!(
+        "{users} users x {} clients = {} terminals over {users} connections: waited for a connection {:.2} ms on \
+         average, p95 {:.2} ms, at most {:.2} ms{}",
+        clients.per_user,
+        u64::from(users) * u64::from(clients.per_user),
+        clients.wait_mean_ms,
+        clients.wait_p95_ms,
+        clients.wait_max_ms,
+        if clients.wait_p95_ms > 10.0 {
+            " (the users are busy: raise --users and lower --clients-per-user so the wait measures the server)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The server's counters per second of each step's measured window, and the wait events sampled from its users'
+/// sessions (PostgreSQL), each step named by its `labels` columns and, in words, for the wait events: empty when no
+/// step has any.
+pub fn server_figures(labels: &[&str], steps: &[(Vec<String>, String, &StepFigures)]) -> String {
+    let mut out = String::new();
+    let counters: std::collections::BTreeSet<&String> = steps.iter().flat_map(|(_, _, s)| s.server.keys()).collect();
+    if !counters.is_empty() {
+        out.push_str(&heading("Server counters per second of the measured window"));
+        out.push('\n');
+        let mut headers: Vec<String> = labels.iter().map(ToString::to_string).collect();
+        headers.extend(counters.iter().map(|c| c.to_uppercase()));
+        let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let mut table = Table::new(&header_refs, &vec![Align::Right; headers.len()]);
+        for (cells, _, step) in steps {
+            let mut row = cells.clone();
+            row.extend(
+                counters
+                    .iter()
+                    .map(|c| step.server.get(*c).map_or("-".into(), |v| number(v / step.measured_seconds.max(1e-9)))),
+            );
+            table.row(row);
+        }
+        out.push_str(&table.render());
+    }
+    for (_, words, step) in steps {
+        if step.wait_events.is_empty() {
+            continue;
+        }
+        let total: u64 = step.wait_events.values().sum();
+        let mut events: Vec<(&String, &u64)> = step.wait_events.iter().collect();
+        events.sort_by(|a, b| b.1.cmp(a.1));
+        let top: Vec<String> = events
+            .iter()
+            .take(5)
+            .map(|(event, n)| format!("{event} {:.0}%", **n as f64 * 100.0 / total as f64))
+            .collect();
+        out.push_str(&format!("Wait events at {words} (sampled): {}\n", top.join(", ")));
+    }
+    out
+}
+
+/// A step's line of progress.
+pub fn step_line(profile: Profile, step: &StepFigures) -> String {
+    let judged = step.kind(profile.judged_kind());
+    let headline = match profile {
+        Profile::Tpcc => format!("{:>9} NOPM, ", number(step.nopm.unwrap_or(0.0))),
+        Profile::Tpcb => format!("{:>9} TPS, ", number(step.tpm / 60.0)),
+    };
+    format!(
+        "  {:>4} users: {headline}{:>9} TPM, {} p95 {:.1} ms, {} retries, {} failed",
+        step.users,
+        number(step.tpm),
+        profile.judged_kind().name(),
+        judged.map_or(0.0, |k| k.p95_ms),
+        step.retries,
+        step.failures
+    ) + &step.clients.as_ref().map(|c| format!("\n        {}", clients_line(step.users, c))).unwrap_or_default()
+}
+
+/// The run for people: the steps with the knee, every transaction's latencies, the server's counters, the checks
+/// and the cross-check.
+pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
+    let profile = d.profile;
+    let mut out = heading(&format!(
+        "OLTP {} on {} ({}), {}",
+        profile.name(),
+        d.target,
+        d.server_version,
+        Shape { scale: d.scale, partitions: d.partitions }.describe(profile)
+    ));
+    out.push('\n');
+    if profile == Profile::Tpcc {
+        out.push_str(&format!("Mode: {} — {}\n", d.mode.name(), d.mode.describe()));
+    }
+    let mut headers = vec!["USERS"];
+    if profile == Profile::Tpcc {
+        headers.push("NOPM");
+    } else {
+        headers.push("TPS");
+    }
+    headers.extend([
+        "TPM",
+        "SERVER TPM",
+        "P95 ms",
+        "RETRIES",
+        "FAILED",
+        "CLIENT CPU",
+        "CPU us/tx",
+        "DISK w/s",
+        "w_await ms",
+    ]);
+    let mut table = Table::new(&headers, &vec![Align::Right; headers.len()]);
+    for (index, step) in d.steps.iter().enumerate() {
+        let disk = series.step(&step_test_id(step.users)).and_then(|s| s.disks.first());
+        table.row(vec![
+            format!("{}{}", if Some(index) == d.knee { "* " } else { "" }, step.users),
+            number(step.throughput(profile)),
+            number(step.tpm),
+            step.server_tpm.map_or("-".into(), number),
+            format!("{:.1}", step.judged_latency_ms(profile)),
+            step.retries.to_string(),
+            match step.failures {
+                0 => "0".to_string(),
+                n => format!("{n} ({:.1}%)", step.failed_share() * 100.0),
+            },
+            format!("{:.0}%", step.client_cpu_percent),
+            format!("{:.0}", step.client_cpu_us_per_transaction),
+            disk.map_or("-".into(), |d| number(d.writes_per_s)),
+            disk.map_or("-".into(), |d| format!("{:.2}", d.write_await_ms)),
+        ]);
+    }
+    out.push_str(&table.render());
+    for reason in invalid_steps(d) {
+        out.push_str(&format!("No measurement, left out of the knee: {reason}\n"));
+    }
+    let judged = format!("{} p95", profile.judged_kind().name());
+    match d.knee_step() {
+        Some(knee) => out.push_str(&format!(
+            "Knee (*): {} users, {} {} at {:.1} ms {judged} — the highest within {} ms\n",
+            knee.users,
+            number(knee.throughput(profile)),
+            profile.throughput_label(),
+            knee.judged_latency_ms(profile),
+            d.target_latency_ms
+        )),
+        None => out.push_str(&format!("Knee: no step kept the {judged} within {} ms\n", d.target_latency_ms)),
+    }
+    out.push_str(&format!("Stopped because {}.\n", d.stop_reason.describe()));
+    for step in &d.steps {
+        if let Some(clients) = &step.clients {
+            out.push_str(&format!("{}\n", clients_line(step.users, clients)));
+        }
+    }
+
+    out.push_str(&heading("Transactions (measured window; latency in ms, retries included)"));
+    out.push('\n');
+    let headers = [
+        "USERS",
+        "TRANSACTION",
+        "COUNT",
+        "SHARE",
+        "ROLLED BACK",
+        "RETRIES",
+        "FAILED",
+        "MEAN",
+        "P50",
+        "P95",
+        "P99",
+        "P99.9",
+        "MAX",
+    ];
+    let mut aligns = vec![Align::Right; headers.len()];
+    aligns[1] = Align::Left;
+    let mut table = Table::new(&headers, &aligns);
+    for step in &d.steps {
+        for kind in &step.kinds {
+            table.row(vec![
+                step.users.to_string(),
+                kind.kind.name().to_string(),
+                kind.count.to_string(),
+                format!("{:.1}%", kind.count as f64 * 100.0 / step.transactions.max(1) as f64),
+                kind.rolled_back.to_string(),
+                kind.retries.to_string(),
+                kind.failures.to_string(),
+                format!("{:.2}", kind.mean_ms),
+                format!("{:.2}", kind.p50_ms),
+                format!("{:.2}", kind.p95_ms),
+                format!("{:.2}", kind.p99_ms),
+                format!("{:.2}", kind.p999_ms),
+                format!("{:.2}", kind.max_ms),
+            ]);
+        }
+    }
+    out.push_str(&table.render());
+
+    let steps: Vec<(Vec<String>, String, &StepFigures)> =
+        d.steps.iter().map(|s| (vec![s.users.to_string()], format!("{} users", s.users), s)).collect();
+    out.push_str(&server_figures(&["USERS"], &steps));
+    out.push_str(&consistency::render(&d.consistency));
+
+    if !d.pgbench.is_empty() {
+        out.push_str(&heading("Cross-check: pgbench against the same server and tables"));
+        out.push('\n');
+        let headers =
+            ["CLIENTS", "ENVBENCH TPS", "PGBENCH TPS", "RATIO", "ENVBENCH P95 ms", "PGBENCH P95 ms", "PGBENCH P99 ms"];
+        let mut table = Table::new(&headers, &vec![Align::Right; headers.len()]);
+        for figures in &d.pgbench {
+            let ours = d.steps.iter().find(|s| s.users == figures.clients);
+            let our_tps = ours.map_or(0.0, |s| s.tpm / 60.0);
+            table.row(vec![
+                figures.clients.to_string(),
+                number(our_tps),
+                number(figures.tps),
+                format!("{:.2}", our_tps / figures.tps.max(1e-9)),
+                ours.map_or("-".into(), |s| format!("{:.2}", s.judged_latency_ms(profile))),
+                format!("{:.2}", figures.p95_ms),
+                format!("{:.2}", figures.p99_ms),
+            ]);
+        }
+        out.push_str(&table.render());
+        if let Some(version) = d.pgbench.first().map(|f| &f.version) {
+            out.push_str(&format!("{version}, -M prepared, builtin tpcb-like, one thread per client\n"));
+        }
+    }
+    if d.dialect == "sqlite" {
+        out.push_str(
+            "SQLite: embedded, WAL with synchronous=FULL; writers serialize, so more users add waiting, not work.\n",
+        );
+    }
+    out.push_str(
+        "NOPM counts new orders from the database over the measured window (as HammerDB does); TPM counts every \
+         transaction the users ended. TPC-derived: not a TPC result.\n",
+    );
+    out
+}

@@ -1,0 +1,369 @@
+//! A planned oltp run ([`OltpRun`]) and what it does: load the tables (or reuse them), settle the database before
+//! each step, run the steps of users, check consistency, run pgbench beside them, and make the run's document.
+
+use crate::companion::{Companion, CompanionState};
+use crate::consistency::{self, Check};
+use crate::crosscheck;
+use crate::document::{OltpDocument, step_test_id};
+use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
+use crate::lock::TablesLock;
+use crate::measured::OltpMeasured;
+use crate::random::NuRandConstants;
+use crate::render::step_line;
+use crate::routines::Mode;
+use crate::schema::{self, Shape};
+use crate::sweep::{self, StopReason, Sweep, UsersPlan};
+use crate::users::{self, StepFigures, StepSettings};
+use crate::{OltpError, Profile};
+use envbench_core::text::number;
+use envbench_core::units::format_duration;
+use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
+use envbench_sql::{DatabaseUrl, Namespace};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Everything the arguments say, checked, with the database reached, its namespace resolved and its tables locked.
+pub struct OltpRun {
+    pub url: DatabaseUrl,
+    /// The one schema (MySQL: database) the run's tables are in.
+    pub namespace: Namespace,
+    pub profile: Profile,
+    pub scale: i64,
+    /// Range partitions of tpcc_order_line (0: one plain table).
+    pub partitions: u32,
+    pub users: UsersPlan,
+    /// Clients (terminals) each user drives over its connection.
+    pub clients_per_user: u32,
+    pub ramp: Duration,
+    pub duration: Duration,
+    pub target_ms: f64,
+    pub keying_thinking: bool,
+    pub all_warehouses: bool,
+    pub transactions_per_user: Option<u64>,
+    pub mode: Mode,
+    /// Settle the database before each step ([`schema::settle`]).
+    pub(crate) settle: bool,
+    pub(crate) settle_noted: std::sync::atomic::AtomicBool,
+    /// Whether the run uses the load it found or builds the tables, as decided under the lock.
+    pub(crate) load_plan: LoadPlan,
+    /// Held for the whole run (none on a fleet's agent: its coordinator holds it).
+    pub(crate) lock: Option<TablesLock>,
+    pub(crate) pgbench: Option<PathBuf>,
+    pub loaders: usize,
+    /// The directory whose storage the run describes: the server's data directory when it is on this host.
+    pub watched: PathBuf,
+    pub server_version: String,
+    /// Tables another workload keeps beside these, built and checked with them.
+    pub(crate) companion: Option<&'static dyn Companion>,
+    /// A fleet agent's: whether it has found its coordinator's load in `namespace` ([`OltpRun::use_namespace`]).
+    pub(crate) namespace_checked: bool,
+}
+
+impl Planned for OltpRun {
+    fn data_dir(&self) -> &Path {
+        &self.watched
+    }
+
+    fn announce(&self) -> Option<String> {
+        Some(self.describe())
+    }
+
+    fn drives_local_server(&self) -> bool {
+        !self.url.dialect().ops().embedded && self.url.is_local()
+    }
+
+    fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
+        let progress = context.progress;
+        let load = self.load_tables(context)?;
+        let mut steps: Vec<StepFigures> = Vec::new();
+        let mut sweep = Sweep::new(&self.users);
+        let stop_reason = loop {
+            if context.interrupted() {
+                break StopReason::Interrupted;
+            }
+            let users = match sweep.next(&steps, self.profile, self.target_ms) {
+                Ok(users) => users,
+                Err(reason) => break reason,
+            };
+            self.settle(context)?;
+            let settings = self.step_settings(users, 0, users);
+            let name = step_test_id(users);
+            let on_tick = |text: &str| progress.update(text);
+            match users::run_step(&self.url, &settings, &name, context.steps, context.interrupt, &on_tick)? {
+                Some(step) => {
+                    progress.line(&step_line(self.profile, &step.figures));
+                    steps.push(step.figures);
+                }
+                None => break StopReason::Interrupted,
+            }
+        };
+        // The checks run even after an interrupt: every transaction is atomic, so the database must still hold.
+        progress.update("checking consistency");
+        let consistency = self.check_consistency()?;
+        let mut pgbench = Vec::new();
+        if let Some(program) = &self.pgbench
+            && stop_reason != StopReason::Interrupted
+        {
+            for step in &steps {
+                progress.update(&format!("pgbench with {} clients for {}", step.users, format_duration(self.duration)));
+                context.steps.step_started(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = crosscheck::run_pgbench(program, &self.url, &self.namespace, step.users, self.duration);
+                context.steps.step_finished(&format!("pgbench {}", step_test_id(step.users)));
+                let figures = figures?;
+                progress.line(&format!(
+                    "  pgbench {:>4} clients: {:>9.0} TPS, {:.2} ms p95",
+                    figures.clients, figures.tps, figures.p95_ms
+                ));
+                pgbench.push(figures);
+            }
+        }
+        let mut document = self.document(load, steps, stop_reason, consistency);
+        document.pgbench = pgbench;
+        Ok(Box::new(OltpMeasured::new(document)))
+    }
+}
+
+impl OltpRun {
+    /// The workload this run is (oltp, or the workload whose companion tables it keeps: htap).
+    pub fn workload_name(&self) -> &'static str {
+        self.companion.map_or("oltp", |c| c.workload())
+    }
+
+    /// What the run's load is made of.
+    pub fn shape(&self) -> Shape {
+        Shape { scale: self.scale, partitions: self.partitions }
+    }
+
+    /// What the run will do, in a line.
+    pub fn describe(&self) -> String {
+        let per_step = match self.transactions_per_user {
+            Some(count) => format!("{count} transactions per user per step"),
+            None => {
+                format!("ramp {} then {} measured per step", format_duration(self.ramp), format_duration(self.duration))
+            }
+        };
+        format!(
+            "oltp {}{}{} on {} ({}): {}, {}, {per_step}",
+            self.profile.name(),
+            match self.mode {
+                Mode::Client => "",
+                Mode::Procedures => " in procedures mode (stored routines, one call per transaction)",
+            },
+            if self.all_warehouses { ", every transaction in any warehouse" } else { "" },
+            crate::place(&self.url, &self.namespace),
+            self.server_version,
+            self.shape().describe(self.profile),
+            match self.clients_per_user {
+                1 => self.users.describe(),
+                k => format!("{}, {k} clients each over its one connection", self.users.describe()),
+            },
+        )
+    }
+
+    /// A fleet agent's: use the namespace its coordinator resolved and named, once this host sees the coordinator's
+    /// load there (the same server, the same shape, the companion's tables complete); a host that reaches another
+    /// server says so. Nothing is created or changed.
+    pub fn use_namespace(&mut self, name: &str) -> Result<(), WorkloadError> {
+        if self.namespace.name() == name && self.namespace_checked {
+            return Ok(());
+        }
+        let (profile, shape) = (self.profile, self.shape());
+        let namespace = Namespace::named(self.url.dialect(), name);
+        let place = crate::place(&self.url, &namespace);
+        let elsewhere = "the coordinator loads the tables before the agents start, so this host reaches another \
+                         server than the coordinator did (a loopback or private address means something else on each \
+                         host)";
+        let mut connection = namespace.connect(&self.url, "envbench-oltp agent").map_err(OltpError::from)?;
+        let found = schema::existing(connection.as_mut(), &namespace, profile)?;
+        if !found.is_reusable(shape) {
+            return Err(WorkloadError::failure(format!(
+                "{place}: this host finds no complete {} load of {} there ({}); {elsewhere}",
+                profile.name(),
+                shape.describe(profile),
+                found.describe()
+            )));
+        }
+        if let Some(companion) = self.companion {
+            let state = companion.state(connection.as_mut(), &namespace)?;
+            if state != CompanionState::Complete {
+                return Err(WorkloadError::failure(format!(
+                    "{place}: this host finds {} incomplete there; {elsewhere}",
+                    companion.name()
+                )));
+            }
+        }
+        self.namespace = namespace;
+        self.namespace_checked = true;
+        Ok(())
+    }
+
+    /// A fleet agent's: reach the server as `application` (nothing is built: the coordinator loaded the tables
+    /// before the agents started), and say so in a line.
+    pub fn reach_as_agent(&self, application: &str) -> Result<String, WorkloadError> {
+        self.url.connect(application).map_err(OltpError::from)?;
+        Ok(format!(
+            "ready: {} ({}), {} {} to use",
+            self.url.shown(),
+            self.server_version,
+            self.scale,
+            self.profile.scale_word()
+        ))
+    }
+
+    /// A fleet agent's load: the coordinator's, reused.
+    pub fn agents_load(&self) -> LoadInfo {
+        LoadInfo { reused: true, rows: load::expected_rows(self.profile, self.scale), seconds: 0.0, loaders: 0 }
+    }
+
+    /// Load the profile's tables, or reuse a complete load of the same scale, with progress in rows.
+    pub fn load_tables(&self, context: &RunContext<'_>) -> Result<LoadInfo, WorkloadError> {
+        let progress = context.progress;
+        let started = std::time::Instant::now();
+        let on_rows = |rows: u64, expected: u64| {
+            let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            progress.update(&format!(
+                "loading {} {}: {:>3}% of {} rows, {} rows/s",
+                self.profile.name(),
+                self.profile.scale_word(),
+                rows * 100 / expected.max(1),
+                expected,
+                number(rate)
+            ));
+        };
+        // Only a run that holds the tables alone builds them, or installs their routines.
+        let exclusive = self.lock.as_ref().is_some_and(TablesLock::is_exclusive);
+        let load_plan = if exclusive { self.load_plan } else { LoadPlan::Reuse };
+        let routines_plan = RoutinesPlan::of(self.profile, self.url.dialect(), self.mode, exclusive);
+        let load = load::prepare(
+            &self.url,
+            &self.namespace,
+            self.profile,
+            self.shape(),
+            load_plan,
+            routines_plan,
+            self.loaders,
+            context.steps,
+            context.interrupt,
+            &on_rows,
+        )?;
+        if let Some(companion) = self.companion {
+            let mut connection = self.namespace.connect(&self.url, "envbench-oltp load").map_err(OltpError::from)?;
+            match companion.state(connection.as_mut(), &self.namespace)? {
+                CompanionState::Complete => {}
+                CompanionState::Missing if exclusive => {
+                    progress.update(&format!("loading {}", companion.name()));
+                    context.steps.step_started("load companion");
+                    let built = companion.build(connection.as_mut(), &self.namespace, context.interrupt);
+                    context.steps.step_finished("load companion");
+                    built?;
+                    progress.line(&format!("loaded {}", companion.name()));
+                }
+                CompanionState::Missing | CompanionState::Foreign(_) => {
+                    return Err(OltpError::Other(format!(
+                        "{}: {} changed after the run was planned; run it again",
+                        crate::place(&self.url, &self.namespace),
+                        companion.name()
+                    ))
+                    .into());
+                }
+            }
+        }
+        progress.line(&if load.reused {
+            format!(
+                "reusing the {} tables ({}); --fresh rebuilds them",
+                self.profile.name(),
+                self.shape().describe(self.profile)
+            )
+        } else {
+            format!(
+                "loaded {} rows in {:.1} s ({} rows/s, {} loader{}), keys, indexes and statistics included",
+                load.rows,
+                load.seconds,
+                number(load.rows as f64 / load.seconds.max(1e-3)),
+                load.loaders,
+                envbench_core::text::plural(load.loaders)
+            )
+        });
+        if self.url.dialect().ops().single_writer && self.users != UsersPlan::List(vec![1]) {
+            progress.line(
+                "SQLite serializes writers: one transaction writes at a time, the others wait for the lock (the \
+                 figures show how this storage syncs commits, not how a server scales)",
+            );
+        }
+        Ok(load)
+    }
+
+    /// Settle the database before a step, unless --no-vacuum; a part this user may not do is said once.
+    pub fn settle(&self, context: &RunContext<'_>) -> Result<(), WorkloadError> {
+        if !self.settle {
+            return Ok(());
+        }
+        context.progress.update("settling the database before the step (VACUUM, CHECKPOINT or flush)");
+        let mut connection = self.namespace.connect(&self.url, "envbench-oltp settle").map_err(OltpError::from)?;
+        if let Some(note) = schema::settle(connection.as_mut(), &self.namespace, self.profile)?
+            && !self.settle_noted.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            context.progress.line(&format!("note: {note}"));
+        }
+        Ok(())
+    }
+
+    /// A step's settings: `users` users numbered from `first_user`, of a step of `total` users in all (on a fleet,
+    /// every host's users draw from the step's one seed, each user with its own stream and home warehouse).
+    pub fn step_settings(&self, users: u32, first_user: u32, total: u32) -> StepSettings {
+        StepSettings {
+            profile: self.profile,
+            namespace: self.namespace.clone(),
+            users,
+            first_user,
+            scale: self.scale,
+            ramp: self.ramp,
+            duration: self.duration,
+            keying_thinking: self.keying_thinking,
+            all_warehouses: self.all_warehouses,
+            transactions_per_user: self.transactions_per_user,
+            mode: self.mode,
+            clients_per_user: self.clients_per_user,
+            load_constants: NuRandConstants::load(load::LOAD_SEED),
+            seed: 0x5eed_0000 + u64::from(total),
+        }
+    }
+
+    /// The profile's consistency conditions, checked on the database as it is now.
+    pub fn check_consistency(&self) -> Result<Vec<Check>, WorkloadError> {
+        let mut connection = self.namespace.connect(&self.url, "envbench-oltp check").map_err(OltpError::from)?;
+        Ok(consistency::run(connection.as_mut(), &self.namespace, self.profile)?)
+    }
+
+    /// The run's document from its steps (the knee found here).
+    pub(crate) fn document(
+        &self,
+        load: LoadInfo,
+        steps: Vec<StepFigures>,
+        stop_reason: StopReason,
+        consistency: Vec<Check>,
+    ) -> OltpDocument {
+        OltpDocument {
+            profile: self.profile,
+            target: self.url.shown(),
+            dialect: self.url.dialect().name().to_string(),
+            server_version: self.server_version.clone(),
+            scale: self.scale,
+            ramp_seconds: self.ramp.as_secs_f64(),
+            duration_seconds: self.duration.as_secs_f64(),
+            keying_thinking: self.keying_thinking,
+            all_warehouses: self.all_warehouses,
+            transactions_per_user: self.transactions_per_user,
+            mode: self.mode,
+            partitions: self.partitions,
+            clients_per_user: self.clients_per_user,
+            target_latency_ms: self.target_ms,
+            load,
+            knee: sweep::knee(&steps, self.profile, self.target_ms),
+            steps,
+            stop_reason,
+            consistency,
+            pgbench: Vec::new(),
+        }
+    }
+}
