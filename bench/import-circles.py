@@ -1,10 +1,58 @@
 #!/usr/bin/env python3
 # File-level import circles in each crate (issue #56: the target is none). A file's imports are the modules of its own
 # crate it names (`crate::x::...`, `super::x`), its test module left out; a circle is a strongly connected set of two
-# files or more. Prints each circle and the count; exits 1 when there is one.
+# files or more. Paths are read after `crate::` and `super::`, brace groups expanded, comment lines skipped. Prints each circle and the count; exits 1 when there is one.
 #
 # Usage: bench/import-circles.py   (from anywhere; reads crates/*/src)
 import os, re, sys
+def expand(tree):
+    """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e'] (names only; `self` keeps the prefix)."""
+    out, depth, start, head = [], 0, 0, None
+    tree = tree.strip()
+    brace = tree.find('{')
+    if brace < 0:
+        return [tree.split(' as ')[0].strip().rstrip(':')]
+    head = tree[:brace].rstrip(':').strip()
+    inner = tree[brace + 1:tree.rfind('}')]
+    for i, ch in enumerate(inner + ','):
+        if ch == '{': depth += 1
+        elif ch == '}': depth -= 1
+        elif ch == ',' and depth == 0:
+            part = inner[start:i].strip()
+            start = i + 1
+            if not part: continue
+            for sub in expand(part):
+                out.append(head if sub == 'self' else (head + '::' + sub if head else sub))
+    return out
+def paths_after(text, base):
+    """Every path written after `base` (`crate::` or `super::`), brace groups expanded."""
+    paths = []
+    for match in re.finditer(re.escape(base), text):
+        if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] == '_'):
+            continue
+        rest = text[match.end():]
+        if rest.startswith('{'):
+            depth = 0
+            for i, ch in enumerate(rest):
+                if ch == '{': depth += 1
+                elif ch == '}':
+                    depth -= 1
+                    if depth == 0: break
+            paths.extend(expand(rest[:i + 1]))
+        else:
+            m = re.match(r'[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::\{)?', rest)
+            if not m: continue
+            if m.group(0).endswith('::{'):
+                depth = 0
+                for i, ch in enumerate(rest):
+                    if ch == '{': depth += 1
+                    elif ch == '}':
+                        depth -= 1
+                        if depth == 0: break
+                paths.extend(expand(rest[:i + 1]))
+            else:
+                paths.append(m.group(0))
+    return paths
 def crate_graph(src):
     files = {}
     for root, _, names in os.walk(src):
@@ -18,18 +66,18 @@ def crate_graph(src):
     mods = set(files)
     g = {m: set() for m in mods}
     for m, text in files.items():
-        # strip test modules roughly
+        # The test module is left out (it may use anything of its crate).
         text = text.split('#[cfg(test)]\nmod tests')[0]
-        for ref in re.findall(r'crate::([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)*)', text):
-            parts = ref.split('::')
-            for k in range(len(parts), 0, -1):
-                cand = '::'.join(parts[:k])
-                if cand in mods and cand != m:
-                    g[m].add(cand); break
-        for ref in re.findall(r'super::([a-z_][a-z0-9_]*)', text):
-            parent = '::'.join(m.split('::')[:-1])
-            cand = (parent + '::' + ref) if parent else ref
-            if cand in mods and cand != m: g[m].add(cand)
+        # Comments (doc links such as [`super::x`]) are not imports.
+        text = '\n'.join(line for line in text.split('\n') if not line.lstrip().startswith('//'))
+        parent = '::'.join(m.split('::')[:-1])
+        for base, prefix in (('crate::', ''), ('super::', parent)):
+            for path in paths_after(text, base):
+                parts = [p for p in ([prefix] if prefix else []) + path.split('::') if p]
+                for k in range(len(parts), 0, -1):
+                    cand = '::'.join(parts[:k])
+                    if cand in mods and cand != m:
+                        g[m].add(cand); break
     return g
 def sccs(g):
     index = {}; low = {}; st = []; on = set(); out = []; i = [0]

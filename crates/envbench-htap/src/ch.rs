@@ -14,7 +14,7 @@ use envbench_oltp::OltpError;
 use envbench_oltp::companion::{Companion, CompanionState};
 use envbench_oltp::random::{NuRandConstants, Random};
 use envbench_oltp::schema::Dropped;
-use envbench_sql::{Connection, Dialect, Namespace, Relation, RelationKind, Value};
+use envbench_sql::{Connection, Namespace, Relation, RelationKind, Value};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -233,13 +233,8 @@ impl Companion for ChTables {
         }
         for table in &TABLES {
             let name = namespace.qualify(table.name);
-            match namespace.dialect() {
-                Dialect::Postgres => connection.batch(&format!("ANALYZE {name}"))?,
-                Dialect::MySql => {
-                    connection.query(&format!("ANALYZE TABLE {name}"), &[])?;
-                }
-                Dialect::Sqlite => {}
-            }
+            // MySQL's ANALYZE TABLE answers with rows, read as a query.
+            connection.query(&namespace.dialect().ops().analyze_table.replace("{table}", &name), &[])?;
         }
         connection.execute(&format!("INSERT INTO {marker} (version) VALUES (?)"), &[Value::Int(CH_VERSION)])?;
         Ok(())

@@ -3,7 +3,7 @@
 //! stream's order of them; and the comparison of two servers' answers.
 
 use envbench_oltp::random::{NuRandConstants, Random};
-use envbench_sql::{Dialect, Namespace, Row};
+use envbench_sql::{Namespace, Row};
 
 /// The queries' text: a header, then each query after a line `-- query: N`.
 const TEXT: &str = include_str!("queries.sql");
@@ -43,28 +43,12 @@ pub fn texts(namespace: &Namespace) -> Vec<String> {
     queries.into_iter().map(|text| render(text.trim(), namespace)).collect()
 }
 
-/// One query's text for `namespace`: `{table}` qualified, `{cs:x}` made a case-sensitive `x`.
+/// One query's text for `namespace` ([`Namespace::adapt`]): `{table}` qualified, `{cs:x}` made a case-sensitive `x`.
 fn render(text: &str, namespace: &Namespace) -> String {
-    let mut out = String::with_capacity(text.len() + 256);
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let close = rest[open..].find('}').map(|c| open + c).expect("every brace in queries.sql is closed");
-        let inner = &rest[open + 1..close];
-        match inner.strip_prefix("cs:") {
-            Some(expression) => match namespace.dialect() {
-                Dialect::MySql => out.push_str(&format!("CAST({expression} AS BINARY)")),
-                _ => out.push_str(expression),
-            },
-            None => {
-                assert!(TABLES.contains(&inner), "queries.sql names an unknown table {inner}");
-                out.push_str(&namespace.qualify(inner));
-            }
-        }
-        rest = &rest[close + 1..];
+    for name in text.split('{').skip(1).filter_map(|rest| rest.split_once('}')).map(|(name, _)| name) {
+        assert!(name.starts_with("cs:") || TABLES.contains(&name), "queries.sql names an unknown table {name}");
     }
-    out.push_str(rest);
-    out
+    namespace.adapt(text)
 }
 
 /// The order in which analytic stream `stream` runs the queries (numbers 1 to 22): a permutation of its own, the
@@ -153,6 +137,7 @@ pub fn difference(a: &Answer, b: &Answer) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envbench_sql::Dialect;
 
     #[test]
     fn every_query_is_qualified_and_case_sensitive_on_mysql() {

@@ -1,9 +1,10 @@
 -- The 22 analytic queries of the CH-benCHmark (Cole et al., "The mixed workload CH-benCHmark", DBTest 2011, as
 -- published at https://db.in.tum.de/research/projects/CHbenCHmark/), over envbench's TPC-C tables and the CH tables
 -- ch_supplier, ch_nation and ch_region. One text serves PostgreSQL and MariaDB/MySQL. Each query follows a line
--- "-- query: N"; a table in braces is qualified with the run's schema, and {cs:x} is x compared case-sensitively
--- (CAST(x AS BINARY) on MariaDB/MySQL, whose default collations ignore case; x as it is on PostgreSQL). What differs
--- from the published text is listed in docs/htap.md.
+-- "-- query: N". Like all of envbench's SQL it is made concrete by envbench_sql's Namespace::adapt: a table in braces
+-- is qualified with the run's schema, and {cs:x} is x compared case-sensitively (CAST(x AS BINARY) on MariaDB/MySQL,
+-- whose default collations ignore case; x as it is on PostgreSQL). What differs from the published text is listed in
+-- docs/htap.md.
 
 -- query: 1
 SELECT ol_number,

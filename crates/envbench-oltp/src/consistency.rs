@@ -4,7 +4,7 @@
 //! committing while one of them checks.
 
 use crate::{OltpError, Profile};
-use envbench_sql::{Connection, Dialect, Namespace};
+use envbench_sql::{Connection, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -62,12 +62,8 @@ pub fn render(checks: &[Check]) -> String {
 /// Run the profile's checks on its tables in `namespace`, all of them on one snapshot of the database: other runs
 /// that share the tables may be committing transactions meanwhile, and every committed state must pass.
 pub fn run(connection: &mut dyn Connection, namespace: &Namespace, profile: Profile) -> Result<Vec<Check>, OltpError> {
-    connection.batch(match connection.dialect() {
-        // A read transaction in WAL mode sees the database as of its first read.
-        Dialect::Sqlite => "BEGIN",
-        Dialect::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-        Dialect::MySql => "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-    })?;
+    let begin = connection.dialect().ops().begin_snapshot;
+    connection.batch(begin)?;
     let checks = match profile {
         Profile::Tpcc => tpcc(connection, namespace),
         Profile::Tpcb => tpcb(connection, namespace),

@@ -7,7 +7,7 @@
 
 use crate::OltpError;
 use envbench_core::text::percent_encode;
-use envbench_sql::{DatabaseUrl, Dialect, Namespace, quote_identifier};
+use envbench_sql::{DatabaseUrl, Namespace, quote_identifier};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -72,7 +72,7 @@ pub fn pgbench_invocation(
 ) -> PgbenchInvocation {
     let (url_text, password) = url.split_password();
     // libpq's options split on spaces, a backslash escaping the next character.
-    let schema = quote_identifier(Dialect::Postgres, namespace.name()).replace('\\', "\\\\").replace(' ', "\\ ");
+    let schema = quote_identifier(namespace.dialect(), namespace.name()).replace('\\', "\\\\").replace(' ', "\\ ");
     let setting = format!("-c search_path={schema}");
     let mut environment = Vec::new();
     let (base, query) = url_text.split_once('?').map_or((url_text.as_str(), None), |(b, q)| (b, Some(q)));
@@ -179,6 +179,7 @@ pub fn run_pgbench(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envbench_sql::Dialect;
 
     #[test]
     fn pgbench_gets_no_password_on_its_command_line_and_the_runs_schema_as_its_search_path() {

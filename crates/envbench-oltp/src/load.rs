@@ -382,15 +382,8 @@ fn load_accounts(connection: &mut dyn Connection, bid: i64, feed: &Feed<'_>) -> 
 
 /// Settings for a loader's connection: SQLite need not be durable while loading (an interrupted load is rebuilt).
 fn loader_settings(connection: &mut dyn Connection) -> Result<(), OltpError> {
-    match connection.dialect() {
-        Dialect::Sqlite => connection.batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF")?,
-        // Not foreign_key_checks = 0 as well (the tables have no foreign keys): with both off, MariaDB 10.6+ inserts
-        // into an empty table in bulk under a table lock, and parallel loaders starting on the same empty table
-        // deadlock on it.
-        Dialect::MySql => connection.batch("SET SESSION unique_checks = 0")?,
-        Dialect::Postgres => connection.batch("SET synchronous_commit = off")?,
-    }
-    Ok(())
+    let settings = connection.dialect().ops().bulk_load_session;
+    Ok(connection.batch(settings)?)
 }
 
 /// Whether a run uses the load it found or builds a new one: decided once, by the plan, under the run's lock (a

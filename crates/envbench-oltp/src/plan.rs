@@ -16,7 +16,7 @@ use crate::sweep::UsersPlan;
 use crate::{OltpError, Profile};
 use envbench_core::ByteSize;
 use envbench_core::workload::WorkloadError;
-use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
+use envbench_sql::{Connection, DatabaseUrl, Namespace};
 use std::path::Path;
 use std::time::Duration;
 

@@ -19,7 +19,7 @@ use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace, Relation, Relati
 /// are loaded with the fixed [`crate::load::LOAD_TIME`], not the clock.
 pub const SCHEMA_VERSION: i64 = 2;
 
-/// A table: its name, its columns (with `{time}` for the dialect's timestamp type) and its primary key.
+/// A table: its name, its columns (with `{type:timestamp}` for the dialect's timestamp type) and its primary key.
 pub struct Table {
     pub name: &'static str,
     pub columns: &'static str,
@@ -109,7 +109,7 @@ const TPCC_TABLES: &[Table] = &[
         name: "tpcc_customer",
         columns: "c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL, c_first VARCHAR(16), \
                   c_middle CHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), \
-                  c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since {time}, \
+                  c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since {type:timestamp}, \
                   c_credit CHAR(2), c_credit_lim DOUBLE PRECISION, c_discount DOUBLE PRECISION, \
                   c_balance DOUBLE PRECISION, c_ytd_payment DOUBLE PRECISION, c_payment_cnt INTEGER, \
                   c_delivery_cnt INTEGER, c_data VARCHAR(500)",
@@ -118,7 +118,7 @@ const TPCC_TABLES: &[Table] = &[
     Table {
         name: "tpcc_history",
         columns: "h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER, \
-                  h_date {time}, h_amount DOUBLE PRECISION, h_data VARCHAR(24)",
+                  h_date {type:timestamp}, h_amount DOUBLE PRECISION, h_data VARCHAR(24)",
         primary_key: None,
     },
     Table {
@@ -129,13 +129,13 @@ const TPCC_TABLES: &[Table] = &[
     Table {
         name: "tpcc_orders",
         columns: "o_id INTEGER NOT NULL, o_d_id INTEGER NOT NULL, o_w_id INTEGER NOT NULL, o_c_id INTEGER, \
-                  o_entry_d {time}, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER",
+                  o_entry_d {type:timestamp}, o_carrier_id INTEGER, o_ol_cnt INTEGER, o_all_local INTEGER",
         primary_key: Some("o_w_id, o_d_id, o_id"),
     },
     Table {
         name: "tpcc_order_line",
         columns: "ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL, \
-                  ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d {time}, \
+                  ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d {type:timestamp}, \
                   ol_quantity INTEGER, ol_amount DOUBLE PRECISION, ol_dist_info CHAR(24)",
         primary_key: Some("ol_w_id, ol_d_id, ol_o_id, ol_number"),
     },
@@ -178,7 +178,7 @@ const TPCB_TABLES: &[Table] = &[
     },
     Table {
         name: "pgbench_history",
-        columns: "tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime {time}, filler CHAR(22)",
+        columns: "tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime {type:timestamp}, filler CHAR(22)",
         primary_key: None,
     },
 ];
@@ -229,21 +229,12 @@ impl Profile {
     }
 }
 
-/// The dialect's type for a point in time. MySQL's `TIMESTAMP` would turn a NULL delivery date into the current time,
-/// so it gets `DATETIME`.
-fn time_type(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::MySql => "DATETIME",
-        Dialect::Postgres | Dialect::Sqlite => "TIMESTAMP",
-    }
-}
-
 /// The `CREATE TABLE` of a table in `namespace`. InnoDB clusters rows on the primary key, so on MySQL the key is
 /// declared with the table (adding it afterwards would copy the table); elsewhere it is added after the load, which is
 /// faster.
 pub fn create_table(table: &Table, namespace: &Namespace) -> String {
     let dialect = namespace.dialect();
-    let columns = table.columns.replace("{time}", time_type(dialect));
+    let columns = namespace.adapt(table.columns);
     let name = namespace.qualify(table.name);
     match (dialect, table.primary_key) {
         (Dialect::MySql, Some(key)) => format!("CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB"),
@@ -259,7 +250,7 @@ pub fn create_table(table: &Table, namespace: &Namespace) -> String {
 /// InnoDB table holds the partition column, as the order line's key does). SQLite has no partitions.
 pub fn create_partitioned(table: &Table, namespace: &Namespace, shape: Shape) -> Result<Vec<String>, OltpError> {
     let dialect = namespace.dialect();
-    let columns = table.columns.replace("{time}", time_type(dialect));
+    let columns = namespace.adapt(table.columns);
     let name = namespace.qualify(table.name);
     let bound = |value: Option<i64>, open: &str| value.map_or(open.to_string(), |v| v.to_string());
     match (dialect, table.primary_key) {
@@ -491,11 +482,10 @@ pub fn recreate(
     }
     let marker = namespace.qualify(profile.marker_table());
     if found == Existing::Nothing {
-        connection.batch(&format!(
+        connection.batch(&namespace.adapt(&format!(
             "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
-             load_seconds DOUBLE PRECISION NOT NULL, loaded_at {} NOT NULL)",
-            time_type(namespace.dialect())
-        ))?;
+             load_seconds DOUBLE PRECISION NOT NULL, loaded_at {{type:timestamp}} NOT NULL)"
+        )))?;
     } else {
         connection.execute(&format!("DELETE FROM {marker}"), &[])?;
     }

@@ -5,7 +5,7 @@
 
 use crate::load::{ACCOUNTS_PER_SCALE, DISTRICTS, ITEMS, TELLERS_PER_SCALE};
 use crate::random::Random;
-use envbench_sql::{Connection, DbError, Dialect, Namespace, Value};
+use envbench_sql::{Connection, DbError, Namespace, Value};
 use serde::{Deserialize, Serialize};
 
 /// A kind of transaction.
@@ -115,7 +115,7 @@ pub struct Statements {
 
 impl Statements {
     pub fn new(namespace: &Namespace) -> Statements {
-        let lock = namespace.dialect().for_update();
+        let lock = namespace.dialect().ops().for_update;
         let [warehouse, district, customer, history, new_order, orders, order_line, item, stock] = [
             "tpcc_warehouse",
             "tpcc_district",
@@ -425,10 +425,8 @@ fn int(value: i64) -> Value {
 
 /// A read-only transaction begins without taking SQLite's write lock.
 fn begin_read(connection: &mut dyn Connection) -> Result<(), DbError> {
-    match connection.dialect() {
-        Dialect::Sqlite => connection.batch("BEGIN"),
-        _ => connection.begin(),
-    }
+    let begin = connection.dialect().ops().begin_read;
+    connection.batch(begin)
 }
 
 /// New-Order (clause 2.4): 5-15 order lines, 1% of them supplied by a remote warehouse, 1% of the transactions

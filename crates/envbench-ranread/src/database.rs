@@ -16,8 +16,8 @@ use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner};
 use envbench_core::model::redact_secrets;
 use envbench_io::LatencyHistogram;
 use envbench_sql::{
-    Connection, DatabaseUrl, DbError, Dialect, Namespace, Relation, RelationKind, ServerLock, ServerLockError,
-    ServerLockMode, Value, quote_literal,
+    Connection, DatabaseUrl, DbError, Namespace, Relation, RelationKind, ServerLock, ServerLockError, ServerLockMode,
+    Value, quote_literal,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -288,7 +288,7 @@ fn build_table(
     progress: &mut dyn FnMut(i64, i64),
 ) -> Result<(), DbError> {
     let table = namespace.qualify(TABLE);
-    let comment = |text: &str| format!("COMMENT ON TABLE {table} IS {}", quote_literal(Dialect::Postgres, text));
+    let comment = |text: &str| format!("COMMENT ON TABLE {table} IS {}", quote_literal(namespace.dialect(), text));
     connection.batch(&format!(
         "DROP TABLE IF EXISTS {table};
          CREATE UNLOGGED TABLE {table} (id bigint NOT NULL, pad text NOT NULL)

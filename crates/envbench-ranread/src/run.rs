@@ -135,7 +135,7 @@ impl Planned for RanreadRun {
         self.db
             .as_deref()
             .and_then(|url| envbench_sql::DatabaseUrl::parse(url).ok())
-            .is_some_and(|url| url.dialect() != envbench_sql::Dialect::Sqlite && url.is_local())
+            .is_some_and(|url| !url.dialect().ops().embedded && url.is_local())
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
