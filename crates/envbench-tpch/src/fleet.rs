@@ -4,10 +4,13 @@
 //! fleet's throughput test lasts from the release to the last stream's end, and its metrics are computed from every
 //! stream, as one host running them all would compute them.
 
+use crate::drive::prepare;
+use crate::measured::TpchMeasured;
+use crate::options::TpchArgs;
+use crate::plan::{TpchRun, plan};
 use crate::results::{Phase, StreamOutcome};
 use crate::run::{self, RunOptions, check_options};
 use crate::targets::{LoadInfo, TargetSpec};
-use crate::workload::{TpchArgs, TpchMeasured, TpchRun, plan, prepare};
 use crate::{QueryEvent, format_scale_factor};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
@@ -53,7 +56,7 @@ impl FleetWorkload for TpchFleet {
 /// The arguments of a fleet's tpch, checked as the single-host command checks them, and what a fleet cannot do.
 fn fleet_plan(matches: &clap::ArgMatches) -> Result<TpchRun, WorkloadError> {
     let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-    if TargetSpec::parse(&args.target)? == TargetSpec::DataFusion {
+    if args.target == TargetSpec::DataFusion {
         return Err(WorkloadError::usage(
             "a fleet's tpch drives one database server from every host: give --target postgres://user@host/db or \
              mysql://user@host/db, a server every agent's host reaches (embedded DataFusion reads one host's files)",

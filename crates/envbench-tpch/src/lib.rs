@@ -19,12 +19,18 @@
 //! [`envbench_core::sampler::StepObserver`], and results leave as [`envbench_core::ResultRecord`]s. The metrics are derived from TPC-H and are not comparable with audited TPC
 //! results.
 
+mod cold;
 pub mod data;
+mod drive;
 pub mod fleet;
+mod measured;
+pub mod options;
 pub mod params;
+mod plan;
 pub mod queries;
 pub mod reference;
 pub mod refresh;
+mod render;
 pub mod results;
 pub mod run;
 pub mod targets;

@@ -244,3 +244,12 @@ impl TpchOutcome {
         records
     }
 }
+
+/// The test id, and the sampler's step prefix, of a thread count of a sweep.
+pub fn thread_test_id(threads: usize) -> String {
+    format!("T={threads}")
+}
+
+/// The metrics of a thread sweep's points beside their queries': speedup and efficiency over the first count.
+pub const SPEEDUP_METRIC: &str = "speedup";
+pub const EFFICIENCY_METRIC: &str = "efficiency";

@@ -9,9 +9,10 @@
 //! else (listing, metadata, the rare single-range read) goes to `LocalFileSystem` unchanged.
 //!
 //! Measured with `tpch_bench power` at SF 1, old and new builds alternating (6 runs each on 2 threads, 4 on 1): with
-//! this store the geometric mean was 1.11x faster on 2 threads; with this store and [`super::datafusion`]'s malloc
-//! thresholds, 1.19x on 2 threads and 1.24x on 1 (every query but Q1 and Q10 faster; answers unchanged, validated). On slow network storage a read now holds its
-//! worker, as DuckDB's do: the threads a user gives are the reads in flight.
+//! this store the geometric mean was 1.11x faster on 2 threads; with this store and the malloc thresholds of
+//! [`DataFusionTarget`](crate::targets::DataFusionTarget), 1.19x on 2 threads and 1.24x on 1 (every query but Q1 and
+//! Q10 faster; answers unchanged, validated). On slow network storage a read now holds its worker, as DuckDB's do: the
+//! threads a user gives are the reads in flight.
 
 use bytes::Bytes;
 use datafusion::object_store::local::LocalFileSystem;
