@@ -21,8 +21,10 @@
 
 mod cold;
 pub mod data;
+pub mod data_dir;
 mod drive;
 pub mod fleet;
+pub mod generate;
 mod measured;
 pub mod options;
 pub mod params;
@@ -33,6 +35,7 @@ pub mod refresh;
 mod render;
 pub mod results;
 pub mod run;
+pub mod tables;
 pub mod targets;
 pub mod workload;
 

@@ -3,9 +3,8 @@
 use super::local_files::LocalFiles;
 use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::TpchError;
-use crate::data::{
-    DataSet, GenerationInfo, GenerationOptions, TableName, ensure_data, read_manifest, scale_factor_dir,
-};
+use crate::data::{DataSet, GenerationInfo, GenerationOptions, TableName, ensure_data};
+use crate::data_dir::{read_manifest, scale_factor_dir};
 use crate::refresh::UpdateSet;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -76,7 +75,7 @@ impl DataFusionTarget {
         // hash joins' dynamic filters drop lineitem rows in the scan, as DuckDB's do) made Q3 1.24x and Q5 1.37x
         // slower, probe-side buffering of hash joins Q5 1.10x slower, collect-left joins up to 256 MiB Q9 1.22x slower,
         // and a declared l_orderkey/o_orderkey order Q18 1.6x slower. What did pay is in the query texts (see
-        // crate::queries), LZ4_RAW files (see crate::data), the release profile's fat LTO, and around DataFusion:
+        // crate::queries), LZ4_RAW files (see crate::generate), the release profile's fat LTO, and around DataFusion:
         // column chunks read in the worker's own thread (see super::local_files) and malloc's thresholds (see
         // tune_allocator).
         for (key, value) in &self.settings {
@@ -224,7 +223,7 @@ impl Target for DataFusionTarget {
     }
 
     fn check(&self, scale_factor: f64) -> Result<(), TpchError> {
-        crate::data::check_only_ours(&self.data_dir, &scale_factor_dir(&self.data_dir, scale_factor))
+        crate::data_dir::check_only_ours(&self.data_dir, &scale_factor_dir(&self.data_dir, scale_factor))
     }
 
     /// The file lock beside the scale factor's data: exclusive to generate (after checking the free space, before
@@ -235,9 +234,9 @@ impl Target for DataFusionTarget {
         envbench_io::lock::take_as_needed(self, must_generate, |target, exclusive| {
             target.lock = None;
             if exclusive {
-                crate::data::check_space(&target.data_dir, scale_factor)?;
+                crate::data_dir::check_space(&target.data_dir, scale_factor)?;
             }
-            target.lock = Some(crate::data::lock(&target.data_dir, scale_factor, exclusive)?);
+            target.lock = Some(crate::data_dir::lock(&target.data_dir, scale_factor, exclusive)?);
             Ok(())
         })
         .map(|_| ())
