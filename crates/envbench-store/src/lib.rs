@@ -27,6 +27,7 @@ mod sql;
 mod sqlite_backend;
 mod store;
 mod uploads;
+mod writes;
 
 pub use digest::{DIGEST_ABOVE, DIGEST_POINTS, digest_flag, is_digest_flag, sample_digest};
 pub use error::StoreError;
