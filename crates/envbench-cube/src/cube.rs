@@ -5,9 +5,10 @@
 //! Ctrl-C): its blocks cannot be trusted, so opening resets it and reports which step was interrupted.
 
 use crate::block::Cells;
+use crate::durable::{sync_dir, write_atomically};
 use crate::error::{CubeError, InterruptedStep, IoContext};
 use crate::outline::{Dim, Outline, SparseKey};
-use crate::store::{IoTotals, Store, StoreOptions, sync_dir, write_atomically};
+use crate::store::{IoTotals, Store, StoreOptions};
 use envbench_core::ByteSize;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -348,7 +349,7 @@ impl Cube {
 mod tests {
     use super::*;
     use crate::block::empty_cells;
-    use crate::store::tests::tempdir;
+    use crate::testdir::tempdir;
 
     #[test]
     fn an_interrupted_step_is_detected_and_reset_on_open() {

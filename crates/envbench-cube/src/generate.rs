@@ -588,7 +588,7 @@ fn generate(dir: &Path, seed: u64, scale: f64, cancel: &AtomicBool) -> Result<Ma
         generation_seconds: started.elapsed().as_secs_f64(),
     };
     let text = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
-    crate::store::write_atomically(&manifest_path, &text)?;
+    crate::durable::write_atomically(&manifest_path, &text)?;
     Ok(manifest)
 }
 
@@ -657,7 +657,7 @@ mod tests {
 
     #[test]
     fn data_is_reused_when_seed_and_scale_match() {
-        let dir = crate::store::tests::tempdir("generate-reuse");
+        let dir = crate::testdir::tempdir("generate-reuse");
         let never = AtomicBool::new(false);
         let first = prepare_data(&dir, 7, 0.002, &never).unwrap();
         assert!(first.generated_now);

@@ -40,13 +40,17 @@
 //! # Ok::<(), envbench_cube::CubeError>(())
 //! ```
 
+mod aligned;
 pub mod bench;
 pub mod block;
 mod cache;
 pub mod calc;
+mod counters;
 pub mod cube;
+mod durable;
 pub mod error;
 pub mod generate;
+mod index;
 pub mod load;
 pub mod names;
 pub mod outline;
@@ -60,8 +64,11 @@ pub mod retrievals;
 pub mod retrieve;
 mod rng;
 mod shape;
+mod shard;
 pub mod store;
 pub mod sweep;
+#[cfg(test)]
+mod testdir;
 pub mod workload;
 #[cfg(test)]
 mod workload_tests;

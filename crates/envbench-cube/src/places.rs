@@ -211,7 +211,7 @@ pub fn remove_partial_files(dir: &Path, place: Place) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::tests::tempdir;
+    use crate::testdir::tempdir;
 
     #[test]
     fn names_are_recognised_by_place() {

@@ -6,12 +6,14 @@
 //! one in one rename (the swap); then the old page files are deleted. A crash before the swap leaves the old index
 //! and the step-in-progress marker, so the cube is reset when next opened.
 
+use crate::aligned::{aligned_slice, round_up};
 use crate::block::Codec;
 use crate::cube::Cube;
 use crate::error::CubeError;
+use crate::index::Location;
 use crate::outline::{Dim, Outline, STORED_PERIODS};
 use crate::parallel::for_each_unit;
-use crate::store::{HEADER_BYTES, Location, Store, round_up};
+use crate::store::{HEADER_BYTES, Store};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -103,7 +105,7 @@ impl Cube {
                 // Direct I/O wrote every slot padded to the alignment; buffered I/O wrote the bytes only.
                 let exact = last.offset + u64::from(last.len) - first.offset;
                 let span = if old.options().direct_io { round_up(exact, old.align()) } else { exact } as usize;
-                let buffer = crate::store::aligned_slice(input, span, old.align() as usize);
+                let buffer = aligned_slice(input, span, old.align() as usize);
                 old.read_exact_at(first.file, first.offset, buffer)?;
                 old.count_read(run.len() as u64, span as u64);
                 bytes_read.fetch_add(span as u64, Ordering::Relaxed);

@@ -12,16 +12,21 @@
 //! writes use positional I/O with no lock. Two threads must not read and write the same block at once (the steps
 //! partition their work so they never do); read-modify-write goes through [`Store::update`], which locks one of 1024
 //! stripes by key.
+//!
+//! The index file's format is in [`crate::index`], a shard of the index and free lists in [`crate::shard`], the I/O
+//! counters in [`crate::counters`], atomic file replacement in [`crate::durable`].
 
+use crate::aligned::{BUFFERED_ALIGN, DIRECT_ALIGN, aligned_slice, round_up};
 use crate::block::{Cells, Codec, Compression, empty_cells};
 use crate::cache::BlockCache;
+use crate::counters::Counters;
+pub use crate::counters::IoTotals;
+use crate::durable::{sync_dir, write_atomically};
 use crate::error::{CubeError, IoContext};
-use rustc_hash::FxHashMap;
-use serde::{Deserialize, Serialize};
+use crate::index::{INDEX_FILE, IndexHeader, Location, encode_index, parse_index};
+use crate::shard::Shard;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,15 +36,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub(crate) const HEADER_BYTES: usize = 16;
 /// The most page files one generation may have.
 pub(crate) const MAX_PAGE_FILES: usize = 4096;
-const INDEX_FILE: &str = "cube.ind";
-const INDEX_MAGIC: &[u8; 8] = b"EBCUBIDX";
-const INDEX_TRAILER: &[u8; 8] = b"EBCUBEND";
-const INDEX_VERSION: u32 = 1;
-const ENTRY_BYTES: usize = 30;
 const SHARDS: usize = 64;
 const UPDATE_STRIPES: usize = 1024;
-const DIRECT_ALIGN: u64 = 4096;
-const BUFFERED_ALIGN: u64 = 64;
 const OFFSET_BITS: u32 = 48;
 const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
@@ -54,117 +52,9 @@ pub struct StoreOptions {
     pub read_only: bool,
 }
 
-/// Where a block lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Location {
-    pub file: u16,
-    pub offset: u64,
-    /// Bytes reserved for the slot (a multiple of the alignment).
-    pub capacity: u32,
-    /// Header and payload bytes.
-    pub len: u32,
-    pub present: u32,
-}
-
-#[derive(Default)]
-struct Shard {
-    index: FxHashMap<u64, Location>,
-    /// Free slots by capacity.
-    free: BTreeMap<u32, Vec<(u16, u64)>>,
-    free_bytes: u64,
-}
-
-impl Shard {
-    fn release(&mut self, file: u16, offset: u64, capacity: u32) {
-        self.free.entry(capacity).or_default().push((file, offset));
-        self.free_bytes += u64::from(capacity);
-    }
-
-    /// Best fit: the smallest free slot that holds `size`, split when the rest is worth keeping.
-    fn take(&mut self, size: u32, align: u64) -> Option<(u16, u64, u32)> {
-        let (&capacity, _) = self.free.range(size..).next()?;
-        let slots = self.free.get_mut(&capacity).expect("present");
-        let (file, offset) = slots.pop().expect("non-empty");
-        if slots.is_empty() {
-            self.free.remove(&capacity);
-        }
-        self.free_bytes -= u64::from(capacity);
-        let rest = capacity - size;
-        if u64::from(rest) >= 4 * align {
-            self.release(file, offset + u64::from(size), rest);
-            return Some((file, offset, size));
-        }
-        Some((file, offset, capacity))
-    }
-}
-
-/// I/O counters, cumulative since the store was opened.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoTotals {
-    pub blocks_read: u64,
-    pub bytes_read: u64,
-    pub blocks_written: u64,
-    pub bytes_written: u64,
-    pub cache_hits: u64,
-    pub cache_misses: u64,
-}
-
-impl std::ops::Sub for IoTotals {
-    type Output = IoTotals;
-    fn sub(self, earlier: IoTotals) -> IoTotals {
-        IoTotals {
-            blocks_read: self.blocks_read - earlier.blocks_read,
-            bytes_read: self.bytes_read - earlier.bytes_read,
-            blocks_written: self.blocks_written - earlier.blocks_written,
-            bytes_written: self.bytes_written - earlier.bytes_written,
-            cache_hits: self.cache_hits - earlier.cache_hits,
-            cache_misses: self.cache_misses - earlier.cache_misses,
-        }
-    }
-}
-
-#[derive(Default)]
-struct Counters {
-    blocks_read: AtomicU64,
-    bytes_read: AtomicU64,
-    blocks_written: AtomicU64,
-    bytes_written: AtomicU64,
-    cache_hits: AtomicU64,
-    cache_misses: AtomicU64,
-}
-
-impl Counters {
-    fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-}
-
-/// What the index file says besides the locations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct IndexHeader {
-    pub generation: u32,
-    pub compression: Compression,
-    pub restructured: bool,
-    pub direct_io: bool,
-    pub cells: u32,
-}
-
 thread_local! {
     static ENCODE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static IO_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A slice of `len` bytes in `raw` whose start is aligned to `align` (for O_DIRECT).
-pub(crate) fn aligned_slice(raw: &mut Vec<u8>, len: usize, align: usize) -> &mut [u8] {
-    if raw.len() < len + align {
-        raw.resize(len + align, 0);
-    }
-    let start = raw.as_ptr().align_offset(align);
-    &mut raw[start..start + len]
-}
-
-pub(crate) fn round_up(n: u64, align: u64) -> u64 {
-    n.div_ceil(align) * align
 }
 
 /// Page files, index and cache of one cube generation.
@@ -410,15 +300,7 @@ impl Store {
     }
 
     pub fn totals(&self) -> IoTotals {
-        let c = &self.counters;
-        IoTotals {
-            blocks_read: c.blocks_read.load(Ordering::Relaxed),
-            bytes_read: c.bytes_read.load(Ordering::Relaxed),
-            blocks_written: c.blocks_written.load(Ordering::Relaxed),
-            bytes_written: c.bytes_written.load(Ordering::Relaxed),
-            cache_hits: c.cache_hits.load(Ordering::Relaxed),
-            cache_misses: c.cache_misses.load(Ordering::Relaxed),
-        }
+        self.counters.totals()
     }
 
     /// Bytes of page files on disk.
@@ -693,28 +575,14 @@ impl Store {
             entries.extend(shard.lock().expect("shard lock").index.iter().map(|(k, l)| (*k, *l)));
         }
         entries.sort_unstable_by_key(|(k, _)| *k);
-        let mut bytes = Vec::with_capacity(64 + entries.len() * ENTRY_BYTES);
-        bytes.extend_from_slice(INDEX_MAGIC);
-        bytes.extend_from_slice(&INDEX_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&self.generation.to_le_bytes());
-        bytes.extend_from_slice(&[
-            self.codec.compression.code(),
-            u8::from(self.restructured),
-            u8::from(self.align == DIRECT_ALIGN),
-            0,
-        ]);
-        bytes.extend_from_slice(&(self.codec.cells as u32).to_le_bytes());
-        bytes.extend_from_slice(&(self.file_count() as u32).to_le_bytes());
-        bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        for (key, l) in &entries {
-            bytes.extend_from_slice(&key.to_le_bytes());
-            bytes.extend_from_slice(&l.file.to_le_bytes());
-            bytes.extend_from_slice(&l.offset.to_le_bytes());
-            bytes.extend_from_slice(&l.capacity.to_le_bytes());
-            bytes.extend_from_slice(&l.len.to_le_bytes());
-            bytes.extend_from_slice(&l.present.to_le_bytes());
-        }
-        bytes.extend_from_slice(INDEX_TRAILER);
+        let header = IndexHeader {
+            generation: self.generation,
+            compression: self.codec.compression,
+            restructured: self.restructured,
+            direct_io: self.align == DIRECT_ALIGN,
+            cells: self.codec.cells as u32,
+        };
+        let bytes = encode_index(&header, self.file_count(), &entries);
         write_atomically(&self.dir.join(INDEX_FILE), &bytes)
     }
 
@@ -741,74 +609,11 @@ impl Store {
     }
 }
 
-type IndexContents = (IndexHeader, usize, Vec<(u64, Location)>);
-
-fn parse_index(path: &Path, bytes: &[u8]) -> Result<IndexContents, CubeError> {
-    let bad = |reason: &str| CubeError::CorruptIndex { path: path.to_path_buf(), reason: reason.to_string() };
-    const HEADER: usize = 8 + 4 + 4 + 4 + 4 + 4 + 8;
-    if bytes.len() < HEADER + 8 || &bytes[..8] != INDEX_MAGIC {
-        return Err(bad("wrong magic number"));
-    }
-    if &bytes[bytes.len() - 8..] != INDEX_TRAILER {
-        return Err(bad("truncated"));
-    }
-    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-    if u32_at(8) != INDEX_VERSION {
-        return Err(bad("written by another version of envbench"));
-    }
-    let generation = u32_at(12);
-    let compression = Compression::from_code(bytes[16]).ok_or_else(|| bad("unknown compression"))?;
-    let header = IndexHeader {
-        generation,
-        compression,
-        restructured: bytes[17] == 1,
-        direct_io: bytes[18] == 1,
-        cells: u32_at(20),
-    };
-    let page_files = u32_at(24) as usize;
-    let count = u64::from_le_bytes(bytes[28..36].try_into().expect("8 bytes")) as usize;
-    if bytes.len() != HEADER + count * ENTRY_BYTES + 8 {
-        return Err(bad("entry count does not match the file size"));
-    }
-    let entries = bytes[HEADER..HEADER + count * ENTRY_BYTES]
-        .chunks_exact(ENTRY_BYTES)
-        .map(|e| {
-            let key = u64::from_le_bytes(e[0..8].try_into().expect("8 bytes"));
-            let location = Location {
-                file: u16::from_le_bytes(e[8..10].try_into().expect("2 bytes")),
-                offset: u64::from_le_bytes(e[10..18].try_into().expect("8 bytes")),
-                capacity: u32::from_le_bytes(e[18..22].try_into().expect("4 bytes")),
-                len: u32::from_le_bytes(e[22..26].try_into().expect("4 bytes")),
-                present: u32::from_le_bytes(e[26..30].try_into().expect("4 bytes")),
-            };
-            (key, location)
-        })
-        .collect();
-    Ok((header, page_files, entries))
-}
-
-/// Replace `path` with `bytes` so that a crash leaves either the old or the new file: write a temporary file, sync
-/// it, rename it over the old one, sync the directory.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CubeError> {
-    let temporary = path.with_extension("tmp");
-    {
-        let mut file = File::create(&temporary).at(&temporary)?;
-        file.write_all(bytes).at(&temporary)?;
-        file.sync_all().at(&temporary)?;
-    }
-    std::fs::rename(&temporary, path).at(path)?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
-}
-
-/// fsync a directory so that created, renamed and removed names are durable.
-pub(crate) fn sync_dir(dir: &Path) -> Result<(), CubeError> {
-    File::open(dir).and_then(|d| d.sync_all()).at(dir)
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::block::{MISSING, is_missing};
+    use crate::testdir::tempdir;
 
     fn options(cache_bytes: u64) -> StoreOptions {
         StoreOptions {
@@ -875,34 +680,5 @@ pub(crate) mod tests {
         store.file(0).unwrap().write_all_at(&[0xFF; 8], location.offset).unwrap();
         let error = store.read(9).unwrap_err().to_string();
         assert!(error.contains("damaged"), "{error}");
-    }
-
-    /// A fresh directory for one test, removed when the guard is dropped.
-    pub(crate) struct TempDir(PathBuf);
-
-    impl std::ops::Deref for TempDir {
-        type Target = Path;
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl AsRef<Path> for TempDir {
-        fn as_ref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    pub(crate) fn tempdir(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("envbench-cube-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
     }
 }

@@ -11,8 +11,8 @@ use crate::outline::{Dim, Outline, STORED_PERIODS, SparseKey, TimeBalance, YEAR_
 use crate::rates::{self, RateType};
 use crate::recommend::recommend;
 use crate::records::result_records;
-use crate::store::tests::tempdir;
 use crate::sweep::{ThreadSweep, run_sequence, run_sweep};
+use crate::testdir::tempdir;
 use envbench_core::sampler::{NoSteps, StepObserver};
 use std::collections::BTreeMap;
 use std::path::Path;
