@@ -10,10 +10,7 @@
 //! The nation and region names are the ones the published queries name ('Germany', 'Cambodia', 'Europe'), as
 //! OLTPBench and BenchBase load them. Suppliers are numbered 0 to 9999, so every stock row has one.
 
-use envbench_oltp::OltpError;
-use envbench_oltp::companion::{Companion, CompanionState};
-use envbench_oltp::random::{NuRandConstants, Random};
-use envbench_oltp::schema::Dropped;
+use envbench_oltp::{Companion, CompanionState, Dropped, NuRandConstants, OltpError, Random};
 use envbench_sql::{Connection, Namespace, Relation, RelationKind, Value};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! `envbench fleet ... htap`: each step's transactional users and analytic streams spread over many hosts against one
 //! database server, for a server that one client host cannot load with both at once.
 //!
-//! As oltp's fleet ([`envbench_oltp::fleet`]): the coordinator loads the tables (the CH tables with them) once,
+//! As oltp's fleet: the coordinator loads the tables (the CH tables with them) once,
 //! before any agent starts, holds their lock until the fleet's run ends, settles the database before each step and
 //! checks consistency after the last; each agent checks that it sees that load in the namespace the coordinator names
 //! with every step. A step's users and streams are each split over the agents as evenly as they go, the streams from
@@ -11,8 +11,11 @@
 //! Merging a step: the transactions as oltp's fleet merges them; the analytic queries from every host's exact
 //! per-query histograms, their counts added up and the queries per hour taken over the fleet's window.
 
+use crate::document::{HtapStep, step_test_id};
+use crate::measured::HtapMeasured;
+use crate::options::HtapArgs;
+use crate::run::{HtapRun, plan};
 use crate::streams::{self, AnalyticTally, TallyDocument};
-use crate::workload::{HtapArgs, HtapMeasured, HtapRun, HtapStep, plan, step_test_id};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -20,10 +23,9 @@ use envbench_core::fleet::{
 };
 use envbench_core::text::plural;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_oltp::Profile;
-use envbench_oltp::fleet::{AgentStep, AgentSteps, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
-use envbench_oltp::load::LoadInfo;
-use envbench_oltp::workload::Planner;
+use envbench_oltp::{
+    AgentStep, AgentSteps, LoadInfo, Planner, Profile, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -264,8 +266,7 @@ mod tests {
     use super::*;
     use crate::queries::QUERIES;
     use envbench_io::LatencyHistogram;
-    use envbench_oltp::transactions::Kind;
-    use envbench_oltp::users::{KindFigures, StepFigures};
+    use envbench_oltp::{Kind, KindFigures, StepFigures};
     use std::collections::BTreeMap;
 
     fn histogram(values_ms: &[u64]) -> LatencyHistogram {

@@ -14,10 +14,16 @@
 //! results are not TPC results and must not be called so.
 
 pub mod ch;
-pub mod fleet;
+mod document;
+mod fleet;
+mod measured;
+mod options;
 pub mod queries;
+mod readback;
+mod render;
+mod run;
 pub mod streams;
-pub mod workload;
+mod workload;
 
 pub use workload::HTAP;
 

@@ -6,13 +6,10 @@ use envbench_core::sampler::NoSteps;
 use envbench_htap::ch::{self, CH_TABLES};
 use envbench_htap::queries::{self, Answer, QUERIES};
 use envbench_htap::streams::{self, AnalyticFigures, HtapStepSettings};
-use envbench_oltp::companion::{Companion, CompanionState};
 use envbench_oltp::load::{self, LoadPlan, RoutinesPlan};
-use envbench_oltp::random::NuRandConstants;
-use envbench_oltp::routines::Mode;
-use envbench_oltp::schema::Shape;
-use envbench_oltp::users::StepSettings;
-use envbench_oltp::{OltpError, Profile, consistency};
+use envbench_oltp::{
+    Companion, CompanionState, Mode, NuRandConstants, OltpError, Profile, Shape, StepSettings, consistency,
+};
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

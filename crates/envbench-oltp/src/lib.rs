@@ -9,7 +9,12 @@
 //!
 //! On embedded SQLite (a file in `--dir`), PostgreSQL and MariaDB/MySQL, through [`envbench_sql`]. Users run in steps
 //! (`--users 1,2,4` or `auto`); the knee is the step with the highest throughput whose judged latency (New-Order's
-//! p95) stays within the target, found as `ranread` finds its own ([`sweep`]).
+//! p95) stays within the target, found as `ranread` finds its own.
+//!
+//! The names at the crate's root are the surface other workloads use (`envbench htap` runs on these tables, loader,
+//! transactions and users): the options and the plan of a run ([`OltpArgs`], [`plan_with`], [`OltpRun`]), the
+//! companion tables another workload keeps beside them ([`Companion`]), a step's users and figures ([`run_step`],
+//! [`StepFigures`]), the fleet's merging ([`merge_steps`]), and the records' and tables' shared parts.
 //!
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
@@ -18,9 +23,9 @@ pub mod consistency;
 pub mod crosscheck;
 mod document;
 mod drop;
-pub mod fleet;
+mod fleet;
 pub mod load;
-pub mod lock;
+mod lock;
 mod measured;
 mod options;
 mod plan;
@@ -30,18 +35,35 @@ mod render;
 pub mod routines;
 mod run;
 pub mod schema;
-pub mod sweep;
+mod sweep;
 pub mod telemetry;
 pub mod transactions;
 pub mod users;
-pub mod workload;
+mod workload;
 
 pub use workload::OLTP;
+
+// The surface other workloads use (htap runs on oltp's tables, loader, transactions and users): every name of oltp's
+// that another crate's code needs is re-exported here, at the crate's root, and imported from here.
+pub use companion::{Companion, CompanionState};
+pub use consistency::{Check, render as render_consistency};
+pub use drop::drop_tables;
+pub use fleet::{AgentStep, AgentSteps, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
+pub use load::LoadInfo;
+pub use measured::{TPM_WINDOW_METRIC, TPM_WINDOWS, window_rates};
+pub use options::{MAX_USERS, OltpArgs};
+pub use plan::{Planner, plan_with};
+pub use random::{NuRandConstants, Random};
+pub use render::server_figures;
+pub use routines::Mode;
+pub use run::OltpRun;
+pub use schema::{Dropped, Shape};
+pub use transactions::Kind;
+pub use users::{KindFigures, MeasuredStep, StepFigures, StepSettings, run_step};
 
 use envbench_core::workload::WorkloadError;
 use envbench_sql::{DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
-use transactions::Kind;
 
 /// The name of the workload.
 pub const WORKLOAD: &str = "oltp";

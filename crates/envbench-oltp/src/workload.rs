@@ -3,20 +3,14 @@
 //! [`crate::run`], its results [`crate::measured`] and [`crate::render`], and how stored runs read back
 //! [`crate::readback`].
 
-use crate::plan::{plan, usage};
+use crate::drop::drop_tables;
+use crate::options::OltpArgs;
+use crate::plan::{Planner, plan, usage};
 use crate::{WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::workload::{Plan, Workload, WorkloadError};
 use envbench_sql::DatabaseUrl;
 use std::path::Path;
-
-pub use crate::document::{KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, step_test_id};
-pub use crate::drop::drop_tables;
-pub use crate::measured::{TPM_WINDOW_METRIC, TPM_WINDOWS, window_rates};
-pub use crate::options::*;
-pub use crate::plan::{Planner, SQLITE_FILE, plan_with};
-pub use crate::render::{render, server_figures, step_line};
-pub use crate::run::OltpRun;
 
 /// The transactional workload.
 pub struct OltpWorkload;
