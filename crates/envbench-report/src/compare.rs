@@ -9,10 +9,12 @@
 //! of the same test move together and would count twice, and a latency percentile is not a throughput.
 
 use crate::environment::{EnvironmentField, differences, environment_identity, environment_table, side_notes};
+use crate::rows::{Cell, Change, ComparisonRow, Significance, beyond, directed_ratio, significance};
 use crate::side::{Side, run_name};
 use crate::verdict::{SideVerdict, verdicts};
+use crate::words::{natural_cmp, side_letter};
 use envbench_core::model::{Direction, MetricKind, metric_kind};
-use envbench_core::stats::{NOISE_MARGIN, PValueMethod, SIGNIFICANCE_ALPHA, Summary, compare_samples, geometric_mean};
+use envbench_core::stats::{SIGNIFICANCE_ALPHA, Summary, compare_samples, geometric_mean};
 use envbench_core::workload::Registry;
 use serde::Serialize;
 use serde_json::Value;
@@ -65,90 +67,6 @@ pub struct RunInfo {
     /// The suite it ran in (`envbench run`), whose runs of each workload count as one run the user made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,
-}
-
-/// One matched result across the sides.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ComparisonRow {
-    pub workload: String,
-    pub workload_version: u32,
-    pub test_id: String,
-    /// When the same test appears with different parameters (e.g. a thread sweep), the parameters that tell the
-    /// variants apart, e.g. `calc_threads=4`.
-    pub variant: Option<String>,
-    pub parameters: Value,
-    pub parameters_hash: String,
-    pub metric: String,
-    pub unit: String,
-    pub direction: Direction,
-    /// One cell per side, `None` where the side lacks this result.
-    pub cells: Vec<Option<Cell>>,
-}
-
-impl ComparisonRow {
-    /// The test name with its variant, for tables and charts.
-    pub fn test_name(&self) -> String {
-        match &self.variant {
-            Some(variant) => format!("{} [{variant}]", self.test_id),
-            None => self.test_id.clone(),
-        }
-    }
-}
-
-/// One side's figures for one result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Cell {
-    /// Every sample of every run of the side, pooled.
-    pub samples: Vec<f64>,
-    /// The same samples run by run, by run id (runs with samples only), so the verdict's interval can take whole
-    /// runs as its samples: two runs of one environment differ by more than one run's samples do.
-    #[serde(skip)]
-    pub run_samples: BTreeMap<String, Vec<f64>>,
-    /// How many runs contributed samples.
-    pub runs: usize,
-    pub summary: Summary,
-    /// Coefficient of variation over 5%.
-    pub noisy: bool,
-    /// The records' own flags (e.g. `cache-inflated`), from every run.
-    pub flags: Vec<String>,
-    /// Against the baseline; `None` for the baseline itself or when the baseline lacks this result.
-    pub change: Option<Change>,
-}
-
-/// A side against the baseline for one result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Change {
-    /// Side median over baseline median, inverted for lower-is-better metrics: above 1 is better.
-    pub ratio: Option<f64>,
-    /// How much better (positive) or worse (negative) the side is, in percent of the baseline.
-    pub better_percent: Option<f64>,
-    pub significance: Significance,
-    /// The two-sided p-value, when the samples allowed a test.
-    pub p_value: Option<f64>,
-    pub method: Option<PValueMethod>,
-}
-
-/// Whether a change can be trusted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Significance {
-    /// p below alpha and the change beyond the noise margin.
-    Significant,
-    /// p at or above alpha: shown as `~`.
-    NotSignificant,
-    /// p below alpha but the change within the noise margin ([`NOISE_MARGIN`]), what two runs of one environment
-    /// differ by: shown as `~`, counted as about the same.
-    Negligible,
-    /// A single sample on a side: nothing can be tested, shown as `?` and counted as "cannot tell", never as
-    /// unchanged.
-    TooFewSamples,
-}
-
-impl Significance {
-    /// `~` unless significant.
-    pub fn is_significant(self) -> bool {
-        self == Significance::Significant
-    }
 }
 
 /// The geometric mean of the per-test ratios of one workload and metric.
@@ -217,12 +135,6 @@ struct Pooled {
     flags: Vec<String>,
     parameters: Value,
     direction: Direction,
-}
-
-/// The letter naming side `index` in column headings: A..Z, then A2, B2...
-pub fn side_letter(index: usize) -> String {
-    let letter = char::from(b'A' + (index % 26) as u8);
-    if index < 26 { letter.to_string() } else { format!("{letter}{}", index / 26 + 1) }
 }
 
 /// Compare sides; the first is the baseline. One side gives a comparison with no changes (used by one-run reports).
@@ -393,40 +305,6 @@ fn cell(side: &Pooled, baseline: Option<&Pooled>, direction: Direction) -> Optio
     })
 }
 
-/// A p-value and a change as a significance: below alpha and beyond the noise margin, or not.
-pub fn significance(p_value: f64, ratio: Option<f64>) -> Significance {
-    if p_value >= SIGNIFICANCE_ALPHA {
-        Significance::NotSignificant
-    } else if ratio.is_some_and(beyond_noise) {
-        Significance::Significant
-    } else {
-        Significance::Negligible
-    }
-}
-
-/// True when a speed factor differs from 1 by more than [`NOISE_MARGIN`], in either direction alike (1.05x faster
-/// and 1.05x slower are the same distance).
-pub fn beyond_noise(ratio: f64) -> bool {
-    beyond(ratio, NOISE_MARGIN)
-}
-
-/// True when a speed factor differs from 1 by more than `margin`, either way.
-pub fn beyond(ratio: f64, margin: f64) -> bool {
-    ratio.is_finite() && ratio > 0.0 && ratio.ln().abs() > (1.0 + margin).ln()
-}
-
-/// Side over baseline, inverted when lower is better, so that above 1 always means better. `None` when either is not
-/// positive (a ratio of a zero or negative median means nothing).
-pub fn directed_ratio(baseline: f64, side: f64, direction: Direction) -> Option<f64> {
-    if baseline <= 0.0 || side <= 0.0 || !baseline.is_finite() || !side.is_finite() {
-        return None;
-    }
-    Some(match direction {
-        Direction::HigherIsBetter => side / baseline,
-        Direction::LowerIsBetter => baseline / side,
-    })
-}
-
 /// Geometric means of times and rates only: a mean of coefficients of variation or of failure counts says nothing.
 fn geomeans(rows: &[ComparisonRow], side_count: usize) -> Vec<GeomeanRow> {
     let mut groups: Vec<GeomeanRow> = Vec::new();
@@ -568,66 +446,5 @@ impl KeyOrder {
             .then_with(|| a.parameters_hash.cmp(&b.parameters_hash))
             .then_with(|| metric(a).cmp(&metric(b)))
             .then_with(|| a.cmp(b))
-    }
-}
-
-/// Compare text with runs of digits compared as numbers: `Q2` < `Q10`, `J=8` < `J=16`.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
-    loop {
-        match (a.peek().copied(), b.peek().copied()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
-                    let mut digits = String::new();
-                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
-                        digits.push(c);
-                        it.next();
-                    }
-                    digits
-                };
-                let (da, db) = (take(&mut a), take(&mut b));
-                let (ta, tb) = (da.trim_start_matches('0'), db.trim_start_matches('0'));
-                let order = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| da.len().cmp(&db.len()));
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-            (Some(x), Some(y)) => {
-                if x != y {
-                    return x.cmp(&y);
-                }
-                a.next();
-                b.next();
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn natural_order_of_test_names() {
-        let mut names = vec!["Q10", "Q2", "Q1", "J=16", "J=2", "4 aggregation", "10 x", "Q02"];
-        names.sort_by(|a, b| natural_cmp(a, b));
-        assert_eq!(names, vec!["4 aggregation", "10 x", "J=2", "J=16", "Q1", "Q2", "Q02", "Q10"]);
-    }
-
-    #[test]
-    fn ratios_point_the_better_way() {
-        assert_eq!(directed_ratio(100.0, 110.0, Direction::HigherIsBetter), Some(1.1));
-        assert_eq!(directed_ratio(2.0, 1.0, Direction::LowerIsBetter), Some(2.0));
-        assert_eq!(directed_ratio(0.0, 1.0, Direction::LowerIsBetter), None);
-    }
-
-    #[test]
-    fn side_letters() {
-        assert_eq!(side_letter(0), "A");
-        assert_eq!(side_letter(25), "Z");
-        assert_eq!(side_letter(26), "A2");
     }
 }

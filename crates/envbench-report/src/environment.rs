@@ -83,7 +83,7 @@ pub(crate) fn memory_backed(fp: &Fingerprint) -> bool {
 pub fn side_notes(sides: &[Side]) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     for (index, side) in sides.iter().enumerate() {
-        let letter = crate::compare::side_letter(index);
+        let letter = crate::words::side_letter(index);
         for run in &side.runs {
             for (_, sentence) in limit_sentences(&run.fingerprint, &letter) {
                 if !notes.contains(&sentence) {

@@ -2,22 +2,19 @@
 //! machine grouped by environment identity, an environment's history per workload (so a regression after a change
 //! shows), and where an environment ranks among every environment in the store that ran the same tests.
 
-use crate::compare::{compare_results, directed_ratio, natural_cmp};
+use crate::compare::compare_results;
 use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
-use crate::side::{Side, run_name, workloads_of};
+use crate::rows::{ComparisonRow, directed_ratio};
+use crate::side::{SUITE_NAME_TAG, SUITE_TAG, Side, run_name, suite_title, workloads_of};
 use crate::svg::{LineChart, LineSeries, Scale};
 use crate::verdict::headline_rows;
+use crate::words::natural_cmp;
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
 use envbench_store::RunEnvironments;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The tag every run of a suite carries: the suite id (the store's, which keeps a suite to one submitter).
-pub use envbench_store::SUITE_TAG;
-/// The tag naming the suite (`quick`, a file name).
-pub const SUITE_NAME_TAG: &str = "suite.name";
 
 /// The tags a user gave, as `key=value` joined by `separator`: the ones `envbench run` adds to find a suite's runs
 /// again (`suite`, `suite.plan`, `suite.item`, `suite.name`: ids and hashes) are left out of lists people read.
@@ -111,14 +108,6 @@ impl SuiteSummary {
     }
 }
 
-/// A suite named by its labels, its suite name and the minute it started (UTC).
-pub fn suite_title(labels: &[String], name: &str, started_at: &str) -> String {
-    let when = started_at.replace('T', " ");
-    let when = when.get(..16).unwrap_or(&when);
-    let what = if labels.is_empty() { "unlabelled".to_string() } else { labels.join(" + ") };
-    if name.is_empty() { format!("{what} ({when})") } else { format!("{what} ({name}, {when})") }
-}
-
 /// Group runs into suites by their suite tag, newest first.
 pub fn suite_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<SuiteSummary> {
     let mut suites: Vec<SuiteSummary> = Vec::new();
@@ -191,10 +180,10 @@ pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
             if headline.is_empty() {
                 return None;
             }
-            let medians = |row: &crate::compare::ComparisonRow| -> Vec<Option<f64>> {
+            let medians = |row: &ComparisonRow| -> Vec<Option<f64>> {
                 row.cells.iter().map(|c| c.as_ref().map(|c| c.summary.median)).collect()
             };
-            let series_of = |row: &crate::compare::ComparisonRow| -> Vec<(f64, f64)> {
+            let series_of = |row: &ComparisonRow| -> Vec<(f64, f64)> {
                 let values = medians(row);
                 let Some(first) = values.iter().flatten().next().copied() else { return Vec::new() };
                 values
@@ -464,29 +453,9 @@ pub fn scores_of(
     (factors.iter().map(|f| geometric_mean(f)).collect(), tests)
 }
 
-/// `1st`, `2nd`, `3rd`, `11th`.
-pub fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ordinals() {
-        assert_eq!(
-            [1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal).join(" "),
-            "1st 2nd 3rd 4th 11th 12th 13th 21st 22nd 101st"
-        );
-    }
 
     #[test]
     fn times_are_shortened() {

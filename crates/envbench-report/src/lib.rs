@@ -9,43 +9,48 @@
 //! result exports (`results export`) to the binary.
 
 mod compare;
+mod cost;
 mod environment;
 mod error;
+mod explain;
+mod gate;
 mod history;
 pub mod html;
+mod interval;
 pub mod leaderboard;
 mod render;
 mod report;
+mod rows;
 mod side;
 mod svg;
 mod tls;
 mod verdict;
 mod viewer;
+mod words;
 
-pub use compare::{
-    Cell, Change, Comparison, ComparisonRow, GeomeanCell, GeomeanRow, RunInfo, SideInfo, Significance, UnmatchedResult,
-    compare, compare_results, directed_ratio, natural_cmp, side_letter,
-};
+pub use compare::{Comparison, GeomeanCell, GeomeanRow, RunInfo, SideInfo, UnmatchedResult, compare, compare_results};
+pub use cost::{PRICE_TAG, price_per_hour, work_per_cost};
 pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
 pub use error::ReportError;
+pub use gate::{Gate, gate};
 pub use history::{
-    EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SUITE_NAME_TAG, SUITE_TAG, SuiteSummary,
-    environment_summaries, histories, ranks, suite_summaries, user_tags,
+    EnvironmentSummary, HeadlineTest, History, Neighbour, Rank, SuiteSummary, environment_summaries, histories, ranks,
+    suite_summaries, user_tags,
 };
 pub use html::{escape as html_escape, is_envbench_page};
-pub use render::{Format, metric_title, number as format_number, render, render_json, render_markdown, render_text};
+pub use interval::{BOOTSTRAP_RESAMPLES, IntervalBasis, bootstrap_interval, change_interval};
+pub use render::{Format, metric_title, render, render_json, render_markdown, render_text};
 pub use report::{render_report, render_report_for, report_sections};
+pub use rows::{Cell, Change, ComparisonRow, Significance, directed_ratio};
 pub use side::{
-    Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, side_runs, unique_names, workloads_of,
+    SUITE_NAME_TAG, SUITE_TAG, Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, side_runs,
+    unique_names, workloads_of,
 };
 pub use svg::{
     Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
     change_chart, line_chart, nice_step,
 };
 pub use tls::load_tls;
-pub use verdict::{
-    BOOTSTRAP_RESAMPLES, Decision, Gate, IntervalBasis, PRICE_TAG, SideVerdict, TestChange, WorkloadVerdict,
-    bootstrap_interval, change_interval, change_words, gate, headline_rows, interval_words, price_per_hour,
-    speed_words, test_change, work_per_cost,
-};
+pub use verdict::{Decision, SideVerdict, TestChange, WorkloadVerdict, headline_rows, test_change};
 pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};
+pub use words::{change_words, interval_words, natural_cmp, number as format_number, side_letter, speed_words};

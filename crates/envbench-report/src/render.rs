@@ -1,8 +1,10 @@
 //! A comparison as text: a terminal table, Markdown for pasting into tickets, or JSON for machines. The HTML report
 //! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
 
-use crate::compare::{Change, Comparison, ComparisonRow, GeomeanRow, Significance};
-use crate::verdict::{SideVerdict, WorkloadVerdict, factor_words, interval_words, speed_words};
+use crate::compare::{Comparison, GeomeanRow};
+use crate::rows::{Change, ComparisonRow, Significance};
+use crate::verdict::{SideVerdict, WorkloadVerdict};
+use crate::words::{factor_words, interval_words, number, speed_words};
 use envbench_core::model::{Direction, MetricKind, metric_kind};
 
 /// The output formats of a comparison.
@@ -28,36 +30,6 @@ pub fn render(comparison: &Comparison, format: Format) -> String {
 /// The comparison as JSON (every sample included).
 pub fn render_json(comparison: &Comparison) -> String {
     serde_json::to_string_pretty(comparison).expect("a comparison serializes") + "\n"
-}
-
-/// A number for people: about four significant digits, no exponent for everyday sizes, no trailing zeros.
-pub fn number(value: f64) -> String {
-    let text = fixed_number(value);
-    if text.contains('.') && !text.contains('e') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
-fn fixed_number(value: f64) -> String {
-    let magnitude = value.abs();
-    if !value.is_finite() {
-        return value.to_string();
-    }
-    if magnitude >= 1000.0 || magnitude == 0.0 {
-        format!("{value:.0}")
-    } else if magnitude >= 100.0 {
-        format!("{value:.1}")
-    } else if magnitude >= 10.0 {
-        format!("{value:.2}")
-    } else if magnitude >= 1.0 {
-        format!("{value:.3}")
-    } else if magnitude >= 0.001 {
-        format!("{value:.4}")
-    } else {
-        format!("{value:.2e}")
-    }
 }
 
 /// A metric's name for people, as charts and the report say it: `latency_p99_9` is "latency p99.9",
@@ -516,16 +488,6 @@ mod tests {
         assert_eq!(metric_title("iops"), "IOPS");
         assert_eq!(metric_title("commits_per_s"), "commits per second");
         assert_eq!(metric_title("job_cv"), "job-to-job spread (cv)");
-    }
-
-    #[test]
-    fn numbers_for_people() {
-        assert_eq!(number(3212.8), "3213");
-        assert_eq!(number(10.0), "10");
-        assert_eq!(number(2.5), "2.5");
-        assert_eq!(number(0.1234567), "0.1235");
-        assert_eq!(number(0.0), "0");
-        assert_eq!(number(0.00012), "1.20e-4");
     }
 
     #[test]

@@ -6,18 +6,20 @@
 //! crate through the [`Registry`]: the word for its tests in chart titles, and the scaling curve of a workload that
 //! sweeps a concurrency (throughput and latency against it, the knee marked; it replaces the percentile charts).
 
-use crate::compare::{Comparison, ComparisonRow, compare};
+use crate::compare::{Comparison, compare};
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{
-    LEGEND, cells, change_text, geomean_cells, headings, metric_title, number, says_better, says_worse,
-    significance_text, verdict_evidence, verdict_heading, workloads,
+    LEGEND, cells, change_text, geomean_cells, headings, metric_title, says_better, says_worse, significance_text,
+    verdict_evidence, verdict_heading, workloads,
 };
+use crate::rows::ComparisonRow;
 use crate::side::{Side, run_name};
 use crate::svg::{
     BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart, change_chart,
     line_chart,
 };
 use crate::verdict::{Decision, WorkloadVerdict, headline_rows, test_change};
+use crate::words::number;
 use envbench_core::model::{Direction, metric_kind};
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::stats::Summary;
@@ -845,7 +847,7 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
                 parts.push(format!(
                     "{} {}: {} ({})",
                     row.test_name(),
-                    crate::compare::side_letter(side),
+                    crate::words::side_letter(side),
                     change_text(change, row.direction, metric_kind(&row.metric, &row.unit)),
                     significance_text(change.significance, change.p_value)
                 ));

@@ -2,10 +2,14 @@
 //! stands for.
 
 use crate::error::ReportError;
-use crate::history::{SUITE_NAME_TAG, SUITE_TAG, suite_title};
 use envbench_core::model::{RunStatus, parse_tag};
 use envbench_store::{ResultStore, RunFilter, StoreError, StoredRun};
 use std::collections::BTreeMap;
+
+/// The tag every run of a suite carries: the suite id (the store's, which keeps a suite to one submitter).
+pub use envbench_store::SUITE_TAG;
+/// The tag naming the suite (`quick`, a file name).
+pub const SUITE_NAME_TAG: &str = "suite.name";
 
 /// How a side names its runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +136,14 @@ fn suite_side_name(runs: &[StoredRun]) -> String {
     let started = runs.iter().map(|r| r.summary.started_at.as_str()).min().unwrap_or_default();
     let name = runs.iter().find_map(|r| r.summary.tags.get(SUITE_NAME_TAG)).map(String::as_str).unwrap_or_default();
     suite_title(&labels, name, started)
+}
+
+/// A suite named by its labels, its suite name and the minute it started (UTC).
+pub fn suite_title(labels: &[String], name: &str, started_at: &str) -> String {
+    let when = started_at.replace('T', " ");
+    let when = when.get(..16).unwrap_or(&when);
+    let what = if labels.is_empty() { "unlabelled".to_string() } else { labels.join(" + ") };
+    if name.is_empty() { format!("{what} ({when})") } else { format!("{what} ({name}, {when})") }
 }
 
 /// Resolve several sides, renaming repeats so every side's name is unique.

@@ -3,7 +3,7 @@
 //! or a marker shape and dash style (lines) besides its colour, and the palette is Okabe-Ito's colour-blind-safe one.
 
 use crate::html::escape;
-use crate::render::number;
+use crate::words::{number, speed_words};
 use envbench_core::workload::TimelineMark;
 use std::fmt::Write;
 
@@ -795,7 +795,7 @@ pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
                 r#"<text class="value" x="{:.1}" y="{:.1}">{}{}</text>"#,
                 plot_right + 6.0,
                 y + 3.5,
-                escape(&crate::verdict::speed_words(point.ratio)),
+                escape(&speed_words(point.ratio)),
                 if point.significant { "" } else { " ~" }
             );
         }

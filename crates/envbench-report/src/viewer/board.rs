@@ -1,0 +1,301 @@
+//! The leaderboard in the viewer: its page (every environment ranked on one workload, default and tuned options apart,
+//! flagged runs listed apart, filters by what the fingerprints say), loading the board a query asks for (shared with
+//! the read API), and a run's place among the environments on its own page.
+
+use super::respond::{Shared, first, html, known_workload, navigation, only_parameters, parse_query, with_store};
+use crate::error::ReportError;
+use crate::html::{cell, escape, num, page, table};
+use crate::leaderboard::Class;
+use crate::words::ordinal;
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use envbench_core::text::percent_encode;
+use envbench_core::workload::Registry;
+use envbench_store::{ResultStore, RunFilter};
+use std::collections::BTreeMap;
+
+/// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
+/// apart, flagged runs listed apart; filters by what the fingerprints say.
+pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> Response {
+    use crate::leaderboard::FILTER_FIELDS;
+    let query = parse_query(query.as_deref());
+    with_store(viewer, move |store, workloads| {
+        let mut body = navigation();
+        check_leaderboard_query(&query, workloads)?;
+        let Some((board, present)) = load_leaderboard(store, workloads, &query)? else {
+            body.push_str("<h1>Leaderboard</h1>\n<p>No complete runs yet.</p>\n");
+            return Ok(html(page("envbench leaderboard", &body)));
+        };
+        let workload = board.workload.as_str();
+        body.push_str(&format!("<h1>Leaderboard: {}</h1>\n", escape(&board.title)));
+        let links: Vec<String> = present
+            .iter()
+            .map(|w| {
+                if *w == workload {
+                    format!("<strong>{}</strong>", escape(w))
+                } else {
+                    format!("<a href=\"/leaderboard?workload={}\">{}</a>", percent_encode(w), escape(w))
+                }
+            })
+            .collect();
+        body.push_str(&format!("<p>Workloads: {}</p>\n", links.join(" · ")));
+        body.push_str(&format!(
+            "<form method=\"get\" action=\"/leaderboard\"><input type=\"hidden\" name=\"workload\" value=\"{}\">",
+            escape(workload)
+        ));
+        for (name, label) in FILTER_FIELDS {
+            let chosen = board.filters.get(name);
+            let mut select =
+                format!("<label>{} <select name=\"{name}\"><option value=\"\">any</option>", escape(label));
+            for value in board.choices.get(name).into_iter().flatten() {
+                let selected = if chosen == Some(value.as_str()) { " selected" } else { "" };
+                select.push_str(&format!("<option{selected}>{}</option>", escape(value)));
+            }
+            select.push_str("</select></label> ");
+            body.push_str(&select);
+        }
+        body.push_str("<button type=\"submit\">Filter</button></form>\n");
+        body.push_str(
+            "<p class=\"note\">Each environment's score: its median on every headline test against the median of the \
+             environments in its list, direction-aware, as a geometric mean (1.20x faster than the median: its tests \
+             run 1.20 times as fast as the middle environment's). An environment's figure is its latest runs (at most \
+             5); on a service, each submitter's runs of it are an entry of their own, so nobody's uploads move \
+             another's figure. Runs with a built-in profile's options and tuned runs are ranked apart; disturbed runs \
+             and memory-backed storage are listed apart, unranked.</p>\n",
+        );
+        let priced =
+            [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
+        let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
+            .into_iter()
+            .map(String::from)
+            .chain(
+                priced
+                    .then(|| {
+                        let per = board.cost_unit.as_ref().map(|u| format!("Cost per {u}"));
+                        ["Price/h".to_string()].into_iter().chain(per).chain(["Score per price".to_string()])
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
+            .chain(FILTER_FIELDS.iter().map(|(_, label)| label.to_string()))
+            .collect();
+        let sections = [
+            ("Default options", &board.default, empty_list_reason(&board, Class::Default)),
+            ("Tuned options", &board.tuned, empty_list_reason(&board, Class::Tuned)),
+            ("Flagged: disturbed, or memory-backed storage (not ranked)", &board.flagged, "None.".to_string()),
+        ];
+        for (title, entries, none) in sections {
+            body.push_str(&format!("<h2>{}</h2>\n", escape(title)));
+            if entries.is_empty() {
+                body.push_str(&format!("<p>{}</p>\n", escape(&none)));
+                continue;
+            }
+            let others = entries.len().saturating_sub(1);
+            let rows: Vec<String> = entries
+                .iter()
+                .map(|e| {
+                    let mut row = format!(
+                        "<tr>{}<td>{}{}{}</td>{}{}{}{}",
+                        num(&e.position.map(ordinal).unwrap_or_else(|| "-".into())),
+                        entry_name(e),
+                        match e.flagged_runs {
+                            0 => String::new(),
+                            n => format!(
+                                " <span class=\"note\">({n} flagged run{} left out)</span>",
+                                envbench_core::text::plural(n)
+                            ),
+                        },
+                        e.submitter.as_ref().map_or(String::new(), |s| format!(
+                            " <span class=\"submitter\">by <a href=\"/?submitter={}\">{}</a></span>",
+                            percent_encode(s),
+                            escape(s)
+                        )),
+                        num(&e.score.map(crate::leaderboard::score_words).unwrap_or_else(|| "-".into())),
+                        num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
+                        num(&e.runs.len().to_string()),
+                        num(&e.tests.to_string()),
+                    );
+                    if priced {
+                        let per_price =
+                            e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
+                        row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
+                        if board.cost_unit.is_some() {
+                            let cost = e.unit_cost.map(crate::words::cost_number);
+                            row.push_str(&num(&cost.unwrap_or_else(|| "-".into())));
+                        }
+                        row.push_str(&num(&per_price.unwrap_or_else(|| "-".into())));
+                    }
+                    for value in &e.fields {
+                        row.push_str(&cell(value));
+                    }
+                    row.push_str("</tr>");
+                    row
+                })
+                .collect();
+            body.push_str(&table(&headings, &rows));
+        }
+        Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
+    })
+    .await
+}
+
+/// A leaderboard entry's name: its labels, linked to its environment page, with the fingerprint's name beneath; the
+/// fingerprint's name alone when its runs carry no label.
+pub(super) fn entry_name(entry: &crate::leaderboard::Entry) -> String {
+    let link = |text: &str| format!("<a href=\"/environment/{}\">{}</a>", escape(&entry.environment.id), escape(text));
+    if entry.labels.is_empty() {
+        return link(&entry.environment.name);
+    }
+    let mut labels = entry.labels.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if entry.labels.len() > 3 {
+        labels.push_str(&format!(" +{}", entry.labels.len() - 3));
+    }
+    format!("{}<br><span class=\"fingerprint\">{}</span>", link(&labels), escape(&entry.environment.name))
+}
+
+/// Why a leaderboard list is empty, in words: filters that leave nothing, runs that are all flagged (the usual
+/// reason on a busy host), or no run with those options at all.
+pub(super) fn empty_list_reason(board: &crate::leaderboard::Leaderboard, class: Class) -> String {
+    let options = match class {
+        Class::Default => "with a built-in profile's options",
+        _ => "with tuned options",
+    };
+    let flagged = board.flagged.iter().filter(|e| e.options == Some(class)).count();
+    let filtered = if board.filters.pairs().is_empty() { "" } else { " that passes these filters" };
+    match flagged {
+        0 if filtered.is_empty() => format!("No run of this workload {options} here yet."),
+        0 => format!("No run {options} passes these filters."),
+        n => format!(
+            "None ranks: every run {options}{filtered} is flagged ({n} environment{}, listed under Flagged below: \
+             disturbed by other load, or on memory-backed storage). Run again when the host is quiet.",
+            envbench_core::text::plural(n)
+        ),
+    }
+}
+
+/// Refuse a leaderboard query with a parameter it does not take or a workload envbench does not have.
+pub(super) fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+    let mut taken = vec!["workload"];
+    taken.extend(crate::leaderboard::FILTER_FIELDS.iter().map(|(name, _)| *name));
+    only_parameters(query, &taken)?;
+    known_workload(query, workloads)
+}
+
+/// The leaderboard a query asks for (`workload=W`, the first workload with a complete run when none is named, and
+/// any filters), and the workloads that have complete runs; `None` when the store has no complete run.
+pub(super) fn load_leaderboard(
+    store: &dyn ResultStore,
+    workloads: &Registry,
+    query: &[(String, String)],
+) -> Result<Option<(crate::leaderboard::Leaderboard, Vec<String>)>, ReportError> {
+    use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
+    // Only the runs of the workload asked for, when one is: a store of many workloads lists less.
+    let asked = first(query, "workload");
+    let summaries = store.list_runs(&RunFilter { workload: asked.map(str::to_string), ..Default::default() })?;
+    let environments = store.environments()?;
+    let complete: Vec<&envbench_core::model::RunSummary> =
+        summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
+    let present: Vec<String> = match asked {
+        // The links to the other workloads' leaderboards: each workload with a run.
+        Some(_) => {
+            let mut present = Vec::new();
+            for name in workloads.names() {
+                let filter = RunFilter { workload: Some(name.to_string()), limit: Some(1), ..Default::default() };
+                if !store.list_runs(&filter)?.is_empty() {
+                    present.push(name.to_string());
+                }
+            }
+            present
+        }
+        None => workloads
+            .names()
+            .into_iter()
+            .filter(|w| complete.iter().any(|r| r.workload == *w))
+            .map(str::to_string)
+            .collect(),
+    };
+    let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
+    if !complete.iter().any(|r| r.workload == workload) {
+        return Err(ReportError::EmptySide(
+            format!("leaderboard of '{workload}' (no complete run of it here)"),
+            String::new(),
+        ));
+    }
+    let mut filters = Filters::default();
+    for (name, _) in FILTER_FIELDS {
+        if let Some(value) = first(query, name) {
+            filters.set(name, value.to_string());
+        }
+    }
+    // The newest runs of each environment that passes the filters, read from the fingerprints alone: a store of
+    // thousands of runs loads only what ranks.
+    let of_workload: Vec<&&envbench_core::model::RunSummary> =
+        complete.iter().filter(|r| r.workload == workload).collect();
+    let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
+    let mut taken: BTreeMap<crate::leaderboard::EntryKey, usize> = BTreeMap::new();
+    let mut runs = Vec::new();
+    for summary in &of_workload {
+        let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
+        let key = (crate::environment::environment_identity(fp).id, summary.submitter.clone());
+        let count = taken.entry(key).or_default();
+        if *count < 2 * RUNS_PER_ENVIRONMENT {
+            *count += 1;
+            runs.push(store.load_run(&summary.uuid)?);
+        }
+    }
+    Ok(Some((leaderboard(workload, &runs, &filters, offered, workloads), present)))
+}
+
+/// Where a run stands on each of its headline tests (the test with its parameters' hash) among the environments of
+/// its class in this store.
+pub(super) fn percentiles_section(
+    board: &crate::leaderboard::Leaderboard,
+    run: &envbench_core::model::StoredRun,
+    workloads: &Registry,
+) -> String {
+    use crate::leaderboard::{Class, class, test_percentiles};
+    let class = class(run);
+    let mut body = "<h2>Among the environments here</h2>\n".to_string();
+    if class == Class::Flagged {
+        body.push_str(
+            "<p>Not ranked: this run is flagged (disturbed by other load, or its storage is memory), and flagged runs \
+             are listed apart on the <a href=\"/leaderboard\">leaderboard</a>.</p>\n",
+        );
+        return body;
+    }
+    let percentiles = test_percentiles(board, run, workloads);
+    if percentiles.iter().all(|p| p.percentile.is_none()) {
+        body.push_str(&format!(
+            "<p>No other environment with {} ran these tests with these parameters yet.</p>\n",
+            class.words()
+        ));
+        return body;
+    }
+    body.push_str(&format!(
+        "<p class=\"note\">Each headline test, matched by its parameters' hash, against every other environment's \
+         median of it among runs with {} (each environment's latest runs, at most {}): the share of them this run \
+         beats. See the <a href=\"/leaderboard?workload={}\">leaderboard</a>.</p>\n",
+        class.words(),
+        crate::leaderboard::RUNS_PER_ENVIRONMENT,
+        percent_encode(&board.workload)
+    ));
+    let headings: Vec<String> =
+        ["Test", "Metric", "This run", "Median of the others", "Environments", "Beats"].map(String::from).to_vec();
+    let rows: Vec<String> = percentiles
+        .iter()
+        .map(|p| {
+            let unit = |v: f64| format!("{} {}", crate::words::number(v), p.test.unit);
+            format!(
+                "<tr>{}{}{}{}{}{}</tr>",
+                cell(&p.test.name()),
+                cell(&p.test.metric),
+                num(&unit(p.value)),
+                num(&p.median_of_environments.map(unit).unwrap_or_else(|| "-".into())),
+                num(&p.environments.to_string()),
+                num(&p.percentile.map(|v| format!("{v:.0}%")).unwrap_or_else(|| "-".into())),
+            )
+        })
+        .collect();
+    body.push_str(&table(&headings, &rows));
+    body
+}

@@ -1,0 +1,283 @@
+//! The viewer's pages of runs and comparisons: the list of runs (filterable by label, tag, host, workload and date), a
+//! run's page, a comparison of the runs picked, and its downloads (the HTML report, Markdown, JSON).
+
+use super::board::{load_leaderboard, percentiles_section};
+use super::respond::{Shared, all, first, html, navigation, parse_query, with_store};
+use crate::compare::compare;
+use crate::environment::EnvironmentIdentity;
+use crate::error::ReportError;
+use crate::history::run_identity;
+use crate::html::{cell, escape, num, page, table};
+use crate::render::{render_json, render_markdown};
+use crate::report::{render_report_for, report_sections};
+use crate::side::{Side, resolve_side, run_name, unique_names};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use envbench_core::model::parse_tag;
+use envbench_store::{ResultStore, RunFilter};
+use std::collections::BTreeMap;
+
+/// At most this many runs are listed on one page.
+pub(super) const LIST_LIMIT: usize = 500;
+
+pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery) -> Response {
+    let query = parse_query(query.as_deref());
+    with_store(location, move |store, workloads| {
+        let mut tags = BTreeMap::new();
+        for text in first(&query, "tag").unwrap_or("").split(',').filter(|t| !t.trim().is_empty()) {
+            let (key, value) = parse_tag(text).map_err(ReportError::BadSide)?;
+            tags.insert(key, value);
+        }
+        let filter = RunFilter {
+            workload: first(&query, "workload").map(String::from),
+            label: first(&query, "label").map(String::from),
+            tags,
+            host: first(&query, "host").map(String::from),
+            submitter: first(&query, "submitter").map(String::from),
+            limit: None,
+        };
+        let (from, to) = (first(&query, "from"), first(&query, "to"));
+        let runs: Vec<_> = store
+            .list_runs(&filter)?
+            .into_iter()
+            .filter(|r| from.is_none_or(|from| r.started_at.get(..10).unwrap_or("") >= from))
+            .filter(|r| to.is_none_or(|to| r.started_at.get(..10).unwrap_or("") <= to))
+            .take(LIST_LIMIT)
+            .collect();
+        let environments = store.environments()?;
+        let value = |key: &str| escape(first(&query, key).unwrap_or(""));
+        let mut body = navigation();
+        body.push_str("<h1>envbench runs</h1>\n");
+        body.push_str(&format!(
+            "<form class=\"filters\" method=\"get\" action=\"/\">\
+             <label>Label <input type=\"text\" name=\"label\" value=\"{}\"></label>\
+             <label>Tags <input type=\"text\" name=\"tag\" value=\"{}\" placeholder=\"key=value,key=value\"></label>\
+             <label>Host <input type=\"text\" name=\"host\" value=\"{}\"></label>\
+             <label>Workload <input type=\"text\" name=\"workload\" value=\"{}\"></label>\
+             <label>From <input type=\"date\" name=\"from\" value=\"{}\"></label>\
+             <label>To <input type=\"date\" name=\"to\" value=\"{}\"></label>\
+             <button type=\"submit\">Filter</button> <a href=\"/\">clear</a></form>\n",
+            value("label"),
+            value("tag"),
+            value("host"),
+            value("workload"),
+            value("from"),
+            value("to")
+        ));
+        body.push_str(
+            "<form method=\"get\" action=\"/compare\">\n<p>Tick runs to compare (each ticked run is one side, the \
+             first is the baseline), or name sides below by label, tags (key=value) or run id; a side named by label \
+             or tags pools the samples of all its complete runs.</p>\n",
+        );
+        // Each run's headline figure, as its workload words it (the scorecard's line).
+        let headlines: Vec<String> = runs
+            .iter()
+            .map(|r| store.load_run(&r.uuid).map(|run| workloads.headline(&run)))
+            .collect::<Result<_, _>>()?;
+        let rows: Vec<String> = runs
+            .iter()
+            .zip(&headlines)
+            .map(|(r, headline)| {
+                let tags = crate::history::user_tags(&r.tags, ", ");
+                format!(
+                    "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
+                     <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}{}</tr>",
+                    escape(&r.uuid),
+                    escape(&r.uuid),
+                    escape(&r.uuid),
+                    escape(r.uuid.get(..8).unwrap_or(&r.uuid)),
+                    cell(&r.started_at.replace('T', " ")),
+                    cell(&r.workload),
+                    cell(headline),
+                    cell(&if r.disturbed { format!("{} (disturbed)", r.status) } else { r.status.to_string() }),
+                    cell(r.label.as_deref().unwrap_or("")),
+                    cell(&tags),
+                    environment_cell(run_identity(r, &environments).as_ref(), r.host.as_deref()),
+                    num(&r.result_count.to_string())
+                )
+            })
+            .collect();
+        let headings: Vec<String> = [
+            "",
+            "Run",
+            "Started (UTC)",
+            "Workload",
+            "Headline",
+            "Status",
+            "Label",
+            "Tags",
+            "Environment (host)",
+            "Results",
+        ]
+        .map(String::from)
+        .to_vec();
+        if runs.is_empty() {
+            body.push_str("<p>No runs match.</p>\n");
+        } else {
+            body.push_str(&table(&headings, &rows));
+        }
+        body.push_str(
+            "<p><label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
+             <label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
+             <button type=\"submit\">Compare</button></p>\n</form>\n",
+        );
+        Ok(html(page("envbench runs", &body)))
+    })
+    .await
+}
+
+pub(super) async fn run_page(State(location): Shared, Path(id): Path<String>) -> Response {
+    with_store(location, move |store, workloads| {
+        let run = store.load_run(&store.find_run(&id)?)?;
+        let uuid = run.summary.uuid.clone();
+        let side = Side::new(run_name(&run), vec![run]);
+        let sides = [side];
+        let comparison = compare(&sides, workloads);
+        let mut body = navigation();
+        body.push_str(&format!(
+            "<h1>Run {}</h1>\n<p><a href=\"/report.html?run={}\">Download this run's report</a></p>\n",
+            escape(&sides[0].name),
+            escape(&uuid)
+        ));
+        let run = &sides[0].runs[0];
+        let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        let facts = [
+            ("Run", uuid.clone()),
+            ("Workload", run.summary.workload.clone()),
+            (
+                "Status",
+                run.summary
+                    .status_reason
+                    .as_ref()
+                    .map_or(run.summary.status.to_string(), |r| format!("{} ({r})", run.summary.status)),
+            ),
+            ("Started", run.summary.started_at.clone()),
+            ("Ended", run.summary.ended_at.clone().unwrap_or_else(|| "-".into())),
+            ("Label", run.summary.label.clone().unwrap_or_default()),
+            ("Tags", tags),
+            ("Submitter", run.summary.submitter.clone().unwrap_or_else(|| "-".into())),
+            ("Command", run.command_line.clone()),
+            ("envbench", run.tool_version.clone()),
+        ];
+        let disturbance = run.series.as_ref().and_then(|s| s.disturbance()).map(|d| ("Disturbed", d.reason));
+        let rows: Vec<String> = facts
+            .iter()
+            .cloned()
+            .chain(disturbance)
+            .map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(&v)))
+            .collect();
+        body.push_str(&table(&["".to_string(), "".to_string()], &rows));
+        let digested =
+            run.results.iter().filter(|r| r.record.flags.iter().any(|f| envbench_store::is_digest_flag(f))).count();
+        if digested > 0 {
+            body.push_str(&format!(
+                "<p class=\"note\">{digested} of its results have more than {} samples: this page shows each from a \
+                 digest of {} order statistics (its minimum, median and maximum exact), so that it costs what any \
+                 page costs. <a href=\"/api/v1/runs/{}\">The run as kept</a> has every sample.</p>\n",
+                envbench_store::DIGEST_ABOVE,
+                envbench_store::DIGEST_POINTS,
+                escape(&uuid)
+            ));
+        }
+        if run.summary.status == envbench_core::model::RunStatus::Complete {
+            let query = [("workload".to_string(), run.summary.workload.clone())];
+            if let Some((board, _)) = load_leaderboard(store, workloads, &query)? {
+                body.push_str(&percentiles_section(&board, run, workloads));
+            }
+        }
+        body.push_str(&report_sections(&comparison, &sides, workloads));
+        Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))
+    })
+    .await
+}
+
+/// An environment's name linking to its history, with the host name.
+pub(super) fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Option<&str>) -> String {
+    let host = host.map(|h| format!(" <span class=\"note\">({})</span>", escape(h))).unwrap_or_default();
+    match identity {
+        Some(identity) => {
+            format!("<td><a href=\"/environment/{}\">{}</a>{host}</td>", escape(&identity.id), escape(&identity.name))
+        }
+        None => format!("<td>?{host}</td>"),
+    }
+}
+
+/// The sides a compare request names: every `side=` spec, then every ticked `run=`.
+pub(super) fn requested_sides(store: &dyn ResultStore, query: &[(String, String)]) -> Result<Vec<Side>, ReportError> {
+    let mut sides = Vec::new();
+    for spec in all(query, "side") {
+        sides.push(resolve_side(store, spec)?);
+    }
+    for id in all(query, "run") {
+        sides.push(resolve_side(store, &format!("run:{id}"))?);
+    }
+    if sides.len() < 2 {
+        return Err(ReportError::TooFewSides(sides.len()));
+    }
+    unique_names(&mut sides);
+    Ok(sides)
+}
+
+pub(super) async fn compare_page(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    let raw = raw.unwrap_or_default();
+    with_store(location, move |store, workloads| {
+        let sides = requested_sides(store, &query)?;
+        let comparison = compare(&sides, workloads);
+        let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
+        let title = format!("Compare {}", names.join(" vs "));
+        let raw = escape(&raw);
+        let mut body = navigation();
+        body.push_str(&format!(
+            "<h1>{}</h1>\n<p class=\"no-print\"><a href=\"/report.html?{raw}\">Download the HTML report</a> · \
+             <a href=\"/compare.md?{raw}\">Markdown</a> · <a href=\"/compare.json?{raw}\">JSON</a></p>\n",
+            escape(&title)
+        ));
+        body.push_str(&report_sections(&comparison, &sides, workloads));
+        Ok(html(page(&title, &body)))
+    })
+    .await
+}
+
+pub(super) async fn report_download(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store, workloads| {
+        // One run alone is a report too (the run page links it).
+        let sides = match requested_sides(store, &query) {
+            Err(ReportError::TooFewSides(1)) => {
+                let id = all(&query, "run").first().or(all(&query, "side").first()).copied().unwrap_or_default();
+                vec![resolve_side(store, id)?]
+            }
+            other => other?,
+        };
+        let report = render_report_for(&compare(&sides, workloads), &sides, workloads);
+        Ok((
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CONTENT_DISPOSITION, "attachment; filename=\"envbench-report.html\""),
+            ],
+            report,
+        )
+            .into_response())
+    })
+    .await
+}
+
+pub(super) async fn compare_json(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store, workloads| {
+        let comparison = compare(&requested_sides(store, &query)?, workloads);
+        Ok(([(header::CONTENT_TYPE, "application/json")], render_json(&comparison)).into_response())
+    })
+    .await
+}
+
+pub(super) async fn compare_markdown(State(location): Shared, RawQuery(raw): RawQuery) -> Response {
+    let query = parse_query(raw.as_deref());
+    with_store(location, move |store, workloads| {
+        let comparison = compare(&requested_sides(store, &query)?, workloads);
+        Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], render_markdown(&comparison)).into_response())
+    })
+    .await
+}
