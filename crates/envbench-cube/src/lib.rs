@@ -53,6 +53,7 @@ pub mod generate;
 mod index;
 pub mod load;
 pub mod names;
+pub mod options;
 pub mod outline;
 mod parallel;
 pub mod places;

@@ -2,15 +2,15 @@
 //! table with each step's disk and CPU figures, the recommendation, and `cube get`, which reads a finished cube.
 
 use crate::bench::{CubeConfig, SequenceOutcome, Step, ThreadSettings};
-use crate::block::Compression;
 use crate::cube::Cube;
 use crate::error::CubeError;
+use crate::options::thread_list;
+pub use crate::options::{CountList, CubeAction, CubeArgs, CubeGetArgs, CubeRunArgs};
 use crate::places::CubeLock;
 use crate::sweep::{SweepOutcome, ThreadSweep};
 use crate::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION, result_records, run_sweep};
-use clap::{Args, FromArgMatches, Subcommand};
+use clap::{Args, FromArgMatches};
 use envbench_core::ByteSize;
-use envbench_core::DurationArg;
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::{SamplerSeries, StepObserver, StepSummary as SampledStep};
 use envbench_core::text::{Align, Table, heading, number, plural};
@@ -23,85 +23,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The most thread settings one sweep may run.
 pub const MAX_SETTINGS: usize = 256;
-
-/// The arguments of `envbench cube`.
-#[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
-pub struct CubeArgs {
-    #[command(subcommand)]
-    pub action: Option<CubeAction>,
-    #[command(flatten)]
-    pub run: CubeRunArgs,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum CubeAction {
-    /// Read one cell (or a small grid with --grid) from the cube a finished run left in --dir (reads only).
-    Get(CubeGetArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct CubeRunArgs {
-    /// Working directory: generated data in DIR/data (reused), the cube in DIR/cube.
-    #[arg(long, default_value = "envbench-cube")]
-    pub dir: PathBuf,
-    /// Data volume: 1.0 is EssBench-sized (about 10 million native cells and 10 million CSV rows).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
-    /// Seed of the data generator.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// How many times the 8-step sequence runs.
-    #[arg(long, default_value_t = 3)]
-    pub repeat: u32,
-    /// Parallel native load threads; a list such as 2,4,8 sweeps them.
-    #[arg(long, value_name = "N[,N...]")]
-    pub load_threads: Option<String>,
-    /// Calculation threads (the CALCPARALLEL analog); a list such as 1,2,4 sweeps them.
-    #[arg(long, value_name = "N[,N...]")]
-    pub calc_threads: Option<String>,
-    /// Allocation threads (the FIXPARALLEL analog, at most 8); a list sweeps them.
-    #[arg(long, value_name = "N[,N...]")]
-    pub fix_threads: Option<String>,
-    /// Dense restructure threads; a list sweeps them.
-    #[arg(long, value_name = "N[,N...]")]
-    pub restructure_threads: Option<String>,
-    /// Block compression: bitmap (default), zlib or none.
-    #[arg(long, default_value = "bitmap")]
-    pub compression: String,
-    /// Bound of the cache of expanded blocks, e.g. 256MiB.
-    #[arg(long, default_value = "256MiB", value_name = "SIZE")]
-    pub data_cache: ByteSize,
-    /// Open the page files with O_DIRECT.
-    #[arg(long)]
-    pub direct: bool,
-    /// After the last sequence, concurrent users retrieve grids from the loaded cube (a mix of summary,
-    /// drill-down and wide grids), cold, warm, and while aggregations run.
-    #[arg(long)]
-    pub retrievals: bool,
-    /// Retrieval users, e.g. 1,4,8 (implies --retrievals; default 1,4).
-    #[arg(long, value_name = "N[,N...]")]
-    pub retrieval_users: Option<String>,
-    /// How long each retrieval pass runs (default 10s).
-    #[arg(long, value_name = "DURATION")]
-    pub retrieval_duration: Option<DurationArg>,
-    /// Retrievals alone only: skip the pass during a background aggregation.
-    #[arg(long)]
-    pub retrievals_alone: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct CubeGetArgs {
-    /// One member per dimension, e.g. "Years=FY19, Scenario=Actual, Version=Final, Currency=USD, Entity=TotalEntity,
-    /// Product=Product, Account=NetIncome, Period=Q1"; with --grid, leave the grid's dimensions out.
-    pub query: String,
-    /// A grid: rows and columns, each a dimension or Dim=Member (that member's children), e.g. --grid Entity Period.
-    #[arg(long, num_args = 2, value_names = ["ROWS", "COLUMNS"])]
-    pub grid: Option<Vec<String>>,
-    /// The working directory of the cube run.
-    #[arg(long, default_value = "envbench-cube")]
-    pub dir: PathBuf,
-}
 
 /// The EssBench-style cube workload.
 pub struct CubeWorkload;
@@ -269,11 +190,6 @@ impl ReadBack for CubeWorkload {
     }
 }
 
-/// Parse `--calc-threads 1,2,4` style lists.
-fn thread_list(name: &str, text: &Option<String>) -> Result<Vec<usize>, WorkloadError> {
-    envbench_core::workload::count_list(name, text.as_deref(), 1024)
-}
-
 /// The retrieval benchmark the arguments ask for, if any.
 fn plan_retrievals(
     args: &CubeRunArgs,
@@ -292,7 +208,7 @@ fn plan_retrievals(
     }
     let users = match &args.retrieval_users {
         None => vec![1, 4],
-        Some(text) => envbench_core::workload::count_list("retrieval-users", Some(text), 256)?,
+        Some(users) => users.0.clone(),
     };
     let duration = match &args.retrieval_duration {
         None => std::time::Duration::from_secs(10),
@@ -338,8 +254,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     config.scale = args.scale;
     config.seed = args.seed;
     config.repeat = args.repeat;
-    config.options.compression =
-        args.compression.parse::<Compression>().map_err(|e| usage(format!("--compression: {e}")))?;
+    config.options.compression = args.compression;
     config.options.data_cache = args.data_cache;
     if config.options.data_cache.bytes() < MIN_DATA_CACHE_BYTES {
         return Err(usage(format!(
@@ -350,10 +265,10 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     }
     config.options.direct_io = args.direct;
     let sweep = ThreadSweep {
-        load_threads: thread_list("load-threads", &args.load_threads)?,
-        calc_threads: thread_list("calc-threads", &args.calc_threads)?,
-        fix_threads: thread_list("fix-threads", &args.fix_threads)?,
-        restructure_threads: thread_list("restructure-threads", &args.restructure_threads)?,
+        load_threads: thread_list(&args.load_threads),
+        calc_threads: thread_list(&args.calc_threads),
+        fix_threads: thread_list(&args.fix_threads),
+        restructure_threads: thread_list(&args.restructure_threads),
     };
     config.retrievals = plan_retrievals(args, &sweep, &config)?;
     let settings = sweep.settings(config.threads);
