@@ -6,11 +6,11 @@
 use crate::engine::select_engine;
 use crate::latency::{HistogramDocument, LatencyHistogram};
 use crate::measured::DiskMeasured;
-use crate::options::{DiskArgs, plan};
+use crate::options::{DiskArgs, DiskProfile, plan};
 use crate::runner::{RunSample, ThreadSample};
 use crate::suite::{NoProgress, SuiteOptions, SuiteOutcome, TestOutcome, TestRunner, validate};
 use crate::testfile::{FillSummary, TestFile, file_system_name};
-use crate::{CacheHonesty, EngineKind, TestSpec, cache_honesty};
+use crate::{CacheHonesty, EngineKind, Profile, TestSpec, cache_honesty};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -75,8 +75,8 @@ fn fleet_plan(
         ("--sustained", args.sustained.is_some()),
         ("--precondition", args.precondition),
         ("--cross-check", args.cross_check.is_some()),
-        ("--profile commit", args.profile == "commit" && args.tests.is_empty()),
-        ("--profile db", args.profile == "db" && args.tests.is_empty()),
+        ("--profile commit", args.profile == DiskProfile::Commit && args.tests.is_empty()),
+        ("--profile db", args.profile == DiskProfile::Suite(Profile::Db) && args.tests.is_empty()),
     ];
     if let Some((option, _)) = refused.iter().find(|(_, given)| *given) {
         return Err(WorkloadError::usage(format!(

@@ -1,6 +1,7 @@
 //! The command line of `envbench disk` ([`DiskArgs`]) and its checking into a plan: the storage suite's options and
 //! tests, the commit profile's run, or a sustained run. Nothing is created here, so a usage error leaves no trace.
 
+use crate::spec::SpecError;
 use crate::suite::SuiteOptions;
 use crate::{EngineChoice, Profile, TestSpec, WriteSync};
 use clap::Args;
@@ -18,12 +19,12 @@ pub struct DiskArgs {
     pub dir: PathBuf,
     /// Test profile: cdm, cdm-nvme, cdm5, anvil, db, or commit (commit latency by sync method and the group-commit
     /// curve).
-    #[arg(long, default_value = "cdm")]
-    pub profile: String,
+    #[arg(long, default_value = "cdm", value_parser = clap::value_parser!(DiskProfile))]
+    pub profile: DiskProfile,
     /// An ad-hoc test instead of the profile, e.g. rnd:8k:q32:t1:read, seq:1m:q8:t1:write, rnd:8k:q16:t1:mix70,
     /// seq:16k:q1:t1:write:fsync1 (repeatable).
-    #[arg(long = "test", value_name = "TEST")]
-    pub tests: Vec<String>,
+    #[arg(long = "test", value_name = "TEST", value_parser = clap::value_parser!(TestSpec))]
+    pub tests: Vec<TestSpec>,
     /// Test file size, e.g. 1g (default 1 GiB; 256 MiB with --quick).
     #[arg(long, value_name = "SIZE")]
     pub size: Option<ByteSize>,
@@ -50,12 +51,12 @@ pub struct DiskArgs {
     #[arg(long, default_value = "auto", value_parser = clap::value_parser!(EngineChoice))]
     pub engine: EngineChoice,
     /// Write durability: none, fsync:N (fdatasync every N writes) or dsync (O_DSYNC).
-    #[arg(long, value_name = "MODE")]
-    pub write_sync: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(WriteSync))]
+    pub write_sync: Option<WriteSync>,
     /// Run the equivalent fio job after each test and show both: --cross-check fio (with --profile commit:
     /// --cross-check pg_test_fsync).
-    #[arg(long, value_name = "TOOL")]
-    pub cross_check: Option<String>,
+    #[arg(long, value_name = "TOOL", value_parser = clap::value_parser!(CrossCheckTool))]
+    pub cross_check: Option<CrossCheckTool>,
     /// Sustained writes: each write test (default 128 KiB sequential Q8 and 4 KiB random Q32, or --test) writes
     /// without a pause for DURATION (default 10m; 60s with --quick) on a file of twice the RAM (or --size), and
     /// envbench judges burst, sustained speed, SNIA steady state and the cliff.
@@ -65,6 +66,57 @@ pub struct DiskArgs {
     /// preconditions a drive.
     #[arg(long)]
     pub precondition: bool,
+}
+
+/// `--profile`: one of the storage suite's profiles, or `commit` (commit latency by sync method and the group-commit
+/// curve, which runs on its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskProfile {
+    Suite(Profile),
+    Commit,
+}
+
+impl std::str::FromStr for DiskProfile {
+    type Err = SpecError;
+
+    /// `commit`, or a profile's name ([`Profile::parse`]: an unknown one is refused with the valid names).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "commit" => Ok(DiskProfile::Commit),
+            name => Profile::parse(name).map(DiskProfile::Suite),
+        }
+    }
+}
+
+/// `--cross-check`: the tool that measures the same tests beside envbench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrossCheckTool {
+    /// fio runs the equivalent job after each test of the storage suite.
+    Fio,
+    /// pg_test_fsync measures the commit tests' sync methods (`--profile commit` or `db`).
+    PgTestFsync,
+}
+
+impl CrossCheckTool {
+    /// The name users type.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrossCheckTool::Fio => "fio",
+            CrossCheckTool::PgTestFsync => "pg_test_fsync",
+        }
+    }
+}
+
+impl std::str::FromStr for CrossCheckTool {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "fio" => Ok(CrossCheckTool::Fio),
+            "pg_test_fsync" => Ok(CrossCheckTool::PgTestFsync),
+            _ => Err("the cross-check tools are fio, and pg_test_fsync with --profile commit or db".to_string()),
+        }
+    }
 }
 
 /// Measured runs of each test with `--quick`: as many as a verdict's test needs to decide (Mann-Whitney U with 5 a
@@ -95,10 +147,10 @@ fn run_duration(duration: &DurationArg) -> Result<Duration, WorkloadError> {
 /// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
 pub(crate) fn plan_commit(
     args: &DiskArgs,
-    cross_check: Option<&str>,
+    cross_check: Option<CrossCheckTool>,
 ) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
     crate::testfile::check_directory(&args.dir)?;
-    if args.profile == "commit" {
+    if args.profile == DiskProfile::Commit {
         // The db profile's suite part takes these; the commit tests alone would silently ignore them.
         for (option, given) in [("--runs", args.runs.is_some()), ("--interval", args.interval.is_some())] {
             if given {
@@ -115,14 +167,17 @@ pub(crate) fn plan_commit(
     };
     let pg_test_fsync = match cross_check {
         None => None,
-        Some("pg_test_fsync") => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
+        Some(CrossCheckTool::PgTestFsync) => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
             usage(
                 "--cross-check pg_test_fsync: pg_test_fsync was not found on the PATH or under /usr/lib/postgresql; \
                  it ships with the PostgreSQL server package",
             )
         })?),
         Some(other) => {
-            return Err(usage(format!("--cross-check {other}: --profile commit cross-checks with pg_test_fsync")));
+            return Err(usage(format!(
+                "--cross-check {}: --profile commit cross-checks with pg_test_fsync",
+                other.name()
+            )));
         }
     };
     Ok(crate::commit_suite::CommitRun {
@@ -136,7 +191,7 @@ pub(crate) fn plan_commit(
 pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::SustainedRun, WorkloadError> {
     use crate::sustained::{DEFAULT_DURATION, MIN_DURATION, QUICK_DURATION};
     let not_with = [
-        ("--profile", args.profile != "cdm"),
+        ("--profile", args.profile != DiskProfile::Suite(Profile::Cdm)),
         ("--runs", args.runs.is_some()),
         ("--duration", args.duration.is_some()),
         ("--interval", args.interval.is_some()),
@@ -169,12 +224,9 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
         )));
     }
     check_test_count(&args.tests)?;
-    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
-    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
-        crate::sustained::default_tests()
-    } else {
-        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
-    };
+    let write_sync = args.write_sync;
+    let mut tests: Vec<TestSpec> =
+        if args.tests.is_empty() { crate::sustained::default_tests() } else { args.tests.clone() };
     for test in &mut tests {
         if test.operation.read_percent() != 0 {
             return Err(usage(format!(
@@ -215,7 +267,7 @@ pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
 }
 
 /// At most [`MAX_TESTS`] `--test`s.
-fn check_test_count(tests: &[String]) -> Result<(), WorkloadError> {
+fn check_test_count(tests: &[TestSpec]) -> Result<(), WorkloadError> {
     if tests.len() > MAX_TESTS {
         return Err(usage(format!(
             "{} --test options are more than {MAX_TESTS}; split the tests into several runs",
@@ -260,23 +312,31 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
     options.warmup = !args.no_warmup;
     options.direct = !args.buffered;
     options.engine = args.engine;
-    options.cross_check_fio = match args.cross_check.as_deref() {
+    options.cross_check_fio = match args.cross_check {
         None => false,
-        Some("fio") => true,
+        Some(CrossCheckTool::Fio) => true,
         // The db profile's commit tests take it.
-        Some("pg_test_fsync") if args.profile == "db" && args.tests.is_empty() => false,
+        Some(CrossCheckTool::PgTestFsync)
+            if args.profile == DiskProfile::Suite(Profile::Db) && args.tests.is_empty() =>
+        {
+            false
+        }
         Some(other) => {
             return Err(usage(format!(
-                "--cross-check {other}: the cross-check tools are fio, and pg_test_fsync with --profile commit or db"
+                "--cross-check {}: the cross-check tools are fio, and pg_test_fsync with --profile commit or db",
+                other.name()
             )));
         }
     };
-    let write_sync: Option<WriteSync> = args.write_sync.as_deref().map(str::parse).transpose()?;
+    let write_sync = args.write_sync;
     check_test_count(&args.tests)?;
-    let mut tests: Vec<TestSpec> = if args.tests.is_empty() {
-        Profile::parse(&args.profile)?.tests()
-    } else {
-        args.tests.iter().map(|t| t.parse::<TestSpec>()).collect::<Result<_, _>>()?
+    let mut tests: Vec<TestSpec> = match args.profile {
+        _ if !args.tests.is_empty() => args.tests.clone(),
+        DiskProfile::Suite(profile) => profile.tests(),
+        // The commit profile's tests are planned on their own (plan_commit), never as suite tests.
+        DiskProfile::Commit => {
+            return Err(usage("--profile commit runs its commit tests on their own: give --test without it"));
+        }
     };
     if let Some(write_sync) = write_sync {
         // The user's durability mode applies to every writing test that does not define its own (the db profile's log
@@ -289,4 +349,49 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         test.validate()?;
     }
     Ok((options, tests))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    fn parse(args: &[&str]) -> Result<DiskArgs, clap::Error> {
+        let command = DiskArgs::augment_args(clap::Command::new("disk"));
+        let matches = command.try_get_matches_from(std::iter::once("disk").chain(args.iter().copied()))?;
+        DiskArgs::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn options_are_checked_by_the_command_line() {
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.profile, DiskProfile::Suite(Profile::Cdm));
+        assert!(args.tests.is_empty() && args.write_sync.is_none() && args.cross_check.is_none());
+        let args = parse(&[
+            "--profile",
+            "commit",
+            "--test",
+            "rnd:8k:q32:t1:read",
+            "--write-sync",
+            "fsync:4",
+            "--cross-check",
+            "pg_test_fsync",
+        ])
+        .unwrap();
+        assert_eq!(args.profile, DiskProfile::Commit);
+        assert_eq!(args.tests, vec!["rnd:8k:q32:t1:read".parse::<TestSpec>().unwrap()]);
+        assert_eq!(args.write_sync, Some(WriteSync::Fsync { every: 4 }));
+        assert_eq!(args.cross_check, Some(CrossCheckTool::PgTestFsync));
+        assert_eq!(parse(&["--profile", "CDM-NVMe"]).unwrap().profile, DiskProfile::Suite(Profile::CdmNvme));
+        for (bad, says) in [
+            (["--profile", "crystal"], "unknown profile 'crystal'; valid profiles: cdm"),
+            (["--test", "rnd:banana"], "'rnd:banana' is not a test"),
+            (["--write-sync", "sometimes"], "write durability 'sometimes' is not valid; use none"),
+            (["--cross-check", "iometer"], "the cross-check tools are fio, and pg_test_fsync"),
+        ] {
+            let error = parse(&bad).unwrap_err();
+            assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation, "{bad:?}");
+            assert!(error.to_string().contains(says), "{bad:?}: {error}");
+        }
+    }
 }

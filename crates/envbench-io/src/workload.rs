@@ -4,11 +4,11 @@
 
 use crate::measured::DiskMeasured;
 pub use crate::measured::{CACHE_SUSPICION_RATIO, EXCEEDS_DEVICE_FLAG, render};
-pub use crate::options::{DiskArgs, MAX_RUNS, MAX_TESTS, QUICK_RUNS};
+pub use crate::options::{CrossCheckTool, DiskArgs, DiskProfile, MAX_RUNS, MAX_TESTS, QUICK_RUNS};
 use crate::options::{plan, plan_commit, plan_sustained, usage};
 use crate::spec::SpecError;
 use crate::suite::check_suite;
-use crate::{BenchError, ProgressEvent, SuiteOptions, TestSpec, WORKLOAD, WORKLOAD_VERSION, run_suite};
+use crate::{BenchError, Profile, ProgressEvent, SuiteOptions, TestSpec, WORKLOAD, WORKLOAD_VERSION, run_suite};
 use clap::{Args, FromArgMatches};
 use envbench_core::ByteSize;
 use envbench_core::model::{ResultRecord, StoredRun};
@@ -74,16 +74,16 @@ impl Workload for DiskWorkload {
         if args.precondition {
             return Err(usage("--precondition applies to --sustained runs: add --sustained [DURATION]"));
         }
-        if args.profile == "commit" && args.tests.is_empty() {
-            return Ok(Plan::Run(Box::new(plan_commit(&args, args.cross_check.as_deref())?)));
+        if args.profile == DiskProfile::Commit && args.tests.is_empty() {
+            return Ok(Plan::Run(Box::new(plan_commit(&args, args.cross_check)?)));
         }
         let (options, tests) = plan(&args)?;
         check_suite(&options, &tests)?;
         let disk = DiskRun { options, tests };
-        if args.profile == "db" && args.tests.is_empty() {
+        if args.profile == DiskProfile::Suite(Profile::Db) && args.tests.is_empty() {
             // The database profile ends with what a commit costs: the commit profile's tests.
             // fio cross-checks the suite's tests; pg_test_fsync the commit tests.
-            let pg_test_fsync = args.cross_check.as_deref().filter(|tool| *tool != "fio");
+            let pg_test_fsync = args.cross_check.filter(|tool| *tool != CrossCheckTool::Fio);
             let commit = plan_commit(&args, pg_test_fsync)?;
             return Ok(Plan::Run(Box::new(DbRun { disk, commit })));
         }
@@ -348,7 +348,6 @@ fn report_progress(event: &ProgressEvent<'_>, progress: &dyn Progress) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Profile;
 
     #[test]
     fn the_headline_tests_are_in_the_default_profile() {
