@@ -35,8 +35,8 @@ pub struct RanreadArgs {
     #[arg(long, default_value = "8k", value_name = "SIZE")]
     pub block: ByteSize,
     /// Job counts: auto (1, 2, 4, ... to the knee) or a list such as 1,2,4,8,16,32,64.
-    #[arg(long, default_value = "auto")]
-    pub jobs: String,
+    #[arg(long, default_value = "auto", value_parser = parse_jobs)]
+    pub jobs: JobsArg,
     /// Reads per job in each step (the original tool's iterations).
     #[arg(long, conflicts_with = "duration")]
     pub iterations: Option<u64>,
@@ -94,33 +94,51 @@ const MAX_ITERATIONS: u64 = 1_000_000_000;
 /// The highest `--target-latency`: storage is judged in milliseconds; seconds are a mistyped unit.
 const MAX_TARGET_LATENCY: Duration = Duration::from_secs(10);
 
+/// `--jobs` as given: `auto`, or the job counts of a list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobsArg {
+    /// 1, 2, 4, ... up to `--max-jobs`.
+    Auto,
+    /// Each from 1 to [`MAX_JOBS`], none twice, at most [`MAX_LIST_SETTINGS`] of them.
+    List(Vec<u32>),
+}
+
+/// `--jobs`: `auto` (any case) or a list such as `1,2,4,8`; the error says what is wrong and how to write it.
+pub fn parse_jobs(text: &str) -> Result<JobsArg, String> {
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(JobsArg::Auto);
+    }
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    check_settings("--jobs", &parts, MAX_LIST_SETTINGS)?;
+    let list: Vec<u32> = parts
+        .iter()
+        .map(|part| match part.parse::<u32>() {
+            Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "--jobs '{}': each job count must be a whole number from 1 to {MAX_JOBS}, e.g. --jobs 1,2,4,8 or \
+                 --jobs auto",
+                envbench_core::text::truncate(text, 80)
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    check_settings("--jobs", &list, MAX_LIST_SETTINGS)?;
+    Ok(JobsArg::List(list))
+}
+
 /// A usage error (exit status 2).
 pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
     WorkloadError::usage(message)
 }
 
 pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
-    let jobs = if args.jobs.trim().eq_ignore_ascii_case("auto") {
-        if !(1..=MAX_JOBS).contains(&args.max_jobs) {
-            return Err(usage(format!("--max-jobs {}: give a count from 1 to {MAX_JOBS}", args.max_jobs)));
+    let jobs = match args.jobs {
+        JobsArg::Auto => {
+            if !(1..=MAX_JOBS).contains(&args.max_jobs) {
+                return Err(usage(format!("--max-jobs {}: give a count from 1 to {MAX_JOBS}", args.max_jobs)));
+            }
+            JobsPlan::Auto { max_jobs: args.max_jobs }
         }
-        JobsPlan::Auto { max_jobs: args.max_jobs }
-    } else {
-        let parts: Vec<&str> = args.jobs.split(',').map(str::trim).collect();
-        check_settings("--jobs", &parts, MAX_LIST_SETTINGS).map_err(usage)?;
-        let list: Vec<u32> = parts
-            .iter()
-            .map(|part| match part.parse::<u32>() {
-                Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
-                _ => Err(usage(format!(
-                    "--jobs '{}': each job count must be a whole number from 1 to {MAX_JOBS}, e.g. --jobs 1,2,4,8 or \
-                     --jobs auto",
-                    envbench_core::text::truncate(&args.jobs, 80)
-                ))),
-            })
-            .collect::<Result<_, _>>()?;
-        check_settings("--jobs", &list, MAX_LIST_SETTINGS).map_err(usage)?;
-        JobsPlan::List(list)
+        JobsArg::List(list) => JobsPlan::List(list),
     };
     let limit = match (&args.iterations, &args.duration) {
         (Some(0), _) => return Err(usage("--iterations must be at least 1")),
@@ -189,4 +207,33 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         fleet_agent: false,
         namespace: args.schema,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    fn parse(args: &[&str]) -> Result<RanreadArgs, clap::Error> {
+        let command = RanreadArgs::augment_args(clap::Command::new("ranread"));
+        let matches = command.try_get_matches_from(std::iter::once("ranread").chain(args.iter().copied()))?;
+        RanreadArgs::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn jobs_are_checked_by_the_command_line() {
+        assert_eq!(parse(&[]).unwrap().jobs, JobsArg::Auto);
+        assert_eq!(parse(&["--jobs", " AUTO "]).unwrap().jobs, JobsArg::Auto);
+        assert_eq!(parse(&["--jobs", "1, 2,4"]).unwrap().jobs, JobsArg::List(vec![1, 2, 4]));
+        for (bad, says) in [
+            ("0", "each job count must be a whole number from 1 to"),
+            ("1,x", "each job count must be a whole number from 1 to"),
+            ("", "e.g. --jobs 1,2,4,8 or --jobs auto"),
+            ("1,1", "--jobs: 1 is given twice"),
+        ] {
+            let error = parse(&["--jobs", bad]).unwrap_err();
+            assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+            assert!(error.to_string().contains(says), "{bad}: {error}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ pub use crate::document::{
     Comparable, IOPS_METRIC, KNEE_TEST, LATENCY_MEAN_METRIC, RanreadDocument, WORKLOAD, render, step_test_id,
 };
 use crate::options::plan;
-pub use crate::options::{MAX_JOBS, MAX_STEP_DURATION, MIN_STEP_DURATION, RanreadArgs};
+pub use crate::options::{JobsArg, MAX_JOBS, MAX_STEP_DURATION, MIN_STEP_DURATION, RanreadArgs, parse_jobs};
 pub use crate::run::{DEFAULT_DIRECT_FILE_BYTES, default_file_bytes};
 use crate::{RanReadError, StepFigures, TSV_HEADER, tsv_rows};
 use clap::{Args, FromArgMatches};
