@@ -18,6 +18,7 @@
 //!
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
+mod cardinality;
 pub mod companion;
 pub mod consistency;
 pub mod crosscheck;
@@ -62,7 +63,7 @@ pub use transactions::Kind;
 pub use users::{KindFigures, MeasuredStep, StepFigures, StepSettings, run_step};
 
 use envbench_core::workload::WorkloadError;
-use envbench_sql::{DatabaseUrl, DbError, Dialect, ErrorKind, Namespace};
+use envbench_sql::{DatabaseUrl, DbError, ErrorKind, Namespace};
 use serde::{Deserialize, Serialize};
 
 /// The name of the workload.
@@ -170,10 +171,10 @@ impl OltpError {
 
 /// Where a run's tables are, for messages: the database and its schema (MariaDB/MySQL: the database they are in).
 pub fn place(url: &DatabaseUrl, namespace: &Namespace) -> String {
-    match url.dialect() {
-        Dialect::Postgres => format!("{}, schema {}", url.shown(), namespace.quoted()),
-        Dialect::MySql => format!("{}, database {}", url.shown(), namespace.quoted()),
-        Dialect::Sqlite => url.shown(),
+    let ops = url.dialect().ops();
+    match ops.named_namespaces {
+        true => format!("{}, {} {}", url.shown(), ops.namespace_word, namespace.quoted()),
+        false => url.shown(),
     }
 }
 

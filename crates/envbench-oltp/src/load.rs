@@ -13,17 +13,9 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-/// Items in the catalogue (TPC-C), stock rows per warehouse.
-pub const ITEMS: i64 = 100_000;
-/// Districts per warehouse, customers per district, orders per district.
-pub const DISTRICTS: i64 = 10;
-pub const CUSTOMERS: i64 = 3_000;
-pub const ORDERS: i64 = 3_000;
-/// The first order id still undelivered after the load (orders 2101..=3000 are in new_order).
-pub const FIRST_NEW_ORDER: i64 = 2_101;
-/// pgbench's rows per unit of scale.
-pub const ACCOUNTS_PER_SCALE: i64 = 100_000;
-pub const TELLERS_PER_SCALE: i64 = 10;
+pub use crate::cardinality::{
+    ACCOUNTS_PER_SCALE, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS, TELLERS_PER_SCALE,
+};
 
 /// Rows per `INSERT` statement, and statements per transaction.
 const ROWS_PER_STATEMENT: usize = 500;

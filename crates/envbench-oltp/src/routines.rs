@@ -12,7 +12,7 @@
 //! without that comment is someone else's: it is never replaced or dropped, and the run is refused before anything
 //! is stored. Routines of an older version are replaced.
 
-use crate::load::DISTRICTS;
+use crate::cardinality::DISTRICTS;
 use crate::transactions::{
     DeliveryInput, NewOrderInput, OrderLine, OrderStatusInput, Outcome, PaymentInput, StockLevelInput, Terminal,
 };

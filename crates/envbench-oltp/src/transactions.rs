@@ -3,7 +3,7 @@
 //! and Stock-Level with the specification's inputs and mix (clauses 2.4-2.8, 5.2.3), and pgbench's built-in
 //! TPC-B-like transaction. Every statement names its tables qualified with the run's namespace ([`Statements`]).
 
-use crate::load::{ACCOUNTS_PER_SCALE, DISTRICTS, ITEMS, TELLERS_PER_SCALE};
+use crate::cardinality::{ACCOUNTS_PER_SCALE, DISTRICTS, ITEMS, TELLERS_PER_SCALE};
 use crate::random::Random;
 use envbench_sql::{Connection, DbError, Namespace, Value};
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
-use crate::schema::{APPLICATION_ID, Dialect, TABLES, known_version};
+use crate::schema::{APPLICATION_ID, Dialect, Rules, TABLES, known_version};
 use crate::sql::{Sql, params};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, DatabaseUrl, ErrorKind};
@@ -54,7 +54,7 @@ impl SqlStore<PostgresBackend> {
 }
 
 impl Backend for PostgresBackend {
-    const DIALECT: Dialect = Dialect::Postgres;
+    const RULES: &'static dyn Rules = &PostgresRules;
 
     fn connection<'a>(&'a self, location: &'a str) -> Sql<'a> {
         Sql::new(self.connection.borrow_mut(), location, &self.shown)
@@ -142,5 +142,93 @@ impl PostgresBackend {
     fn schema(&self) -> Option<String> {
         let mut sql = self.connection("");
         sql.query_one("SELECT current_schema()::text", &[]).ok()?.optional_text(0).ok()?
+    }
+}
+
+/// PostgreSQL keeps the store's identity and version in a table (SQLite uses `application_id` and `user_version`).
+/// With the append-only trigger function, it comes before migration 1's tables.
+const POSTGRES_PREAMBLE: &str = r#"
+    CREATE TABLE envbench_store (
+        application TEXT NOT NULL,
+        version BIGINT NOT NULL
+    );
+    COMMENT ON TABLE envbench_store IS 'Marks this schema as an envbench results store; holds its schema version.';
+    CREATE FUNCTION envbench_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'envbench % are append-only', TG_ARGV[0];
+    END
+    $$;
+"#;
+
+/// PostgreSQL's triggers for the store's append-only rules.
+pub(crate) struct PostgresRules;
+
+impl Rules for PostgresRules {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn preamble(&self) -> &'static str {
+        POSTGRES_PREAMBLE
+    }
+
+    fn append_only(&self, table: &str, what: &str) -> String {
+        format!(
+            "CREATE TRIGGER {what}_no_change BEFORE UPDATE OR DELETE ON {table}\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_append_only('{what}');\n    \
+                 CREATE TRIGGER {what}_no_truncate BEFORE TRUNCATE ON {table}\n        \
+                 FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('{what}');\n"
+        )
+    }
+
+    fn only_while_running(&self, table: &str, what: &str, run_status: &str) -> String {
+        format!(
+            "CREATE FUNCTION envbench_{what}_only_while_running() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        \
+                 IF ({run_status}) IS DISTINCT FROM 'running' THEN\n            \
+                 RAISE EXCEPTION 'envbench {what} are append-only: a run that has ended takes no more';\n        \
+                 END IF;\n        \
+                 RETURN NEW;\n    \
+                 END\n    $$;\n    \
+                 CREATE TRIGGER {what}_only_while_running BEFORE INSERT ON {table}\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_{what}_only_while_running();\n"
+        )
+    }
+
+    fn revoke_once(&self, refused: &str, message: &str) -> String {
+        format!(
+            "CREATE FUNCTION envbench_upload_tokens_revoke_once() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        IF {refused} THEN\n            RAISE EXCEPTION '{message}';\n        END IF;\n        \
+                 RETURN NEW;\n    END\n    $$;\n    \
+                 CREATE TRIGGER upload_tokens_revoke_once BEFORE UPDATE ON upload_tokens\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_upload_tokens_revoke_once();\n    \
+                 CREATE TRIGGER upload_tokens_no_delete BEFORE DELETE ON upload_tokens\n        \
+                 FOR EACH ROW EXECUTE FUNCTION envbench_append_only('upload tokens');\n    \
+                 CREATE TRIGGER upload_tokens_no_truncate BEFORE TRUNCATE ON upload_tokens\n        \
+                 FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('upload tokens');\n"
+        )
+    }
+
+    fn runs_end_once(&self, condition: &str, message: &str, replace: bool) -> String {
+        format!(
+            "CREATE OR REPLACE FUNCTION envbench_runs_end_once() RETURNS trigger LANGUAGE plpgsql AS $$\n    \
+                 BEGIN\n        \
+                 IF {condition} THEN\n            RAISE EXCEPTION '{message}';\n        END IF;\n        \
+                 RETURN NEW;\n    END\n    $$;\n    {}",
+            if replace {
+                String::new()
+            } else {
+                "CREATE TRIGGER runs_end_once BEFORE UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION \
+                     envbench_runs_end_once();\n"
+                    .to_string()
+            }
+        )
+    }
+
+    fn runs_no_delete(&self) -> &'static str {
+        "CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs FOR EACH ROW EXECUTE FUNCTION \
+                              envbench_append_only('runs');\n    \
+                              CREATE TRIGGER runs_no_truncate BEFORE TRUNCATE ON runs\n        \
+                              FOR EACH STATEMENT EXECUTE FUNCTION envbench_append_only('runs');\n"
     }
 }

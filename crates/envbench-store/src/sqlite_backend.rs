@@ -3,7 +3,7 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
-use crate::schema::{APPLICATION_ID, Dialect, known_version};
+use crate::schema::{APPLICATION_ID, Dialect, Rules, known_version};
 use crate::sql::{Sql, store_error};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, ErrorKind, SqliteOpen};
@@ -138,7 +138,7 @@ impl SqlStore<SqliteBackend> {
 }
 
 impl Backend for SqliteBackend {
-    const DIALECT: Dialect = Dialect::Sqlite;
+    const RULES: &'static dyn Rules = &SqliteRules;
 
     fn connection<'a>(&'a self, location: &'a str) -> Sql<'a> {
         Sql::new(self.connection.borrow_mut(), location, &self.shown)
@@ -205,6 +205,59 @@ fn read_only_file_system(path: &Path) -> bool {
         candidate = here.parent();
     }
     false
+}
+
+/// SQLite's triggers for the store's append-only rules.
+pub(crate) struct SqliteRules;
+
+impl Rules for SqliteRules {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn preamble(&self) -> &'static str {
+        ""
+    }
+
+    fn append_only(&self, table: &str, what: &str) -> String {
+        format!(
+            "CREATE TRIGGER {what}_no_update BEFORE UPDATE ON {table}\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only'); END;\n    \
+                 CREATE TRIGGER {what}_no_delete BEFORE DELETE ON {table}\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only'); END;\n"
+        )
+    }
+
+    fn only_while_running(&self, table: &str, what: &str, run_status: &str) -> String {
+        format!(
+            "CREATE TRIGGER {what}_only_while_running BEFORE INSERT ON {table}\n    \
+                 WHEN ({run_status}) IS NOT 'running'\n    \
+                 BEGIN SELECT RAISE(ABORT, 'envbench {what} are append-only: a run that has ended takes no more'); \
+                 END;\n"
+        )
+    }
+
+    fn revoke_once(&self, refused: &str, message: &str) -> String {
+        format!(
+            "CREATE TRIGGER upload_tokens_revoke_once BEFORE UPDATE ON upload_tokens\n    WHEN {refused}\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n    \
+                 CREATE TRIGGER upload_tokens_no_delete BEFORE DELETE ON upload_tokens\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n"
+        )
+    }
+
+    fn runs_end_once(&self, condition: &str, message: &str, replace: bool) -> String {
+        format!(
+            "{}CREATE TRIGGER runs_end_once BEFORE UPDATE ON runs\n    WHEN {condition}\n    \
+                 BEGIN SELECT RAISE(ABORT, '{message}'); END;\n",
+            if replace { "DROP TRIGGER runs_end_once;\n    " } else { "" }
+        )
+    }
+
+    fn runs_no_delete(&self) -> &'static str {
+        "CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs\n    \
+                            BEGIN SELECT RAISE(ABORT, 'envbench runs are append-only'); END;\n"
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
-use crate::schema::{Dialect, LATEST_VERSION, migration};
+use crate::schema::{LATEST_VERSION, Rules, insertion_order, migration};
 use crate::series_rows::{CONTENTION_COLUMNS, CPU_COLUMNS, ContentionRow, DISK_COLUMNS, SeriesBuilder};
 use crate::sql::{Row, Sql, SqlValue, params};
 use crate::writes::{
@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 
 /// What a SQL backend provides: transactions in its driver, and where it keeps the schema version.
 pub(crate) trait Backend {
-    const DIALECT: Dialect;
+    /// The backend's dialect and append-only rules.
+    const RULES: &'static dyn Rules;
 
     /// Statements on the store's connection; `location` names the store in errors. The store begins and ends its
     /// transactions itself, with the dialect's statements.
@@ -102,7 +103,7 @@ impl<B: Backend> SqlStore<B> {
                 return Err(StoreError::Missing(location.to_string()));
             }
             for next in version + 1..=LATEST_VERSION {
-                sql.batch(&migration(B::DIALECT, next))?;
+                sql.batch(&migration(B::RULES, next))?;
             }
             // A store made before digests (version 1 to 5) digests the results it holds; a new one holds none.
             if (1..6).contains(&version) {
@@ -117,12 +118,12 @@ impl<B: Backend> SqlStore<B> {
         &mut self,
         work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.transaction(B::DIALECT.begin_write(), work)
+        self.transaction(B::RULES.dialect().ops().begin_write, work)
     }
 
     /// Run `work` on one consistent snapshot.
     pub(crate) fn read<T>(&self, work: impl FnOnce(&mut Sql<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.transaction(B::DIALECT.begin_read(), work)
+        self.transaction(B::RULES.dialect().ops().begin_snapshot, work)
     }
 
     fn transaction<T>(
@@ -350,7 +351,7 @@ impl<B: Backend> SqlStore<B> {
             return Ok(None);
         };
         let mut builder = SeriesBuilder::new(header.int(0)?, json(&header.text(1)?)?, header.real(2)?, header.real(3)?);
-        let order = B::DIALECT.insertion_order();
+        let order = insertion_order(B::RULES.dialect());
         let cpu = format!(
             "SELECT kind, start_ms, end_ms, step, {} FROM sampler_cpu WHERE run_id = ? ORDER BY {order}",
             CPU_COLUMNS.join(", ")
@@ -573,7 +574,7 @@ impl<B: Backend> ResultStore for SqlStore<B> {
                 &format!(
                     "INSERT INTO fleet_events (fleet, sender, kind, body, at_s) VALUES (?, ?, ?, ?, {}) \
                      RETURNING id, at_s",
-                    B::DIALECT.clock_seconds()
+                    B::RULES.dialect().ops().clock_seconds
                 ),
                 params![fleet, sender, kind, text.as_str()],
             )
@@ -611,6 +612,8 @@ impl<B: Backend> ResultStore for SqlStore<B> {
     }
 
     fn clock_seconds(&self) -> Result<f64, StoreError> {
-        self.read(|sql| Ok(sql.query_one(&format!("SELECT {}", B::DIALECT.clock_seconds()), &[])?.real(0)?))
+        self.read(|sql| {
+            Ok(sql.query_one(&format!("SELECT {}", B::RULES.dialect().ops().clock_seconds), &[])?.real(0)?)
+        })
     }
 }

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-# File-level import circles in each crate (issue #56: the target is none). A file's imports are the modules of its own
-# crate it names (`crate::x::...`, `super::x`), its test module left out; a circle is a strongly connected set of two
-# files or more. Paths are read after `crate::` and `super::`, brace groups expanded, comment lines skipped. Prints each circle and the count; exits 1 when there is one.
+# The rooms of the tree (issue #56), checked in CI: every crate's files without import circles, at most four source
+# files over 800 lines (each saying why in its module doc: a `//!` line with "800 lines"), and the CLI's command
+# modules under 300 lines each.
 #
-# Usage: bench/import-circles.py   (from anywhere; reads crates/*/src)
+# Import circles: a file's imports are the modules of its own crate it names after `crate::` or `super::` (brace
+# groups expanded, comment lines and the test module left out); a circle is a strongly connected set of two files or
+# more.
+#
+# Usage: bench/rooms.py   (from anywhere; reads crates/*/src). Prints what it found; exits 1 when a rule is broken.
 import os, re, sys
 def expand(tree):
     """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e'] (names only; `self` keeps the prefix)."""
@@ -97,12 +101,44 @@ def sccs(g):
         if v not in index: strong(v)
     return out
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+broken = []
 total = 0
 for crate in sorted(os.listdir('crates')):
     src = os.path.join('crates', crate, 'src')
     if not os.path.isdir(src): continue
     for c in sccs(crate_graph(src)):
         total += 1
-        print(crate, len(c), c)
-print('circles:', total)
-sys.exit(1 if total else 0)
+        print('circle:', crate, len(c), c)
+print('import circles:', total)
+if total:
+    broken.append('%d import circles' % total)
+
+MAX_LARGE, LARGE = 4, 800
+large = []
+for root, _, names in os.walk('crates'):
+    if '/src' not in root + '/': continue
+    for n in sorted(names):
+        if n.endswith('.rs'):
+            p = os.path.join(root, n)
+            text = open(p).read()
+            lines = text.count('\n')
+            if lines > LARGE:
+                reason = any(l.startswith('//!') and '800 lines' in l for l in text.split('\n'))
+                large.append((lines, p, reason))
+for lines, p, reason in sorted(large, reverse=True):
+    print('over %d lines: %s (%d)%s' % (LARGE, p, lines, '' if reason else ' -- its module doc gives no reason'))
+print('files over %d lines: %d (at most %d)' % (LARGE, len(large), MAX_LARGE))
+if len(large) > MAX_LARGE:
+    broken.append('%d files over %d lines' % (len(large), LARGE))
+if any(not reason for _, _, reason in large):
+    broken.append('a file over %d lines without a reason in its module doc' % LARGE)
+
+commands = os.path.join('crates', 'envbench', 'src', 'commands')
+for n in sorted(os.listdir(commands)):
+    lines = open(os.path.join(commands, n)).read().count('\n')
+    if lines >= 300:
+        print('command module over 300 lines: %s (%d)' % (n, lines))
+        broken.append('commands/%s has %d lines' % (n, lines))
+if broken:
+    print('broken:', '; '.join(broken))
+sys.exit(1 if broken else 0)

@@ -1,0 +1,252 @@
+//! The databases envbench speaks to, and what differs between them: one `&'static` row of [`DialectOps`] per
+//! [`Dialect`], read by every workload and the results store instead of asking which dialect they have.
+
+/// Which SQL a database speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    MySql,
+}
+
+/// What differs between the databases envbench speaks to, one row per dialect ([`Dialect::ops`]), as fio's
+/// `ioengine_ops`: the workloads read a capability here instead of asking which dialect they have, so a new database
+/// is a new row, and no `==` on a dialect outside this crate quietly takes the wrong branch for it (a test refuses
+/// one).
+#[derive(Debug)]
+pub struct DialectOps {
+    /// What users call the server, in messages: `PostgreSQL`, `MySQL/MariaDB`.
+    pub server_name: &'static str,
+    /// The database is a file this process opens (SQLite), not a server reached over a connection.
+    pub embedded: bool,
+    /// The user may name the namespace the tables go in (`--schema`).
+    pub named_namespaces: bool,
+    /// What that namespace is called: `schema` (PostgreSQL), `database` (MariaDB/MySQL).
+    pub namespace_word: &'static str,
+    /// One transaction writes at a time; concurrent writers queue on the database's lock.
+    pub single_writer: bool,
+    /// Statements a session runs first so that commits are durable and readers do not block the writer, where the
+    /// defaults are not (SQLite: the write-ahead log and full syncs).
+    pub durable_session: Option<&'static str>,
+    /// `COMMENT ON TABLE`: a marker table can say whose it is in the catalog.
+    pub table_comments: bool,
+    /// Creating tables in a schema needs a privilege that a fresh database does not grant everyone (PostgreSQL 15's
+    /// `public`), checked before a load starts.
+    pub schema_create_privilege: bool,
+    /// Range partitions of a table.
+    pub partitions: bool,
+    /// A partition is a table of its own in the catalog (PostgreSQL), dropped and listed by name.
+    pub partitions_are_tables: bool,
+    /// Stored routines can be created and called.
+    pub stored_routines: bool,
+    /// What a stored routine is called: `function` (PostgreSQL), `procedure` (MariaDB/MySQL).
+    pub routine_word: &'static str,
+    /// A routine's definition, sent as one statement, may end in `;` (MySQL's may not).
+    pub routine_ends_with_semicolon: bool,
+    /// Definitions run inside a transaction, so routines are replaced all at once or not at all.
+    pub transactional_ddl: bool,
+    /// A failed routine call may leave a transaction open, which the caller rolls back (MySQL); PostgreSQL's call
+    /// was its own transaction, which the error ended.
+    pub rollback_after_failed_call: bool,
+    /// Per-session wait events the server reports while a run measures (PostgreSQL's `pg_stat_activity`).
+    pub wait_events: bool,
+    /// The server's own TPC-B client runs against it as a cross-check (`pgbench`).
+    pub pgbench: bool,
+    /// The statement that begins a transaction that will write. SQLite takes its write lock at once, so concurrent
+    /// writers wait on the busy timeout instead of failing at their first write.
+    pub begin_write: &'static str,
+    /// The statement that begins a transaction that only reads, at the server's default isolation, taking no lock.
+    pub begin_read: &'static str,
+    /// The statement that begins a read-only transaction whose every query sees one snapshot of the database.
+    pub begin_snapshot: &'static str,
+    /// ` FOR UPDATE` where the database locks rows that way; SQLite locks the whole database at `BEGIN IMMEDIATE`.
+    pub for_update: &'static str,
+    /// Session settings of a connection that bulk-loads tables an interrupted load rebuilds anyway: commits need not
+    /// wait for the disk, and checks a fresh table cannot fail are skipped.
+    pub bulk_load_session: &'static str,
+    /// The statement that refreshes the optimizer's statistics of one table, `{table}` its qualified name.
+    pub analyze_table: &'static str,
+    /// How a user points a workload at another namespace, for messages that refuse one.
+    pub namespace_choice: &'static str,
+    /// The server's clock now, in seconds since the Unix epoch, as an SQL expression.
+    pub clock_seconds: &'static str,
+    /// `{a}` differs from `{b}`, NULL being a value like any other.
+    pub is_distinct_from: &'static str,
+    /// Every row has an implicit, increasing id (SQLite's `rowid`), so a table needs no key column of its own to keep
+    /// insertion order.
+    pub implicit_row_id: bool,
+    /// Type names.
+    pub types: SqlTypes,
+    /// `{x}` compared, sorted and grouped case-sensitively ([`Dialect::adapt`]'s `{cs:x}`).
+    pub case_sensitive: &'static str,
+    /// The type names a cast may not name here, and the name it takes instead ([`Dialect::adapt`]).
+    pub cast_types: &'static [(&'static str, &'static str)],
+    /// An interval's count may be quoted, as in `interval '90' day`.
+    pub quoted_interval_counts: bool,
+    /// `x::type` casts.
+    pub double_colon_casts: bool,
+}
+
+/// The names of the column types envbench's tables use, in one dialect.
+#[derive(Debug)]
+pub struct SqlTypes {
+    /// A 64-bit integer key the database numbers itself, with its `PRIMARY KEY`.
+    pub serial_key: &'static str,
+    pub bigint: &'static str,
+    pub double: &'static str,
+    /// A date and time without a time zone, reaching past 2038.
+    pub timestamp: &'static str,
+}
+
+/// SQLite: an embedded file, one writer at a time.
+static SQLITE_OPS: DialectOps = DialectOps {
+    server_name: "SQLite",
+    embedded: true,
+    named_namespaces: false,
+    namespace_word: "schema",
+    single_writer: true,
+    durable_session: Some("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL"),
+    table_comments: false,
+    schema_create_privilege: false,
+    partitions: false,
+    partitions_are_tables: false,
+    stored_routines: false,
+    routine_word: "procedure",
+    routine_ends_with_semicolon: true,
+    transactional_ddl: true,
+    rollback_after_failed_call: false,
+    wait_events: false,
+    pgbench: false,
+    begin_write: "BEGIN IMMEDIATE",
+    begin_read: "BEGIN",
+    begin_snapshot: "BEGIN DEFERRED",
+    for_update: "",
+    bulk_load_session: "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF",
+    analyze_table: "ANALYZE {table}",
+    namespace_choice: "another database file",
+    clock_seconds: "((julianday('now') - 2440587.5) * 86400.0)",
+    is_distinct_from: "{a} IS NOT {b}",
+    implicit_row_id: true,
+    types: SqlTypes { serial_key: "INTEGER PRIMARY KEY", bigint: "INTEGER", double: "REAL", timestamp: "TIMESTAMP" },
+    case_sensitive: "{x}",
+    cast_types: &[],
+    quoted_interval_counts: true,
+    double_colon_casts: false,
+};
+
+/// PostgreSQL.
+static POSTGRES_OPS: DialectOps = DialectOps {
+    server_name: "PostgreSQL",
+    embedded: false,
+    named_namespaces: true,
+    namespace_word: "schema",
+    single_writer: false,
+    durable_session: None,
+    table_comments: true,
+    schema_create_privilege: true,
+    partitions: true,
+    partitions_are_tables: true,
+    stored_routines: true,
+    routine_word: "function",
+    routine_ends_with_semicolon: true,
+    transactional_ddl: true,
+    rollback_after_failed_call: false,
+    wait_events: true,
+    pgbench: true,
+    begin_write: "BEGIN",
+    begin_read: "BEGIN",
+    begin_snapshot: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    for_update: " FOR UPDATE",
+    bulk_load_session: "SET synchronous_commit = off",
+    analyze_table: "ANALYZE {table}",
+    namespace_choice: "another schema with --schema (created when missing)",
+    clock_seconds: "(EXTRACT(EPOCH FROM clock_timestamp())::DOUBLE PRECISION)",
+    is_distinct_from: "{a} IS DISTINCT FROM {b}",
+    implicit_row_id: false,
+    types: SqlTypes {
+        serial_key: "BIGSERIAL PRIMARY KEY",
+        bigint: "BIGINT",
+        double: "DOUBLE PRECISION",
+        timestamp: "TIMESTAMP",
+    },
+    case_sensitive: "{x}",
+    cast_types: &[],
+    quoted_interval_counts: true,
+    double_colon_casts: true,
+};
+
+/// MariaDB and MySQL.
+static MYSQL_OPS: DialectOps = DialectOps {
+    server_name: "MySQL/MariaDB",
+    embedded: false,
+    named_namespaces: true,
+    namespace_word: "database",
+    single_writer: false,
+    durable_session: None,
+    table_comments: false,
+    schema_create_privilege: false,
+    partitions: true,
+    partitions_are_tables: false,
+    stored_routines: true,
+    routine_word: "procedure",
+    routine_ends_with_semicolon: false,
+    transactional_ddl: false,
+    rollback_after_failed_call: true,
+    wait_events: false,
+    pgbench: false,
+    begin_write: "BEGIN",
+    begin_read: "BEGIN",
+    begin_snapshot: "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    for_update: " FOR UPDATE",
+    // Not foreign_key_checks = 0 as well (envbench's tables have no foreign keys): with both off, MariaDB 10.6+
+    // inserts into an empty table in bulk under a table lock, and parallel loaders starting on the same empty table
+    // deadlock on it.
+    bulk_load_session: "SET SESSION unique_checks = 0",
+    analyze_table: "ANALYZE TABLE {table}",
+    namespace_choice: "another database in the URL or with --schema",
+    clock_seconds: "(UNIX_TIMESTAMP(SYSDATE(6)))",
+    is_distinct_from: "NOT ({a} <=> {b})",
+    implicit_row_id: false,
+    // TIMESTAMP ends in 2038, converts to the session's time zone and turns a NULL written to a table's first
+    // TIMESTAMP column into the current time; DATETIME does none of these.
+    types: SqlTypes {
+        serial_key: "BIGINT AUTO_INCREMENT PRIMARY KEY",
+        bigint: "BIGINT",
+        double: "DOUBLE",
+        timestamp: "DATETIME",
+    },
+    case_sensitive: "CAST({x} AS BINARY)",
+    cast_types: &[
+        ("double precision", "double"),
+        ("real", "double"),
+        ("float", "double"),
+        ("float8", "double"),
+        ("numeric", "decimal"),
+        ("integer", "signed"),
+        ("int", "signed"),
+        ("bigint", "signed"),
+        ("varchar", "char"),
+        ("text", "char"),
+    ],
+    quoted_interval_counts: false,
+    double_colon_casts: false,
+};
+
+impl Dialect {
+    /// What differs for this dialect: its row of the table.
+    pub fn ops(self) -> &'static DialectOps {
+        match self {
+            Dialect::Sqlite => &SQLITE_OPS,
+            Dialect::Postgres => &POSTGRES_OPS,
+            Dialect::MySql => &MYSQL_OPS,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+            Dialect::MySql => "mysql",
+        }
+    }
+}
