@@ -4,10 +4,10 @@
 use crate::ch::CH_TABLES;
 use crate::document::{HtapDocument, HtapStep, step_test_id};
 use crate::measured::HtapMeasured;
-use crate::options::{HtapArgs, MAX_QUERY_TIMEOUT, MAX_USERS, MIN_QUERY_TIMEOUT, parse_streams};
+use crate::options::{HtapArgs, MAX_QUERY_TIMEOUT, MAX_USERS, MIN_QUERY_TIMEOUT};
 use crate::streams::{self, HtapStepSettings, StepOutcome};
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
-use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile};
+use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, UsersPlan};
 use std::path::Path;
 use std::time::Duration;
 
@@ -17,11 +17,11 @@ pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
 
 /// htap runs TPC-C's tables only.
 pub(crate) fn check_profile(args: &HtapArgs) -> Result<(), WorkloadError> {
-    if args.oltp.profile != "tpcc" {
+    if args.oltp.profile != Profile::Tpcc {
         return Err(usage(format!(
             "--profile '{}': htap runs TPC-C's transactions beside the CH-benCHmark's queries over the same tables; \
              leave --profile out (tpcb is oltp's, with pgbench's tables)",
-            args.oltp.profile
+            args.oltp.profile.name()
         )));
     }
     Ok(())
@@ -29,26 +29,20 @@ pub(crate) fn check_profile(args: &HtapArgs) -> Result<(), WorkloadError> {
 
 /// The run `args` describe, for `planner` (a run of its own or a fleet's coordinator, which load and lock the tables;
 /// or a fleet's agent, which only reaches the server).
-pub(crate) fn plan(mut args: HtapArgs, planner: Planner) -> Result<HtapRun, WorkloadError> {
+pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, WorkloadError> {
     check_profile(&args)?;
-    let users: u32 = match args.oltp.users.trim().parse() {
-        Ok(n) if (1..=MAX_USERS).contains(&n) => n,
-        Ok(0) => {
-            return Err(usage(
-                "--users 0: htap measures what analytic streams and transactions cost each other, so it needs \
-                 transactional users (each count of streams also runs alone, as the analytics' baseline); for \
-                 analytic queries alone, run tpch",
-            ));
-        }
+    // htap's --users parser gives one count ([`crate::options::parse_users`]); oltp plans one step of them, and htap
+    // runs its own steps with them.
+    let users = match &args.oltp.users {
+        UsersPlan::List(list) if list.len() == 1 => list[0],
         _ => {
             return Err(usage(format!(
-                "--users '{}': give one count of transactional users from 1 to {MAX_USERS} (htap's steps are its \
-                 analytic streams: --analytic-users 0,1,2)",
-                envbench_core::text::truncate(&args.oltp.users, 80)
+                "--users: give one count of transactional users from 1 to {MAX_USERS} (htap's steps are its analytic \
+                 streams: --analytic-users 0,1,2)"
             )));
         }
     };
-    let streams = parse_streams(&args.analytic_users)?;
+    let streams = args.analytic_users.0;
     if args.oltp.cross_check.is_some() {
         return Err(usage("--cross-check runs pgbench's transaction: it is oltp's (--profile tpcb), not htap's"));
     }
@@ -66,8 +60,6 @@ pub(crate) fn plan(mut args: HtapArgs, planner: Planner) -> Result<HtapRun, Work
     }
     let query_timeout =
         args.query_timeout.within("--query-timeout", MIN_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT).map_err(usage)?;
-    // oltp plans one step of the users; htap runs its own steps with them.
-    args.oltp.users = users.to_string();
     let run = envbench_oltp::plan_with(args.oltp, planner, &CH_TABLES)?;
     Ok(HtapRun { run, users, streams, query_timeout })
 }

@@ -4,7 +4,7 @@
 //! [`crate::measured`] and [`crate::render`], and how stored runs read back [`crate::readback`].
 
 use crate::ch::CH_TABLES;
-use crate::options::HtapArgs;
+use crate::options::{HtapArgs, parse_users};
 use crate::run::{check_profile, plan, usage};
 use crate::{WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
@@ -43,7 +43,9 @@ impl Workload for HtapWorkload {
                      mysql://user@host/db (MariaDB or MySQL)",
                 )
             })
-            .mut_arg("users", |arg| arg.help("Transactional users of every step (one count, 1 or more)"))
+            .mut_arg("users", |arg| {
+                arg.help("Transactional users of every step (one count, 1 or more)").value_parser(parse_users)
+            })
             .mut_arg("warehouses", |arg| arg.help("Warehouses of TPC-C's tables, which the analytic queries read too"))
             .mut_arg("mode", |arg| {
                 arg.help(

@@ -4,14 +4,14 @@ use crate::OltpError;
 use crate::companion::Companion;
 use crate::lock::TablesLock;
 use crate::options::OltpArgs;
-use crate::plan::{SQLITE_FILE, parse_profile, reach, target_url};
+use crate::plan::{SQLITE_FILE, reach, target_url};
 use crate::schema;
 use envbench_core::workload::WorkloadError;
 
 /// `envbench oltp --drop`: everything envbench made for the profile in the target, under the tables' lock held
 /// alone, and nothing else. A SQLite file left with nothing in it is removed, as envbench made it.
 pub fn drop_tables(args: &OltpArgs, companion: Option<&dyn Companion>) -> Result<String, WorkloadError> {
-    let profile = parse_profile(&args.profile)?;
+    let profile = args.profile;
     let url = target_url(args)?;
     let (connection, namespace) = reach(args, &url)?;
     let place = crate::place(&url, &namespace);

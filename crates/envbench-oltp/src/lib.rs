@@ -19,7 +19,7 @@
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
 mod cardinality;
-pub mod companion;
+mod companion;
 pub mod consistency;
 pub mod crosscheck;
 mod document;
@@ -59,6 +59,7 @@ pub use render::server_figures;
 pub use routines::Mode;
 pub use run::OltpRun;
 pub use schema::{Dropped, Shape};
+pub use sweep::UsersPlan;
 pub use transactions::Kind;
 pub use users::{KindFigures, MeasuredStep, StepFigures, StepSettings, run_step};
 

@@ -1,5 +1,9 @@
-//! The command line of `envbench oltp` ([`OltpArgs`]) and the bounds its values are checked against.
+//! The command line of `envbench oltp` ([`OltpArgs`]), its values typed as clap parses them (so a wrong one is
+//! refused before anything runs), and the bounds they are checked against.
 
+use crate::Profile;
+use crate::routines::Mode;
+use crate::sweep::UsersPlan;
 use clap::Args;
 use envbench_core::DurationArg;
 use std::path::PathBuf;
@@ -32,14 +36,14 @@ pub struct OltpArgs {
     #[arg(long, help_heading = "Connection", default_value = ".")]
     pub dir: PathBuf,
     /// tpcc (TPC-C-derived order entry) or tpcb (pgbench's TPC-B-like transaction).
-    #[arg(long, help_heading = "Load", default_value = "tpcc")]
-    pub profile: String,
+    #[arg(long, help_heading = "Load", default_value = "tpcc", value_parser = parse_profile)]
+    pub profile: Profile,
     /// Warehouses (tpcc) or pgbench's scale factor (tpcb).
-    #[arg(long, help_heading = "Load", visible_alias = "scale", default_value = "1")]
-    pub warehouses: String,
+    #[arg(long, help_heading = "Load", visible_alias = "scale", default_value = "1", value_parser = parse_scale)]
+    pub warehouses: i64,
     /// Virtual users: a count, a list of steps such as 1,2,4,8, or auto (doubling until the knee).
-    #[arg(long, help_heading = "Run", default_value = "4")]
-    pub users: String,
+    #[arg(long, help_heading = "Run", default_value = "4", value_parser = parse_users)]
+    pub users: UsersPlan,
     /// Highest user count of --users auto.
     #[arg(long, help_heading = "Run", default_value_t = 64)]
     pub max_users: u32,
@@ -82,8 +86,8 @@ pub struct OltpArgs {
     #[arg(long, help_heading = "Connection")]
     pub schema: Option<String>,
     /// Run pgbench against the same server afterwards (needs --profile tpcb and a PostgreSQL target).
-    #[arg(long, help_heading = "Run", value_name = "TOOL")]
-    pub cross_check: Option<String>,
+    #[arg(long, help_heading = "Run", value_name = "TOOL", value_parser = parse_cross_check)]
+    pub cross_check: Option<CrossCheck>,
     /// Parallel loaders (default: one per CPU, at most one per warehouse; SQLite loads with one).
     #[arg(long, help_heading = "Load")]
     pub loaders: Option<usize>,
@@ -91,8 +95,8 @@ pub struct OltpArgs {
     /// application sees) or procedures (one call of a stored routine per transaction, as HammerDB's TPROC-C runs
     /// them: the engine's capacity, the figure to set beside HammerDB's NOPM). Procedures need --profile tpcc on
     /// PostgreSQL or MariaDB/MySQL.
-    #[arg(long, help_heading = "Run", default_value = "client", value_name = "MODE")]
-    pub mode: String,
+    #[arg(long, help_heading = "Run", default_value = "client", value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Mode,
     /// Skip the settling before each step: VACUUM ANALYZE of envbench's tables and a CHECKPOINT (PostgreSQL), a flush
     /// of envbench's tables (MariaDB/MySQL), a WAL checkpoint (SQLite), as HammerDB does before its timed run.
     #[arg(long, help_heading = "Run")]
@@ -101,4 +105,85 @@ pub struct OltpArgs {
     /// stored routines) and nothing else, then end; no run is stored.
     #[arg(long, help_heading = "Load", conflicts_with = "fresh")]
     pub drop: bool,
+}
+
+/// The tool `--cross-check` runs against the same server afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrossCheck {
+    /// pgbench's built-in TPC-B-like transaction (with `--profile tpcb`, against PostgreSQL).
+    Pgbench,
+}
+
+/// `--profile`: tpcc or tpcb.
+pub fn parse_profile(text: &str) -> Result<Profile, String> {
+    Profile::parse(text).ok_or_else(|| {
+        let hint = envbench_core::text::did_you_mean(&envbench_core::text::suggestions(text, ["tpcc", "tpcb"]));
+        format!("--profile '{text}': give tpcc or tpcb{hint}")
+    })
+}
+
+/// `--warehouses` (`--scale` for tpcb): a whole number from 1 to [`MAX_SCALE`].
+pub fn parse_scale(text: &str) -> Result<i64, String> {
+    match text.trim().parse() {
+        Ok(n) if (1..=MAX_SCALE).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "--warehouses '{text}': give a whole number of warehouses (tpcb: pgbench's scale) from 1 to {MAX_SCALE}"
+        )),
+    }
+}
+
+/// `--users`: a count, a list such as 1,2,4,8, or auto, each count from 1 to [`MAX_USERS`] (`--max-users` bounds them
+/// further when the run is planned: [`UsersPlan::within`]).
+pub fn parse_users(text: &str) -> Result<UsersPlan, String> {
+    UsersPlan::parse(text, MAX_USERS)
+}
+
+/// `--mode`: client or procedures.
+pub fn parse_mode(text: &str) -> Result<Mode, String> {
+    Mode::parse(text).ok_or_else(|| {
+        format!("--mode '{text}': give client (statements from the client) or procedures (stored routines)")
+    })
+}
+
+/// `--cross-check`: pgbench.
+pub fn parse_cross_check(text: &str) -> Result<CrossCheck, String> {
+    match text {
+        "pgbench" => Ok(CrossCheck::Pgbench),
+        other => Err(format!("--cross-check '{other}': the cross-check tool is pgbench")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_typed_while_clap_parses_them() {
+        assert_eq!(parse_profile("tpcb"), Ok(Profile::Tpcb));
+        assert!(parse_profile("tpce").unwrap_err().contains("give tpcc or tpcb"));
+        assert_eq!(parse_scale(" 4 "), Ok(4));
+        for bad in ["0", "lots", "10001", "-1"] {
+            assert!(parse_scale(bad).unwrap_err().starts_with(&format!("--warehouses '{bad}': give a whole number")));
+        }
+        assert_eq!(parse_users("auto"), Ok(UsersPlan::Auto { max_users: MAX_USERS }));
+        assert_eq!(parse_users("1,2"), Ok(UsersPlan::List(vec![1, 2])));
+        assert!(parse_users("0").unwrap_err().contains("--users '0'"));
+        assert_eq!(parse_mode("procedures"), Ok(Mode::Procedures));
+        assert!(parse_mode("stored").unwrap_err().starts_with("--mode 'stored': give client"));
+        assert_eq!(parse_cross_check("pgbench"), Ok(CrossCheck::Pgbench));
+        assert!(parse_cross_check("hammerdb").unwrap_err().contains("the cross-check tool is pgbench"));
+        let args = |line: &[&str]| {
+            let command = OltpArgs::augment_args(clap::Command::new("oltp"));
+            command
+                .try_get_matches_from(std::iter::once("oltp").chain(line.iter().copied()))
+                .map(|m| <OltpArgs as clap::FromArgMatches>::from_arg_matches(&m).expect("the matches are OltpArgs"))
+        };
+        let defaults = args(&[]).unwrap();
+        assert_eq!(
+            (defaults.profile, defaults.warehouses, defaults.users, defaults.mode, defaults.cross_check),
+            (Profile::Tpcc, 1, UsersPlan::List(vec![4]), Mode::Client, None)
+        );
+        let error = args(&["--users", "1,x"]).unwrap_err().to_string();
+        assert!(error.contains("a list such as 1,2,4,8"), "{error}");
+    }
 }

@@ -6,13 +6,12 @@ use crate::crosscheck;
 use crate::load::{self, LoadPlan};
 use crate::lock::TablesLock;
 use crate::options::{
-    MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_SCALE, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
+    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
     OltpArgs,
 };
 use crate::routines::{self, Mode, RoutinesState};
 use crate::run::OltpRun;
 use crate::schema::{self, Existing, Shape};
-use crate::sweep::UsersPlan;
 use crate::{OltpError, Profile};
 use envbench_core::ByteSize;
 use envbench_core::workload::WorkloadError;
@@ -56,21 +55,11 @@ fn plan_run(
     planner: Planner,
     companion: Option<&'static dyn Companion>,
 ) -> Result<OltpRun, WorkloadError> {
-    let profile = parse_profile(&args.profile)?;
-    let scale: i64 = match args.warehouses.trim().parse() {
-        Ok(n) if (1..=MAX_SCALE).contains(&n) => n,
-        _ => {
-            return Err(usage(format!(
-                "--warehouses '{}': give a whole number of {} from 1 to {MAX_SCALE}",
-                args.warehouses,
-                profile.scale_word()
-            )));
-        }
-    };
+    let (profile, scale) = (args.profile, args.warehouses);
     if !(1..=MAX_USERS).contains(&args.max_users) {
         return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
     }
-    let users = UsersPlan::parse(&args.users, args.max_users).map_err(usage)?;
+    let users = args.users.clone().within(args.max_users).map_err(usage)?;
     let clients_per_user = args.clients_per_user;
     if !(1..=MAX_CLIENTS_PER_USER).contains(&clients_per_user) {
         return Err(usage(format!(
@@ -106,12 +95,7 @@ fn plan_run(
         return Err(usage(format!("--loaders {loaders}: give 1 to {MAX_LOADERS} (each is a thread and a connection)")));
     }
     let url = target_url(&args)?;
-    let mode = Mode::parse(&args.mode).ok_or_else(|| {
-        usage(format!(
-            "--mode '{}': give client (statements from the client) or procedures (stored routines)",
-            args.mode
-        ))
-    })?;
+    let mode = args.mode;
     if mode == Mode::Procedures && !url.dialect().ops().stored_routines {
         return Err(usage(
             "--mode procedures runs each transaction as a stored routine, and SQLite has none: use --mode client \
@@ -131,16 +115,17 @@ fn plan_run(
              --target postgres://... or mysql://... URL (SQLite has no partitions)",
         ));
     }
-    let pgbench = match args.cross_check.as_deref() {
+    let pgbench = match args.cross_check {
         None => None,
-        Some("pgbench") if profile == Profile::Tpcb && url.dialect().ops().pgbench => Some(crosscheck::find_pgbench()?),
-        Some("pgbench") => {
+        Some(CrossCheck::Pgbench) if profile == Profile::Tpcb && url.dialect().ops().pgbench => {
+            Some(crosscheck::find_pgbench()?)
+        }
+        Some(CrossCheck::Pgbench) => {
             return Err(usage(
                 "--cross-check pgbench runs pgbench's TPC-B-like transaction against PostgreSQL: add --profile tpcb \
                  and a --target postgres://... URL",
             ));
         }
-        Some(other) => return Err(usage(format!("--cross-check '{other}': the cross-check tool is pgbench"))),
     };
     let (mut connection, namespace) = reach(&args, &url)?;
     let (server_version, watched) = match connection.as_mut() {
@@ -244,13 +229,6 @@ fn plan_run(
     run.load_plan = if alone && !tables_reusable.get() { LoadPlan::Rebuild } else { LoadPlan::Reuse };
     run.lock = Some(lock);
     Ok(run)
-}
-
-pub(crate) fn parse_profile(text: &str) -> Result<Profile, WorkloadError> {
-    Profile::parse(text).ok_or_else(|| {
-        let hint = envbench_core::text::did_you_mean(&envbench_core::text::suggestions(text, ["tpcc", "tpcb"]));
-        usage(format!("--profile '{text}': give tpcc or tpcb{hint}"))
-    })
 }
 
 /// The database `--target` names (`--dir`'s SQLite file for `sqlite`), with `--schema` refused where it means nothing.

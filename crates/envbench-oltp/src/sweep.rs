@@ -44,6 +44,18 @@ impl UsersPlan {
         Ok(UsersPlan::List(list))
     }
 
+    /// The plan bounded by `--max-users`: `auto` doubles up to `max_users`, and a listed count above it is refused.
+    pub fn within(self, max_users: u32) -> Result<UsersPlan, String> {
+        match self {
+            UsersPlan::Auto { .. } => Ok(UsersPlan::Auto { max_users }),
+            UsersPlan::List(list) if list.iter().any(|&n| n > max_users) => Err(format!(
+                "--users '{}': give a user count from 1 to {max_users}, a list such as 1,2,4,8, or auto",
+                truncate(&list.iter().map(u32::to_string).collect::<Vec<_>>().join(","), 80)
+            )),
+            list => Ok(list),
+        }
+    }
+
     /// A description for people.
     pub fn describe(&self) -> String {
         match self {
@@ -215,6 +227,9 @@ mod tests {
         assert_eq!(UsersPlan::parse("4", 64), Ok(UsersPlan::List(vec![4])));
         assert_eq!(UsersPlan::parse("1, 2,4", 64), Ok(UsersPlan::List(vec![1, 2, 4])));
         assert_eq!(UsersPlan::parse("AUTO", 64), Ok(UsersPlan::Auto { max_users: 64 }));
+        assert_eq!(UsersPlan::parse("auto", 1024).unwrap().within(8), Ok(UsersPlan::Auto { max_users: 8 }));
+        assert_eq!(UsersPlan::parse("1,8", 1024).unwrap().within(8), Ok(UsersPlan::List(vec![1, 8])));
+        assert!(UsersPlan::parse("1,100", 1024).unwrap().within(64).unwrap_err().starts_with("--users '1,100': give"));
         for bad in ["0", "-1", "x", "1,,2", "65", ""] {
             assert!(UsersPlan::parse(bad, 64).unwrap_err().contains("--users"), "{bad}");
         }
