@@ -8,11 +8,13 @@
 //! pages read-only over HTTP ([`router`], [`serve`]). It never runs a workload, never writes to a store, and leaves
 //! result exports (`results export`) to the binary.
 
+mod change_chart;
 mod compare;
 mod cost;
 mod environment;
 mod error;
 mod explain;
+mod figures;
 mod gate;
 mod history;
 pub mod html;
@@ -20,7 +22,9 @@ mod interval;
 pub mod leaderboard;
 mod render;
 mod report;
+mod result_charts;
 mod rows;
+mod run_charts;
 mod side;
 mod svg;
 mod tls;
@@ -28,6 +32,7 @@ mod verdict;
 mod viewer;
 mod words;
 
+pub use change_chart::{ChangeChart, ChangePoint, ChangeRow, change_chart};
 pub use compare::{Comparison, GeomeanCell, GeomeanRow, RunInfo, SideInfo, UnmatchedResult, compare, compare_results};
 pub use cost::{PRICE_TAG, price_per_hour, work_per_cost};
 pub use environment::{EnvironmentField, EnvironmentIdentity, differences, environment_identity, environment_table};
@@ -46,10 +51,7 @@ pub use side::{
     SUITE_NAME_TAG, SUITE_TAG, Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, side_runs,
     unique_names, workloads_of,
 };
-pub use svg::{
-    Axis, BarChart, BarSeries, ChangeChart, ChangePoint, ChangeRow, LineChart, LineSeries, Scale, bar_chart,
-    change_chart, line_chart, nice_step,
-};
+pub use svg::{Axis, BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart, nice_step};
 pub use tls::load_tls;
 pub use verdict::{Decision, SideVerdict, TestChange, WorkloadVerdict, headline_rows, test_change};
 pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

@@ -209,7 +209,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
             }
             body.push_str("</ul>\n");
         }
-        let mut charts = crate::report::Charts::default();
+        let mut charts = crate::figures::Charts::default();
         for history in histories(&own_history, workloads) {
             body.push_str(&format!("<h2>History: {}</h2>\n", escape(workloads.title(&history.workload))));
             body.push_str(&charts.lines(
