@@ -2,11 +2,12 @@
 //! machine grouped by environment identity, an environment's history per workload (so a regression after a change
 //! shows), and where an environment ranks among every environment in the store that ran the same tests.
 
+use crate::axis::Scale;
 use crate::compare::compare_results;
 use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
 use crate::rows::{ComparisonRow, directed_ratio};
 use crate::side::{SUITE_NAME_TAG, SUITE_TAG, Side, run_name, suite_title, workloads_of};
-use crate::svg::{LineChart, LineSeries, Scale};
+use crate::svg::{LineChart, LineSeries};
 use crate::verdict::headline_rows;
 use crate::words::natural_cmp;
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};

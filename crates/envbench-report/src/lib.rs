@@ -8,6 +8,7 @@
 //! pages read-only over HTTP ([`router`], [`serve`]). It never runs a workload, never writes to a store, and leaves
 //! result exports (`results export`) to the binary.
 
+mod axis;
 mod change_chart;
 mod compare;
 mod cost;
@@ -32,6 +33,7 @@ mod verdict;
 mod viewer;
 mod words;
 
+pub use axis::{Axis, Scale, nice_step};
 pub use change_chart::{ChangeChart, ChangePoint, ChangeRow, change_chart};
 pub use compare::{Comparison, GeomeanCell, GeomeanRow, RunInfo, SideInfo, UnmatchedResult, compare, compare_results};
 pub use cost::{PRICE_TAG, price_per_hour, work_per_cost};
@@ -51,7 +53,7 @@ pub use side::{
     SUITE_NAME_TAG, SUITE_TAG, Side, SideSpec, distinct_sides, resolve_side, resolve_sides, run_name, side_runs,
     unique_names, workloads_of,
 };
-pub use svg::{Axis, BarChart, BarSeries, LineChart, LineSeries, Scale, bar_chart, line_chart, nice_step};
+pub use svg::{BarChart, BarSeries, LineChart, LineSeries, bar_chart, line_chart};
 pub use tls::load_tls;
 pub use verdict::{Decision, SideVerdict, TestChange, WorkloadVerdict, headline_rows, test_change};
 pub use viewer::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

@@ -2,13 +2,14 @@
 //! bars of the absolute values split by magnitude, the read/write grid of a disk workload in CrystalDiskMark's order,
 //! and the latency percentiles.
 
+use crate::axis::Scale;
 use crate::change_chart::{ChangeChart, ChangePoint, ChangeRow};
 use crate::compare::Comparison;
 use crate::figures::{Charted, Charts};
 use crate::html::{cell, escape, num, table};
 use crate::render::{change_text, metric_title, says_better, significance_text};
 use crate::rows::ComparisonRow;
-use crate::svg::{BarChart, BarSeries, LineChart, LineSeries, Scale};
+use crate::svg::{BarChart, BarSeries, LineChart, LineSeries};
 use crate::verdict::{headline_rows, test_change};
 use crate::words::number;
 use envbench_core::model::{Direction, metric_kind};

@@ -2,10 +2,11 @@
 //! latency against concurrency, the knee marked), its timelines, the hosts of a fleet run, and the OS sampler's
 //! series (CPU, memory, disk).
 
+use crate::axis::Scale;
 use crate::figures::Charts;
 use crate::html::{cell, escape, num, table};
 use crate::side::{Side, run_name};
-use crate::svg::{LineChart, LineSeries, Scale};
+use crate::svg::{LineChart, LineSeries};
 use crate::words::number;
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::workload::{Registry, ScalingCurve};
