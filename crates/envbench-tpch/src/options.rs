@@ -4,7 +4,9 @@
 
 use crate::targets::TargetSpec;
 use clap::Args;
+use clap::error::ErrorKind;
 use envbench_core::DurationArg;
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,7 +43,7 @@ pub struct TpchArgs {
         help_heading = "Connection",
         default_value = "datafusion",
         value_name = "TARGET",
-        value_parser = parse_target
+        value_parser = TargetParser
     )]
     pub target: TargetSpec,
     /// Server schema for the tables (created when missing; default: the connection's current schema, the first of its
@@ -96,9 +98,26 @@ pub fn parse_scale_factor(text: &str) -> Result<f64, String> {
     Ok(scale_factor)
 }
 
-/// `--target`: `datafusion` or a server URL (see [`TargetSpec::parse`]).
+/// `--target`: `datafusion` or a server URL (see [`TargetSpec::parse`]); the error hides a URL's password.
 pub fn parse_target(text: &str) -> Result<TargetSpec, String> {
     TargetSpec::parse(text).map_err(|e| e.to_string())
+}
+
+/// `--target` as clap parses it: [`parse_target`], with the error as it is, since clap's usual one repeats the value as
+/// written, password and all.
+#[derive(Clone, Copy, Debug)]
+pub struct TargetParser;
+
+impl clap::builder::TypedValueParser for TargetParser {
+    type Value = TargetSpec;
+
+    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &OsStr) -> Result<TargetSpec, clap::Error> {
+        let refused =
+            |message: String| clap::Error::raw(ErrorKind::ValueValidation, format!("{message}\n")).with_cmd(cmd);
+        let text =
+            value.to_str().ok_or_else(|| refused("--target is not UTF-8; give datafusion or a server URL".into()))?;
+        parse_target(text).map_err(refused)
+    }
 }
 
 /// `--query-timeout`: a duration such as 90s or 10m, within [`QUERY_TIMEOUT_BOUNDS`].
@@ -137,5 +156,15 @@ mod tests {
         assert_eq!(parse_threads("1,2,4"), Ok(ThreadCounts(vec![1, 2, 4])));
         assert!(parse_threads("0").unwrap_err().contains("--threads '0'"));
         assert!(parse_threads("2,2").unwrap_err().contains("--threads: 2 is given twice"));
+    }
+
+    #[test]
+    fn a_refused_target_keeps_its_password_off_the_screen() {
+        let command = TpchArgs::augment_args(clap::Command::new("tpch"));
+        let error = command.try_get_matches_from(["tpch", "--target", "oracle://scott:tiger@db/x"]).unwrap_err();
+        let message = error.to_string();
+        assert_eq!(error.kind(), ErrorKind::ValueValidation);
+        assert!(message.contains("give datafusion") && message.contains("scott:***@db"), "{message}");
+        assert!(!message.contains("tiger"), "{message}");
     }
 }
