@@ -71,10 +71,9 @@ pub enum TpchError {
     Parquet { path: PathBuf, reason: String },
     #[error("DataFusion could not open the data in {dir}: {reason}; regenerate it with --fresh")]
     DataFusion { dir: PathBuf, reason: String },
-    #[error("PostgreSQL at {url}: {message}")]
-    Database { url: String, message: String },
-    #[error("MySQL/MariaDB at {url}: {message}")]
-    MySql { url: String, message: String },
+    /// A database server's error; `server` is what users call it (`PostgreSQL`, `MySQL/MariaDB`).
+    #[error("{server} at {url}: {message}")]
+    Server { server: &'static str, url: String, message: String },
     #[error(
         "{dir}: the Parquet files of SF {scale_factor} need about {needed} and {available} is free; free some space, \
          give --dir on a larger filesystem, or a smaller --sf"

@@ -1,6 +1,6 @@
-//! MySQL's and MariaDB's words for what the server target ([`super::server_target`]) does the same way everywhere:
-//! the query texts in their dialect, and the histograms that let their optimizers see what PostgreSQL's `ANALYZE`
-//! sees.
+//! MySQL's and MariaDB's aids to their optimizers for what the server target ([`super::server_target`]) does the
+//! same way everywhere: Q15's plan aid, and the histograms that let them see what PostgreSQL's `ANALYZE` sees. The
+//! query text itself reaches their dialect as every workload's SQL does, through [`envbench_sql::Dialect::adapt`].
 
 use crate::data::TableName;
 
@@ -47,127 +47,26 @@ pub(super) fn histogram_statements(mariadb: bool, table: TableName, name: &str) 
     }
 }
 
-/// The query text in MySQL's and MariaDB's dialect. The portable text of [`crate::queries`] runs as it is, with one
-/// plan aid; what PostgreSQL-style SQL would need changing is rewritten too, outside quoted text:
-///
-/// - Q15 (the only query with `revenue0`) reads lineitem (named `lineitem`, qualified or not)
-///   `ignore index (lineitem_supp_idx)`: to group by supplier
-///   MariaDB otherwise walks that index and fetches every row from the clustered index, ten times slower than a
-///   scan and a sort at SF 0.1;
-/// - `interval '90' day` becomes `interval 90 day` (the quoted count is PostgreSQL's form);
-/// - `cast(x as double precision)`, `as real` and `as float` become `as double`, `as numeric` becomes `as decimal`,
-///   `as integer` and `as bigint` become `as signed`, `as varchar` and `as text` become `as char`;
-/// - `x::date` becomes `cast(x as date)` for a literal or a (qualified) column name.
-pub fn rewrite_query(sql: &str, lineitem: &str) -> String {
-    const CASTS: [(&str, &str); 8] = [
-        (" as double precision)", " as double)"),
-        (" as real)", " as double)"),
-        (" as float)", " as double)"),
-        (" as numeric)", " as decimal)"),
-        (" as integer)", " as signed)"),
-        (" as bigint)", " as signed)"),
-        (" as varchar)", " as char)"),
-        (" as text)", " as char)"),
-    ];
-    let mut sql = sql.to_string();
-    for (from, to) in CASTS {
-        sql = replace_outside_literals(&sql, from, |_| Some((from.len(), to.to_string())));
+/// MySQL's and MariaDB's plan aid for the query text (already in their dialect, [`envbench_sql::Dialect::adapt`]):
+/// Q15 (the only query with `revenue0`) reads lineitem (named `lineitem`, qualified or not)
+/// `ignore index (lineitem_supp_idx)`: to group by supplier MariaDB otherwise walks that index and fetches every row
+/// from the clustered index, ten times slower than a scan and a sort at SF 0.1.
+pub fn plan_aids(sql: &str, lineitem: &str) -> String {
+    if !sql.contains("revenue0") {
+        return sql.to_string();
     }
-    sql = replace_outside_literals(&sql, "interval '", |after| {
-        let count = &after["interval '".len()..];
-        let count = &count[..count.find('\'')?];
-        let numeric = !count.is_empty() && count.chars().all(|c| c.is_ascii_digit() || c == '-' || c == '.');
-        numeric.then(|| ("interval ''".len() + count.len(), format!("{} {count}", &after[.."interval".len()])))
-    });
-    if sql.contains("revenue0") {
-        let from_lineitem = format!("from {lineitem}").to_ascii_lowercase();
-        sql = replace_outside_literals(&sql, &from_lineitem, |after| {
-            let (from, rest) = after.split_at(from_lineitem.len());
-            let hinted = format!("{from} ignore index (lineitem_supp_idx)");
-            rest.chars().next().is_none_or(char::is_whitespace).then_some((from_lineitem.len(), hinted))
-        });
-    }
-    rewrite_double_colon_casts(&sql)
-}
-
-/// For each byte of `sql`, whether it belongs to a quoted literal or a quoted identifier (`''` or ``` `` ``` inside
-/// one is an escaped quote): a schema's name is data, never SQL to rewrite, whatever it holds.
-fn literal_mask(sql: &str) -> Vec<bool> {
-    let mut mask = Vec::with_capacity(sql.len());
-    let mut quote = None;
-    for &byte in sql.as_bytes() {
-        // A closing quote followed by an opening one ('') leaves and re-enters the literal: both are inside it.
-        match quote {
-            None if byte == b'\'' || byte == b'`' => {
-                quote = Some(byte);
-                mask.push(true);
-            }
-            Some(open) if byte == open => {
-                quote = None;
-                mask.push(true);
-            }
-            _ => mask.push(quote.is_some()),
-        }
-    }
-    mask
-}
-
-/// Replace matches of `pattern` (ASCII case ignored) that start outside literals: `replace` gets the text from the
-/// match on and returns how many bytes to replace and with what, or `None` to leave the match alone.
-fn replace_outside_literals(sql: &str, pattern: &str, replace: impl Fn(&str) -> Option<(usize, String)>) -> String {
+    let from_lineitem = format!("from {lineitem}").to_ascii_lowercase();
     let lower = sql.to_ascii_lowercase();
-    let mask = literal_mask(sql);
-    let mut out = String::with_capacity(sql.len());
+    let mut out = String::with_capacity(sql.len() + 40);
     let mut last = 0;
-    for (at, _) in lower.match_indices(pattern) {
-        if at < last || mask[at] {
+    for (at, _) in lower.match_indices(&from_lineitem) {
+        let end = at + from_lineitem.len();
+        if at < last || !sql[end..].chars().next().is_none_or(char::is_whitespace) {
             continue;
         }
-        if let Some((length, replacement)) = replace(&sql[at..]) {
-            out.push_str(&sql[last..at]);
-            out.push_str(&replacement);
-            last = at + length;
-        }
-    }
-    out.push_str(&sql[last..]);
-    out
-}
-
-/// `'1998-12-01'::date` and `o.o_orderdate::date` become `cast(... as date)`.
-fn rewrite_double_colon_casts(sql: &str) -> String {
-    let mask = literal_mask(sql);
-    let mut out = String::with_capacity(sql.len());
-    let mut last = 0;
-    for (at, _) in sql.match_indices("::") {
-        if at < last || mask[at] {
-            continue;
-        }
-        let after = &sql[at + 2..];
-        let type_end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
-        let before = &sql[last..at];
-        // The operand: the literal just before, or a (qualified) name.
-        let operand_start = if before.ends_with('\'') {
-            let mut start = at;
-            while start > last && mask[start - 1] {
-                start -= 1;
-            }
-            start - last
-        } else {
-            before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).map(|i| i + 1).unwrap_or(0)
-        };
-        if type_end == 0 || operand_start == before.len() {
-            continue;
-        }
-        let type_name = match after[..type_end].to_ascii_lowercase().as_str() {
-            "numeric" => "decimal".to_string(),
-            "integer" | "int" | "bigint" => "signed".to_string(),
-            "varchar" | "text" => "char".to_string(),
-            "real" | "float" | "float8" => "double".to_string(),
-            other => other.to_string(),
-        };
-        out.push_str(&before[..operand_start]);
-        out.push_str(&format!("cast({} as {type_name})", &before[operand_start..]));
-        last = at + 2 + type_end;
+        out.push_str(&sql[last..end]);
+        out.push_str(" ignore index (lineitem_supp_idx)");
+        last = end;
     }
     out.push_str(&sql[last..]);
     out
@@ -190,7 +89,7 @@ mod tests {
                     crate::params::QueryParameters::random(query, 1.0, &mut random),
                 ] {
                     let sql = crate::queries::render_with(&parameters, &tables);
-                    let adapted = rewrite_query(&sql, &tables.lineitem);
+                    let adapted = plan_aids(&odd.adapt(&sql), &tables.lineitem);
                     if query == 15 {
                         let hinted = format!(
                             "from {} ignore index (lineitem_supp_idx)\n    where l_shipdate >=",
@@ -204,27 +103,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn postgresql_forms_are_rewritten_outside_literals() {
-        assert_eq!(
-            rewrite_query("select date '1998-12-01' - interval '90' day, x + INTERVAL '3' month", "lineitem"),
-            "select date '1998-12-01' - interval 90 day, x + INTERVAL 3 month"
-        );
-        assert_eq!(
-            rewrite_query("select cast(a as double precision), CAST(b AS NUMERIC), cast(c as varchar) from t", "l"),
-            "select cast(a as double), CAST(b as decimal), cast(c as char) from t"
-        );
-        assert_eq!(
-            rewrite_query("select '1995-01-01'::date, o.o_orderdate::date, a::numeric from t", "lineitem"),
-            "select cast('1995-01-01' as date), cast(o.o_orderdate as date), cast(a as decimal) from t"
-        );
-        // Text inside quotes is data, never SQL.
-        let literal = "select 'cast(x as text)', 'it''s interval ''9'' day' from `a``b::date`.t";
-        assert_eq!(rewrite_query(literal, "lineitem"), literal);
-        let substring = "select substring(c_phone from 1 for 2)";
-        assert_eq!(rewrite_query(substring, "lineitem"), substring);
     }
 
     #[test]

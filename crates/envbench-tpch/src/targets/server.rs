@@ -11,8 +11,7 @@ use crate::TpchError;
 use crate::data::{GENERATOR, TableName};
 use crate::queries::TableNames;
 use envbench_sql::{
-    Connection, DatabaseUrl, DbError, Dialect, Namespace, RelationKind, ServerLock, ServerLockError, ServerLockMode,
-    Value,
+    Connection, DatabaseUrl, DbError, Namespace, RelationKind, ServerLock, ServerLockError, ServerLockMode, Value,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,10 +69,7 @@ pub fn watched<T>(
 pub fn server_error(url: &DatabaseUrl, error: &DbError) -> TpchError {
     let shown = url.shown();
     let message = error.detail(&shown).to_string();
-    match url.dialect() {
-        Dialect::MySql => TpchError::MySql { url: shown, message },
-        _ => TpchError::Database { url: shown, message },
-    }
+    TpchError::Server { server: url.dialect().ops().server_name, url: shown, message }
 }
 
 /// The table that marks a load as envbench's and complete.
@@ -295,10 +291,8 @@ impl ServerTables {
 
     /// The refusal of relations envbench did not make, by name.
     pub fn foreign(&self, relations: &[String]) -> TpchError {
-        let (place, elsewhere) = match self.namespace.dialect() {
-            Dialect::MySql => ("database", "another database in the URL or with --schema"),
-            _ => ("schema", "another schema with --schema (created when missing)"),
-        };
+        let ops = self.namespace.dialect().ops();
+        let (place, elsewhere) = (ops.namespace_word, ops.namespace_choice);
         self.error(&DbError::other(format!(
             "{place} {} holds TPC-H tables that envbench did not load ({}; no {MARKER_TABLE} marker of envbench's); \
              envbench will not touch them. Name {elsewhere}",

@@ -174,11 +174,11 @@ impl Engine {
         }
     }
 
-    /// A query's text as this server runs it.
-    fn dialect_of(self, portable: String, lineitem: &str) -> String {
+    /// A query's text, already in the server's dialect, with this server's plan aids.
+    fn with_plan_aids(self, sql: String, lineitem: &str) -> String {
         match self {
-            Engine::Postgres => portable,
-            Engine::MariaDb | Engine::MySql => mysql_dialect::rewrite_query(&portable, lineitem),
+            Engine::Postgres => sql,
+            Engine::MariaDb | Engine::MySql => mysql_dialect::plan_aids(&sql, lineitem),
         }
     }
 
@@ -450,7 +450,8 @@ impl Target for ServerTarget {
 
     fn query_sql(&self, parameters: &QueryParameters) -> String {
         let tables = self.tables.table_names();
-        self.engine.dialect_of(crate::queries::render_with(parameters, &tables), &tables.lineitem)
+        let sql = self.namespace().adapt(&crate::queries::render_with(parameters, &tables));
+        self.engine.with_plan_aids(sql, &tables.lineitem)
     }
 
     /// TPC-H tables in the schema that envbench did not load are refused before anything runs.
