@@ -40,7 +40,7 @@ pub enum Command {
     /// Take part in a fleet run on this host: `ENVBENCH_STORE=postgres://... envbench agent --fleet ID --name NAME`
     /// (what `envbench fleet` runs over ssh, and what Ansible, a Kubernetes job or Slurm run for --transport
     /// external).
-    Agent(crate::commands::AgentArgs),
+    Agent(AgentArgs),
 }
 
 /// The whole command line: the commands above and every registered workload, in the order `run`, the workloads,
@@ -50,8 +50,7 @@ pub fn command() -> clap::Command {
     for (index, workload) in crate::registry::WORKLOADS.iter().enumerate() {
         command = command.subcommand(crate::driver::command(workload).display_order(index + 1));
     }
-    command = command
-        .subcommand(crate::commands::fleet::command().display_order(crate::registry::WORKLOADS.iter().count() + 1));
+    command = command.subcommand(fleet_command().display_order(crate::registry::WORKLOADS.iter().count() + 1));
     let run = command.find_subcommand("run").is_some();
     if run {
         command = command.mut_subcommand("run", |run| run.display_order(0));
@@ -60,6 +59,22 @@ pub fn command() -> clap::Command {
         command = command.mut_subcommand(name, |c| c.display_order(100));
     }
     allow_negative_values(command)
+}
+
+/// The `fleet` command: its options, then one subcommand per workload that runs on a fleet, with that workload's
+/// own options.
+pub fn fleet_command() -> clap::Command {
+    let mut command = FleetArgs::augment_args(clap::Command::new("fleet"))
+        .about(
+            "Run a workload on many hosts at once (started together, merged into one result) through a shared \
+             PostgreSQL store: envbench fleet --host db1 --host db2 --store postgres://... ranread --jobs 1,2,4",
+        )
+        .subcommand_required(true)
+        .subcommand_value_name("WORKLOAD");
+    for workload in crate::registry::WORKLOADS.iter().filter(|w| w.fleet().is_some()) {
+        command = command.subcommand(crate::driver::command(workload));
+    }
+    command
 }
 
 /// Let every option that takes a value take one starting with `-` (`--size -1g`, `--runs -1`), so the value's own check
@@ -351,6 +366,53 @@ pub struct RunArgs {
     /// A key=value tag given to every run of the suite (repeatable).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+}
+
+/// The options of `envbench agent`.
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// The fleet to join: the id `envbench fleet` printed.
+    #[arg(long)]
+    pub fleet: String,
+    /// This agent's name in the fleet (as the coordinator listed it: local-1, agent-1, or the host given).
+    #[arg(long)]
+    pub name: String,
+}
+
+/// The options of `envbench fleet`, before the workload and its own options.
+#[derive(Args, Debug)]
+pub struct FleetArgs {
+    /// How agents are started: ssh (each --host), local (--agents processes on this machine), or external (you start
+    /// the printed `envbench agent` commands, e.g. with Ansible, a Kubernetes job or Slurm).
+    #[arg(long, default_value = "ssh", value_parser = ["ssh", "local", "external"])]
+    pub transport: String,
+    /// A host to run an agent on, as ssh takes it: host, user@host or an ~/.ssh/config alias (repeatable).
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// A file of hosts, one per line (# starts a comment).
+    #[arg(long = "hosts", value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// How many agents, for the local and external transports.
+    #[arg(long)]
+    pub agents: Option<usize>,
+    /// An ssh configuration file to use instead of ~/.ssh/config (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// An ssh option, e.g. --ssh-option Port=2222 (ssh -o; repeatable).
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
+    pub ssh_options: Vec<String>,
+    /// The envbench program on the hosts.
+    #[arg(long, default_value = "envbench", value_name = "PATH")]
+    pub remote_binary: String,
+    /// Copy this envbench to each host first (to /tmp, removed at the end); the hosts must run the same platform.
+    #[arg(long)]
+    pub copy_binary: bool,
+    /// Go on without agents that cannot be reached or fail, instead of failing the fleet (it says which).
+    #[arg(long)]
+    pub keep_going: bool,
+    /// How long agents may take to start and prepare (create their files), e.g. 10m.
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub prepare_timeout: envbench_core::DurationArg,
 }
 
 #[cfg(test)]

@@ -57,6 +57,29 @@ pub fn read_small_file(path: &Path, option: &str, max_bytes: u64) -> anyhow::Res
 /// How much of an existing file is read to recognise it as envbench's.
 const RECOGNITION_BYTES: u64 = 64 * 1024;
 
+/// The columns of `results export`'s CSV and TSV, in order (their header line): how an export is known as
+/// envbench's before it is written over.
+pub const EXPORT_COLUMNS: &[&str] = &[
+    "run",
+    "label",
+    "tags",
+    "started_at",
+    "status",
+    "host",
+    "environment",
+    "workload",
+    "workload_version",
+    "test",
+    "parameters",
+    "parameters_hash",
+    "metric",
+    "unit",
+    "better",
+    "flags",
+    "sample",
+    "value",
+];
+
 /// A file envbench may write.
 #[derive(Debug)]
 pub struct OutputFile {
@@ -71,7 +94,7 @@ pub fn is_envbench_output(head: &str) -> bool {
         return true;
     }
     let first_line = head.lines().next().unwrap_or_default();
-    let export_header = |separator: &str| crate::commands::EXPORT_COLUMNS.join(separator);
+    let export_header = |separator: &str| EXPORT_COLUMNS.join(separator);
     if first_line == export_header(",") || first_line == export_header("\t") {
         return true;
     }
@@ -218,7 +241,7 @@ mod tests {
     fn envbench_recognises_its_own_files_only() {
         let report = envbench_report::html::page("envbench report", "<p>x</p>");
         assert!(is_envbench_output(&report));
-        assert!(is_envbench_output(&format!("{}\nx,y\n", crate::commands::EXPORT_COLUMNS.join(","))));
+        assert!(is_envbench_output(&format!("{}\nx,y\n", EXPORT_COLUMNS.join(","))));
         assert!(is_envbench_output("[\n  {\n    \"run\": \"abc\",\n"));
         assert!(is_envbench_output("[]\n"));
         assert!(is_envbench_output(&format!("{}\n1\t2\n", envbench_ranread::TSV_HEADER.join("\t"))));

@@ -1,25 +1,14 @@
 //! `envbench agent`: one host's part of a fleet. It reads the fleet's description from the shared store, plans this
 //! host's part and hands it to the one driver, then posts how it ended for the coordinator.
 
+use crate::cli::AgentArgs;
 use crate::driver::{self, CommonArgs};
 use crate::registry::WORKLOADS;
-use clap::Args;
 use envbench_core::fleet::AgentPlace;
 use envbench_fleet::board::{Failure, Finished, kind};
 use envbench_fleet::{AgentRun, Board, FleetSpec};
 use envbench_store::StoreLocation;
 use std::process::ExitCode;
-
-/// The options of `envbench agent`.
-#[derive(Args, Debug)]
-pub struct AgentArgs {
-    /// The fleet to join: the id `envbench fleet` printed.
-    #[arg(long)]
-    pub fleet: String,
-    /// This agent's name in the fleet (as the coordinator listed it: local-1, agent-1, or the host given).
-    #[arg(long)]
-    pub name: String,
-}
 
 /// `envbench agent --fleet ID --name NAME`.
 pub fn agent(store: &StoreLocation, args: AgentArgs) -> anyhow::Result<ExitCode> {

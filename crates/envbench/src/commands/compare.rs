@@ -7,20 +7,9 @@ use crate::files::OutputFile;
 use crate::output::print;
 use crate::registry::WORKLOADS;
 use crate::usage;
-use envbench_report::{Format, ReportError};
+use envbench_report::Format;
 use envbench_store::{RunFilter, StoreLocation};
 use std::process::ExitCode;
-
-/// Side-resolution mistakes are the user's: exit 2.
-pub(super) fn classify(error: ReportError) -> anyhow::Error {
-    match error {
-        ReportError::BadSide(_)
-        | ReportError::EmptySide(..)
-        | ReportError::AmbiguousSide(_)
-        | ReportError::TooFewSides(_) => usage(error.to_string()),
-        other => other.into(),
-    }
-}
 
 pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<ExitCode> {
     if args.sides.len() < 2 && !args.sides.iter().any(|s| sides::is_service_side(s)) {

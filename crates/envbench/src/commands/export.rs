@@ -2,7 +2,7 @@
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::commands::store;
-use crate::files::OutputFile;
+use crate::files::{EXPORT_COLUMNS, OutputFile};
 use crate::output::print;
 use crate::registry::WORKLOADS;
 use envbench_core::fingerprint::Fingerprint;
@@ -32,28 +32,6 @@ struct ExportRow<'a> {
     sample: usize,
     value: f64,
 }
-
-/// The columns of the CSV and TSV exports, in order (their header line).
-pub const EXPORT_COLUMNS: &[&str] = &[
-    "run",
-    "label",
-    "tags",
-    "started_at",
-    "status",
-    "host",
-    "environment",
-    "workload",
-    "workload_version",
-    "test",
-    "parameters",
-    "parameters_hash",
-    "metric",
-    "unit",
-    "better",
-    "flags",
-    "sample",
-    "value",
-];
 
 pub fn export(location: &StoreLocation, args: ExportArgs) -> anyhow::Result<ExitCode> {
     let output = args.output.as_deref().map(|path| OutputFile::check(path, "-o", args.force, location)).transpose()?;

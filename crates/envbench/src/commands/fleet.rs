@@ -1,69 +1,17 @@
 //! `envbench fleet`: a workload on many hosts at once, merged into one result. It parses what it must, then hands its
 //! planned run to the one driver; each host's part is `envbench agent` ([`super::agent`]).
 
+use crate::cli::FleetArgs;
 use crate::driver;
 use crate::registry::WORKLOADS;
-use clap::{Args, FromArgMatches};
+use clap::FromArgMatches;
 use envbench_core::model::redact_secrets;
 use envbench_core::workload::Workload;
 use envbench_fleet::coordinator::STORE_VARIABLE;
 use envbench_fleet::{CoordinatorRun, FleetSpec, SshOptions, Transport};
 use envbench_store::StoreLocation;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// The options of `envbench fleet`, before the workload and its own options.
-#[derive(Args, Debug)]
-pub struct FleetArgs {
-    /// How agents are started: ssh (each --host), local (--agents processes on this machine), or external (you start
-    /// the printed `envbench agent` commands, e.g. with Ansible, a Kubernetes job or Slurm).
-    #[arg(long, default_value = "ssh", value_parser = ["ssh", "local", "external"])]
-    pub transport: String,
-    /// A host to run an agent on, as ssh takes it: host, user@host or an ~/.ssh/config alias (repeatable).
-    #[arg(long = "host", value_name = "HOST")]
-    pub hosts: Vec<String>,
-    /// A file of hosts, one per line (# starts a comment).
-    #[arg(long = "hosts", value_name = "FILE")]
-    pub hosts_file: Option<PathBuf>,
-    /// How many agents, for the local and external transports.
-    #[arg(long)]
-    pub agents: Option<usize>,
-    /// An ssh configuration file to use instead of ~/.ssh/config (ssh -F).
-    #[arg(long, value_name = "FILE")]
-    pub ssh_config: Option<PathBuf>,
-    /// An ssh option, e.g. --ssh-option Port=2222 (ssh -o; repeatable).
-    #[arg(long = "ssh-option", value_name = "KEY=VALUE")]
-    pub ssh_options: Vec<String>,
-    /// The envbench program on the hosts.
-    #[arg(long, default_value = "envbench", value_name = "PATH")]
-    pub remote_binary: String,
-    /// Copy this envbench to each host first (to /tmp, removed at the end); the hosts must run the same platform.
-    #[arg(long)]
-    pub copy_binary: bool,
-    /// Go on without agents that cannot be reached or fail, instead of failing the fleet (it says which).
-    #[arg(long)]
-    pub keep_going: bool,
-    /// How long agents may take to start and prepare (create their files), e.g. 10m.
-    #[arg(long, default_value = "10m", value_name = "DURATION")]
-    pub prepare_timeout: envbench_core::DurationArg,
-}
-
-/// The `fleet` command: its options, then one subcommand per workload that runs on a fleet, with that workload's
-/// own options.
-pub fn command() -> clap::Command {
-    let mut command = FleetArgs::augment_args(clap::Command::new("fleet"))
-        .about(
-            "Run a workload on many hosts at once (started together, merged into one result) through a shared \
-             PostgreSQL store: envbench fleet --host db1 --host db2 --store postgres://... ranread --jobs 1,2,4",
-        )
-        .subcommand_required(true)
-        .subcommand_value_name("WORKLOAD");
-    for workload in WORKLOADS.iter().filter(|w| w.fleet().is_some()) {
-        command = command.subcommand(driver::command(workload));
-    }
-    command
-}
 
 /// The workloads that run on a fleet, for messages.
 fn fleet_workloads() -> String {

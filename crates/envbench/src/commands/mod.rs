@@ -5,12 +5,11 @@ mod compare;
 mod export;
 mod push;
 
-pub use agent::AgentArgs;
-pub use export::EXPORT_COLUMNS;
 pub mod fleet;
 mod results;
 mod run;
 mod selection;
+mod service;
 mod sides;
 mod standings;
 mod tokens;
@@ -20,6 +19,7 @@ use crate::cli::{Cli, Command};
 use crate::registry::WORKLOADS;
 use crate::usage;
 use clap::FromArgMatches;
+use envbench_report::ReportError;
 use envbench_store::{ResultStore, StoreLocation, default_store_path, open_store};
 use std::process::ExitCode;
 
@@ -63,4 +63,15 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
 /// Open the store for writing (creating it) or reading.
 pub fn store(location: &StoreLocation, create: bool) -> anyhow::Result<Box<dyn ResultStore>> {
     Ok(open_store(location, create)?)
+}
+
+/// Side-resolution mistakes are the user's: exit 2.
+pub(super) fn classify(error: ReportError) -> anyhow::Error {
+    match error {
+        ReportError::BadSide(_)
+        | ReportError::EmptySide(..)
+        | ReportError::AmbiguousSide(_)
+        | ReportError::TooFewSides(_) => usage(error.to_string()),
+        other => other.into(),
+    }
 }

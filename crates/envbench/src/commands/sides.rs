@@ -3,59 +3,17 @@
 //! when the runs it matches are one submitter's, and `https://host/alice/label:nvme` within alice's runs alone,
 //! and `https://host/` alone (with leaderboard filters, `https://host/?transport=nvme`) is the service's best other
 //! environment of the first local side's class (default or tuned options) on each of that side's workloads (made in
-//! [`super::standings`], which also says where each local side would stand on that service's leaderboards).
+//! [`super::service`]; [`super::standings`] says where each local side would stand on that service's leaderboards).
 
+use super::service::{Service, host_of};
 use crate::usage;
-use envbench_report::leaderboard::Leaderboard;
 use envbench_report::{ReportError, Side};
-use envbench_service::client::{Client, ClientError};
+use envbench_service::client::Client;
 use envbench_service::remote::ServiceStore;
 use envbench_store::{ResultStore, RunFilter, StoreLocation};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// A service some side was named on.
-pub(super) struct Service {
-    /// `https://host[:port]`, as given.
-    pub(super) base: String,
-    pub(super) store: ServiceStore,
-    /// Leaderboards fetched under `filters`, by workload (`None`: the service has no complete run of it).
-    boards: RefCell<BTreeMap<String, Option<Leaderboard>>>,
-    /// The leaderboard filters the user gave with the bare URL (`transport=nvme`), for its best side and standings.
-    pub(super) filters: String,
-}
-
-impl Service {
-    pub(super) fn board(&self, workload: &str) -> anyhow::Result<Option<Leaderboard>> {
-        if let Some(board) = self.boards.borrow().get(workload) {
-            return Ok(board.clone());
-        }
-        let mut path = format!("/api/v1/leaderboard?workload={}", envbench_core::text::percent_encode(workload));
-        if !self.filters.is_empty() {
-            path.push('&');
-            path.push_str(&self.filters);
-        }
-        let board = match self.store.client().get::<Leaderboard>(&path) {
-            Ok(board) => Some(board),
-            // An envbench service says it has no complete run of the workload; any other 404 is not one's.
-            Err(ClientError::Refused { status: 404, message, .. }) if message.contains("no complete run") => None,
-            Err(ClientError::Refused { status: 404, url, message }) => {
-                return Err(ClientError::NotAService {
-                    url,
-                    reason: format!(
-                        "it has no leaderboard API (404: {}); is this the address of an envbench service?",
-                        envbench_core::text::truncate(&envbench_core::text::printable(&message), 120)
-                    ),
-                }
-                .into());
-            }
-            Err(error) => return Err(error.into()),
-        };
-        self.boards.borrow_mut().insert(workload.to_string(), board.clone());
-        Ok(board)
-    }
-}
 
 /// The sides of a command, and where each came from.
 pub struct Resolved {
@@ -106,7 +64,7 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
                 local = Some(super::store(location, false)?);
             }
             let store = local.as_deref().expect("opened");
-            sides.push(Some(envbench_report::resolve_side(store, text).map_err(super::compare::classify)?));
+            sides.push(Some(envbench_report::resolve_side(store, text).map_err(super::classify)?));
             origins.push(None);
             continue;
         };
@@ -146,10 +104,10 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
             )));
         };
         let service = &services[origins[at].expect("a service side")];
-        sides[at] = Some(super::standings::best_side(service, reference)?);
+        sides[at] = Some(super::service::best_side(service, reference)?);
     }
     let sides = envbench_report::distinct_sides(sides.into_iter().map(|s| s.expect("resolved")).collect())
-        .map_err(super::compare::classify)?;
+        .map_err(super::classify)?;
     Ok(Resolved { sides, origins, services })
 }
 
@@ -221,11 +179,6 @@ fn on_the_service(error: ReportError, base: &str, submitter: Option<&str>) -> an
         }
         other => anyhow::Error::from(other).context(format!("reading {base}")),
     }
-}
-
-/// `host[:port]` of a base URL.
-pub(super) fn host_of(base: &str) -> &str {
-    base.split_once("://").map_or(base, |(_, host)| host)
 }
 
 /// The latest local run as a side: its whole suite when it was part of one.

@@ -2,12 +2,10 @@
 //! environment there, and compare says where each local side would stand, ranked from the leaderboards' medians
 //! (nothing of the local store is sent).
 
-use super::sides::{Resolved, Service, host_of};
+use super::sides::Resolved;
 use crate::registry::WORKLOADS;
-use crate::usage;
 use envbench_report::Side;
-use envbench_report::leaderboard::{Standing, options_class, standing};
-use envbench_store::ResultStore;
+use envbench_report::leaderboard::{Standing, standing};
 use serde::Serialize;
 
 /// Where a local side stands on a service's leaderboards.
@@ -64,47 +62,4 @@ pub fn standings_text(standings: &[SideStanding], markdown: bool) -> String {
         }
     }
     text
-}
-
-/// The service's best environment other than `reference`'s, in the list its options put it on (default or tuned), on
-/// each workload `reference` ran: the latest runs that make that environment's figure there.
-pub(super) fn best_side(service: &Service, reference: &Side) -> anyhow::Result<Side> {
-    // A flagged side is still compared with the best of its options' list: the standing says it is flagged.
-    let class = options_class(&reference.runs);
-    let own = reference.runs.first().map(|r| envbench_report::environment_identity(&r.fingerprint).id);
-    let workloads = envbench_report::workloads_of(&reference.runs);
-    let mut runs = Vec::new();
-    let mut flagged = 0;
-    for workload in &workloads {
-        let Some(board) = service.board(workload)? else { continue };
-        flagged += board.flagged.iter().filter(|e| Some(&e.environment.id) != own.as_ref()).count();
-        let Some(leader) = board.list(class).iter().find(|e| Some(&e.environment.id) != own.as_ref()) else {
-            continue;
-        };
-        for uuid in &leader.runs {
-            runs.push(service.store.load_run(uuid)?);
-        }
-    }
-    if runs.is_empty() {
-        return Err(usage(format!(
-            "{}{}: no other environment with {} ran {} there{}{}",
-            service.base,
-            if service.filters.is_empty() { String::new() } else { format!("/?{}", service.filters) },
-            class.words(),
-            workloads.join(", "),
-            if service.filters.is_empty() { "" } else { " with these filters" },
-            match flagged {
-                0 => String::new(),
-                n => format!(
-                    " (besides {n} flagged, disturbed or on memory-backed storage, which are never the best); name one \
-                     with https://host/label:NAME to compare with it anyway"
-                ),
-            }
-        )));
-    }
-    // Oldest first, as a side's runs are.
-    runs.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
-    let filters = if service.filters.is_empty() { String::new() } else { format!(" ({})", service.filters) };
-    let by = runs.first().and_then(|r| r.summary.submitter.as_ref()).map_or(String::new(), |s| format!(" by {s}"));
-    Ok(Side::new(format!("best on {}{by}{filters}", host_of(&service.base)), runs))
 }

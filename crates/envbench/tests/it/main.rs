@@ -13,6 +13,7 @@ mod service;
 mod suites;
 mod sustained;
 mod tpch;
+mod tree;
 mod viewer;
 mod workloads;
 
