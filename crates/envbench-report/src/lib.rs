@@ -21,6 +21,7 @@ mod history;
 pub mod html;
 mod interval;
 pub mod leaderboard;
+pub mod read_api;
 mod render;
 mod report;
 mod result_charts;

@@ -7,14 +7,13 @@
 //! scripts, framing and content sniffing.
 //!
 //! The pages are in `pages` (runs, a run, comparisons and their downloads), `environments` (suites, environments, an
-//! environment's history) and `board` (the leaderboard); the JSON read API is in `api`; `respond` holds what every
-//! handler shares, and `serve` the routes, the host guard and the listeners (HTTP or HTTPS).
+//! environment's history) and `board` (the leaderboard); the JSON read API's answers are `crate::read_api`'s, served by envbench-service's
+//! routes; `respond` holds what every handler shares, and `serve` the routes, the host guard and the listeners (HTTP or HTTPS).
 
-mod api;
-mod board;
+pub(crate) mod board;
 mod environments;
 mod pages;
-mod respond;
+pub(crate) mod respond;
 mod serve;
 
 pub use serve::{DEFAULT_LISTEN, Extras, bind, is_loopback, router, router_with, serve, serve_blocking, serve_with};

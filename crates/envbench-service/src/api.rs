@@ -1,366 +1,48 @@
-//! The service's API, beside the viewer's read-only pages:
+//! `/api/v1`, the whole of it: the routes, what each answers and its JSON types; the client that calls them is
+//! [`crate::client`] (with [`crate::remote`], a service read as a store).
 //!
+//! Read, served by every viewer (`envbench serve`) and every service ([`read`], answered by envbench-report's model
+//! of the store, the same the pages show):
+//! - `GET /api/v1/runs?label=L&tag=k=v&workload=W&host=H&submitter=S&limit=N`: the runs that match, newest first.
+//! - `GET /api/v1/runs/{id}`: one run (by its id or a unique prefix) with every sample and all kept about it.
+//! - `GET /api/v1/leaderboard?workload=W&...`: a workload's leaderboard, each environment's medians and its runs.
+//!
+//! Write, served by a service that accepts uploads ([`write`]):
 //! - `GET /api/v1/limits`: what one upload may hold, for clients to size their batches.
 //! - `POST /api/v1/known` with `{"runs": [uuid...]}`: which of these runs the service has, so a client sends only
 //!   the others.
-//! - `POST /api/v1/runs` with `Authorization: Bearer TOKEN` and an [`UploadBody`]: each run is re-checked
-//!   ([`check_upload`]) and kept with its submitter, or refused with the reason. The answer lists every run's outcome:
-//!   200 when none was refused, 422 when one was; 401 or 403 for a missing, unknown or revoked token; 413 for a body
-//!   or a batch over the limits; 429, with `Retry-After`, past a token's uploads per hour.
+//! - `POST /api/v1/runs` with `Authorization: Bearer TOKEN` and an [`UploadBody`](crate::UploadBody): each run is
+//!   re-checked and kept with its submitter, or refused with the reason. The answer lists every run's outcome: 200
+//!   when none was refused, 422 when one was; 401 or 403 for a missing, unknown or revoked token; 413 for a body or a
+//!   batch over the limits; 429, with `Retry-After`, past a token's uploads per hour.
+//!
+//! Every refusal answers `{"error": ...}` ([`ApiError`]) with its status.
 
-use crate::checks::check_upload;
-use crate::tokens::token_sha256;
-use crate::upload::{UPLOAD_FORMAT, UploadBody, UploadedRun, content_sha256};
+mod read;
+mod write;
+
+pub use write::{ApiError, Known, Limits, RunOutcome, UploadAnswer, upload_body};
+
 use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use envbench_store::{Received, StoreLocation, TokenCheck, UploadOutcome, open_upload_store};
-use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use envbench_core::workload::Registry;
+use envbench_store::StoreLocation;
+use std::sync::Arc;
 
-/// What one upload, and one token, may send.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Limits {
-    /// The largest request body.
-    pub max_body_bytes: u64,
-    /// The most runs in one upload.
-    pub max_runs_per_upload: usize,
-    /// The most uploads (requests) one token may make in an hour.
-    pub max_uploads_per_hour: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits { max_body_bytes: 32 << 20, max_runs_per_upload: 100, max_uploads_per_hour: 120 }
-    }
-}
-
-/// One run's outcome in an upload's answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunOutcome {
-    /// The run's uuid, or its place in the upload when it has none that can be read.
-    pub run: String,
-    /// `accepted`, `already_present` or `refused`.
-    pub outcome: String,
-    pub reason: Option<String>,
-}
-
-/// The answer to an upload.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct UploadAnswer {
-    pub submitter: String,
-    pub runs: Vec<RunOutcome>,
-}
-
-/// The answer to `POST /api/v1/known`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Known {
-    pub runs: Vec<String>,
-}
-
-/// The answer to every request the API refuses as a whole.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ApiError {
-    pub error: String,
-}
-
-struct Service {
-    location: StoreLocation,
-    workloads: Vec<String>,
-    limits: Limits,
-    /// Each token's uploads in the last hour, by token id.
-    recent: Mutex<HashMap<i64, VecDeque<Instant>>>,
-}
-
-/// The API's routes over the store at `location`, knowing `workloads`.
-pub fn api_router(location: StoreLocation, workloads: Vec<String>, limits: Limits) -> Router {
-    let service = Arc::new(Service { location, workloads, limits, recent: Mutex::new(HashMap::new()) });
-    Router::new()
-        .route("/api/v1/limits", get(limits_of))
-        .route("/api/v1/known", post(known))
-        .route("/api/v1/runs", post(upload))
-        .with_state(service)
-}
-
-fn refuse(status: StatusCode, error: impl Into<String>) -> Response {
-    (status, axum::Json(ApiError { error: error.into() })).into_response()
-}
-
-async fn limits_of(State(service): State<Arc<Service>>) -> Response {
-    axum::Json(service.limits).into_response()
-}
-
-/// Why store work on a blocking thread failed: the server's fault (500), with its message.
-struct Failure(String);
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        refuse(StatusCode::INTERNAL_SERVER_ERROR, self.0)
-    }
-}
-
-/// Run store work on a blocking thread.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
-) -> Result<T, Response> {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(failure)) => Err(failure.into_response()),
-        Err(join) => {
-            log(&format!("envbench serve: a request's work ended abnormally: {join}"));
-            Err(Failure("the service failed on this request; its operator's log says why".into()).into_response())
-        }
-    }
-}
-
-/// A line for the operator on the service's standard error, which may be closed: then it is lost, and nothing fails.
-fn log(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-/// A store failure: the whole error (which names the store, its URL among it) goes to the service's log, and the
-/// client learns only that the store failed, never where the store is.
-fn store_failure(error: impl std::fmt::Display) -> Failure {
-    log(&envbench_core::secrets::redact_secrets(&format!("envbench serve: the store failed: {error}")));
-    Failure("the service's store failed; its operator's log says why. Try again later".into())
-}
-
-async fn known(State(service): State<Arc<Service>>, body: Body) -> Response {
-    let bytes = match axum::body::to_bytes(body, 1 << 20).await {
-        Ok(bytes) => bytes,
-        Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "ask about at most 1 MiB of run ids at a time"),
-    };
-    let asked: Known = match serde_json::from_slice(&bytes) {
-        Ok(asked) => asked,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("not a list of run ids: {e}")),
-    };
-    let location = service.location.clone();
-    let answer = blocking(move || {
-        let store = open_upload_store(&location, false).map_err(store_failure)?;
-        let mut present = Vec::new();
-        for uuid in asked.runs {
-            match store.find_run(&uuid) {
-                Ok(found) if found == uuid => present.push(uuid),
-                _ => {}
-            }
-        }
-        Ok(Known { runs: present })
-    })
-    .await;
-    match answer {
-        Ok(known) => axum::Json(known).into_response(),
-        Err(response) => response,
-    }
-}
-
-/// The bearer token of a request.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
-}
-
-fn now_s() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
-}
-
-impl Service {
-    /// Count an upload of a token against its hourly limit: how long to wait when it is over.
-    fn over_limit(&self, token_id: i64) -> Option<Duration> {
-        let hour = Duration::from_secs(3600);
-        let now = Instant::now();
-        let mut recent = self.recent.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let times = recent.entry(token_id).or_default();
-        while times.front().is_some_and(|t| now.duration_since(*t) >= hour) {
-            times.pop_front();
-        }
-        if times.len() >= self.limits.max_uploads_per_hour as usize {
-            return Some(hour.saturating_sub(now.duration_since(*times.front()?)));
-        }
-        times.push_back(now);
-        None
-    }
-}
-
-async fn upload(State(service): State<Arc<Service>>, headers: HeaderMap, body: Body) -> Response {
-    let limits = service.limits;
-    let Some(token) = bearer(&headers).map(str::to_string) else {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "an upload needs a token: `Authorization: Bearer TOKEN` (envbench push URL --token-file FILE); the \
-             service's operator makes one with `envbench results token create --name NAME`",
-        );
-    };
-    // Said before the body is read: a body announced too large is not read at all.
-    let announced = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let too_large = || {
-        refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the upload is larger than this service takes ({} bytes); send fewer runs at a time",
-                limits.max_body_bytes
-            ),
-        )
-    };
-    if announced.is_some_and(|length| length > limits.max_body_bytes) {
-        return too_large();
-    }
-    let location = service.location.clone();
-    let check = blocking(move || {
-        let store = open_upload_store(&location, false).map_err(store_failure)?;
-        store.check_token(&token_sha256(&token)).map_err(store_failure)
-    })
-    .await;
-    let (token_id, submitter) = match check {
-        Ok(TokenCheck::Live { id, name }) => (id, name),
-        Ok(TokenCheck::Revoked { name, revoked_at }) => {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                format!("the token of '{name}' was revoked at {revoked_at}; ask the service's operator for a new one"),
-            );
-        }
-        Ok(TokenCheck::Unknown) => {
-            return refuse(StatusCode::UNAUTHORIZED, "this service does not know the token; check --token-file");
-        }
-        Err(response) => return response,
-    };
-    if let Some(wait) = service.over_limit(token_id) {
-        let mut response = refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "'{submitter}' has made {} uploads in the last hour, this service's limit; try again in {} s",
-                limits.max_uploads_per_hour,
-                wait.as_secs() + 1
-            ),
-        );
-        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        return response;
-    }
-    let bytes = match axum::body::to_bytes(body, usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX)).await {
-        Ok(bytes) => bytes,
-        Err(_) => return too_large(),
-    };
-    let mut document: serde_json::Value = match serde_json::from_slice(&bytes) {
-        Ok(document) => document,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("the upload is not JSON: {e}")),
-    };
-    if document.get("format").and_then(serde_json::Value::as_u64) != Some(u64::from(UPLOAD_FORMAT)) {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            format!("the upload is not of format {UPLOAD_FORMAT}, the one this service reads; upgrade the client"),
-        );
-    }
-    // The upload is `{"format": 1, "runs": [...]}` and nothing else, as each run refuses fields it does not know.
-    if let Some(unknown) =
-        document.as_object().and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "format" | "runs")))
-    {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "unknown field '{}' in the upload: it holds only format and runs",
-                envbench_core::text::truncate(&envbench_core::text::printable(unknown), 40)
-            ),
-        );
-    }
-    let Some(serde_json::Value::Array(runs)) = document.get_mut("runs").map(serde_json::Value::take) else {
-        return refuse(StatusCode::BAD_REQUEST, "the upload holds no list of runs");
-    };
-    if runs.len() > limits.max_runs_per_upload {
-        return refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "{} runs in one upload are more than this service takes ({}); send fewer at a time",
-                runs.len(),
-                limits.max_runs_per_upload
-            ),
-        );
-    }
-    let location = service.location.clone();
-    let workloads = service.workloads.clone();
-    let answer = blocking(move || {
-        let mut store = open_upload_store(&location, false).map_err(store_failure)?;
-        let known: Vec<&str> = workloads.iter().map(String::as_str).collect();
-        let mut answer = UploadAnswer { submitter, runs: Vec::new() };
-        for (index, value) in runs.into_iter().enumerate() {
-            let name = value
-                .pointer("/run/uuid")
-                .and_then(serde_json::Value::as_str)
-                .map_or_else(|| format!("#{}", index + 1), envbench_core::text::printable);
-            let outcome = |outcome: &str, reason: Option<String>| RunOutcome {
-                run: name.clone(),
-                outcome: outcome.to_string(),
-                reason,
-            };
-            let sent = value.clone();
-            let fingerprint = sent.pointer("/run/fingerprint").unwrap_or(&serde_json::Value::Null);
-            let typed: Result<UploadedRun, String> =
-                serde_json::from_value(value).map_err(|e| format!("not an uploaded run: {e}"));
-            let checked = typed.and_then(|run| {
-                let kept = serde_json::to_value(&run).map_err(|e| format!("not an uploaded run: {e}"))?;
-                if let Some(path) = crate::checks::unknown_field(&sent, &kept) {
-                    return Err(format!(
-                        "unknown field '{}': this service keeps only the fields envbench writes, and would drop it",
-                        envbench_core::text::truncate(&envbench_core::text::printable(&path), 80)
-                    ));
-                }
-                check_upload(&run, fingerprint, now_s() as i64, &known)?;
-                Ok(run)
-            });
-            let run = match checked {
-                Ok(run) => run,
-                Err(reason) => {
-                    answer.runs.push(outcome("refused", Some(reason)));
-                    continue;
-                }
-            };
-            let provenance = serde_json::to_value(&run.provenance).unwrap_or_default();
-            let digest = content_sha256(&run.run);
-            let received = Received { token_id, content_sha256: &digest, provenance: &provenance, received_s: now_s() };
-            answer.runs.push(match store.import_upload(&run.run, &received).map_err(store_failure)? {
-                UploadOutcome::Imported => outcome("accepted", None),
-                UploadOutcome::AlreadyPresent => outcome("already_present", None),
-                UploadOutcome::CopyOf(other) => outcome(
-                    "refused",
-                    Some(format!("the same results are here already, as run {other}: a copy is not another run")),
-                ),
-                UploadOutcome::SuiteOfAnother { suite, submitter } => outcome(
-                    "refused",
-                    Some(format!(
-                        "its suite {suite} holds runs {}: a suite is one submitter's; run the suite again to make \
-                         one of your own",
-                        match submitter {
-                            Some(name) => format!("that '{name}' sent"),
-                            None => "this service did not receive from you".to_string(),
-                        }
-                    )),
-                ),
-            });
-        }
-        Ok(answer)
-    })
-    .await;
-    match answer {
-        Ok(answer) => {
-            let status = if answer.runs.iter().any(|r| r.outcome == "refused") {
-                StatusCode::UNPROCESSABLE_ENTITY
-            } else {
-                StatusCode::OK
-            };
-            (status, axum::Json(answer)).into_response()
-        }
-        Err(response) => response,
-    }
-}
-
-/// An upload of `runs`, as a client sends it.
-pub fn upload_body(runs: Vec<UploadedRun>) -> UploadBody {
-    UploadBody { format: UPLOAD_FORMAT, runs }
+/// The `/api/v1` routes over the store at `location`, knowing `workloads`: the read routes always, and the write
+/// routes when the service accepts uploads, held to `uploads`.
+pub fn router(location: StoreLocation, workloads: Registry, uploads: Option<Limits>) -> Router {
+    let names = workloads.names().into_iter().map(str::to_string).collect();
+    let reads = Router::new()
+        .route("/api/v1/runs", get(read::runs))
+        .route("/api/v1/runs/{id}", get(read::run))
+        .route("/api/v1/leaderboard", get(read::leaderboard))
+        .with_state(Arc::new(read::Reader { location: location.clone(), workloads }));
+    let Some(limits) = uploads else { return reads };
+    let writes = Router::new()
+        .route("/api/v1/limits", get(write::limits_of))
+        .route("/api/v1/known", post(write::known))
+        .route("/api/v1/runs", post(write::upload))
+        .with_state(write::service(location, names, limits));
+    reads.merge(writes)
 }

@@ -5,6 +5,7 @@
 use crate::api::{ApiError, Known, Limits, UploadAnswer};
 use crate::upload::{UPLOAD_FORMAT, UploadBody, UploadedRun, kept_provenance};
 use envbench_core::provenance::BinaryIdentity;
+use envbench_report::leaderboard::Leaderboard;
 use envbench_store::{ResultStore, StoreError};
 use std::time::Duration;
 
@@ -200,6 +201,29 @@ impl Client {
     }
 
     /// What the service takes in one upload.
+    /// `GET /api/v1/leaderboard?workload=W&FILTERS`, `filters` as the user gave them (`transport=nvme`): `None` when
+    /// the service has no complete run of the workload. A 404 that is not an envbench service's answer says so.
+    pub fn leaderboard(&self, workload: &str, filters: &str) -> Result<Option<Leaderboard>, ClientError> {
+        let mut path = format!("/api/v1/leaderboard?workload={}", envbench_core::text::percent_encode(workload));
+        if !filters.is_empty() {
+            path.push('&');
+            path.push_str(filters);
+        }
+        match self.get::<Leaderboard>(&path) {
+            Ok(board) => Ok(Some(board)),
+            // An envbench service says it has no complete run of the workload; any other 404 is not one's.
+            Err(ClientError::Refused { status: 404, message, .. }) if message.contains("no complete run") => Ok(None),
+            Err(ClientError::Refused { status: 404, url, message }) => Err(ClientError::NotAService {
+                url,
+                reason: format!(
+                    "it has no leaderboard API (404: {}); is this the address of an envbench service?",
+                    envbench_core::text::truncate(&envbench_core::text::printable(&message), 120)
+                ),
+            }),
+            Err(error) => Err(error),
+        }
+    }
+
     pub fn limits(&self) -> Result<Limits, ClientError> {
         let path = "/api/v1/limits";
         self.answer(path, self.exchange(path, None, false)?, &[200])

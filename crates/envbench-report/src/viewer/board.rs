@@ -174,7 +174,7 @@ pub(super) fn empty_list_reason(board: &crate::leaderboard::Leaderboard, class: 
 }
 
 /// Refuse a leaderboard query with a parameter it does not take or a workload envbench does not have.
-pub(super) fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+pub(crate) fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
     let mut taken = vec!["workload"];
     taken.extend(crate::leaderboard::FILTER_FIELDS.iter().map(|(name, _)| *name));
     only_parameters(query, &taken)?;
@@ -183,7 +183,7 @@ pub(super) fn check_leaderboard_query(query: &[(String, String)], workloads: &Re
 
 /// The leaderboard a query asks for (`workload=W`, the first workload with a complete run when none is named, and
 /// any filters), and the workloads that have complete runs; `None` when the store has no complete run.
-pub(super) fn load_leaderboard(
+pub(crate) fn load_leaderboard(
     store: &dyn ResultStore,
     workloads: &Registry,
     query: &[(String, String)],

@@ -1,6 +1,6 @@
 //! What every request handler of the viewer shares: the state (where the store is, the workloads), store work on a
-//! blocking thread turned into a response, HTML and error answers (a page for people, `{"error": ...}` for the API),
-//! the navigation bar, and reading and checking a query string.
+//! blocking thread turned into a response, HTML and error pages, the navigation bar, and reading and checking a query
+//! string.
 
 use crate::error::ReportError;
 use crate::html::{escape, page};
@@ -19,41 +19,21 @@ pub(super) struct Viewer {
 
 pub(super) type Shared = State<Arc<Viewer>>;
 
-/// Run store work on a blocking thread and turn its outcome into a response.
+/// Run store work on a blocking thread and turn its outcome into a response (an error as a page). Runs load as pages
+/// show them: a result with many samples as its digest, so a page costs the same however many samples a run has.
 pub(super) async fn with_store(
     viewer: Arc<Viewer>,
     work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
 ) -> Response {
-    with_store_or(viewer, Loads::Digested, work, error_page).await
-}
-
-/// How the work of a request loads runs: as pages show them (a result with many samples as its digest, so a page
-/// costs the same however many samples a run has), or whole (the read API's one run: every sample).
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Loads {
-    Digested,
-    Whole,
-}
-
-/// [`with_store`] with errors answered by `failed`.
-pub(super) async fn with_store_or(
-    viewer: Arc<Viewer>,
-    loads: Loads,
-    work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
-    failed: fn(&ReportError) -> Response,
-) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
         let store = open_store(&viewer.location, false)?;
-        match loads {
-            Loads::Digested => work(&envbench_store::PagesView(store.as_ref()), &viewer.workloads),
-            Loads::Whole => work(store.as_ref(), &viewer.workloads),
-        }
+        work(&envbench_store::PagesView(store.as_ref()), &viewer.workloads)
     })
     .await;
     match outcome {
         Ok(Ok(response)) => response,
-        Ok(Err(error)) => failed(&error),
-        Err(join) => failed(&ReportError::Serve(join.to_string())),
+        Ok(Err(error)) => error_page(&error),
+        Err(join) => error_page(&ReportError::Serve(join.to_string())),
     }
 }
 
@@ -63,7 +43,7 @@ pub(super) fn html(body: String) -> Response {
 
 /// The status of an error's answer: 404 for what is not here, 400 for what was asked wrong (an ambiguous run id is
 /// 409 to the API, which a client tells apart from a missing run).
-pub(super) fn error_status(error: &ReportError) -> StatusCode {
+pub(crate) fn error_status(error: &ReportError) -> StatusCode {
     match error {
         ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(..) => StatusCode::NOT_FOUND,
         ReportError::Store(StoreError::AmbiguousRun { .. })
@@ -72,15 +52,6 @@ pub(super) fn error_status(error: &ReportError) -> StatusCode {
         | ReportError::TooFewSides(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
-}
-
-/// An API error: `{"error": "..."}` with its status.
-pub(super) fn error_json(error: &ReportError) -> Response {
-    let status = match error {
-        ReportError::Store(StoreError::AmbiguousRun { .. }) => StatusCode::CONFLICT,
-        other => error_status(other),
-    };
-    (status, axum::Json(serde_json::json!({ "error": error.to_string() }))).into_response()
 }
 
 pub(super) fn error_page(error: &ReportError) -> Response {
@@ -96,7 +67,7 @@ pub(super) fn navigation() -> String {
 }
 
 /// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.
-pub(super) fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
     fn hex(byte: &u8) -> Option<u8> {
         (*byte as char).to_digit(16).map(|d| d as u8)
     }
@@ -131,17 +102,17 @@ pub(super) fn parse_query(query: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
-pub(super) fn first<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+pub(crate) fn first<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
     query.iter().find(|(k, v)| k == key && !v.trim().is_empty()).map(|(_, v)| v.trim())
 }
 
-pub(super) fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> {
+pub(crate) fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> {
     query.iter().filter(|(k, v)| k == key && !v.trim().is_empty()).map(|(_, v)| v.trim()).collect()
 }
 
 /// Refuse a query with a parameter the endpoint does not take: a misspelt filter would otherwise be ignored, and the
 /// answer read as filtered.
-pub(super) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ReportError> {
+pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ReportError> {
     match query.iter().find(|(key, _)| !taken.contains(&key.as_str())) {
         Some((key, _)) => Err(ReportError::BadSide(format!(
             "unknown parameter '{}': this takes {}",
@@ -153,7 +124,7 @@ pub(super) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Res
 }
 
 /// Refuse `workload=W` for a workload envbench does not have.
-pub(super) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+pub(crate) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
     match first(query, "workload") {
         Some(asked) if !workloads.names().contains(&asked) => Err(ReportError::BadSide(format!(
             "workload '{}' is not one of envbench's: {}",

@@ -1,8 +1,7 @@
-//! Serving the viewer: its routes (the pages, the downloads, the read API and a service's extra routes), the guard in
+//! Serving the viewer: its routes (the pages, the downloads, and the `/api/v1` routes it is given), the guard in
 //! front of them (only requests addressed to the viewer's own address or names, every response forbidding scripts,
 //! framing and sniffing), and the listeners: plain HTTP or HTTPS, each connection with a header read timeout.
 
-use super::api::{api_leaderboard, api_run, api_runs};
 use super::board::leaderboard_page;
 use super::environments::{environment_page, environments_page, suites_page};
 use super::pages::{compare_json, compare_markdown, compare_page, list_page, report_download, run_page};
@@ -27,8 +26,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub(super) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; \
      base-uri 'none'";
 
-/// What a viewer serves beside its pages: a results service's API routes, and the host names it answers for beyond
-/// the address it listens on (the public name of a service behind a reverse proxy).
+/// What a viewer serves beside its pages: the `/api/v1` routes (envbench-service's `api::router`), and the host
+/// names it answers for beyond the address it listens on (the public name of a service behind a reverse proxy).
 #[derive(Default)]
 pub struct Extras {
     pub api: Option<Router>,
@@ -57,9 +56,6 @@ pub fn router_with(location: StoreLocation, workloads: Registry, listening: Sock
         .route("/report.html", get(report_download))
         .route("/compare.json", get(compare_json))
         .route("/compare.md", get(compare_markdown))
-        .route("/api/v1/runs", get(api_runs))
-        .route("/api/v1/runs/{id}", get(api_run))
-        .route("/api/v1/leaderboard", get(api_leaderboard))
         .with_state(Arc::new(Viewer { location, workloads }));
     let routes = match extras.api {
         Some(api) => pages.merge(api),

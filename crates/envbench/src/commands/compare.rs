@@ -150,15 +150,14 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
         );
     }
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let mut extras = envbench_report::Extras { api: None, hosts: args.host_names.clone(), tls };
+    let uploads = args.accept_uploads.then(|| envbench_service::Limits {
+        max_body_bytes: args.max_upload_size.bytes(),
+        max_runs_per_upload: usize::try_from(args.max_runs_per_upload).unwrap_or(usize::MAX),
+        max_uploads_per_hour: args.max_uploads_per_hour,
+    });
+    let api = envbench_service::api::router(location.clone(), WORKLOADS, uploads);
+    let extras = envbench_report::Extras { api: Some(api), hosts: args.host_names.clone(), tls };
     if args.accept_uploads {
-        let limits = envbench_service::Limits {
-            max_body_bytes: args.max_upload_size.bytes(),
-            max_runs_per_upload: usize::try_from(args.max_runs_per_upload).unwrap_or(usize::MAX),
-            max_uploads_per_hour: args.max_uploads_per_hour,
-        };
-        let workloads = WORKLOADS.names().into_iter().map(str::to_string).collect();
-        extras.api = Some(envbench_service::api_router(location.clone(), workloads, limits));
         eprintln!(
             "envbench results service for {} on {scheme}://{address}/: uploads at /api/v1/runs with a token (envbench \
              results token create); pages read-only{}; Ctrl-C stops it",

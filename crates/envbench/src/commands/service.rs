@@ -4,7 +4,6 @@
 use crate::usage;
 use envbench_report::Side;
 use envbench_report::leaderboard::{Leaderboard, options_class};
-use envbench_service::client::ClientError;
 use envbench_service::remote::ServiceStore;
 use envbench_store::ResultStore;
 use std::cell::RefCell;
@@ -22,31 +21,12 @@ pub(super) struct Service {
 }
 
 impl Service {
+    /// The service's leaderboard of `workload` under the user's filters, fetched once.
     pub(super) fn board(&self, workload: &str) -> anyhow::Result<Option<Leaderboard>> {
         if let Some(board) = self.boards.borrow().get(workload) {
             return Ok(board.clone());
         }
-        let mut path = format!("/api/v1/leaderboard?workload={}", envbench_core::text::percent_encode(workload));
-        if !self.filters.is_empty() {
-            path.push('&');
-            path.push_str(&self.filters);
-        }
-        let board = match self.store.client().get::<Leaderboard>(&path) {
-            Ok(board) => Some(board),
-            // An envbench service says it has no complete run of the workload; any other 404 is not one's.
-            Err(ClientError::Refused { status: 404, message, .. }) if message.contains("no complete run") => None,
-            Err(ClientError::Refused { status: 404, url, message }) => {
-                return Err(ClientError::NotAService {
-                    url,
-                    reason: format!(
-                        "it has no leaderboard API (404: {}); is this the address of an envbench service?",
-                        envbench_core::text::truncate(&envbench_core::text::printable(&message), 120)
-                    ),
-                }
-                .into());
-            }
-            Err(error) => return Err(error.into()),
-        };
+        let board = self.store.client().leaderboard(workload, &self.filters)?;
         self.boards.borrow_mut().insert(workload.to_string(), board.clone());
         Ok(board)
     }
