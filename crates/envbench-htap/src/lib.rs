@@ -8,7 +8,9 @@
 //! ([`ch`]) and the 22 analytic queries over all of them ([`queries`]), run by analytic streams beside the
 //! transactional users ([`streams`]). Each step runs the transactional users with a number of streams; step 0 is the
 //! transactions' baseline and each count of streams alone is the analytics' own, so the run shows what each stream
-//! costs the transactions and how much slower the analytics run beside them ([`workload`]).
+//! costs the transactions and how much slower the analytics run beside them. Behind the registration ([`HTAP`]), the
+//! command line, the plan, the run's document, its records, its tables and its read-back are private modules of one
+//! job each.
 //!
 //! On PostgreSQL and MariaDB/MySQL. These are CH-benCHmark- and TPC-derived workloads, not TPC benchmarks: their
 //! results are not TPC results and must not be called so.
