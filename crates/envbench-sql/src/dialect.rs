@@ -77,6 +77,8 @@ pub struct DialectOps {
     pub implicit_row_id: bool,
     /// Type names.
     pub types: SqlTypes,
+    /// How the catalog answers what envbench asks of a namespace.
+    pub catalog: Catalog,
     /// `{x}` compared, sorted and grouped case-sensitively ([`Dialect::adapt`]'s `{cs:x}`).
     pub case_sensitive: &'static str,
     /// The type names a cast may not name here, and the name it takes instead ([`Dialect::adapt`]).
@@ -85,6 +87,36 @@ pub struct DialectOps {
     pub quoted_interval_counts: bool,
     /// `x::type` casts.
     pub double_colon_casts: bool,
+}
+
+/// How a dialect names things and how its catalog answers what [`Namespace`](crate::Namespace) asks: every query
+/// takes the namespace's name as its first parameter, then the names asked about (`{list}` their placeholders).
+#[derive(Debug)]
+pub struct Catalog {
+    /// The character that quotes an identifier, doubled inside it.
+    pub identifier_quote: char,
+    /// A backslash escapes the next character inside string literals (MySQL, unless `NO_BACKSLASH_ESCAPES`).
+    pub backslash_escapes: bool,
+    /// The one namespace of a database that has one (SQLite's `main`), whatever name is asked for.
+    pub only_namespace: Option<&'static str>,
+    /// The connection's own namespace, and what to tell a user whose connection has none.
+    pub current_namespace: (&'static str, &'static str),
+    /// One row when the namespace `?` exists.
+    pub namespace_exists: &'static str,
+    /// Makes unqualified names of a session resolve in one namespace only, `{namespace}` its quoted name.
+    pub pin: Option<&'static str>,
+    /// The relations of the namespace named in `{list}` (any object that takes a relation's name): its name, its
+    /// kind as the catalog writes it, and its comment.
+    pub relations: &'static str,
+    /// The catalog's kinds of relation in words (`r` is a table, `S` a sequence); a kind not listed is its own word.
+    pub relation_kinds: &'static [(&'static str, &'static str)],
+    /// The columns of table `?` (the second parameter), in order.
+    pub columns: &'static str,
+    /// The stored routines of the namespace named in `{list}`: name, kind (`function`, `procedure`...), comment and
+    /// the arguments a `DROP` names (empty where a name alone drops it); `None` where there are none.
+    pub routines: Option<&'static str>,
+    /// `DROP FUNCTION name(arguments)`: routines are overloaded by their arguments, which a drop names.
+    pub overloaded_routines: bool,
 }
 
 /// The names of the column types envbench's tables use, in one dialect.
@@ -128,6 +160,21 @@ static SQLITE_OPS: DialectOps = DialectOps {
     is_distinct_from: "{a} IS NOT {b}",
     implicit_row_id: true,
     types: SqlTypes { serial_key: "INTEGER PRIMARY KEY", bigint: "INTEGER", double: "REAL", timestamp: "TIMESTAMP" },
+    catalog: Catalog {
+        identifier_quote: '"',
+        backslash_escapes: false,
+        only_namespace: Some("main"),
+        current_namespace: ("SELECT 'main'", "SQLite's database is its one namespace"),
+        namespace_exists: "SELECT 1 WHERE ? = 'main'",
+        pin: None,
+        // Names are case-insensitive: `DROP TABLE orders` drops a table created as `ORDERS`.
+        relations: "SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name COLLATE NOCASE IN ({list}) \
+                    ORDER BY 1",
+        relation_kinds: &[],
+        columns: "SELECT name FROM pragma_table_info(?2, ?1) ORDER BY cid",
+        routines: None,
+        overloaded_routines: false,
+    },
     case_sensitive: "{x}",
     cast_types: &[],
     quoted_interval_counts: true,
@@ -168,6 +215,41 @@ static POSTGRES_OPS: DialectOps = DialectOps {
         bigint: "BIGINT",
         double: "DOUBLE PRECISION",
         timestamp: "TIMESTAMP",
+    },
+    catalog: Catalog {
+        identifier_quote: '"',
+        backslash_escapes: false,
+        only_namespace: None,
+        current_namespace: (
+            "SELECT current_schema()",
+            "the search path names no schema that exists; create one (CREATE SCHEMA ...), or give --schema",
+        ),
+        namespace_exists: "SELECT 1 FROM pg_namespace WHERE nspname = ?",
+        pin: Some("SET search_path TO {namespace}"),
+        relations: "SELECT c.relname::text, c.relkind::text, obj_description(c.oid, 'pg_class') FROM pg_class c \
+                    JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname IN ({list}) \
+                    ORDER BY 1",
+        relation_kinds: &[
+            ("r", "table"),
+            ("p", "table"),
+            ("v", "view"),
+            ("m", "materialized view"),
+            ("S", "sequence"),
+            ("i", "index"),
+            ("I", "index"),
+            ("f", "foreign table"),
+        ],
+        columns: "SELECT a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+                  JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ? \
+                  AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+        routines: Some(
+            "SELECT p.proname::text, CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' \
+             WHEN 'w' THEN 'window function' ELSE 'function' END, obj_description(p.oid, 'pg_proc'), \
+             pg_get_function_identity_arguments(p.oid) FROM pg_proc p \
+             JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname IN ({list}) \
+             ORDER BY 1, 4",
+        ),
+        overloaded_routines: true,
     },
     case_sensitive: "{x}",
     cast_types: &[],
@@ -214,6 +296,28 @@ static MYSQL_OPS: DialectOps = DialectOps {
         bigint: "BIGINT",
         double: "DOUBLE",
         timestamp: "DATETIME",
+    },
+    catalog: Catalog {
+        identifier_quote: '`',
+        backslash_escapes: true,
+        only_namespace: None,
+        current_namespace: (
+            "SELECT DATABASE()",
+            "the URL names no database; add one (mysql://user@host:3306/DATABASE)",
+        ),
+        namespace_exists: "SELECT 1 FROM information_schema.schemata WHERE schema_name = ?",
+        pin: Some("USE {namespace}"),
+        relations: "SELECT table_name, table_type, table_comment FROM information_schema.tables \
+                    WHERE table_schema = ? AND table_name IN ({list}) ORDER BY 1",
+        relation_kinds: &[("BASE TABLE", "table"), ("VIEW", "view"), ("SYSTEM VIEW", "view")],
+        columns: "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
+                  ORDER BY ordinal_position",
+        // Routine names are case-insensitive, as this comparison of them is.
+        routines: Some(
+            "SELECT routine_name, LOWER(routine_type), routine_comment, '' FROM information_schema.routines \
+             WHERE routine_schema = ? AND routine_name IN ({list}) ORDER BY 1",
+        ),
+        overloaded_routines: false,
     },
     case_sensitive: "CAST({x} AS BINARY)",
     cast_types: &[

@@ -19,7 +19,7 @@ pub mod namespace;
 mod postgres_connection;
 mod sqlite_connection;
 
-pub use dialect::{Dialect, DialectOps, SqlTypes};
+pub use dialect::{Catalog, Dialect, DialectOps, SqlTypes};
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
 pub use sqlite_connection::SqliteOpen;

@@ -18,19 +18,16 @@ const MAX_IDENTIFIER_BYTES: usize = 63;
 /// A name quoted as an identifier of `dialect`: `"my schema"` (PostgreSQL, SQLite) or `` `my schema` `` (MySQL),
 /// with the quote character doubled inside.
 pub fn quote_identifier(dialect: Dialect, name: &str) -> String {
-    match dialect {
-        Dialect::MySql => format!("`{}`", name.replace('`', "``")),
-        Dialect::Postgres | Dialect::Sqlite => format!("\"{}\"", name.replace('"', "\"\"")),
-    }
+    let quote = dialect.ops().catalog.identifier_quote;
+    format!("{quote}{}{quote}", name.replace(quote, &format!("{quote}{quote}")))
 }
 
 /// A text as an SQL string literal (`'it''s'`), for statements that take no parameters (`COMMENT ON`).
 pub fn quote_literal(dialect: Dialect, text: &str) -> String {
     let escaped = text.replace('\'', "''");
-    match dialect {
-        // MySQL also treats a backslash as an escape inside literals (unless NO_BACKSLASH_ESCAPES).
-        Dialect::MySql => format!("'{}'", escaped.replace('\\', "\\\\")),
-        Dialect::Postgres | Dialect::Sqlite => format!("'{escaped}'"),
+    match dialect.ops().catalog.backslash_escapes {
+        true => format!("'{}'", escaped.replace('\\', "\\\\")),
+        false => format!("'{escaped}'"),
     }
 }
 
@@ -125,14 +122,15 @@ impl Namespace {
         create: bool,
     ) -> Result<Namespace, DbError> {
         let dialect = connection.dialect();
-        if dialect == Dialect::Sqlite {
-            return Ok(Namespace { dialect, name: "main".into() });
+        let ops = dialect.ops();
+        if let Some(only) = ops.catalog.only_namespace {
+            return Ok(Namespace { dialect, name: only.into() });
         }
         if let Some(name) = requested {
             check_schema_name(name).map_err(|e| DbError::new(ErrorKind::Refused, format!("--schema: {e}")))?;
             let namespace = Namespace { dialect, name: name.to_string() };
             if create {
-                let kind = if dialect == Dialect::MySql { "DATABASE" } else { "SCHEMA" };
+                let kind = ops.namespace_word.to_uppercase();
                 connection.batch(&format!("CREATE {kind} IF NOT EXISTS {}", namespace.quoted()))?;
             } else if !namespace.exists(connection)? {
                 return Err(DbError::new(
@@ -142,13 +140,7 @@ impl Namespace {
             }
             return Ok(namespace);
         }
-        let (sql, missing) = match dialect {
-            Dialect::Postgres => (
-                "SELECT current_schema()",
-                "the search path names no schema that exists; create one (CREATE SCHEMA ...), or give --schema",
-            ),
-            _ => ("SELECT DATABASE()", "the URL names no database; add one (mysql://user@host:3306/DATABASE)"),
-        };
+        let (sql, missing) = ops.catalog.current_namespace;
         let row = connection.query_optional(sql, &[])?;
         match row.filter(|row| !row.is_null(0)) {
             Some(row) => Ok(Namespace { dialect, name: row.text(0)? }),
@@ -158,16 +150,12 @@ impl Namespace {
 
     /// The namespace of this name, as a caller already resolved it (a fleet agent told by its coordinator).
     pub fn named(dialect: Dialect, name: &str) -> Namespace {
-        let name = if dialect == Dialect::Sqlite { "main" } else { name };
+        let name = dialect.ops().catalog.only_namespace.unwrap_or(name);
         Namespace { dialect, name: name.to_string() }
     }
 
     fn exists(&self, connection: &mut dyn Connection) -> Result<bool, DbError> {
-        let sql = match self.dialect {
-            Dialect::Postgres => "SELECT 1 FROM pg_namespace WHERE nspname = ?",
-            Dialect::MySql => "SELECT 1 FROM information_schema.schemata WHERE schema_name = ?",
-            Dialect::Sqlite => return Ok(true),
-        };
+        let sql = self.dialect.ops().catalog.namespace_exists;
         Ok(connection.query_optional(sql, &[Value::Text(self.name.clone())])?.is_some())
     }
 
@@ -189,9 +177,9 @@ impl Namespace {
     /// bare (quoted): its one database needs no qualifier, and an index there may not name one on its table.
     pub fn qualify(&self, table: &str) -> String {
         let table = quote_identifier(self.dialect, table);
-        match self.dialect {
-            Dialect::Sqlite => table,
-            Dialect::Postgres | Dialect::MySql => format!("{}.{table}", self.quoted()),
+        match self.dialect.ops().named_namespaces {
+            true => format!("{}.{table}", self.quoted()),
+            false => table,
         }
     }
 
@@ -215,11 +203,7 @@ impl Namespace {
     /// The statement [`Namespace::pin`] runs (`None` for SQLite), for a session opened with another driver (a
     /// PostgreSQL client that streams `COPY`).
     pub fn pin_statement(&self) -> Option<String> {
-        match self.dialect {
-            Dialect::Postgres => Some(format!("SET search_path TO {}", self.quoted())),
-            Dialect::MySql => Some(format!("USE {}", self.quoted())),
-            Dialect::Sqlite => None,
-        }
+        self.dialect.ops().catalog.pin.map(|pin| pin.replace("{namespace}", &self.quoted()))
     }
 
     /// The relations of this namespace with one of `names` (tables, views, sequences, indexes: anything that takes
@@ -229,40 +213,19 @@ impl Namespace {
             return Ok(Vec::new());
         }
         let list = vec!["?"; names.len()].join(", ");
-        let sql = match self.dialect {
-            Dialect::Postgres => format!(
-                "SELECT c.relname::text, c.relkind::text, obj_description(c.oid, 'pg_class') FROM pg_class c \
-                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname IN ({list}) \
-                 ORDER BY 1"
-            ),
-            Dialect::MySql => format!(
-                "SELECT table_name, table_type, table_comment FROM information_schema.tables \
-                 WHERE table_schema = ? AND table_name IN ({list}) ORDER BY 1"
-            ),
-            // SQLite's names are case-insensitive: `DROP TABLE orders` drops a table created as `ORDERS`.
-            Dialect::Sqlite => format!(
-                "SELECT name, type, NULL FROM sqlite_master WHERE ? = 'main' AND name COLLATE NOCASE IN ({list}) \
-                 ORDER BY 1"
-            ),
-        };
+        let catalog = &self.dialect.ops().catalog;
+        let sql = catalog.relations.replace("{list}", &list);
         let mut params = vec![Value::Text(self.name.clone())];
         params.extend(names.iter().map(|n| Value::Text(n.to_string())));
         let rows = connection.query(&sql, &params)?;
         rows.iter()
             .map(|row| {
                 let kind = row.text(1)?;
-                let kind = match (self.dialect, kind.as_str()) {
-                    (Dialect::Postgres, "r" | "p") | (Dialect::MySql, "BASE TABLE") | (Dialect::Sqlite, "table") => {
-                        RelationKind::Table
-                    }
-                    (Dialect::Postgres, "v") | (Dialect::MySql, "VIEW" | "SYSTEM VIEW") | (Dialect::Sqlite, "view") => {
-                        RelationKind::View
-                    }
-                    (Dialect::Postgres, "m") => RelationKind::Other("materialized view".into()),
-                    (Dialect::Postgres, "S") => RelationKind::Other("sequence".into()),
-                    (Dialect::Postgres, "i" | "I") => RelationKind::Other("index".into()),
-                    (Dialect::Postgres, "f") => RelationKind::Other("foreign table".into()),
-                    (_, other) => RelationKind::Other(other.to_lowercase()),
+                let word = catalog.relation_kinds.iter().find(|(code, _)| *code == kind).map(|(_, word)| *word);
+                let kind = match word.map_or_else(|| kind.to_lowercase(), str::to_string).as_str() {
+                    "table" => RelationKind::Table,
+                    "view" => RelationKind::View,
+                    other => RelationKind::Other(other.to_string()),
                 };
                 let comment = (!row.is_null(2)).then(|| row.text(2)).transpose()?.filter(|c| !c.is_empty());
                 Ok(Relation { name: row.text(0)?, kind, comment })
@@ -275,18 +238,7 @@ impl Namespace {
     /// The columns of `table` in this namespace, lower-cased, in their order (none when there is no such table): what
     /// tells envbench's marker table from a table of the same name that someone else made.
     pub fn columns(&self, connection: &mut dyn Connection, table: &str) -> Result<Vec<String>, DbError> {
-        let sql = match self.dialect {
-            Dialect::Postgres => {
-                "SELECT a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
-                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ? \
-                 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
-            }
-            Dialect::MySql => {
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? \
-                 ORDER BY ordinal_position"
-            }
-            Dialect::Sqlite => "SELECT name FROM pragma_table_info(?2, ?1) ORDER BY cid",
-        };
+        let sql = self.dialect.ops().catalog.columns;
         let rows = connection.query(sql, &[Value::Text(self.name.clone()), Value::Text(table.to_string())])?;
         rows.iter().map(|row| Ok(row.text(0)?.to_lowercase())).collect()
     }
@@ -312,24 +264,10 @@ impl Namespace {
     /// The stored routines of this namespace with one of `names`, overloads each on their own: what a workload must
     /// see before it creates or drops routines of these names. SQLite has none.
     pub fn routines(&self, connection: &mut dyn Connection, names: &[&str]) -> Result<Vec<Routine>, DbError> {
-        if names.is_empty() || self.dialect == Dialect::Sqlite {
+        let Some(sql) = self.dialect.ops().catalog.routines.filter(|_| !names.is_empty()) else {
             return Ok(Vec::new());
-        }
-        let list = vec!["?"; names.len()].join(", ");
-        let sql = match self.dialect {
-            Dialect::Postgres => format!(
-                "SELECT p.proname::text, CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' \
-                 WHEN 'w' THEN 'window function' ELSE 'function' END, obj_description(p.oid, 'pg_proc'), \
-                 pg_get_function_identity_arguments(p.oid) FROM pg_proc p \
-                 JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname IN ({list}) \
-                 ORDER BY 1, 4"
-            ),
-            // MySQL's routine names are case-insensitive, as its comparison of them here is.
-            _ => format!(
-                "SELECT routine_name, LOWER(routine_type), routine_comment, '' FROM information_schema.routines \
-                 WHERE routine_schema = ? AND routine_name IN ({list}) ORDER BY 1"
-            ),
         };
+        let sql = sql.replace("{list}", &vec!["?"; names.len()].join(", "));
         let mut params = vec![Value::Text(self.name.clone())];
         params.extend(names.iter().map(|n| Value::Text(n.to_string())));
         connection
@@ -349,9 +287,9 @@ impl Namespace {
     /// The statement that drops `routine` of this namespace, and only it (on PostgreSQL, the one overload).
     pub fn drop_routine(&self, routine: &Routine) -> String {
         let kind = if routine.kind == "procedure" { "PROCEDURE" } else { "FUNCTION" };
-        match self.dialect {
-            Dialect::Postgres => format!("DROP {kind} {}({})", self.qualify(&routine.name), routine.arguments),
-            _ => format!("DROP {kind} {}", self.qualify(&routine.name)),
+        match self.dialect.ops().catalog.overloaded_routines {
+            true => format!("DROP {kind} {}({})", self.qualify(&routine.name), routine.arguments),
+            false => format!("DROP {kind} {}", self.qualify(&routine.name)),
         }
     }
 }
