@@ -28,6 +28,15 @@ def expand(tree):
             for sub in expand(part):
                 out.append(head if sub == 'self' else (head + '::' + sub if head else sub))
     return out
+def brace_group(rest):
+    """The text of `rest` up to the brace that closes its first `{`."""
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch == '{': depth += 1
+        elif ch == '}':
+            depth -= 1
+            if depth == 0: return rest[:i + 1]
+    return rest
 def paths_after(text, base):
     """Every path written after `base` (`crate::` or `super::`), brace groups expanded."""
     paths = []
@@ -35,27 +44,11 @@ def paths_after(text, base):
         if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] == '_'):
             continue
         rest = text[match.end():]
-        if rest.startswith('{'):
-            depth = 0
-            for i, ch in enumerate(rest):
-                if ch == '{': depth += 1
-                elif ch == '}':
-                    depth -= 1
-                    if depth == 0: break
-            paths.extend(expand(rest[:i + 1]))
-        else:
-            m = re.match(r'[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::\{)?', rest)
-            if not m: continue
-            if m.group(0).endswith('::{'):
-                depth = 0
-                for i, ch in enumerate(rest):
-                    if ch == '{': depth += 1
-                    elif ch == '}':
-                        depth -= 1
-                        if depth == 0: break
-                paths.extend(expand(rest[:i + 1]))
-            else:
-                paths.append(m.group(0))
+        m = re.match(r'(?:[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)?(?:::)?\{?', rest)
+        if m and m.group(0).endswith('{'):
+            paths.extend(expand(brace_group(rest)))
+        elif m and m.group(0):
+            paths.append(m.group(0).rstrip(':'))
     return paths
 def crate_graph(src):
     files = {}

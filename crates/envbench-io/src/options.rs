@@ -201,7 +201,8 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
     ];
     if let Some((option, _)) = not_with.iter().find(|(_, given)| *given) {
         return Err(usage(format!(
-            "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for              --sustained DURATION with O_DIRECT (choose its tests with --test)"
+            "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for \
+             --sustained DURATION with O_DIRECT (choose its tests with --test)"
         )));
     }
     let duration = match args.sustained.clone().flatten() {
