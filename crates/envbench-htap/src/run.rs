@@ -7,7 +7,7 @@ use crate::measured::HtapMeasured;
 use crate::options::{HtapArgs, MAX_QUERY_TIMEOUT, MAX_USERS, MIN_QUERY_TIMEOUT};
 use crate::streams::{self, HtapStepSettings, StepOutcome};
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
-use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, UsersPlan};
+use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, Target, UsersPlan};
 use std::path::Path;
 use std::time::Duration;
 
@@ -52,7 +52,7 @@ pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, Workload
              --ramp and --duration",
         ));
     }
-    if args.oltp.target == "sqlite" {
+    if args.oltp.target == Target::Sqlite {
         return Err(usage(
             "htap runs analytic queries beside the transactions on one database server, and SQLite has one writer \
              and lacks the queries' functions: give --target postgres://user@host/db or mysql://user@host/db",

@@ -15,7 +15,7 @@ use crate::Profile;
 use crate::document::step_test_id;
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
-use crate::options::OltpArgs;
+use crate::options::{OltpArgs, Target};
 use crate::plan::{Planner, plan};
 use crate::render::step_line;
 use crate::run::OltpRun;
@@ -59,7 +59,7 @@ impl FleetWorkload for OltpFleet {
 /// The arguments of a fleet's oltp, checked as the single-host command checks them, and what a fleet cannot do.
 fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, WorkloadError> {
     let args = OltpArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-    if args.target == "sqlite" {
+    if args.target == Target::Sqlite {
         return Err(WorkloadError::usage(
             "a fleet's oltp drives one database server from every host: give --target postgres://user@host/db or \
              mysql://user@host/db, a server every agent's host reaches (embedded SQLite is one host's file)",

@@ -5,7 +5,10 @@ use crate::Profile;
 use crate::routines::Mode;
 use crate::sweep::UsersPlan;
 use clap::Args;
+use clap::error::ErrorKind;
 use envbench_core::DurationArg;
+use envbench_sql::DatabaseUrl;
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -30,8 +33,8 @@ pub const MAX_TRANSACTIONS_PER_USER: u64 = 1_000_000_000;
 pub struct OltpArgs {
     /// Where the transactions run: sqlite (embedded, a file in --dir; the default), postgres://user@host/db or
     /// mysql://user@host/db (MariaDB or MySQL).
-    #[arg(long, help_heading = "Connection", default_value = "sqlite")]
-    pub target: String,
+    #[arg(long, help_heading = "Connection", default_value = "sqlite", value_parser = TargetParser)]
+    pub target: Target,
     /// Directory of the SQLite database envbench-oltp.sqlite (with --target sqlite).
     #[arg(long, help_heading = "Connection", default_value = ".")]
     pub dir: PathBuf,
@@ -105,6 +108,43 @@ pub struct OltpArgs {
     /// stored routines) and nothing else, then end; no run is stored.
     #[arg(long, help_heading = "Load", conflicts_with = "fresh")]
     pub drop: bool,
+}
+
+/// Where the transactions run (`--target`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Embedded SQLite, a file in `--dir`.
+    Sqlite,
+    /// A database URL: a server (`postgres://...`, `mysql://...`), or a SQLite file named by its URL.
+    Url(DatabaseUrl),
+}
+
+/// `--target`: sqlite or a database URL; the error hides a URL's password.
+pub fn parse_target(text: &str) -> Result<Target, String> {
+    match text {
+        "sqlite" => Ok(Target::Sqlite),
+        text => DatabaseUrl::parse(text)
+            .map(Target::Url)
+            .map_err(|e| format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.'))),
+    }
+}
+
+/// `--target` as clap parses it: [`parse_target`], with its error as it is, since clap's usual one repeats the value
+/// as written, password and all.
+#[derive(Clone, Copy, Debug)]
+pub struct TargetParser;
+
+impl clap::builder::TypedValueParser for TargetParser {
+    type Value = Target;
+
+    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &OsStr) -> Result<Target, clap::Error> {
+        let refused =
+            |message: String| clap::Error::raw(ErrorKind::ValueValidation, format!("{message}\n")).with_cmd(cmd);
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused("--target is not UTF-8; give sqlite, postgres://... or mysql://...".into()))?;
+        parse_target(text).map_err(refused)
+    }
 }
 
 /// The tool `--cross-check` runs against the same server afterwards.
@@ -185,5 +225,13 @@ mod tests {
         );
         let error = args(&["--users", "1,x"]).unwrap_err().to_string();
         assert!(error.contains("a list such as 1,2,4,8"), "{error}");
+        assert_eq!(defaults.target, Target::Sqlite);
+        assert!(matches!(args(&["--target", "postgres://u@h/db"]).unwrap().target, Target::Url(_)));
+        // A refused URL's password stays off the screen.
+        let error = args(&["--target", "oracle://scott:tiger@db/x"]).unwrap_err();
+        let message = error.to_string();
+        assert_eq!(error.kind(), ErrorKind::ValueValidation);
+        assert!(message.contains("--target: ") && message.contains("or sqlite (embedded"), "{message}");
+        assert!(!message.contains("tiger"), "{message}");
     }
 }

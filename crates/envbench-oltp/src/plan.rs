@@ -7,7 +7,7 @@ use crate::load::{self, LoadPlan};
 use crate::lock::TablesLock;
 use crate::options::{
     CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
-    OltpArgs,
+    OltpArgs, Target,
 };
 use crate::routines::{self, Mode, RoutinesState};
 use crate::run::OltpRun;
@@ -233,14 +233,12 @@ fn plan_run(
 
 /// The database `--target` names (`--dir`'s SQLite file for `sqlite`), with `--schema` refused where it means nothing.
 pub(crate) fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
-    let url = match args.target.as_str() {
-        "sqlite" => {
+    let url = match &args.target {
+        Target::Sqlite => {
             envbench_io::check_directory(&args.dir).map_err(|e| usage(format!("--dir: {e}")))?;
             DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
         }
-        text => DatabaseUrl::parse(text).map_err(|e| {
-            usage(format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.')))
-        })?,
+        Target::Url(url) => url.clone(),
     };
     if args.schema.is_some() && !url.dialect().ops().named_namespaces {
         return Err(usage(
