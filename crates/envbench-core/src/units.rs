@@ -213,6 +213,27 @@ pub fn format_duration(duration: Duration) -> String {
     }
 }
 
+/// A clap value parser whose refusal is the parse function's own message alone (still a usage error, exit 2). clap's
+/// usual refusal repeats the value as written, which for a database URL shows its password; the function's message
+/// names it with the password hidden. `what` names the option and what it takes, for a value that is not UTF-8.
+#[derive(Clone, Copy)]
+pub struct OwnMessage<T: 'static> {
+    pub parse: fn(&str) -> Result<T, String>,
+    pub what: &'static str,
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for OwnMessage<T> {
+    type Value = T;
+
+    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<T, clap::Error> {
+        let refused = |message: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{message}\n")).with_cmd(cmd)
+        };
+        let text = value.to_str().ok_or_else(|| refused(format!("{} is not UTF-8", self.what)))?;
+        (self.parse)(text).map_err(refused)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! rows; a stock row's supplier is `mod(s_w_id * s_i_id, 10000)`). They are the same for every scale, loaded from a
 //! fixed seed, so every server holds the same rows.
 //!
-//! They follow oltp's marker rules ([`envbench_oltp::companion`]): the marker table `envbench_htap_ch` says envbench
+//! They follow oltp's marker rules ([`envbench_oltp::Companion`]): the marker table `envbench_htap_ch` says envbench
 //! made them and at which version; relations of their names without it are refused and never touched; a load left
 //! unfinished is built again by the next run that holds the tables alone.
 //!

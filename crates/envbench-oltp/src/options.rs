@@ -5,10 +5,9 @@ use crate::Profile;
 use crate::routines::Mode;
 use crate::sweep::UsersPlan;
 use clap::Args;
-use clap::error::ErrorKind;
 use envbench_core::DurationArg;
+use envbench_core::units::OwnMessage;
 use envbench_sql::DatabaseUrl;
-use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,7 +32,7 @@ pub const MAX_TRANSACTIONS_PER_USER: u64 = 1_000_000_000;
 pub struct OltpArgs {
     /// Where the transactions run: sqlite (embedded, a file in --dir; the default), postgres://user@host/db or
     /// mysql://user@host/db (MariaDB or MySQL).
-    #[arg(long, help_heading = "Connection", default_value = "sqlite", value_parser = TargetParser)]
+    #[arg(long, help_heading = "Connection", default_value = "sqlite", value_parser = TARGET)]
     pub target: Target,
     /// Directory of the SQLite database envbench-oltp.sqlite (with --target sqlite).
     #[arg(long, help_heading = "Connection", default_value = ".")]
@@ -119,6 +118,10 @@ pub enum Target {
     Url(DatabaseUrl),
 }
 
+/// `--target` as clap parses it, refused in [`parse_target`]'s words alone (clap's own would repeat a password).
+const TARGET: OwnMessage<Target> =
+    OwnMessage { parse: parse_target, what: "--target; give sqlite, postgres://... or mysql://..." };
+
 /// `--target`: sqlite or a database URL; the error hides a URL's password.
 pub fn parse_target(text: &str) -> Result<Target, String> {
     match text {
@@ -126,24 +129,6 @@ pub fn parse_target(text: &str) -> Result<Target, String> {
         text => DatabaseUrl::parse(text)
             .map(Target::Url)
             .map_err(|e| format!("--target: {}; or sqlite (embedded, the default)", e.message.trim_end_matches('.'))),
-    }
-}
-
-/// `--target` as clap parses it: [`parse_target`], with its error as it is, since clap's usual one repeats the value
-/// as written, password and all.
-#[derive(Clone, Copy, Debug)]
-pub struct TargetParser;
-
-impl clap::builder::TypedValueParser for TargetParser {
-    type Value = Target;
-
-    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &OsStr) -> Result<Target, clap::Error> {
-        let refused =
-            |message: String| clap::Error::raw(ErrorKind::ValueValidation, format!("{message}\n")).with_cmd(cmd);
-        let text = value
-            .to_str()
-            .ok_or_else(|| refused("--target is not UTF-8; give sqlite, postgres://... or mysql://...".into()))?;
-        parse_target(text).map_err(refused)
     }
 }
 
@@ -196,6 +181,7 @@ pub fn parse_cross_check(text: &str) -> Result<CrossCheck, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
 
     #[test]
     fn options_are_typed_while_clap_parses_them() {

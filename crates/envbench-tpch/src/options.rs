@@ -4,9 +4,8 @@
 
 use crate::targets::TargetSpec;
 use clap::Args;
-use clap::error::ErrorKind;
 use envbench_core::DurationArg;
-use std::ffi::OsStr;
+use envbench_core::units::OwnMessage;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -43,7 +42,7 @@ pub struct TpchArgs {
         help_heading = "Connection",
         default_value = "datafusion",
         value_name = "TARGET",
-        value_parser = TargetParser
+        value_parser = TARGET
     )]
     pub target: TargetSpec,
     /// Server schema for the tables (created when missing; default: the connection's current schema, the first of its
@@ -98,26 +97,13 @@ pub fn parse_scale_factor(text: &str) -> Result<f64, String> {
     Ok(scale_factor)
 }
 
+/// `--target` as clap parses it, refused in [`parse_target`]'s words alone (clap's own would repeat a password).
+const TARGET: OwnMessage<TargetSpec> =
+    OwnMessage { parse: parse_target, what: "--target; give datafusion or a server URL" };
+
 /// `--target`: `datafusion` or a server URL (see [`TargetSpec::parse`]); the error hides a URL's password.
 pub fn parse_target(text: &str) -> Result<TargetSpec, String> {
     TargetSpec::parse(text).map_err(|e| e.to_string())
-}
-
-/// `--target` as clap parses it: [`parse_target`], with the error as it is, since clap's usual one repeats the value as
-/// written, password and all.
-#[derive(Clone, Copy, Debug)]
-pub struct TargetParser;
-
-impl clap::builder::TypedValueParser for TargetParser {
-    type Value = TargetSpec;
-
-    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &OsStr) -> Result<TargetSpec, clap::Error> {
-        let refused =
-            |message: String| clap::Error::raw(ErrorKind::ValueValidation, format!("{message}\n")).with_cmd(cmd);
-        let text =
-            value.to_str().ok_or_else(|| refused("--target is not UTF-8; give datafusion or a server URL".into()))?;
-        parse_target(text).map_err(refused)
-    }
 }
 
 /// `--query-timeout`: a duration such as 90s or 10m, within [`QUERY_TIMEOUT_BOUNDS`].
@@ -135,6 +121,7 @@ pub fn parse_threads(text: &str) -> Result<ThreadCounts, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
 
     #[test]
     fn options_are_typed_while_clap_parses_them() {
