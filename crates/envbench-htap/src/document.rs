@@ -78,6 +78,9 @@ pub struct HtapDocument {
     pub users: u32,
     pub keying_thinking: bool,
     pub all_warehouses: bool,
+    /// A mix other than TPC-C's (`--mix`; absent: TPC-C's, as every run before the option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<envbench_oltp::Mix>,
     pub ramp_seconds: f64,
     pub duration_seconds: f64,
     pub query_timeout_seconds: f64,

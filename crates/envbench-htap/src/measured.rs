@@ -43,6 +43,9 @@ impl HtapMeasured {
         if d.all_warehouses {
             parameters["all_warehouses"] = json!(true);
         }
+        if let Some(mix) = d.mix {
+            parameters["mix"] = json!(mix.text());
+        }
         if d.partitions > 0 {
             parameters["order_line_partitions"] = json!(d.partitions);
         }

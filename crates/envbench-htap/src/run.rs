@@ -186,6 +186,7 @@ impl HtapRun {
             users: self.users,
             keying_thinking: run.keying_thinking,
             all_warehouses: run.all_warehouses,
+            mix: (run.mix != envbench_oltp::Mix::TPCC).then_some(run.mix),
             ramp_seconds: run.ramp.as_secs_f64(),
             duration_seconds: run.duration.as_secs_f64(),
             query_timeout_seconds: self.query_timeout.as_secs_f64(),

@@ -158,6 +158,7 @@ fn settings(place: &Place, users: u32, streams: u32, duration: Duration, timeout
         url: &place.url,
         namespace: &place.namespace,
         oltp: StepSettings {
+            mix: envbench_oltp::Mix::TPCC,
             profile: Profile::Tpcc,
             namespace: place.namespace.clone(),
             users,

@@ -4,6 +4,7 @@
 use crate::consistency::Check;
 use crate::crosscheck::PgbenchFigures;
 use crate::load::LoadInfo;
+use crate::mix::Mix;
 use crate::routines::Mode;
 use crate::sweep::StopReason;
 use crate::users::StepFigures;
@@ -40,6 +41,9 @@ pub struct OltpDocument {
     /// Each transaction in a warehouse drawn from all of them (absent from runs stored before the option).
     #[serde(default)]
     pub all_warehouses: bool,
+    /// A mix other than TPC-C's (`--mix`; absent: TPC-C's, as every run before the option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Mix>,
     /// Transactions per user of a count-based run (absent: timed steps).
     #[serde(default)]
     pub transactions_per_user: Option<u64>,

@@ -68,6 +68,10 @@ impl OltpMeasured {
         if d.all_warehouses {
             parameters["all_warehouses"] = json!(true);
         }
+        // Another mix is another workload: its results match only runs of the same mix.
+        if let Some(mix) = d.mix {
+            parameters["mix"] = json!(mix.text());
+        }
         if d.clients_per_user > 1 {
             parameters["clients_per_user"] = json!(d.clients_per_user);
         }
@@ -311,6 +315,7 @@ mod tests {
             duration_seconds: 1.0,
             keying_thinking: false,
             all_warehouses: false,
+            mix: None,
             transactions_per_user: None,
             mode: Mode::Client,
             partitions: 0,

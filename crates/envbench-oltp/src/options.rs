@@ -2,6 +2,7 @@
 //! refused before anything runs), and the bounds they are checked against.
 
 use crate::Profile;
+use crate::mix::Mix;
 use crate::routines::Mode;
 use crate::sweep::UsersPlan;
 use clap::Args;
@@ -58,6 +59,10 @@ pub struct OltpArgs {
     /// New-Order p95 (tpcb: the transaction's p95) the knee must stay within.
     #[arg(long, help_heading = "Run", default_value = "100ms", value_name = "DURATION")]
     pub target_latency: DurationArg,
+    /// The share of each TPC-C transaction in percent, summing to 100 (default TPC-C's minimum mix,
+    /// new-order=45,payment=43,order-status=4,delivery=4,stock-level=4); a transaction left out is not run.
+    #[arg(long, help_heading = "Run", value_name = "NAME=PERCENT,...", value_parser = Mix::parse)]
+    pub mix: Option<Mix>,
     /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
     #[arg(long, help_heading = "HammerDB compatibility")]
     pub keying_thinking: bool,

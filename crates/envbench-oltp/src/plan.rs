@@ -108,6 +108,11 @@ fn plan_run(
              is pgbench's transaction, sent from the client as pgbench sends it)",
         ));
     }
+    if args.mix.is_some() && profile != Profile::Tpcc {
+        return Err(usage(
+            "--mix shares TPC-C's five transactions: use it with --profile tpcc (tpcb runs pgbench's one transaction)",
+        ));
+    }
     let shape = Shape::of(scale, args.partition);
     if args.partition && (profile != Profile::Tpcc || !url.dialect().ops().partitions) {
         return Err(usage(
@@ -153,6 +158,7 @@ fn plan_run(
         target_ms,
         keying_thinking: args.keying_thinking,
         all_warehouses: args.all_warehouses,
+        mix: args.mix.unwrap_or_default(),
         transactions_per_user: args.transactions,
         mode,
         settle: !args.no_vacuum,

@@ -101,6 +101,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
     out.push('\n');
     if profile == Profile::Tpcc {
         out.push_str(&format!("Mode: {} — {}\n", d.mode.name(), d.mode.describe()));
+        if let Some(mix) = d.mix {
+            out.push_str(&format!("Mix: {} (chosen with --mix; TPC-C's is 45/43/4/4/4)\n", mix.text()));
+        }
     }
     let mut headers = vec!["USERS"];
     if profile == Profile::Tpcc {

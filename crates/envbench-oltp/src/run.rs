@@ -8,6 +8,7 @@ use crate::document::{OltpDocument, step_test_id};
 use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::measured::OltpMeasured;
+use crate::mix::Mix;
 use crate::random::NuRandConstants;
 use crate::render::step_line;
 use crate::routines::Mode;
@@ -39,6 +40,8 @@ pub struct OltpRun {
     pub target_ms: f64,
     pub keying_thinking: bool,
     pub all_warehouses: bool,
+    /// The share of each TPC-C transaction.
+    pub mix: Mix,
     pub transactions_per_user: Option<u64>,
     pub mode: Mode,
     /// Settle the database before each step ([`schema::settle`]).
@@ -143,13 +146,14 @@ impl OltpRun {
             }
         };
         format!(
-            "oltp {}{}{} on {} ({}): {}, {}, {per_step}",
+            "oltp {}{}{}{} on {} ({}): {}, {}, {per_step}",
             self.profile.name(),
             match self.mode {
                 Mode::Client => "",
                 Mode::Procedures => " in procedures mode (stored routines, one call per transaction)",
             },
             if self.all_warehouses { ", every transaction in any warehouse" } else { "" },
+            if self.mix == Mix::TPCC { String::new() } else { format!(", mix {}", self.mix.text()) },
             crate::place(&self.url, &self.namespace),
             self.server_version,
             self.shape().describe(self.profile),
@@ -321,6 +325,7 @@ impl OltpRun {
             duration: self.duration,
             keying_thinking: self.keying_thinking,
             all_warehouses: self.all_warehouses,
+            mix: self.mix,
             transactions_per_user: self.transactions_per_user,
             mode: self.mode,
             clients_per_user: self.clients_per_user,
@@ -353,6 +358,7 @@ impl OltpRun {
             duration_seconds: self.duration.as_secs_f64(),
             keying_thinking: self.keying_thinking,
             all_warehouses: self.all_warehouses,
+            mix: (self.mix != Mix::TPCC).then_some(self.mix),
             transactions_per_user: self.transactions_per_user,
             mode: self.mode,
             partitions: self.partitions,

@@ -54,18 +54,6 @@ pub enum Outcome {
     RolledBack,
 }
 
-/// The next TPC-C transaction by the specification's minimum mix: 4% each of Order-Status, Delivery and
-/// Stock-Level, 43% Payment, the rest (45%) New-Order.
-pub fn pick(random: &mut Random) -> Kind {
-    match random.range(1, 100) {
-        1..=4 => Kind::OrderStatus,
-        5..=8 => Kind::Delivery,
-        9..=12 => Kind::StockLevel,
-        13..=55 => Kind::Payment,
-        _ => Kind::NewOrder,
-    }
-}
-
 /// The statements of the transactions, in the namespace's dialect and with its qualified table names, built once per
 /// virtual user.
 pub struct Statements {
@@ -668,6 +656,7 @@ fn tpcb(
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::random::NuRandConstants;
 
     #[test]
@@ -676,7 +665,7 @@ mod tests {
         let mut counts = std::collections::BTreeMap::new();
         let draws = 200_000;
         for _ in 0..draws {
-            *counts.entry(pick(&mut random)).or_insert(0u32) += 1;
+            *counts.entry(crate::mix::Mix::TPCC.pick(&mut random)).or_insert(0u32) += 1;
         }
         let share = |kind| f64::from(counts[&kind]) / f64::from(draws) * 100.0;
         assert!((share(Kind::NewOrder) - 45.0).abs() < 0.6);

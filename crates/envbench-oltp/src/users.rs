@@ -12,6 +12,7 @@
 //! time), so the time it waits for its user's connection is in it, as a terminal would see it; that wait is also
 //! given on its own, to tell a busy driver from a slow server.
 
+use crate::mix::Mix;
 use crate::random::{NuRandConstants, Random};
 use crate::routines::{self, Calls, Mode};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
@@ -53,6 +54,8 @@ pub struct StepSettings {
     /// HammerDB's "use all warehouses": each transaction of a user works in a warehouse drawn from all of them, not
     /// in the user's home warehouse, so the working set is the whole database.
     pub all_warehouses: bool,
+    /// The share of each TPC-C transaction.
+    pub mix: Mix,
     /// A count-based step (HammerDB's "total transactions per user"): each user ends after this many transactions
     /// and the step when every user has; `duration` is then only the longest it may take, and there is no ramp.
     pub transactions_per_user: Option<u64>,
@@ -63,6 +66,19 @@ pub struct StepSettings {
     /// The NuRand constants of the load, from which the run's are derived.
     pub load_constants: NuRandConstants,
     pub seed: u64,
+}
+
+impl StepSettings {
+    /// The kinds of transaction the step runs: its profile's, those of them the mix gives a share (a kind the mix
+    /// leaves out has no figures at all, rather than latencies of nothing).
+    pub fn kinds(&self) -> Vec<Kind> {
+        self.profile
+            .kinds()
+            .iter()
+            .copied()
+            .filter(|&kind| self.profile != Profile::Tpcc || self.mix.share(kind) > 0)
+            .collect()
+    }
 }
 
 /// The figures of one kind of transaction in the measured window.
@@ -379,7 +395,7 @@ impl Client {
     /// when transactions go to any, and when it is submitted, after its keying time.
     fn next(&mut self, settings: &StepSettings, from: Instant) {
         self.kind = match settings.profile {
-            Profile::Tpcc => transactions::pick(&mut self.random),
+            Profile::Tpcc => settings.mix.pick(&mut self.random),
             Profile::Tpcb => Kind::TpcB,
         };
         if settings.all_warehouses {
@@ -393,8 +409,7 @@ impl Client {
 /// One virtual user: connect, wait for the start, run its clients' transactions until the window closes.
 fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), OltpError>>) -> Tally {
     let settings = shared.settings;
-    let kinds: &[Kind] = settings.profile.kinds();
-    let mut tally = Tally::new(kinds, shared.seconds);
+    let mut tally = Tally::new(&settings.kinds(), shared.seconds);
     let connection = settings
         .namespace
         .connect(shared.url, USER_APPLICATION)
@@ -567,7 +582,7 @@ pub fn run_step(
             None => coordinate(&shared, monitor.as_mut(), name, observer, interrupt, on_tick, scope),
         };
         shared.stop.store(true, Ordering::SeqCst);
-        let mut tally = Tally::new(settings.profile.kinds(), seconds);
+        let mut tally = Tally::new(&settings.kinds(), seconds);
         for handle in handles {
             tally.merge(handle.join().map_err(|_| OltpError::Other("a virtual user panicked".into()))?);
         }

@@ -218,6 +218,7 @@ fn exercise(url: &DatabaseUrl) {
 
         // A short step of virtual users: every kind of transaction ran, NOPM is counted, the database still holds.
         let settings = StepSettings {
+            mix: envbench_oltp::Mix::TPCC,
             profile: Profile::Tpcc,
             namespace: namespace.clone(),
             users: 2,
@@ -256,6 +257,7 @@ fn exercise(url: &DatabaseUrl) {
     // 18 s) and none runs twice.
     let clients = |keying_thinking: bool, clients_per_user: u32, duration: Duration| {
         let settings = StepSettings {
+            mix: envbench_oltp::Mix::TPCC,
             profile: Profile::Tpcc,
             namespace: namespace.clone(),
             users: 2,
@@ -356,6 +358,7 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
     assert_eq!(int(c.as_mut(), "SELECT COUNT(*) FROM pgbench_accounts"), 100_000);
     assert_eq!(int(c.as_mut(), "SELECT COUNT(*) FROM pgbench_tellers"), 10);
     let settings = StepSettings {
+        mix: envbench_oltp::Mix::TPCC,
         profile: Profile::Tpcb,
         namespace: namespace.clone(),
         users: 2,
@@ -711,7 +714,7 @@ fn both_modes_leave_the_same_database_from_the_same_inputs() {
         let terminal = Terminal { home: 1, scale: 1 };
         let mut outcomes = Vec::new();
         for _ in 0..300 {
-            let kind = transactions::pick(&mut random);
+            let kind = envbench_oltp::Mix::TPCC.pick(&mut random);
             outcomes.push((kind, driver.run(kind, c.as_mut(), &mut random, terminal)));
         }
         let state = c
@@ -796,6 +799,7 @@ fn a_partitioned_order_line_loads_runs_and_drops() {
         // Users in both modes, then the checks.
         for mode in [Mode::Client, Mode::Procedures] {
             let settings = StepSettings {
+                mix: envbench_oltp::Mix::TPCC,
                 profile: Profile::Tpcc,
                 namespace: ours.clone(),
                 users: 2,

@@ -648,6 +648,48 @@ fn schema_names_where_the_tables_go() {
     assert!(stderr(&output).contains("--schema names a schema"), "{}", stderr(&output));
 }
 
+/// `--mix` chooses each TPC-C transaction's share: a run of New-Order and Payment alone runs no other kind, keeps
+/// the consistency conditions, counts as tuned and keeps its mix in its results' parameters (so it matches only runs
+/// of the same mix); a mix that does not add up, or names no transaction, is refused before anything runs.
+#[test]
+fn a_chosen_mix_runs_only_its_transactions_and_is_kept_with_the_results() {
+    let dir = scratch("oltp", "mix");
+    let store = dir.join("results.db");
+    let d = dir.to_str().unwrap();
+    let mut args = vec!["oltp", "--dir", d, "--users", "2", "--mix", "new-order=50,payment=50"];
+    args.extend(SHORT);
+    let output = envbench(&store, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = "Mix: new-order=50,payment=50,order-status=0,delivery=0,stock-level=0";
+    assert!(stdout(&output).contains(shown), "{}", stdout(&output));
+    let listed = runs(&store);
+    let run = show(&store, listed[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    let ran = |kind: &str| results.iter().any(|r| r["test_id"] == format!("U=2 {kind}"));
+    assert!(ran("New-Order") && ran("Payment"), "{results:?}");
+    assert!(!ran("Delivery") && !ran("Order-Status") && !ran("Stock-Level"));
+    let mix = "new-order=50,payment=50,order-status=0,delivery=0,stock-level=0";
+    assert!(results.iter().all(|r| r["parameters"]["mix"] == mix), "every result keeps the mix");
+    let options = &run["attachments"]["provenance"]["options"];
+    assert!(options["kind"] == "tuned" && options["changed"].to_string().contains("--mix"), "{options}");
+    let consistency = stdout(&output).split("Consistency").nth(1).unwrap_or_default().to_string();
+    assert!(consistency.contains("PASS 1") && !consistency.contains("FAIL "), "the conditions hold: {consistency}");
+
+    for (mix, says) in [
+        ("new-order=50,payment=40", "sums to 90%"),
+        ("new-order=45,paymnt=55", "did you mean payment?"),
+        ("payment=100", "no New-Order"),
+    ] {
+        let output = envbench(&store, &["oltp", "--dir", d, "--mix", mix]);
+        assert_eq!(output.status.code(), Some(2), "{mix}: {}", stderr(&output));
+        assert!(stderr(&output).contains(says), "{mix}: {}", stderr(&output));
+    }
+    let output = envbench(&store, &["oltp", "--dir", d, "--profile", "tpcb", "--mix", "new-order=100"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--mix shares TPC-C's five transactions"), "{}", stderr(&output));
+    assert_eq!(runs(&store).len(), 1, "nothing refused was stored");
+}
+
 /// A step in which more than 1% of the transactions failed (here every Payment: the database refuses its history
 /// row, as a full disk would) is no measurement: it is left out of the knee, the table says so, the sweep stops and
 /// the run ends failed.
