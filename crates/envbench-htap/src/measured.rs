@@ -7,7 +7,7 @@ use crate::{SOURCE, WORKLOAD};
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::workload::{Ending, Measured};
-use envbench_oltp::{AgentSteps, Check, Mode, TPM_WINDOW_METRIC, TPM_WINDOWS, window_rates};
+use envbench_oltp::{AgentSteps, Check, TPM_WINDOW_METRIC, TPM_WINDOWS, add_transaction_parameters, window_rates};
 use serde_json::{Value, json};
 
 pub(crate) struct HtapMeasured {
@@ -37,18 +37,7 @@ impl HtapMeasured {
             "users": step.users,
             "analytic_users": step.streams,
         });
-        if d.mode != Mode::Client {
-            parameters["mode"] = json!(d.mode.name());
-        }
-        if d.all_warehouses {
-            parameters["all_warehouses"] = json!(true);
-        }
-        if let Some(mix) = d.mix {
-            parameters["mix"] = json!(mix.text());
-        }
-        if d.partitions > 0 {
-            parameters["order_line_partitions"] = json!(d.partitions);
-        }
+        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions);
         parameters
     }
 }

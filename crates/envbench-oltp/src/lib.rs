@@ -52,7 +52,7 @@ pub use consistency::{Check, render as render_consistency};
 pub use drop::drop_tables;
 pub use fleet::{AgentStep, AgentSteps, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
 pub use load::LoadInfo;
-pub use measured::{TPM_WINDOW_METRIC, TPM_WINDOWS, window_rates};
+pub use measured::{TPM_WINDOW_METRIC, TPM_WINDOWS, add_transaction_parameters, window_rates};
 pub use mix::Mix;
 pub use options::{MAX_USERS, OltpArgs, Target};
 pub use plan::{Planner, plan_with};

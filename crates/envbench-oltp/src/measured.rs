@@ -6,6 +6,7 @@ use crate::consistency::Check;
 use crate::document::{
     KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, invalid_steps, step_test_id,
 };
+use crate::mix::Mix;
 use crate::render::render;
 use crate::routines::Mode;
 use crate::users::StepFigures;
@@ -49,6 +50,33 @@ impl OltpMeasured {
     }
 }
 
+/// The parameters of how TPC-C's transactions ran, for every workload that runs them (oltp, htap), each kept only
+/// where it differs from the default, so runs stored before the option still match the runs that did not use it.
+pub fn add_transaction_parameters(
+    parameters: &mut Value,
+    mode: Mode,
+    all_warehouses: bool,
+    mix: Option<Mix>,
+    partitions: u32,
+) {
+    // A procedures run's results match only other procedures runs.
+    if mode != Mode::Client {
+        parameters["mode"] = json!(mode.name());
+    }
+    if all_warehouses {
+        parameters["all_warehouses"] = json!(true);
+    }
+    // Another mix is another workload: its results match only runs of the same mix.
+    if let Some(mix) = mix {
+        parameters["mix"] = json!(mix.text());
+    }
+    // Another layout of the same data is another workload to the server: a partitioned load's results match only
+    // runs of as many partitions.
+    if partitions > 0 {
+        parameters["order_line_partitions"] = json!(partitions);
+    }
+}
+
 impl OltpMeasured {
     fn parameters(&self, users: Option<u32>) -> Value {
         let d = &self.document;
@@ -60,25 +88,9 @@ impl OltpMeasured {
             "duration_s": d.duration_seconds,
             "keying_thinking": d.keying_thinking,
         });
-        // Client-side runs keep the parameters they always had, so they still match runs stored before the modes;
-        // a procedures run's results match only other procedures runs.
-        if d.mode != Mode::Client {
-            parameters["mode"] = json!(d.mode.name());
-        }
-        if d.all_warehouses {
-            parameters["all_warehouses"] = json!(true);
-        }
-        // Another mix is another workload: its results match only runs of the same mix.
-        if let Some(mix) = d.mix {
-            parameters["mix"] = json!(mix.text());
-        }
+        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions);
         if d.clients_per_user > 1 {
             parameters["clients_per_user"] = json!(d.clients_per_user);
-        }
-        // Another layout of the same data is another workload to the server: a partitioned load's results match only
-        // runs of as many partitions.
-        if d.partitions > 0 {
-            parameters["order_line_partitions"] = json!(d.partitions);
         }
         if let Some(count) = d.transactions_per_user {
             parameters["transactions_per_user"] = json!(count);
