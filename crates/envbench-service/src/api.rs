@@ -24,10 +24,17 @@ mod write;
 pub use write::{ApiError, Known, Limits, RunOutcome, UploadAnswer, upload_body};
 
 use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use envbench_core::workload::Registry;
 use envbench_store::StoreLocation;
 use std::sync::Arc;
+
+/// Every refusal of the API, read or write: `{"error": ...}` ([`ApiError`]) with its status.
+fn refuse(status: StatusCode, error: impl Into<String>) -> Response {
+    (status, axum::Json(ApiError { error: error.into() })).into_response()
+}
 
 /// The `/api/v1` routes over the store at `location`, knowing `workloads`: the read routes always, and the write
 /// routes when the service accepts uploads, held to `uploads`.

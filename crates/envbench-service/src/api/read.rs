@@ -2,7 +2,7 @@
 //! `{"error": ...}` with the status of what went wrong. What a read answers is envbench-report's
 //! ([`envbench_report::read_api`]), the same model of the store the viewer's pages show.
 
-use super::ApiError;
+use super::refuse;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -25,14 +25,13 @@ type Shared = State<Arc<Reader>>;
 async fn answer<T: Serialize + Send + 'static>(
     read: impl FnOnce() -> Result<T, ReportError> + Send + 'static,
 ) -> Response {
-    let refused = |status: u16, error: String| {
-        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, axum::Json(ApiError { error })).into_response()
-    };
     match tokio::task::spawn_blocking(read).await {
         Ok(Ok(value)) => axum::Json(value).into_response(),
-        Ok(Err(error)) => refused(read_api::error_status(&error), error.to_string()),
-        Err(join) => refused(500, ReportError::Serve(join.to_string()).to_string()),
+        Ok(Err(error)) => {
+            let status = StatusCode::from_u16(read_api::error_status(&error));
+            refuse(status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), error.to_string())
+        }
+        Err(join) => refuse(StatusCode::INTERNAL_SERVER_ERROR, ReportError::Serve(join.to_string()).to_string()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! uploads themselves (each run re-checked, [`check_upload`], and kept with its submitter or refused with the
 //! reason). Its routes are in [`super::router`].
 
+use super::refuse;
 use crate::checks::check_upload;
 use crate::tokens::token_sha256;
 use crate::upload::{UPLOAD_FORMAT, UploadBody, UploadedRun, content_sha256};
@@ -72,10 +73,6 @@ pub(super) struct Service {
 /// The state of the write routes: the store at `location`, knowing `workloads`, uploads held to `limits`.
 pub(super) fn service(location: StoreLocation, workloads: Vec<String>, limits: Limits) -> Arc<Service> {
     Arc::new(Service { location, workloads, limits, recent: Mutex::new(HashMap::new()) })
-}
-
-fn refuse(status: StatusCode, error: impl Into<String>) -> Response {
-    (status, axum::Json(ApiError { error: error.into() })).into_response()
 }
 
 pub(super) async fn limits_of(State(service): State<Arc<Service>>) -> Response {
