@@ -15,9 +15,10 @@
 use crate::block::{Cells, MISSING, add_block, add_missing_aware, empty_cells, is_missing, present_cells};
 use crate::cube::Cube;
 use crate::error::CubeError;
+use crate::outline::RateType;
 use crate::outline::{Dim, MemberId, Outline, STORED_PERIODS, SparseKey, TimeBalance, YEAR_TOTAL};
 use crate::parallel::{check_cancel, for_each_unit};
-use crate::rates::{self, RateType};
+use crate::rates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Mutex;

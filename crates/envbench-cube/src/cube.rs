@@ -5,10 +5,11 @@
 //! Ctrl-C): its blocks cannot be trusted, so opening resets it and reports which step was interrupted.
 
 use crate::block::Cells;
+use crate::counters::IoTotals;
 use crate::durable::{sync_dir, write_atomically};
 use crate::error::{CubeError, InterruptedStep, IoContext};
 use crate::outline::{Dim, Outline, SparseKey};
-use crate::store::{IoTotals, Store, StoreOptions};
+use crate::store::{Store, StoreOptions};
 use envbench_core::ByteSize;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -14,8 +14,7 @@
 use crate::error::{CubeError, IoContext};
 use crate::outline::{AccountKind, Dim, MemberId, Outline, SparseKey, TimeBalance};
 use crate::parallel::for_each_unit;
-// The data directory's file names live with the other names places knows.
-pub use crate::places::{CSV_FILE, RULES_FILE};
+use crate::places::{CSV_FILE, RULES_FILE};
 use crate::rng::{Rng, WeightedTable, mix};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};

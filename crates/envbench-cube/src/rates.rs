@@ -4,7 +4,7 @@
 //! Rates are derived from fixed base rates and a hashed drift using only exact arithmetic, so every machine computes
 //! the same rates bit for bit.
 
-pub use crate::outline::RateType;
+use crate::outline::RateType;
 use crate::outline::{BEG_BALANCE, STORED_PERIODS, YEAR_TOTAL};
 use crate::rng::mix;
 

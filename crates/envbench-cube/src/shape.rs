@@ -1,11 +1,12 @@
 //! The shape of the EssBench outline: every member of the eight dimensions, built deterministically from a fixed
 //! seed (the member counts are in [`crate::outline`]'s table), and the [`Outline::essbench`] constructors.
 
+use crate::outline::RateType;
 use crate::outline::{
     ADDED_ACCOUNT, AccountInfo, AccountKind, BEG_BALANCE, Consolidation, Dim, Dimension, Formula, KeyMembers, MONTHS,
     Member, MemberId, Outline, Storage, TimeBalance, YEAR_TOTAL,
 };
-use crate::rates::{self, RateType};
+use crate::rates;
 use crate::rng::{Rng, WeightedTable};
 
 impl Outline {

@@ -20,7 +20,7 @@ use crate::aligned::{BUFFERED_ALIGN, DIRECT_ALIGN, aligned_slice, round_up};
 use crate::block::{Cells, Codec, Compression, empty_cells};
 use crate::cache::BlockCache;
 use crate::counters::Counters;
-pub use crate::counters::IoTotals;
+use crate::counters::IoTotals;
 use crate::durable::{sync_dir, write_atomically};
 use crate::error::{CubeError, IoContext};
 use crate::index::{INDEX_FILE, IndexHeader, Location, encode_index, parse_index};

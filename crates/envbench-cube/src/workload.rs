@@ -5,7 +5,7 @@ use crate::bench::{CubeConfig, SequenceOutcome, Step, ThreadSettings};
 use crate::cube::Cube;
 use crate::error::CubeError;
 use crate::options::thread_list;
-pub use crate::options::{CountList, CubeAction, CubeArgs, CubeGetArgs, CubeRunArgs};
+use crate::options::{CubeAction, CubeArgs, CubeGetArgs, CubeRunArgs};
 use crate::places::CubeLock;
 use crate::sweep::{SweepOutcome, ThreadSweep};
 use crate::{ELAPSED_METRIC, TOTAL_TEST, WORKLOAD, WORKLOAD_VERSION, result_records, run_sweep};

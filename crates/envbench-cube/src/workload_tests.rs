@@ -7,8 +7,9 @@ use crate::error::CubeError;
 use crate::generate::{
     BlockData, CSV_HEADER, NATIVE_HEADER, NO_VALUE, RULES_TEXT, Writer, block_data, input_totals, plan, prepare_data,
 };
+use crate::outline::RateType;
 use crate::outline::{Dim, Outline, STORED_PERIODS, SparseKey, TimeBalance, YEAR_TOTAL};
-use crate::rates::{self, RateType};
+use crate::rates;
 use crate::recommend::recommend;
 use crate::records::result_records;
 use crate::sweep::{ThreadSweep, run_sequence, run_sweep};

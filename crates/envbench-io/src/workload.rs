@@ -3,8 +3,7 @@
 //! its table are [`crate::measured`]'s.
 
 use crate::measured::DiskMeasured;
-pub use crate::measured::{CACHE_SUSPICION_RATIO, EXCEEDS_DEVICE_FLAG, render};
-pub use crate::options::{CrossCheckTool, DiskArgs, DiskProfile, MAX_RUNS, MAX_TESTS, QUICK_RUNS};
+use crate::options::{CrossCheckTool, DiskArgs, DiskProfile};
 use crate::options::{plan, plan_commit, plan_sustained, usage};
 use crate::spec::SpecError;
 use crate::suite::check_suite;

@@ -265,7 +265,7 @@ impl FleetCoordinator for OltpCoordinator {
 /// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
 pub const SCHEMA_KEY: &str = "schema";
 
-pub use crate::measured::AgentSteps;
+use crate::measured::AgentSteps;
 
 /// The numbers of `count` users (or streams) from `first` (counted from 0), as shown: `#3`, `#3-4`.
 pub fn numbers(first: u32, count: u32) -> String {

@@ -18,6 +18,7 @@ mod sweep;
 pub mod workload;
 
 pub use database::{PostgresOptions, PostgresRanRead, TABLE, TableInfo};
+pub use document::{Comparable, KNEE_TEST, RanreadDocument, step_test_id};
 pub use file::{
     DATABASE_FILE_NAME, FileOptions, FileRanRead, FileState, HEADER_BYTES, check_data_size, validate_block,
 };
@@ -25,7 +26,7 @@ pub use sweep::{
     DatabaseCounters, JobsPlan, MIN_GROWTH_ON_DOUBLING, STEP_WINDOWS, StepFigures, StepLimit, StepRunner, StopReason,
     SweepOutcome, Targets, Verdict, find_knee, judge, next_auto_step, sweep,
 };
-pub use workload::{KNEE_TEST, RANREAD, RanreadDocument, step_test_id};
+pub use workload::RANREAD;
 
 use envbench_core::model::{Direction, ResultRecord};
 use serde_json::{Value, json};
@@ -34,7 +35,7 @@ use serde_json::{Value, json};
 pub const WORKLOAD_VERSION: u32 = 1;
 /// What every record of a ranread run is of.
 pub const SOURCE: envbench_core::RecordSource =
-    envbench_core::RecordSource { workload: workload::WORKLOAD, version: WORKLOAD_VERSION };
+    envbench_core::RecordSource { workload: document::WORKLOAD, version: WORKLOAD_VERSION };
 
 /// A timed step's IOPS per window ([`STEP_WINDOWS`] of them): the headline a comparison tests. The step's own `iops`
 /// (reads over the whole step) stays its one figure in tables and curves.

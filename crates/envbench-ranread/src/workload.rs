@@ -3,12 +3,9 @@
 //! [`crate::options`]'s, a run's preparation and sweep [`crate::run`]'s, what a run keeps and its table
 //! [`crate::document`]'s.
 
-pub use crate::document::{
-    Comparable, IOPS_METRIC, KNEE_TEST, LATENCY_MEAN_METRIC, RanreadDocument, WORKLOAD, render, step_test_id,
-};
+use crate::document::{IOPS_METRIC, KNEE_TEST, LATENCY_MEAN_METRIC, RanreadDocument, WORKLOAD};
+use crate::options::RanreadArgs;
 use crate::options::plan;
-pub use crate::options::{JobsArg, MAX_JOBS, MAX_STEP_DURATION, MIN_STEP_DURATION, RanreadArgs, parse_jobs};
-pub use crate::run::{DEFAULT_DIRECT_FILE_BYTES, default_file_bytes};
 use crate::{RanReadError, StepFigures, TSV_HEADER, tsv_rows};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::StoredRun;

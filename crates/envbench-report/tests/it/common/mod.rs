@@ -150,7 +150,7 @@ pub fn tpch_results(speed: f64) -> Vec<ResultRecord> {
 }
 
 pub fn ranread_results(speed: f64) -> (Vec<ResultRecord>, Value) {
-    use envbench_ranread::workload::Comparable;
+    use envbench_ranread::Comparable;
     use envbench_ranread::{RanreadDocument, StepFigures, StepLimit, StopReason, SweepOutcome, Targets, Verdict};
     let mut records = Vec::new();
     let mut steps = Vec::new();
