@@ -35,11 +35,19 @@ impl HtapStep {
     /// The step's line of progress.
     pub(crate) fn line(&self) -> String {
         let oltp = match &self.oltp {
-            Some(o) => format!(
-                "{:>9} NOPM, New-Order p95 {:.1} ms",
-                number(o.nopm.unwrap_or(0.0)),
-                self.new_order(|k| k.p95_ms).unwrap_or(0.0)
-            ),
+            Some(o) => {
+                let open = o.open.as_ref().map(|open| {
+                    let service = self.new_order(|k| k.service.as_ref().map_or(0.0, |s| s.p95_ms)).unwrap_or(0.0);
+                    let held = open.not_held(o.measured_seconds).map(|why| format!("; {why}")).unwrap_or_default();
+                    format!(" response (service {service:.1} ms) at {}/s{held}", number(open.offered_tps))
+                });
+                format!(
+                    "{:>9} NOPM, New-Order p95 {:.1} ms{}",
+                    number(o.nopm.unwrap_or(0.0)),
+                    self.new_order(|k| k.p95_ms).unwrap_or(0.0),
+                    open.unwrap_or_default()
+                )
+            }
             None => "no transactions".to_string(),
         };
         let analytics = match self.streams {
@@ -88,6 +96,9 @@ pub struct HtapDocument {
     pub steps: Vec<HtapStep>,
     pub consistency: Vec<Check>,
     pub interrupted: bool,
+    /// How the transactions were driven beyond users and mix (an open loop's rate, isolation, tries).
+    #[serde(flatten)]
+    pub drive: envbench_oltp::Drive,
 }
 
 /// How one mixed step compares with its baselines.

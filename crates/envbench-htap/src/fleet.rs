@@ -299,9 +299,12 @@ mod tests {
                 wait_events: BTreeMap::new(),
                 first_failure: None,
                 clients: None,
+                open: None,
+                slo: Vec::new(),
             },
             latency: vec![(Kind::NewOrder, new_order.to_document())],
             waits: None,
+            open: None,
         }
     }
 

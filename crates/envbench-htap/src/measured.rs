@@ -37,7 +37,7 @@ impl HtapMeasured {
             "users": step.users,
             "analytic_users": step.streams,
         });
-        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions);
+        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions, &d.drive);
         parameters
     }
 }

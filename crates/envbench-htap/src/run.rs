@@ -7,7 +7,7 @@ use crate::measured::HtapMeasured;
 use crate::options::{HtapArgs, MAX_QUERY_TIMEOUT, MAX_USERS, MIN_QUERY_TIMEOUT};
 use crate::streams::{self, HtapStepSettings, StepOutcome};
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
-use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, Target, UsersPlan};
+use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, RatePlan, Target, UsersPlan};
 use std::path::Path;
 use std::time::Duration;
 
@@ -51,6 +51,15 @@ pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, Workload
             "--transactions: htap's steps are timed, so the transactions and the analytics share one window; use \
              --ramp and --duration",
         ));
+    }
+    if args.oltp.rate == Some(RatePlan::Auto) {
+        return Err(usage(
+            "--rate auto searches oltp's transactions alone for their capacity within a service level: give htap a \
+             fixed rate (e.g. --rate 200) to see how the analytic streams move the transactions' response times",
+        ));
+    }
+    if args.oltp.slo.is_some() {
+        return Err(usage("--slo judges the steps of oltp's --rate auto: leave it out of htap"));
     }
     if args.oltp.target == Target::Sqlite {
         return Err(usage(
@@ -194,6 +203,7 @@ impl HtapRun {
             steps,
             consistency,
             interrupted,
+            drive: run.drive(),
         }
     }
 }

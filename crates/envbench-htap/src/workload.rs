@@ -60,7 +60,7 @@ impl Workload for HtapWorkload {
                      their marker and the stored routines) and nothing else, then end; no run is stored",
                 )
             });
-        for refused in ["profile", "dir", "cross_check", "transactions", "max_users", "target_latency"] {
+        for refused in ["profile", "dir", "cross_check", "transactions", "max_users", "target_latency", "slo", "skew"] {
             command = command.mut_arg(refused, |arg| arg.hide(true));
         }
         command

@@ -12,6 +12,7 @@
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
 use crate::Profile;
+use crate::arrivals::OpenLoop;
 use crate::document::step_test_id;
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
@@ -21,7 +22,7 @@ use crate::render::step_line;
 use crate::run::OltpRun;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
-use crate::users::{self, ClientsFigures, KindFigures, StepFigures};
+use crate::users::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -83,6 +84,16 @@ pub struct AgentStep {
     /// How long measured transactions waited for their user's connection (users with several clients).
     #[serde(default)]
     pub waits: Option<HistogramDocument>,
+    /// An open loop's service times by kind and its schedule's lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<AgentOpenLoop>,
+}
+
+/// An agent's open-loop histograms, beside its response times.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AgentOpenLoop {
+    pub service: Vec<(Kind, HistogramDocument)>,
+    pub lag: HistogramDocument,
 }
 
 impl AgentStep {
@@ -91,6 +102,10 @@ impl AgentStep {
         AgentStep {
             latency: measured.latency.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
             waits: measured.waits.as_ref().map(LatencyHistogram::to_document),
+            open: measured.open.as_ref().map(|open| AgentOpenLoop {
+                service: open.service.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
+                lag: open.lag.to_document(),
+            }),
             figures: measured.figures.clone(),
         }
     }
@@ -105,21 +120,47 @@ fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
     let first = &parts.first().ok_or("no agent reported it")?.figures;
     let mut latency: BTreeMap<Kind, LatencyHistogram> = BTreeMap::new();
+    let mut service: BTreeMap<Kind, LatencyHistogram> = BTreeMap::new();
+    let mut lag = LatencyHistogram::new();
+    let mut open_counts = OpenCounts::default();
     let mut counts: BTreeMap<Kind, [u64; 3]> = BTreeMap::new();
+    let mut causes: BTreeMap<Kind, [Causes; 2]> = BTreeMap::new();
     for part in parts {
         for (kind, document) in &part.latency {
             latency.entry(*kind).or_default().merge(&LatencyHistogram::from_document(document));
+        }
+        if let Some(open) = &part.open {
+            for (kind, document) in &open.service {
+                service.entry(*kind).or_default().merge(&LatencyHistogram::from_document(document));
+            }
+            lag.merge(&LatencyHistogram::from_document(&open.lag));
+        }
+        if let Some(open) = &part.figures.open {
+            open_counts.add(OpenCounts::of(open));
         }
         for kind in &part.figures.kinds {
             let sums = counts.entry(kind.kind).or_default();
             for (sum, n) in sums.iter_mut().zip([kind.rolled_back, kind.failures, kind.retries]) {
                 *sum += n;
             }
+            let [retried, failed] = causes.entry(kind.kind).or_default();
+            for (sums, by) in [(retried, &kind.retried_by), (failed, &kind.failed_by)] {
+                for (cause, n) in by {
+                    *sums.entry(cause.clone()).or_insert(0) += n;
+                }
+            }
         }
     }
     let kinds: Vec<KindFigures> = latency
         .iter()
-        .map(|(kind, histogram)| KindFigures::of(*kind, histogram, counts.get(kind).copied().unwrap_or_default()))
+        .map(|(kind, histogram)| {
+            let [retried, failed] = causes.get(kind).cloned().unwrap_or_default();
+            KindFigures::of(*kind, histogram, counts.get(kind).copied().unwrap_or_default()).detailed(
+                service.get(kind).filter(|_| first.open.is_some()),
+                &retried,
+                &failed,
+            )
+        })
         .collect();
     let figures = || parts.iter().map(|p| &p.figures);
     let transactions: u64 = kinds.iter().map(|k| k.count).sum();
@@ -164,6 +205,18 @@ pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
             }
             ClientsFigures::of(clients.per_user, &waits)
         }),
+        // The schedule is the fleet's (every agent was told the fleet's rate); what the agents ended adds up.
+        open: first.open.as_ref().map(|open| {
+            let loop_ = OpenLoop {
+                per_second: open.offered_tps,
+                users: 0,
+                arrivals: open.arrivals,
+                latency_limit: open.latency_limit_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
+            };
+            let achieved = figures().filter_map(|f| f.open.as_ref()).map(|o| o.achieved_tps).sum();
+            users::open_figures(&loop_, &open_counts, &lag, achieved)
+        }),
+        slo: Vec::new(),
     })
 }
 
@@ -392,9 +445,12 @@ mod tests {
                 wait_events: BTreeMap::new(),
                 first_failure: None,
                 clients: None,
+                open: None,
+                slo: Vec::new(),
             },
             latency: vec![(Kind::NewOrder, new_order.to_document()), (Kind::Payment, payment.to_document())],
             waits: None,
+            open: None,
         }
     }
 

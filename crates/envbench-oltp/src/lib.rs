@@ -18,6 +18,8 @@
 //!
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
+pub mod arrivals;
+mod capacity;
 mod cardinality;
 mod companion;
 pub mod consistency;
@@ -37,6 +39,7 @@ mod render;
 pub mod routines;
 mod run;
 pub mod schema;
+pub mod slo;
 mod sweep;
 pub mod telemetry;
 pub mod transactions;
@@ -47,8 +50,10 @@ pub use workload::OLTP;
 
 // The surface other workloads use (htap runs on oltp's tables, loader, transactions and users): every name of oltp's
 // that another crate's code needs is re-exported here, at the crate's root, and imported from here.
+pub use arrivals::{Arrivals, OpenLoopFigures, RatePlan};
 pub use companion::{Companion, CompanionState};
 pub use consistency::{Check, render as render_consistency};
+pub use document::Drive;
 pub use drop::drop_tables;
 pub use fleet::{AgentStep, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
 pub use load::LoadInfo;

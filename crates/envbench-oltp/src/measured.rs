@@ -4,7 +4,7 @@
 
 use crate::consistency::Check;
 use crate::document::{
-    KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, invalid_steps, step_test_id,
+    Drive, KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, invalid_steps, step_test_id,
 };
 use crate::mix::Mix;
 use crate::render::render;
@@ -58,6 +58,7 @@ pub fn add_transaction_parameters(
     all_warehouses: bool,
     mix: Option<Mix>,
     partitions: u32,
+    drive: &Drive,
 ) {
     // A procedures run's results match only other procedures runs.
     if mode != Mode::Client {
@@ -75,6 +76,7 @@ pub fn add_transaction_parameters(
     if partitions > 0 {
         parameters["order_line_partitions"] = json!(partitions);
     }
+    drive.add_parameters(parameters);
 }
 
 impl OltpMeasured {
@@ -88,7 +90,7 @@ impl OltpMeasured {
             "duration_s": d.duration_seconds,
             "keying_thinking": d.keying_thinking,
         });
-        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions);
+        add_transaction_parameters(&mut parameters, d.mode, d.all_warehouses, d.mix, d.partitions, &d.drive);
         if d.clients_per_user > 1 {
             parameters["clients_per_user"] = json!(d.clients_per_user);
         }
@@ -101,6 +103,9 @@ impl OltpMeasured {
         parameters
     }
 }
+
+/// The test of a capacity run's figures (`--rate auto`).
+pub const CAPACITY_TEST: &str = "capacity";
 
 /// The metric holding the TPM of each of [`TPM_WINDOWS`] equal parts of the measured window.
 pub const TPM_WINDOW_METRIC: &str = "tpm_window";
@@ -152,6 +157,14 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
     if let Some(server_tpm) = step.server_tpm {
         records.push(SOURCE.record(test, parameters, "server_tpm", "TPM", Higher, vec![server_tpm]));
     }
+    if let Some(open) = &step.open {
+        records.push(SOURCE.record(test, parameters, "offered_tps", "TPS", Higher, vec![open.offered_tps]));
+        records.push(SOURCE.record(test, parameters, "achieved_tps", "TPS", Higher, vec![open.achieved_tps]));
+        for (metric, count) in [("late", open.late), ("skipped", open.skipped), ("never_started", open.unstarted)] {
+            records.push(SOURCE.record(test, parameters, metric, "count", Lower, vec![count as f64]));
+        }
+        records.push(SOURCE.record(test, parameters, "lag_p99", "ms", Lower, vec![open.lag_p99_ms]));
+    }
     records.push(SOURCE.record(
         test,
         parameters,
@@ -172,6 +185,10 @@ fn step_records(step: &StepFigures, test: &str, parameters: &Value) -> Vec<Resul
         ] {
             records.push(SOURCE.record(&test, parameters, metric, "ms", Lower, vec![value]));
         }
+        if let Some(service) = &kind.service {
+            records.push(SOURCE.record(&test, parameters, "service_p95", "ms", Lower, vec![service.p95_ms]));
+            records.push(SOURCE.record(&test, parameters, "service_p99", "ms", Lower, vec![service.p99_ms]));
+        }
         records.push(SOURCE.record(&test, parameters, "transactions", "count", Higher, vec![kind.count as f64]));
         records.push(SOURCE.record(&test, parameters, "retries", "count", Lower, vec![kind.retries as f64]));
         records.push(SOURCE.record(&test, parameters, "failures", "count", Lower, vec![kind.failures as f64]));
@@ -187,8 +204,8 @@ impl Measured for OltpMeasured {
         for (index, step) in d.steps.iter().enumerate() {
             let mut parameters = self.parameters(Some(step.users));
             let test = match &self.fleet_agent {
-                Some(agent) => agent.test_id(index, &mut parameters, || step_test_id(step.users)),
-                None => step_test_id(step.users),
+                Some(agent) => agent.test_id(index, &mut parameters, || step.test_id()),
+                None => step.test_id(),
             };
             records.extend(step_records(step, &test, &parameters));
         }
@@ -215,6 +232,29 @@ impl Measured for OltpMeasured {
                 vec![knee.judged_latency_ms(d.profile)],
             ));
             records.push(SOURCE.record(KNEE_TEST, &parameters, "users", "users", Higher, vec![f64::from(knee.users)]));
+        }
+        if let Some(capacity) = &d.capacity {
+            let parameters = self.parameters(Some(capacity.users));
+            let unit = d.profile.throughput_label();
+            if let Some(value) = capacity.capacity {
+                records.push(SOURCE.record(CAPACITY_TEST, &parameters, "capacity", unit, Higher, vec![value]));
+                records.push(SOURCE.record(
+                    CAPACITY_TEST,
+                    &parameters,
+                    "capacity_share_of_peak",
+                    "%",
+                    Higher,
+                    vec![value * 100.0 / capacity.peak.max(1e-9)],
+                ));
+            }
+            records.push(SOURCE.record(
+                CAPACITY_TEST,
+                &parameters,
+                "closed_loop_peak",
+                unit,
+                Higher,
+                vec![capacity.peak],
+            ));
         }
         for figures in &d.pgbench {
             let test = format!("pgbench {}", step_test_id(figures.clients));
@@ -290,6 +330,9 @@ mod tests {
     #[test]
     fn transaction_kinds_name_their_tests() {
         assert_eq!(step_test_id(8), "U=8");
+        assert_eq!(crate::document::step_name(8, None), "U=8");
+        assert_eq!(crate::document::step_name(8, Some(693.81)), "U=8 R=694/s");
+        assert_eq!(crate::document::step_name(1, Some(0.5)), "U=1 R=0.5/s");
         assert_eq!(Kind::NewOrder.name(), "New-Order");
     }
 
@@ -313,6 +356,8 @@ mod tests {
             wait_events: Default::default(),
             first_failure: (failures > 0).then(|| "Payment: disk full".to_string()),
             clients: None,
+            open: None,
+            slo: Vec::new(),
         }
     }
 
@@ -339,6 +384,8 @@ mod tests {
             stop_reason: StopReason::ListDone,
             consistency: Vec::new(),
             pgbench: Vec::new(),
+            drive: Default::default(),
+            capacity: None,
         };
         let text = render(&document, &SamplerSeries::default());
         (OltpMeasured::new(document).ending(), text)

@@ -2,13 +2,16 @@
 //! refused before anything runs), and the bounds they are checked against.
 
 use crate::Profile;
+use crate::arrivals::{Arrivals, RatePlan};
 use crate::mix::Mix;
+use crate::random::Zipf;
 use crate::routines::Mode;
+use crate::slo::Slo;
 use crate::sweep::UsersPlan;
 use clap::Args;
 use envbench_core::DurationArg;
 use envbench_core::units::OwnMessage;
-use envbench_sql::DatabaseUrl;
+use envbench_sql::{DatabaseUrl, Isolation};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -27,6 +30,8 @@ pub const MIN_DURATION: Duration = Duration::from_secs(1);
 pub const MAX_STEP_TIME: Duration = Duration::from_secs(24 * 3600);
 /// The most transactions per user of a count-based step.
 pub const MAX_TRANSACTIONS_PER_USER: u64 = 1_000_000_000;
+/// The most tries of a transaction that fails on a conflict.
+pub const MAX_TRIES: u32 = 1000;
 
 /// The arguments of `envbench oltp`.
 #[derive(Args, Debug)]
@@ -63,6 +68,38 @@ pub struct OltpArgs {
     /// new-order=45,payment=43,order-status=4,delivery=4,stock-level=4); a transaction left out is not run.
     #[arg(long, help_heading = "Run", value_name = "NAME=PERCENT,...", value_parser = Mix::parse)]
     pub mix: Option<Mix>,
+    /// Open loop: transactions arrive at this rate whatever the database does, as an application's requests do, and
+    /// each one's response time runs from when it was meant to start (no coordinated omission): 200 (per second in
+    /// all, shared by the users), 20/user, or auto (the highest rate whose response times stay within --slo, found
+    /// step by step after a closed-loop step at the same users). Without it, each user sends its next transaction
+    /// when its last one ends (a closed loop, as HammerDB and pgbench do by default).
+    #[arg(long, help_heading = "Open loop", value_name = "RATE", value_parser = RatePlan::parse)]
+    pub rate: Option<RatePlan>,
+    /// How arrivals are spaced with --rate: poisson (independent arrivals, the default, as pgbench --rate draws them)
+    /// or fixed (evenly spaced).
+    #[arg(long, help_heading = "Open loop", value_name = "SPACING", value_parser = Arrivals::parse)]
+    pub arrivals: Option<Arrivals>,
+    /// With --rate: skip a transaction that cannot start within this of its intended time, and count it (pgbench's
+    /// --latency-limit); the transactions whose response time passes it are counted too.
+    #[arg(long, help_heading = "Open loop", value_name = "DURATION")]
+    pub latency_limit: Option<DurationArg>,
+    /// The service level open-loop steps are judged by, each transaction's response-time percentile within a limit:
+    /// e.g. new-order:p95<=20ms or new-order:p99<=10ms,payment:p99<=10ms (default with --rate auto: TPC-C's limits,
+    /// the 90th percentile of New-Order within 5 s and so on).
+    #[arg(long, help_heading = "Open loop", value_name = "KIND:pNN<=DURATION,...", value_parser = Slo::parse)]
+    pub slo: Option<Slo>,
+    /// The isolation level of the users' sessions: read-committed, repeatable-read or serializable (PostgreSQL and
+    /// MariaDB/MySQL; default: the server's own, read committed on PostgreSQL, repeatable read on MariaDB).
+    #[arg(long, help_heading = "Run", value_name = "LEVEL", value_parser = Isolation::parse)]
+    pub isolation: Option<Isolation>,
+    /// How many times a transaction that fails on a conflict (serialization failure, deadlock, lock wait timeout)
+    /// runs at most before it counts as failed (1: never retried). Retries and failures are counted by kind of error.
+    #[arg(long, help_heading = "Run", value_name = "N", default_value_t = crate::users::DEFAULT_MAX_TRIES)]
+    pub max_tries: u32,
+    /// tpcb: draw the accounts with a Zipfian skew of exponent THETA (pgbench's random_zipfian), e.g. zipf:0.99 or
+    /// zipf:1.5, so a few hot rows take most updates (default: uniformly, as pgbench's built-in script does).
+    #[arg(long, help_heading = "Run", value_name = "zipf:THETA", value_parser = parse_skew)]
+    pub skew: Option<f64>,
     /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
     #[arg(long, help_heading = "HammerDB compatibility")]
     pub keying_thinking: bool,
@@ -175,6 +212,19 @@ pub fn parse_mode(text: &str) -> Result<Mode, String> {
     })
 }
 
+/// `--skew`: `zipf:THETA`, THETA above 0, not 1, at most [`Zipf::MAX_THETA`].
+pub fn parse_skew(text: &str) -> Result<f64, String> {
+    let theta = text.trim().to_ascii_lowercase().strip_prefix("zipf:").and_then(|t| t.trim().parse::<f64>().ok());
+    match theta {
+        Some(theta) if theta > 0.0 && theta != 1.0 && theta <= Zipf::MAX_THETA => Ok(theta),
+        _ => Err(format!(
+            "--skew '{text}': give zipf:THETA with THETA above 0, not 1, and at most {}, e.g. zipf:0.99 or zipf:1.5 \
+             (leave --skew out for uniform keys)",
+            Zipf::MAX_THETA
+        )),
+    }
+}
+
 /// `--cross-check`: pgbench.
 pub fn parse_cross_check(text: &str) -> Result<CrossCheck, String> {
     match text {
@@ -202,6 +252,10 @@ mod tests {
         assert_eq!(parse_mode("procedures"), Ok(Mode::Procedures));
         assert!(parse_mode("stored").unwrap_err().starts_with("--mode 'stored': give client"));
         assert_eq!(parse_cross_check("pgbench"), Ok(CrossCheck::Pgbench));
+        assert_eq!(parse_skew("zipf:0.99"), Ok(0.99));
+        for bad in ["zipf:1", "zipf:0", "zipf:6", "0.99", "zipf:x", "uniform"] {
+            assert!(parse_skew(bad).unwrap_err().starts_with(&format!("--skew '{bad}': give zipf:THETA")), "{bad}");
+        }
         assert!(parse_cross_check("hammerdb").unwrap_err().contains("the cross-check tool is pgbench"));
         let args = |line: &[&str]| {
             let command = OltpArgs::augment_args(clap::Command::new("oltp"));

@@ -1,17 +1,22 @@
 //! Planning an oltp run ([`plan_with`]): the arguments checked, the database reached and its namespace resolved, and
 //! for a run of its own the tables looked at and locked, all before anything is stored.
 
+use crate::arrivals::RatePlan;
+use crate::cardinality::ACCOUNTS_PER_SCALE;
 use crate::companion::{Companion, CompanionState};
 use crate::crosscheck;
 use crate::load::{self, LoadPlan};
 use crate::lock::TablesLock;
 use crate::options::{
-    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
-    OltpArgs, Target,
+    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_TRIES, MAX_USERS,
+    MIN_DURATION, OltpArgs, Target,
 };
+use crate::random::Zipf;
 use crate::routines::{self, Mode, RoutinesState};
 use crate::run::OltpRun;
 use crate::schema::{self, Existing, Shape};
+use crate::slo::Slo;
+use crate::sweep::UsersPlan;
 use crate::{OltpError, Profile};
 use envbench_core::ByteSize;
 use envbench_core::workload::WorkloadError;
@@ -95,6 +100,9 @@ fn plan_run(
         return Err(usage(format!("--loaders {loaders}: give 1 to {MAX_LOADERS} (each is a thread and a connection)")));
     }
     let url = target_url(&args)?;
+    if let Some(level) = args.isolation {
+        url.dialect().isolation_statement(level).map_err(usage)?;
+    }
     let mode = args.mode;
     if mode == Mode::Procedures && !url.dialect().ops().stored_routines {
         return Err(usage(
@@ -106,6 +114,19 @@ fn plan_run(
         return Err(usage(
             "--mode procedures runs TPC-C's five transactions as stored routines: use it with --profile tpcc (tpcb \
              is pgbench's transaction, sent from the client as pgbench sends it)",
+        ));
+    }
+    let open = check_open_loop(&args, &users)?;
+    if !(1..=MAX_TRIES).contains(&args.max_tries) {
+        return Err(usage(format!(
+            "--max-tries {}: give how many times a transaction runs at most, from 1 (never retried) to {MAX_TRIES}",
+            args.max_tries
+        )));
+    }
+    if args.skew.is_some() && profile != Profile::Tpcb {
+        return Err(usage(
+            "--skew draws pgbench's accounts with a Zipfian skew: use it with --profile tpcb (TPC-C's keys are \
+             already skewed, by NURand)",
         ));
     }
     if args.mix.is_some() && profile != Profile::Tpcc {
@@ -159,6 +180,13 @@ fn plan_run(
         keying_thinking: args.keying_thinking,
         all_warehouses: args.all_warehouses,
         mix: args.mix.unwrap_or_default(),
+        rate: args.rate,
+        arrivals: args.arrivals.unwrap_or_default(),
+        latency_limit: open.latency_limit,
+        slo: open.slo,
+        isolation: args.isolation,
+        max_tries: args.max_tries,
+        skew: args.skew.map(|theta| Zipf::new(ACCOUNTS_PER_SCALE * scale, theta)),
         transactions_per_user: args.transactions,
         mode,
         settle: !args.no_vacuum,
@@ -235,6 +263,76 @@ fn plan_run(
     run.load_plan = if alone && !tables_reusable.get() { LoadPlan::Rebuild } else { LoadPlan::Reuse };
     run.lock = Some(lock);
     Ok(run)
+}
+
+/// What the open-loop options say, checked together.
+struct OpenOptions {
+    latency_limit: Option<Duration>,
+    slo: Option<Slo>,
+}
+
+/// `--rate`, `--arrivals`, `--latency-limit` and `--slo`, checked against each other and the closed loop's options.
+fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, WorkloadError> {
+    let Some(rate) = args.rate else {
+        for (given, option) in [
+            (args.arrivals.is_some(), "--arrivals"),
+            (args.latency_limit.is_some(), "--latency-limit"),
+            (args.slo.is_some(), "--slo"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{option} shapes an open loop: add --rate (e.g. --rate 200, or --rate auto for the capacity \
+                     within --slo)"
+                )));
+            }
+        }
+        return Ok(OpenOptions { latency_limit: None, slo: None });
+    };
+    if args.keying_thinking {
+        return Err(usage(
+            "--rate sends transactions on a schedule, and --keying-thinking paces each terminal by its keying and \
+             think times: choose one way for transactions to arrive",
+        ));
+    }
+    if args.transactions.is_some() {
+        return Err(usage(
+            "--rate runs timed steps on a schedule, and --transactions counts a fixed number per user: leave one out",
+        ));
+    }
+    let latency_limit = match &args.latency_limit {
+        Some(limit) => {
+            Some(limit.within("--latency-limit", Duration::from_micros(1), Duration::from_secs(3600)).map_err(usage)?)
+        }
+        None => None,
+    };
+    let slo = match (rate, &args.slo) {
+        (_, Some(slo)) => {
+            let kinds: Vec<_> = match args.profile {
+                Profile::Tpcc => crate::transactions::Kind::TPCC
+                    .into_iter()
+                    .filter(|&k| args.mix.unwrap_or_default().share(k) > 0)
+                    .collect(),
+                Profile::Tpcb => vec![crate::transactions::Kind::TpcB],
+            };
+            slo.check_kinds(args.profile, &kinds).map_err(usage)?;
+            Some(slo.clone())
+        }
+        (RatePlan::Auto, None) => Some(Slo::default_for(args.profile).ok_or_else(|| {
+            usage(
+                "--rate auto finds the highest rate within a service level, and tpcb has no standard one: add e.g. \
+                 --slo tpc-b:p95<=20ms",
+            )
+        })?),
+        (RatePlan::Fixed(_), None) => None,
+    };
+    if rate == RatePlan::Auto && !matches!(users, UsersPlan::List(list) if list.len() == 1) {
+        return Err(usage(format!(
+            "--rate auto raises the rate at one count of users (the connections an application's pool would hold): \
+             give --users one count, e.g. --users 8, not {}",
+            users.describe()
+        )));
+    }
+    Ok(OpenOptions { latency_limit, slo })
 }
 
 /// The database `--target` names (`--dir`'s SQLite file for `sqlite`), with `--schema` refused where it means nothing.

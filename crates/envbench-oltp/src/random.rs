@@ -127,11 +127,89 @@ impl Random {
         values
     }
 
+    /// Uniform in (0, 1].
+    pub fn unit(&mut self) -> f64 {
+        (self.rng.below(1 << 53) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+
     /// A negative-exponential think time with this mean, capped at ten times the mean (clause 5.2.5.4).
     pub fn think_seconds(&mut self, mean: f64) -> f64 {
-        let uniform = (self.rng.below(1 << 53) as f64 + 1.0) / (1u64 << 53) as f64;
-        (-uniform.ln() * mean).min(10.0 * mean)
+        (-self.unit().ln() * mean).min(10.0 * mean)
     }
+}
+
+/// Keys 1..=n drawn with a Zipfian skew of exponent `theta` (`--skew zipf:THETA`), as pgbench's `random_zipfian`
+/// offers: key k is drawn in proportion to 1/k^theta, so a few hot keys take most draws. Below 1, Gray et al.'s
+/// method ("Quickly generating billion-record synthetic databases", 1994) over the generalized harmonic number of n;
+/// above 1, Devroye's rejection method ("Non-Uniform Random Variate Generation", 1986, X.6.1), which needs none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zipf {
+    pub n: i64,
+    pub theta: f64,
+    /// Below 1: zeta(n), 1 + 0.5^theta, 1/(1-theta) and Gray's eta.
+    zeta_n: f64,
+    two: f64,
+    alpha: f64,
+    eta: f64,
+}
+
+impl Zipf {
+    /// The largest exponent: beyond it nearly every draw is key 1.
+    pub const MAX_THETA: f64 = 5.0;
+
+    /// Keys 1..=n with exponent `theta` (above 0, not 1, at most [`Zipf::MAX_THETA`]).
+    pub fn new(n: i64, theta: f64) -> Zipf {
+        debug_assert!(n >= 1 && theta > 0.0 && theta != 1.0 && theta <= Zipf::MAX_THETA);
+        let (mut zeta_n, mut two, mut alpha, mut eta) = (0.0, 0.0, 0.0, 0.0);
+        if theta < 1.0 {
+            zeta_n = zeta(n, theta);
+            let zeta_2 = zeta(2.min(n), theta);
+            two = 1.0 + 0.5f64.powf(theta);
+            alpha = 1.0 / (1.0 - theta);
+            eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n);
+        }
+        Zipf { n, theta, zeta_n, two, alpha, eta }
+    }
+
+    /// A key in 1..=n.
+    pub fn draw(&self, random: &mut Random) -> i64 {
+        if self.theta < 1.0 {
+            let u = random.unit();
+            let uz = u * self.zeta_n;
+            let key = if uz < 1.0 {
+                1
+            } else if uz < self.two {
+                2
+            } else {
+                1 + (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as i64
+            };
+            return key.clamp(1, self.n);
+        }
+        let b = 2f64.powf(self.theta - 1.0);
+        loop {
+            let (u, v) = (random.unit(), random.unit());
+            let x = u.powf(-1.0 / (self.theta - 1.0)).floor();
+            let t = (1.0 + 1.0 / x).powf(self.theta - 1.0);
+            if v * x * (t - 1.0) / (b - 1.0) <= t / b && x <= self.n as f64 {
+                return x as i64;
+            }
+        }
+    }
+}
+
+/// The generalized harmonic number sum(1/i^theta, i = 1..=n): the first terms summed, the rest by Euler-Maclaurin
+/// (exact to far below a draw's resolution), so a billion keys cost no more than a thousand.
+fn zeta(n: i64, theta: f64) -> f64 {
+    const EXACT: i64 = 10_000;
+    let head: f64 = (1..=n.min(EXACT)).map(|i| (i as f64).powf(-theta)).sum();
+    if n <= EXACT {
+        return head;
+    }
+    let (m, n) = (EXACT as f64, n as f64);
+    let integral = (n.powf(1.0 - theta) - m.powf(1.0 - theta)) / (1.0 - theta);
+    head + integral
+        + (n.powf(-theta) - m.powf(-theta)) / 2.0
+        + theta / 12.0 * (m.powf(-theta - 1.0) - n.powf(-theta - 1.0))
 }
 
 /// The last name of a number 0..=999: the syllables of its three digits.
@@ -143,6 +221,36 @@ pub fn last_name(number: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Key k is drawn in proportion to 1/k^theta on both sides of 1: the hottest keys take their share, every key
+    /// stays in range, and the harmonic number of a billion keys costs no more than of ten thousand and agrees with
+    /// the exact sum.
+    #[test]
+    fn zipfian_keys_follow_their_exponent() {
+        let exact = |n: i64, theta: f64| (1..=n).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+        for theta in [0.5, 0.99, 1.5] {
+            assert!((zeta(200_000, theta) / exact(200_000, theta) - 1.0).abs() < 1e-9, "theta {theta}");
+        }
+        let mut random = Random::new(11, NuRandConstants::load(1));
+        let draws = 400_000;
+        for theta in [0.8, 0.99, 1.5] {
+            let n = 1000;
+            let zipf = Zipf::new(n, theta);
+            let mut counts = vec![0u32; n as usize + 1];
+            for _ in 0..draws {
+                let key = zipf.draw(&mut random);
+                assert!((1..=n).contains(&key), "{key}");
+                counts[key as usize] += 1;
+            }
+            let share = |k: usize| f64::from(counts[k]) / f64::from(draws);
+            for k in [1usize, 2, 10] {
+                let expected = (k as f64).powf(-theta) / exact(n, theta);
+                assert!((share(k) / expected - 1.0).abs() < 0.1, "theta {theta}, key {k}: {} vs {expected}", share(k));
+            }
+        }
+        let big = Zipf::new(1_000_000_000, 0.99);
+        assert!(big.zeta_n > 20.0 && big.zeta_n.is_finite());
+    }
 
     #[test]
     fn last_names_are_built_from_syllables() {

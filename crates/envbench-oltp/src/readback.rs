@@ -46,6 +46,19 @@ impl ReadBack for OltpWorkload {
     }
 
     fn headline(&self, run: &StoredRun) -> String {
+        // An open loop's headline is what it held: the capacity within the SLO, or the rate it could not hold.
+        if let Some(Ok(document)) = OltpDocument::of(run) {
+            if let Some(capacity) = &document.capacity {
+                return capacity.headline(document.profile, &document.steps);
+            }
+            if let Some(why) = document
+                .steps
+                .iter()
+                .find_map(|s| Some(format!("{}: {}", s.test_id(), s.open.as_ref()?.not_held(s.measured_seconds)?)))
+            {
+                return why;
+            }
+        }
         let profile = run.results.first().and_then(|r| r.record.parameters.get("profile")?.as_str().map(String::from));
         let label = if profile.as_deref() == Some("tpcb") { "TPS" } else { "NOPM" };
         let judged = if profile.as_deref() == Some("tpcb") { "p95" } else { "New-Order p95" };
@@ -71,7 +84,8 @@ impl ReadBack for OltpWorkload {
                 .iter()
                 .map(|s| {
                     let points = s.per_second.iter().enumerate().map(|(i, n)| (i as f64 + 1.0, *n)).collect();
-                    (format!("{} users", s.users), points)
+                    let rate = s.open.as_ref().map(|o| format!(" at {:.0}/s", o.offered_tps)).unwrap_or_default();
+                    (format!("{} users{rate}", s.users), points)
                 })
                 .collect(),
         }]
@@ -83,6 +97,30 @@ impl ReadBack for OltpWorkload {
             return None;
         }
         let profile = document.profile;
+        // Open-loop steps: the response time against the rate offered, the highest within the SLO marked.
+        let mut open: Vec<(usize, &crate::users::StepFigures)> =
+            document.steps.iter().enumerate().filter(|(_, s)| s.open.is_some()).collect();
+        if !open.is_empty() {
+            open.sort_by(|a, b| offered(a.1).total_cmp(&offered(b.1)));
+            let knee = document.capacity.as_ref().and_then(|c| c.capacity_step);
+            return Some(ScalingCurve {
+                concurrency_label: "offered rate (transactions per second)".into(),
+                concurrency_symbol: "R".into(),
+                throughput_label: profile.throughput_label().into(),
+                latency_label: format!("{} p95 response time", profile.judged_kind().name()),
+                latency_unit: "ms".into(),
+                points: open
+                    .iter()
+                    .map(|(_, s)| ScalingPoint {
+                        concurrency: offered(s),
+                        throughput: s.throughput(profile),
+                        latency: s.judged_latency_ms(profile),
+                    })
+                    .collect(),
+                knee: knee.and_then(|k| open.iter().position(|(i, _)| *i == k)),
+                latency_target: None,
+            });
+        }
         Some(ScalingCurve {
             concurrency_label: "virtual users".into(),
             concurrency_symbol: "U".into(),
@@ -102,4 +140,9 @@ impl ReadBack for OltpWorkload {
             latency_target: Some(document.target_latency_ms),
         })
     }
+}
+
+/// The rate an open-loop step was offered, in transactions per second.
+fn offered(step: &crate::users::StepFigures) -> f64 {
+    step.open.as_ref().map_or(0.0, |o| o.offered_tps)
 }

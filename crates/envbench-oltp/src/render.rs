@@ -3,7 +3,7 @@
 
 use crate::Profile;
 use crate::consistency;
-use crate::document::{OltpDocument, invalid_steps, step_test_id};
+use crate::document::{OltpDocument, invalid_steps};
 use crate::schema::Shape;
 use crate::users::StepFigures;
 use envbench_core::sampler::SamplerSeries;
@@ -76,15 +76,135 @@ pub fn step_line(profile: Profile, step: &StepFigures) -> String {
         Profile::Tpcc => format!("{:>9} NOPM, ", number(step.nopm.unwrap_or(0.0))),
         Profile::Tpcb => format!("{:>9} TPS, ", number(step.tpm / 60.0)),
     };
-    format!(
-        "  {:>4} users: {headline}{:>9} TPM, {} p95 {:.1} ms, {} retries, {} failed",
+    let (at, latency) = match &step.open {
+        Some(open) => (
+            format!(" at {}/s", number(open.offered_tps)),
+            format!(
+                "response p95 {:.1} ms (service {:.1} ms), {} late, {} skipped",
+                judged.map_or(0.0, |k| k.p95_ms),
+                judged.and_then(|k| k.service.as_ref()).map_or(0.0, |s| s.p95_ms),
+                open.late,
+                open.skipped
+            ),
+        ),
+        None => (String::new(), format!("p95 {:.1} ms", judged.map_or(0.0, |k| k.p95_ms))),
+    };
+    let mut line = format!(
+        "  {:>4} users{at}: {headline}{:>9} TPM, {} {latency}, {} retries, {} failed",
         step.users,
         number(step.tpm),
         profile.judged_kind().name(),
-        judged.map_or(0.0, |k| k.p95_ms),
         step.retries,
         step.failures
-    ) + &step.clients.as_ref().map(|c| format!("\n        {}", clients_line(step.users, c))).unwrap_or_default()
+    );
+    if let Some(why) = step.open.as_ref().and_then(|o| o.not_held(step.measured_seconds)) {
+        line.push_str(&format!("\n        {why}"));
+    }
+    if !step.slo.is_empty() {
+        line.push_str(&format!("\n        {}", slo_words(step)));
+    }
+    line + &step.clients.as_ref().map(|c| format!("\n        {}", clients_line(step.users, c))).unwrap_or_default()
+}
+
+/// How a step stood against its service level, in words.
+fn slo_words(step: &StepFigures) -> String {
+    let levels: Vec<String> = step
+        .slo
+        .iter()
+        .map(|j| {
+            let measured = j.measured_ms.map_or("none ended".to_string(), |ms| format!("{ms:.1} ms"));
+            format!("{} {}{}", j.level.text(), measured, if j.met { "" } else { " MISSED" })
+        })
+        .collect();
+    let held = step.open.as_ref().is_none_or(|o| o.held(step.measured_seconds));
+    format!(
+        "{} the SLO: {}{}",
+        if step.within_slo() { "within" } else { "outside" },
+        levels.join(", "),
+        if held { "" } else { "; the rate was not held" }
+    )
+}
+
+/// The open-loop steps: what the schedule sent into each measured window and what became of it.
+fn open_loop_table(steps: &[StepFigures]) -> String {
+    let open: Vec<&StepFigures> = steps.iter().filter(|s| s.open.is_some()).collect();
+    if open.is_empty() {
+        return String::new();
+    }
+    let mut out = heading("Open loop: the arrivals meant for each measured window");
+    out.push('\n');
+    let headers = [
+        "STEP",
+        "OFFERED/s",
+        "ENDED/s",
+        "HELD",
+        "SCHEDULED",
+        "LATE",
+        "SKIPPED",
+        "OVER LIMIT",
+        "NEVER STARTED",
+        "LAG MEAN ms",
+        "LAG P99 ms",
+        "LAG MAX ms",
+        "SLO",
+    ];
+    let mut aligns = vec![Align::Right; headers.len()];
+    aligns[0] = Align::Left;
+    let mut table = Table::new(&headers, &aligns);
+    for step in open {
+        let o = step.open.as_ref().expect("an open-loop step");
+        table.row(vec![
+            step.test_id(),
+            number(o.offered_tps),
+            number(o.achieved_tps),
+            if o.held(step.measured_seconds) { "yes" } else { "NO" }.into(),
+            o.scheduled.to_string(),
+            o.late.to_string(),
+            o.skipped.to_string(),
+            o.latency_limit_ms.map_or("-".into(), |_| o.over_limit.to_string()),
+            o.unstarted.to_string(),
+            format!("{:.2}", o.lag_mean_ms),
+            format!("{:.2}", o.lag_p99_ms),
+            format!("{:.2}", o.lag_max_ms),
+            match (step.slo.is_empty(), step.within_slo()) {
+                (true, _) => "-".into(),
+                (false, true) => "within".into(),
+                (false, false) => "MISSED".into(),
+            },
+        ]);
+    }
+    out.push_str(&table.render());
+    out.push_str(
+        "Response times run from each transaction's intended start, so the wait behind a stalled one is in them; \
+         service times from when its session took it. LATE: started more than 1 ms after its intended time.\n",
+    );
+    out
+}
+
+/// Retries and failures by kind of error, for the steps that had any (as pgbench's --failures-detailed).
+fn failures_table(steps: &[StepFigures]) -> String {
+    let mut table = Table::new(
+        &["STEP", "TRANSACTION", "RETRIED", "FAILED"],
+        &[Align::Left, Align::Left, Align::Left, Align::Left],
+    );
+    let mut any = false;
+    let words = |by: &std::collections::BTreeMap<String, u64>| {
+        if by.is_empty() {
+            "-".to_string()
+        } else {
+            by.iter().map(|(cause, n)| format!("{n} {cause}")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    for step in steps {
+        for kind in step.kinds.iter().filter(|k| !k.retried_by.is_empty() || !k.failed_by.is_empty()) {
+            any = true;
+            table.row(vec![step.test_id(), kind.kind.name().into(), words(&kind.retried_by), words(&kind.failed_by)]);
+        }
+    }
+    if !any {
+        return String::new();
+    }
+    heading("Retries and failures by kind of error (measured window)") + "\n" + &table.render()
 }
 
 /// The run for people: the steps with the knee, every transaction's latencies, the server's counters, the checks
@@ -105,6 +225,7 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
             out.push_str(&format!("Mix: {} (chosen with --mix; TPC-C's is 45/43/4/4/4)\n", mix.text()));
         }
     }
+    out.push_str(&d.drive.describe());
     let mut headers = vec!["USERS"];
     if profile == Profile::Tpcc {
         headers.push("NOPM");
@@ -124,9 +245,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
     ]);
     let mut table = Table::new(&headers, &vec![Align::Right; headers.len()]);
     for (index, step) in d.steps.iter().enumerate() {
-        let disk = series.step(&step_test_id(step.users)).and_then(|s| s.disks.first());
+        let disk = series.step(&step.test_id()).and_then(|s| s.disks.first());
+        let rate = step.open.as_ref().map(|o| format!(" @{}/s", number(o.offered_tps))).unwrap_or_default();
         table.row(vec![
-            format!("{}{}", if Some(index) == d.knee { "* " } else { "" }, step.users),
+            format!("{}{}{rate}", if Some(index) == d.knee { "* " } else { "" }, step.users),
             number(step.throughput(profile)),
             number(step.tpm),
             step.server_tpm.map_or("-".into(), number),
@@ -159,6 +281,10 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         None => out.push_str(&format!("Knee: no step kept the {judged} within {} ms\n", d.target_latency_ms)),
     }
     out.push_str(&format!("Stopped because {}.\n", d.stop_reason.describe()));
+    if let Some(capacity) = &d.capacity {
+        out.push_str(&format!("{}.\n", capacity.headline(profile, &d.steps)));
+    }
+    out.push_str(&open_loop_table(&d.steps));
     for step in &d.steps {
         if let Some(clients) = &step.clients {
             out.push_str(&format!("{}\n", clients_line(step.users, clients)));
@@ -167,8 +293,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
 
     out.push_str(&heading("Transactions (measured window; latency in ms, retries included)"));
     out.push('\n');
-    let headers = [
-        "USERS",
+    let open = d.steps.iter().any(|s| s.open.is_some());
+    let mut headers = vec![
+        "STEP",
         "TRANSACTION",
         "COUNT",
         "SHARE",
@@ -182,13 +309,16 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         "P99.9",
         "MAX",
     ];
+    if open {
+        headers.extend(["SERVICE P95", "SERVICE P99"]);
+    }
     let mut aligns = vec![Align::Right; headers.len()];
     aligns[1] = Align::Left;
     let mut table = Table::new(&headers, &aligns);
     for step in &d.steps {
         for kind in &step.kinds {
-            table.row(vec![
-                step.users.to_string(),
+            let mut row = vec![
+                step.test_id(),
                 kind.kind.name().to_string(),
                 kind.count.to_string(),
                 format!("{:.1}%", kind.count as f64 * 100.0 / step.transactions.max(1) as f64),
@@ -201,14 +331,22 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
                 format!("{:.2}", kind.p99_ms),
                 format!("{:.2}", kind.p999_ms),
                 format!("{:.2}", kind.max_ms),
-            ]);
+            ];
+            if open {
+                let service = |f: fn(&crate::users::ServiceFigures) -> f64| {
+                    kind.service.as_ref().map_or("-".into(), |s| format!("{:.2}", f(s)))
+                };
+                row.extend([service(|s| s.p95_ms), service(|s| s.p99_ms)]);
+            }
+            table.row(row);
         }
     }
     out.push_str(&table.render());
+    out.push_str(&failures_table(&d.steps));
 
     let steps: Vec<(Vec<String>, String, &StepFigures)> =
-        d.steps.iter().map(|s| (vec![s.users.to_string()], format!("{} users", s.users), s)).collect();
-    out.push_str(&server_figures(&["USERS"], &steps));
+        d.steps.iter().map(|s| (vec![s.test_id()], s.test_id(), s)).collect();
+    out.push_str(&server_figures(&["STEP"], &steps));
     out.push_str(&consistency::render(&d.consistency));
 
     if !d.pgbench.is_empty() {

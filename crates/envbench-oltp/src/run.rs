@@ -1,25 +1,29 @@
 //! A planned oltp run ([`OltpRun`]) and what it does: load the tables (or reuse them), settle the database before
 //! each step, run the steps of users, check consistency, run pgbench beside them, and make the run's document.
 
+use crate::arrivals::{Arrivals, OpenLoop, RatePlan};
+use crate::capacity::CapacityFigures;
 use crate::companion::{Companion, CompanionState};
 use crate::consistency::{self, Check};
 use crate::crosscheck;
-use crate::document::{OltpDocument, step_test_id};
+use crate::document::{Drive, OltpDocument, OpenLoopSettings, step_name, step_test_id};
 use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::measured::OltpMeasured;
 use crate::mix::Mix;
 use crate::random::NuRandConstants;
+use crate::random::Zipf;
 use crate::render::step_line;
 use crate::routines::Mode;
 use crate::schema::{self, Shape};
+use crate::slo::Slo;
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepFigures, StepSettings};
 use crate::{OltpError, Profile};
 use envbench_core::text::number;
 use envbench_core::units::format_duration;
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
-use envbench_sql::{DatabaseUrl, Namespace};
+use envbench_sql::{DatabaseUrl, Isolation, Namespace};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,6 +46,16 @@ pub struct OltpRun {
     pub all_warehouses: bool,
     /// The share of each TPC-C transaction.
     pub mix: Mix,
+    /// Open loop: the rate transactions arrive at (`None`: a closed loop).
+    pub rate: Option<RatePlan>,
+    pub arrivals: Arrivals,
+    pub latency_limit: Option<Duration>,
+    /// The service level open-loop steps are judged by.
+    pub slo: Option<Slo>,
+    pub isolation: Option<Isolation>,
+    pub max_tries: u32,
+    /// TPC-B's accounts drawn with a Zipfian skew.
+    pub skew: Option<Zipf>,
     pub transactions_per_user: Option<u64>,
     pub mode: Mode,
     /// Settle the database before each step ([`schema::settle`]).
@@ -78,27 +92,9 @@ impl Planned for OltpRun {
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
         let progress = context.progress;
         let load = self.load_tables(context)?;
-        let mut steps: Vec<StepFigures> = Vec::new();
-        let mut sweep = Sweep::new(&self.users);
-        let stop_reason = loop {
-            if context.interrupted() {
-                break StopReason::Interrupted;
-            }
-            let users = match sweep.next(&steps, self.profile, self.target_ms) {
-                Ok(users) => users,
-                Err(reason) => break reason,
-            };
-            self.settle(context)?;
-            let settings = self.step_settings(users, 0, users);
-            let name = step_test_id(users);
-            let on_tick = |text: &str| progress.update(text);
-            match users::run_step(&self.url, &settings, &name, context.steps, context.interrupt, &on_tick)? {
-                Some(step) => {
-                    progress.line(&step_line(self.profile, &step.figures));
-                    steps.push(step.figures);
-                }
-                None => break StopReason::Interrupted,
-            }
+        let (steps, stop_reason) = match self.rate {
+            Some(RatePlan::Auto) => self.capacity_steps(context)?,
+            _ => self.users_steps(context)?,
         };
         // The checks run even after an interrupt: every transaction is atomic, so the database must still hold.
         progress.update("checking consistency");
@@ -127,6 +123,47 @@ impl Planned for OltpRun {
 }
 
 impl OltpRun {
+    /// The steps of users, down the list or doubling until the knee.
+    fn users_steps(&self, context: &RunContext<'_>) -> Result<(Vec<StepFigures>, StopReason), WorkloadError> {
+        let mut steps: Vec<StepFigures> = Vec::new();
+        let mut sweep = Sweep::new(&self.users);
+        loop {
+            if context.interrupted() {
+                return Ok((steps, StopReason::Interrupted));
+            }
+            let users = match sweep.next(&steps, self.profile, self.target_ms) {
+                Ok(users) => users,
+                Err(reason) => return Ok((steps, reason)),
+            };
+            match self.measure_step(context, &self.step_settings(users, 0, users))? {
+                Some(step) => steps.push(step),
+                None => return Ok((steps, StopReason::Interrupted)),
+            }
+        }
+    }
+
+    /// One step, the database settled first, its figures judged by the service level when its loop is open and
+    /// shown as a line; `None` when it was interrupted.
+    pub(crate) fn measure_step(
+        &self,
+        context: &RunContext<'_>,
+        settings: &StepSettings,
+    ) -> Result<Option<StepFigures>, WorkloadError> {
+        self.settle(context)?;
+        let name = step_name(settings.users, settings.open.as_ref().map(|o| o.per_second));
+        let on_tick = |text: &str| context.progress.update(text);
+        let Some(step) = users::run_step(&self.url, settings, &name, context.steps, context.interrupt, &on_tick)?
+        else {
+            return Ok(None);
+        };
+        let mut figures = step.figures;
+        if let (Some(slo), Some(_)) = (&self.slo, &settings.open) {
+            figures.slo = slo.judge(&step.latency);
+        }
+        context.progress.line(&step_line(self.profile, &figures));
+        Ok(Some(figures))
+    }
+
     /// The workload this run is (oltp, or the workload whose companion tables it keeps: htap).
     pub fn workload_name(&self) -> &'static str {
         self.companion.map_or("oltp", |c| c.workload())
@@ -331,7 +368,34 @@ impl OltpRun {
             clients_per_user: self.clients_per_user,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 0x5eed_0000 + u64::from(total),
+            open: match self.rate {
+                Some(RatePlan::Fixed(rate)) => Some(self.open_loop(rate.total(total), total)),
+                Some(RatePlan::Auto) | None => None,
+            },
+            max_tries: self.max_tries,
+            isolation: self.isolation,
+            skew: self.skew,
         }
+    }
+
+    /// How the run drives its transactions, as its document keeps it.
+    pub fn drive(&self) -> Drive {
+        Drive {
+            open_loop: self.rate.map(|rate| OpenLoopSettings {
+                rate,
+                arrivals: self.arrivals,
+                latency_limit_ms: self.latency_limit.map(|l| l.as_secs_f64() * 1e3),
+            }),
+            slo: self.slo.clone(),
+            isolation: self.isolation.map(|level| level.name().to_string()),
+            max_tries: self.max_tries,
+            skew_theta: self.skew.map(|zipf| zipf.theta),
+        }
+    }
+
+    /// The open loop of a step whose `users` (a fleet's, all of them) are sent `per_second` transactions in all.
+    pub fn open_loop(&self, per_second: f64, users: u32) -> OpenLoop {
+        OpenLoop { per_second, users, arrivals: self.arrivals, latency_limit: self.latency_limit }
     }
 
     /// The profile's consistency conditions, checked on the database as it is now.
@@ -366,10 +430,15 @@ impl OltpRun {
             target_latency_ms: self.target_ms,
             load,
             knee: sweep::knee(&steps, self.profile, self.target_ms),
+            capacity: match (self.rate, &self.slo) {
+                (Some(RatePlan::Auto), Some(slo)) => CapacityFigures::of(&steps, self.profile, slo.text()),
+                _ => None,
+            },
             steps,
             stop_reason,
             consistency,
             pgbench: Vec::new(),
+            drive: self.drive(),
         }
     }
 }

@@ -79,6 +79,8 @@ pub enum StopReason {
     Interrupted,
     /// The last step was no measurement: it ended no transaction, or too many of them failed.
     Failures,
+    /// `--rate auto` found the edge of the service level.
+    Capacity,
 }
 
 impl StopReason {
@@ -90,6 +92,7 @@ impl StopReason {
             StopReason::MaxUsers => "the highest user count was reached",
             StopReason::Interrupted => "the run was interrupted",
             StopReason::Failures => "the last step was no measurement (no transaction ended, or more than 1% failed)",
+            StopReason::Capacity => "the rates offered found the edge of the service level",
         }
     }
 }
@@ -142,11 +145,16 @@ pub fn next_auto(steps: &[StepFigures], profile: Profile, target_ms: f64, max_us
 }
 
 /// The step with the highest throughput whose judged latency is within the target, among the steps that are
-/// measurements; fewer users win a tie.
+/// measurements; fewer users win a tie. A run with closed-loop steps finds its knee among them alone: its open-loop
+/// steps (a capacity search's) were offered less than they could end, and their latencies are response times.
 pub fn knee(steps: &[StepFigures], profile: Profile, target_ms: f64) -> Option<usize> {
+    let closed_only = steps.iter().any(|s| s.open.is_none());
     let mut best: Option<usize> = None;
     for (index, step) in steps.iter().enumerate() {
-        if step.judged_latency_ms(profile) > target_ms || step.invalid().is_some() {
+        if step.judged_latency_ms(profile) > target_ms
+            || step.invalid().is_some()
+            || (closed_only && step.open.is_some())
+        {
             continue;
         }
         if best.is_none_or(|b| step.throughput(profile) > steps[b].throughput(profile)) {
@@ -185,6 +193,9 @@ mod tests {
                 p99_ms: p95_ms,
                 p999_ms: p95_ms,
                 max_ms: p95_ms,
+                service: None,
+                retried_by: Default::default(),
+                failed_by: Default::default(),
             }],
             per_second: vec![],
             ramp_seconds: 0.0,
@@ -194,6 +205,8 @@ mod tests {
             wait_events: Default::default(),
             first_failure: None,
             clients: None,
+            open: None,
+            slo: Vec::new(),
         }
     }
 

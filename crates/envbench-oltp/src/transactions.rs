@@ -4,7 +4,7 @@
 //! TPC-B-like transaction. Every statement names its tables qualified with the run's namespace ([`Statements`]).
 
 use crate::cardinality::{ACCOUNTS_PER_SCALE, DISTRICTS, ITEMS, TELLERS_PER_SCALE};
-use crate::random::Random;
+use crate::random::{Random, Zipf};
 use envbench_sql::{Connection, DbError, Namespace, Value};
 use serde::{Deserialize, Serialize};
 
@@ -231,6 +231,8 @@ pub struct Terminal {
     pub home: i64,
     /// Warehouses in the database (or pgbench's scale).
     pub scale: i64,
+    /// TPC-B's accounts drawn with this skew instead of uniformly.
+    pub skew: Option<Zipf>,
 }
 
 impl Terminal {
@@ -639,7 +641,10 @@ fn tpcb(
     terminal: Terminal,
 ) -> Result<Outcome, DbError> {
     let scale = terminal.scale;
-    let aid = random.range(1, ACCOUNTS_PER_SCALE * scale);
+    let aid = match &terminal.skew {
+        Some(zipf) => zipf.draw(random),
+        None => random.range(1, ACCOUNTS_PER_SCALE * scale),
+    };
     let bid = random.range(1, scale);
     let tid = random.range(1, TELLERS_PER_SCALE * scale);
     let delta = random.range(-5000, 5000);
@@ -678,11 +683,11 @@ mod tests {
     #[test]
     fn remote_warehouses_are_never_home() {
         let mut random = Random::new(5, NuRandConstants::load(5));
-        let terminal = Terminal { home: 3, scale: 4 };
+        let terminal = Terminal { home: 3, scale: 4, skew: None };
         for _ in 0..1000 {
             let w = terminal.remote_warehouse(&mut random);
             assert!((1..=4).contains(&w) && w != 3);
         }
-        assert_eq!(Terminal { home: 1, scale: 1 }.remote_warehouse(&mut random), 1);
+        assert_eq!(Terminal { home: 1, scale: 1, skew: None }.remote_warehouse(&mut random), 1);
     }
 }

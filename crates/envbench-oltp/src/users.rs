@@ -11,15 +11,22 @@
 //! terminals over U connections. A client's response time runs from the moment it submits (the end of its keying
 //! time), so the time it waits for its user's connection is in it, as a terminal would see it; that wait is also
 //! given on its own, to tell a busy driver from a slow server.
+//!
+//! With a rate (`--rate`), the loop is open instead ([`crate::arrivals`]): each user's transactions arrive on a
+//! schedule whatever the database does, a transaction's response time runs from its intended start and its service
+//! time from when the session took it, and transactions still meant for the measured window when it closes are
+//! finished (up to a limit) rather than dropped, so the stall a closed loop would hide is measured.
 
+use crate::arrivals::{LATE_AFTER, OpenLoop, OpenLoopFigures, Schedule};
 use crate::mix::Mix;
-use crate::random::{NuRandConstants, Random};
+use crate::random::{NuRandConstants, Random, Zipf};
 use crate::routines::{self, Calls, Mode};
+use crate::slo::Judged;
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
 use envbench_io::LatencyHistogram;
-use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Namespace};
+use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Isolation, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,8 +34,15 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// How many times a transaction that hit a deadlock or serialization failure runs again before it counts as failed.
-pub const MAX_RETRIES: u32 = 10;
+/// How many times a transaction that hits a deadlock, a serialization failure or another conflict runs at most before
+/// it counts as failed (`--max-tries`; 11: ten retries).
+pub const DEFAULT_MAX_TRIES: u32 = 11;
+
+/// How long an open-loop step goes on after its measured window to finish the transactions meant to start in it: as
+/// long as the window, from 10 s to a minute. What is not started by then is counted as never started.
+pub fn drain_limit(duration: Duration) -> Duration {
+    duration.clamp(Duration::from_secs(10), Duration::from_secs(60))
+}
 
 /// The share of a step's transactions that may fail before the step stops being a measurement. Failures are errors
 /// (a full disk, a lost table, retries run out), never TPC-C's intended New-Order rollbacks, which count as ended
@@ -66,6 +80,14 @@ pub struct StepSettings {
     /// The NuRand constants of the load, from which the run's are derived.
     pub load_constants: NuRandConstants,
     pub seed: u64,
+    /// Open-loop arrivals (`--rate`); `None`: a closed loop, each user's next transaction sent when its last ends.
+    pub open: Option<OpenLoop>,
+    /// How many times a transaction that fails on a conflict runs at most (`--max-tries`).
+    pub max_tries: u32,
+    /// The isolation of the users' sessions (`--isolation`; `None`: the server's default).
+    pub isolation: Option<Isolation>,
+    /// TPC-B's accounts drawn with a Zipfian skew (`--skew`; `None`: uniformly, as pgbench's built-in does).
+    pub skew: Option<Zipf>,
 }
 
 impl StepSettings {
@@ -96,6 +118,39 @@ pub struct KindFigures {
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub max_ms: f64,
+    /// Open loop: the service time, from when a session took the transaction (the latencies above are response
+    /// times, from its intended start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceFigures>,
+    /// Retries by the conflict that caused them (`serialization`, `deadlock`, `lock-timeout`, `busy`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub retried_by: BTreeMap<String, u64>,
+    /// Failures by kind of error (a conflict whose tries ran out, or what else ended it: `other`, `cancelled`...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by: BTreeMap<String, u64>,
+}
+
+/// An open-loop transaction's service time: from when its session took it to its end, in ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServiceFigures {
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl ServiceFigures {
+    pub fn of(histogram: &LatencyHistogram) -> ServiceFigures {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        ServiceFigures {
+            mean_ms: histogram.mean_ns() / 1e6,
+            p50_ms: ms(histogram.quantile_ns(0.50)),
+            p95_ms: ms(histogram.quantile_ns(0.95)),
+            p99_ms: ms(histogram.quantile_ns(0.99)),
+            max_ms: ms(histogram.max_ns()),
+        }
+    }
 }
 
 /// The figures of one step.
@@ -133,6 +188,12 @@ pub struct StepFigures {
     /// waited for it (absent when every user is one client, and from runs stored before the option).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<ClientsFigures>,
+    /// An open-loop step's schedule and what became of it (absent from closed-loop steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenLoopFigures>,
+    /// How an open-loop step's response times stood against the run's service level (`--slo`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<Judged>,
 }
 
 /// The clients of a step whose users each drive several ([`StepSettings::clients_per_user`]).
@@ -174,9 +235,22 @@ impl KindFigures {
             p99_ms: ms(latency.quantile_ns(0.99)),
             p999_ms: ms(latency.quantile_ns(0.999)),
             max_ms: ms(latency.max_ns()),
+            service: None,
+            retried_by: BTreeMap::new(),
+            failed_by: BTreeMap::new(),
         }
     }
+
+    /// The figures with an open loop's service times, and the retries and failures by their kind of error.
+    pub fn detailed(mut self, service: Option<&LatencyHistogram>, retried_by: &Causes, failed_by: &Causes) -> Self {
+        self.service = service.map(ServiceFigures::of);
+        (self.retried_by, self.failed_by) = (retried_by.clone(), failed_by.clone());
+        self
+    }
 }
+
+/// Counts by kind of error ([`ErrorKind::name`]).
+pub type Causes = BTreeMap<String, u64>;
 
 /// A step's figures with the latency of every measured transaction, by kind (what a fleet merges).
 #[derive(Clone, Debug)]
@@ -185,9 +259,31 @@ pub struct MeasuredStep {
     pub latency: BTreeMap<Kind, LatencyHistogram>,
     /// How long each measured transaction waited for its user's connection (users with several clients).
     pub waits: Option<LatencyHistogram>,
+    /// An open loop's service times by kind and its schedule's lag.
+    pub open: Option<OpenLoopTally>,
+}
+
+/// The histograms of an open-loop step beside its response times (what a fleet merges).
+#[derive(Clone, Debug)]
+pub struct OpenLoopTally {
+    pub service: BTreeMap<Kind, LatencyHistogram>,
+    pub lag: LatencyHistogram,
 }
 
 impl StepFigures {
+    /// The step's test id and the sampler's name of it: its users, and an open loop's rate (`U=8 R=120/s`).
+    pub fn test_id(&self) -> String {
+        crate::document::step_name(self.users, self.open.as_ref().map(|o| o.offered_tps))
+    }
+
+    /// Whether the step met every level of the service level it was judged by (false when it was judged by none).
+    pub fn within_slo(&self) -> bool {
+        !self.slo.is_empty()
+            && self.slo.iter().all(|j| j.met)
+            && self.open.as_ref().is_some_and(|o| o.held(self.measured_seconds))
+            && self.invalid().is_none()
+    }
+
     pub fn kind(&self, kind: Kind) -> Option<&KindFigures> {
         self.kinds.iter().find(|k| k.kind == kind)
     }
@@ -243,8 +339,45 @@ struct Tally {
     rolled_back: BTreeMap<Kind, u64>,
     failures: BTreeMap<Kind, u64>,
     retries: BTreeMap<Kind, u64>,
+    retried_by: BTreeMap<Kind, Causes>,
+    failed_by: BTreeMap<Kind, Causes>,
     per_second: Vec<u64>,
     first_failure: Option<String>,
+    /// Open loop: service times, the schedule's lag, and what became of the arrivals meant for the window.
+    service: BTreeMap<Kind, LatencyHistogram>,
+    lag: LatencyHistogram,
+    open: OpenCounts,
+}
+
+/// What became of an open loop's arrivals meant to start in the measured window ([`OpenLoopFigures`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenCounts {
+    pub scheduled: u64,
+    pub late: u64,
+    pub skipped: u64,
+    pub over_limit: u64,
+    pub unstarted: u64,
+}
+
+impl OpenCounts {
+    /// The counts of an open-loop step's figures (what a fleet adds up).
+    pub fn of(figures: &OpenLoopFigures) -> OpenCounts {
+        OpenCounts {
+            scheduled: figures.scheduled,
+            late: figures.late,
+            skipped: figures.skipped,
+            over_limit: figures.over_limit,
+            unstarted: figures.unstarted,
+        }
+    }
+
+    pub fn add(&mut self, other: OpenCounts) {
+        self.scheduled += other.scheduled;
+        self.late += other.late;
+        self.skipped += other.skipped;
+        self.over_limit += other.over_limit;
+        self.unstarted += other.unstarted;
+    }
 }
 
 impl Tally {
@@ -263,16 +396,33 @@ impl Tally {
             rolled_back: BTreeMap::new(),
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
+            retried_by: BTreeMap::new(),
+            failed_by: BTreeMap::new(),
             per_second: vec![0; seconds],
             first_failure: None,
+            service: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
+            lag: LatencyHistogram::new(),
+            open: OpenCounts::default(),
         }
     }
 
     fn merge(&mut self, other: Tally) {
-        for (kind, histogram) in other.histograms {
-            self.histograms.get_mut(&kind).expect("same kinds").merge(&histogram);
+        for (mine, theirs) in [(&mut self.histograms, other.histograms), (&mut self.service, other.service)] {
+            for (kind, histogram) in theirs {
+                mine.get_mut(&kind).expect("same kinds").merge(&histogram);
+            }
         }
         self.waits.merge(&other.waits);
+        self.lag.merge(&other.lag);
+        for (mine, theirs) in [(&mut self.retried_by, other.retried_by), (&mut self.failed_by, other.failed_by)] {
+            for (kind, causes) in theirs {
+                let sums = mine.entry(kind).or_default();
+                for (cause, n) in causes {
+                    *sums.entry(cause).or_insert(0) += n;
+                }
+            }
+        }
+        self.open.add(other.open);
         for (mine, theirs) in [
             (&mut self.rolled_back, other.rolled_back),
             (&mut self.failures, other.failures),
@@ -372,10 +522,12 @@ struct Client {
     random: Random,
     terminal: Terminal,
     kind: Kind,
-    /// When the client submits its next transaction: after its keying time.
+    /// When the client submits its next transaction: after its keying time, or when its schedule says (open loop).
     due: Instant,
     /// Transactions it ran.
     done: u64,
+    /// Open loop: the intended start times of its transactions.
+    schedule: Option<Schedule>,
 }
 
 impl Client {
@@ -385,8 +537,10 @@ impl Client {
     fn new(settings: &StepSettings, number: u64, constants: NuRandConstants, start: Instant) -> Client {
         let random = Random::new(settings.seed ^ (number + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15), constants);
         let home = (number % settings.scale.max(1) as u64) as i64 + 1;
-        let terminal = Terminal { home, scale: settings.scale };
-        let mut client = Client { random, terminal, kind: settings.profile.judged_kind(), due: start, done: 0 };
+        let terminal = Terminal { home, scale: settings.scale, skew: settings.skew };
+        let schedule = settings.open.as_ref().map(|open| Schedule::new(open, number as u32, start, settings.seed));
+        let mut client =
+            Client { random, terminal, kind: settings.profile.judged_kind(), due: start, done: 0, schedule };
         client.next(settings, start);
         client
     }
@@ -401,8 +555,27 @@ impl Client {
         if settings.all_warehouses {
             self.terminal.home = self.random.range(1, settings.scale);
         }
-        let keying = if settings.keying_thinking { self.kind.keying_and_thinking().0 } else { 0.0 };
-        self.due = from + Duration::from_secs_f64(keying);
+        self.due = match &self.schedule {
+            Some(schedule) => schedule.due(),
+            None => {
+                let keying = if settings.keying_thinking { self.kind.keying_and_thinking().0 } else { 0.0 };
+                from + Duration::from_secs_f64(keying)
+            }
+        };
+    }
+
+    /// Choose the next transaction after one ended (or was skipped) at `ended`: an open loop's next arrival, or a
+    /// closed loop's after the think time.
+    fn after(&mut self, settings: &StepSettings, ended: Instant) {
+        let thinking = if settings.keying_thinking {
+            Duration::from_secs_f64(self.random.think_seconds(self.kind.keying_and_thinking().1))
+        } else {
+            Duration::ZERO
+        };
+        if let Some(schedule) = self.schedule.as_mut() {
+            schedule.advance();
+        }
+        self.next(settings, ended + thinking);
     }
 }
 
@@ -410,10 +583,14 @@ impl Client {
 fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), OltpError>>) -> Tally {
     let settings = shared.settings;
     let mut tally = Tally::new(&settings.kinds(), shared.seconds);
-    let connection = settings
-        .namespace
-        .connect(shared.url, USER_APPLICATION)
-        .and_then(|mut c| session_settings(c.as_mut()).map(|_| c));
+    let connection = settings.namespace.connect(shared.url, USER_APPLICATION).and_then(|mut c| {
+        session_settings(c.as_mut())?;
+        if let Some(level) = settings.isolation {
+            let statement = c.dialect().isolation_statement(level).map_err(|e| DbError::new(ErrorKind::Refused, e))?;
+            c.batch(&statement)?;
+        }
+        Ok(c)
+    });
     let mut connection = match connection {
         Ok(connection) => {
             let _ = connected.send(Ok(()));
@@ -457,16 +634,33 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         else {
             break;
         };
-        if client.due >= window.measure_to || !sleep_until(client.due, stop) {
+        let intended = client.due;
+        if intended >= window.measure_to || !sleep_until(intended, stop) {
             break;
         }
-        client.done += 1;
         let kind = client.kind;
         let started = Instant::now();
-        // One client: its transaction starts when it is sent. Several: when its client submitted it, so the wait
-        // for the user's connection is part of the response time.
-        let submitted = if per_user == 1 { started } else { client.due };
-        let mut retries = 0;
+        // Open loop: what became of the arrivals meant for the measured window.
+        let open_measured = settings.open.is_some() && intended >= window.measure_from;
+        if let Some(open) = &settings.open {
+            let lag = started.saturating_duration_since(intended);
+            tally.open.scheduled += u64::from(open_measured);
+            if open.latency_limit.is_some_and(|limit| lag > limit) {
+                tally.open.skipped += u64::from(open_measured);
+                client.after(settings, started);
+                continue;
+            }
+            if open_measured {
+                tally.lag.record_ns(nanos(lag));
+                tally.open.late += u64::from(lag > LATE_AFTER);
+            }
+        }
+        client.done += 1;
+        // One client of a closed loop: its transaction starts when it is sent. Several: when its client submitted
+        // it, so the wait for the user's connection is part of the response time. An open loop's: when it was meant
+        // to start, so the wait behind a stalled transaction is part of it.
+        let submitted = if per_user == 1 && settings.open.is_none() { started } else { intended };
+        let mut retry_causes: Vec<&'static str> = Vec::new();
         let result = loop {
             let result = match calls.as_ref() {
                 Some(calls) => routines::run(kind, connection.as_mut(), calls, &mut client.random, client.terminal),
@@ -481,8 +675,9 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                             let _ = connection.rollback();
                         }
                     }
-                    if error.kind == ErrorKind::Retry && retries < MAX_RETRIES && !stop.load(Ordering::SeqCst) {
-                        retries += 1;
+                    let tries = retry_causes.len() as u32 + 1;
+                    if error.is_retry() && tries < settings.max_tries && !stop.load(Ordering::SeqCst) {
+                        retry_causes.push(error.kind.name());
                         continue;
                     }
                     break Err(error);
@@ -490,17 +685,26 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             }
         };
         let ended = Instant::now();
-        let measured = submitted >= window.measure_from && ended <= window.measure_to;
-        if measured && retries > 0 {
-            *tally.retries.entry(kind).or_insert(0) += u64::from(retries);
+        // An open loop measures every transaction meant for the window, however late it ends.
+        let measured = open_measured || (submitted >= window.measure_from && ended <= window.measure_to);
+        if measured && !retry_causes.is_empty() {
+            *tally.retries.entry(kind).or_insert(0) += retry_causes.len() as u64;
+            let causes = tally.retried_by.entry(kind).or_default();
+            for cause in retry_causes {
+                *causes.entry(cause.to_string()).or_insert(0) += 1;
+            }
         }
         match result {
             Ok(outcome) => {
                 shared.ended.fetch_add(1, Ordering::Relaxed);
                 tally.count_second((ended - window.start).as_secs() as usize);
                 if measured {
-                    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-                    tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos(ended - submitted));
+                    let response = ended - submitted;
+                    tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos(response));
+                    if let Some(open) = &settings.open {
+                        tally.service.get_mut(&kind).expect("a kind of the profile").record_ns(nanos(ended - started));
+                        tally.open.over_limit += u64::from(open.latency_limit.is_some_and(|limit| response > limit));
+                    }
                     if per_user > 1 {
                         tally.waits.record_ns(nanos(started.saturating_duration_since(submitted)));
                     }
@@ -518,19 +722,25 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             Err(error) => {
                 if measured {
                     *tally.failures.entry(kind).or_insert(0) += 1;
+                    *tally.failed_by.entry(kind).or_default().entry(error.kind.name().to_string()).or_insert(0) += 1;
                 }
                 tally.first_failure.get_or_insert_with(|| format!("{}: {}", kind.name(), error.message));
             }
         }
-        let thinking = if settings.keying_thinking {
-            Duration::from_secs_f64(client.random.think_seconds(kind.keying_and_thinking().1))
-        } else {
-            Duration::ZERO
-        };
-        client.next(settings, ended + thinking);
+        client.after(settings, ended);
+    }
+    // Open loop: the arrivals meant for the window that the step ended before starting.
+    for schedule in clients.iter_mut().filter_map(|c| c.schedule.as_mut()) {
+        let unstarted = schedule.count_until(window.measure_from, window.measure_to);
+        tally.open.unstarted += unstarted;
+        tally.open.scheduled += unstarted;
     }
     shared.finished.fetch_add(1, Ordering::SeqCst);
     tally
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Run one step of `settings.users` virtual users. `Ok(None)` when the user interrupted it (its figures are not
@@ -670,6 +880,22 @@ fn coordinate<'scope>(
     let cpu_seconds = process_cpu_seconds() - before.2;
     let after_orders = new_orders(monitor, settings)?;
     let server = telemetry::delta(&before.1, &telemetry::snapshot(monitor)?);
+    // An open loop finishes the transactions meant for the window that are still running or waiting.
+    if settings.open.is_some() {
+        let deadline = Instant::now() + drain_limit(settings.duration);
+        let mut shown = Instant::now();
+        while shared.finished.load(Ordering::SeqCst) < u64::from(settings.users) && Instant::now() < deadline {
+            if interrupt.load(Ordering::SeqCst) || shared.stop.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            if shown.elapsed() >= Duration::from_secs(1) {
+                let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+                on_tick(&format!("{name} finishing the transactions meant for the window: at most {left:>3.0}s left"));
+                shown = Instant::now();
+            }
+        }
+    }
     Ok(Some(Measurement {
         seconds,
         new_orders: before.0.zip(after_orders).map(|(b, a)| a - b),
@@ -687,7 +913,9 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
         .iter()
         .map(|(&kind, h)| {
             let counts = [&tally.rolled_back, &tally.failures, &tally.retries].map(|map| count(map, kind));
-            KindFigures::of(kind, h, counts)
+            let service = settings.open.is_some().then(|| &tally.service[&kind]);
+            let causes = |map: &BTreeMap<Kind, Causes>| map.get(&kind).cloned().unwrap_or_default();
+            KindFigures::of(kind, h, counts).detailed(service, &causes(&tally.retried_by), &causes(&tally.failed_by))
         })
         .collect();
     let transactions: u64 = kinds.iter().map(|k| k.count).sum();
@@ -696,18 +924,25 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
         Some(_) => (ramp_seconds + measurement.seconds).ceil() as usize,
         None => (ramp_seconds + settings.duration.as_secs_f64()).ceil() as usize,
     };
+    let per_second: Vec<f64> = tally.per_second.iter().take(last_second).map(|&n| n as f64).collect();
+    let open = settings.open.as_ref().map(|open| {
+        // What ended in the window, whenever it was meant to start: the throughput the schedule achieved.
+        let window = per_second.get(ramp_seconds.ceil() as usize..).unwrap_or_default();
+        open_figures(open, &tally.open, &tally.lag, window.iter().sum::<f64>() / measurement.seconds.max(1e-9))
+    });
     let figures = StepFigures {
         users: settings.users,
         measured_seconds: measurement.seconds,
         nopm: measurement.new_orders.map(|n| n / minutes),
-        tpm: transactions as f64 / minutes,
+        // Open loop: TPM counts what ended in the window, not what was meant for it (finished after it, too).
+        tpm: open.as_ref().map_or(transactions as f64 / minutes, |o| o.achieved_tps * 60.0),
         db_tpm: measurement.server.get(telemetry::COMMITS).map(|c| c / minutes),
         server_tpm: measurement.server.get(telemetry::SERVER_TRANSACTIONS).map(|c| c / minutes),
         transactions,
         retries: kinds.iter().map(|k| k.retries).sum(),
         failures: kinds.iter().map(|k| k.failures).sum(),
         kinds,
-        per_second: tally.per_second.iter().take(last_second).map(|&n| n as f64).collect(),
+        per_second,
         ramp_seconds,
         client_cpu_percent: measurement.cpu_seconds / measurement.seconds * 100.0,
         client_cpu_us_per_transaction: if transactions == 0 {
@@ -719,7 +954,34 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
         wait_events: measurement.wait_events,
         first_failure: tally.first_failure,
         clients: (settings.clients_per_user > 1).then(|| ClientsFigures::of(settings.clients_per_user, &tally.waits)),
+        open,
+        slo: Vec::new(),
     };
     let waits = (settings.clients_per_user > 1).then_some(tally.waits);
-    MeasuredStep { figures, latency: tally.histograms, waits }
+    let open = settings.open.is_some().then_some(OpenLoopTally { service: tally.service, lag: tally.lag });
+    MeasuredStep { figures, latency: tally.histograms, waits, open }
+}
+
+/// An open-loop step's figures from its counts, its schedule's lag and the throughput it achieved.
+pub fn open_figures(
+    open: &OpenLoop,
+    counts: &OpenCounts,
+    lag: &LatencyHistogram,
+    achieved_tps: f64,
+) -> OpenLoopFigures {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    OpenLoopFigures {
+        offered_tps: open.per_second,
+        arrivals: open.arrivals,
+        latency_limit_ms: open.latency_limit.map(|limit| limit.as_secs_f64() * 1e3),
+        scheduled: counts.scheduled,
+        achieved_tps,
+        late: counts.late,
+        skipped: counts.skipped,
+        over_limit: counts.over_limit,
+        unstarted: counts.unstarted,
+        lag_mean_ms: lag.mean_ns() / 1e6,
+        lag_p99_ms: ms(lag.quantile_ns(0.99)),
+        lag_max_ms: ms(lag.max_ns()),
+    }
 }

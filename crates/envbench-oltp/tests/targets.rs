@@ -165,7 +165,7 @@ fn exercise(url: &DatabaseUrl) {
     for mode in modes(url) {
         let mut driver = Driver::new(mode, &namespace);
         let mut random = Random::new(99, NuRandConstants::run(NuRandConstants::load(load::LOAD_SEED), 5));
-        let terminal = Terminal { home: 1, scale: 1 };
+        let terminal = Terminal { home: 1, scale: 1, skew: None };
 
         // New-Order: one more order, its lines as many as it says, one more undelivered order.
         let (orders, lines, new_orders) = (
@@ -233,6 +233,10 @@ fn exercise(url: &DatabaseUrl) {
             clients_per_user: 1,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 1,
+            open: None,
+            max_tries: envbench_oltp::users::DEFAULT_MAX_TRIES,
+            isolation: None,
+            skew: None,
         };
         let step = users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
         let step = step.figures;
@@ -272,6 +276,10 @@ fn exercise(url: &DatabaseUrl) {
             clients_per_user,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
             seed: 7,
+            open: None,
+            max_tries: envbench_oltp::users::DEFAULT_MAX_TRIES,
+            isolation: None,
+            skew: None,
         };
         users::run_step(url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap().figures
     };
@@ -373,6 +381,10 @@ fn tpcb_keeps_pgbench_balances_and_pgbench_runs_on_the_same_tables() {
         clients_per_user: 1,
         load_constants: NuRandConstants::load(load::LOAD_SEED),
         seed: 2,
+        open: None,
+        max_tries: envbench_oltp::users::DEFAULT_MAX_TRIES,
+        isolation: None,
+        skew: None,
     };
     let step = users::run_step(&url, &settings, "U=2", &NoSteps, &AtomicBool::new(false), &|_| {}).unwrap().unwrap();
     let step = step.figures;
@@ -711,7 +723,7 @@ fn both_modes_leave_the_same_database_from_the_same_inputs() {
         let mut c = namespace.connect(&url, "test").unwrap();
         let mut driver = Driver::new(mode, &namespace);
         let mut random = Random::new(7, NuRandConstants::run(NuRandConstants::load(load::LOAD_SEED), 3));
-        let terminal = Terminal { home: 1, scale: 1 };
+        let terminal = Terminal { home: 1, scale: 1, skew: None };
         let mut outcomes = Vec::new();
         for _ in 0..300 {
             let kind = envbench_oltp::Mix::TPCC.pick(&mut random);
@@ -814,6 +826,10 @@ fn a_partitioned_order_line_loads_runs_and_drops() {
                 clients_per_user: 1,
                 load_constants: NuRandConstants::load(load::LOAD_SEED),
                 seed: 3,
+                open: None,
+                max_tries: envbench_oltp::users::DEFAULT_MAX_TRIES,
+                isolation: None,
+                skew: None,
             };
             let step = users::run_step(&url, &settings, "U=2", &NoSteps, &never, &|_| {}).unwrap().unwrap().figures;
             assert!(step.transactions > 10 && step.failures == 0, "{dialect:?} {mode:?}: {step:?}");

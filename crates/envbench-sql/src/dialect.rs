@@ -9,6 +9,60 @@ pub enum Dialect {
     MySql,
 }
 
+/// The isolation level a workload's sessions run their transactions at (`--isolation`), where the server has a choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    pub const ALL: [Isolation; 3] = [Isolation::ReadCommitted, Isolation::RepeatableRead, Isolation::Serializable];
+
+    /// The level as users write it: `read-committed`, `repeatable-read`, `serializable`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read-committed",
+            Isolation::RepeatableRead => "repeatable-read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+
+    /// The level in SQL's words.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// `--isolation` as users write it (`read_committed` and `READ COMMITTED` too).
+    pub fn parse(text: &str) -> Result<Isolation, String> {
+        let wanted = text.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+        Isolation::ALL
+            .into_iter()
+            .find(|level| level.name() == wanted)
+            .ok_or_else(|| format!("--isolation '{text}': give read-committed, repeatable-read or serializable"))
+    }
+}
+
+impl Dialect {
+    /// The statement that makes a session's transactions run at `level`, or why this database cannot.
+    pub fn isolation_statement(self, level: Isolation) -> Result<String, String> {
+        match self.ops().set_isolation {
+            Some(statement) => Ok(statement.replace("{level}", level.sql())),
+            None => Err(format!(
+                "--isolation {}: {} runs every transaction serializable and has no other level; leave --isolation \
+                 out, or use a --target postgres://... or mysql://... URL",
+                level.name(),
+                self.ops().server_name
+            )),
+        }
+    }
+}
+
 /// What differs between the databases envbench speaks to, one row per dialect ([`Dialect::ops`]), as fio's
 /// `ioengine_ops`: the workloads read a capability here instead of asking which dialect they have, so a new database
 /// is a new row, and no `==` on a dialect outside this crate quietly takes the wrong branch for it (a test refuses
@@ -59,6 +113,9 @@ pub struct DialectOps {
     pub begin_read: &'static str,
     /// The statement that begins a read-only transaction whose every query sees one snapshot of the database.
     pub begin_snapshot: &'static str,
+    /// The statement that sets the isolation of a session's next transactions, `{level}` its level in SQL's words
+    /// ([`Isolation::sql`]); `None` where there is one level (SQLite's transactions are serializable).
+    pub set_isolation: Option<&'static str>,
     /// ` FOR UPDATE` where the database locks rows that way; SQLite locks the whole database at `BEGIN IMMEDIATE`.
     pub for_update: &'static str,
     /// Session settings of a connection that bulk-loads tables an interrupted load rebuilds anyway: commits need not
@@ -152,6 +209,7 @@ static SQLITE_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN IMMEDIATE",
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN DEFERRED",
+    set_isolation: None,
     for_update: "",
     bulk_load_session: "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF",
     analyze_table: "ANALYZE {table}",
@@ -203,6 +261,7 @@ static POSTGRES_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN",
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    set_isolation: Some("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}"),
     for_update: " FOR UPDATE",
     bulk_load_session: "SET synchronous_commit = off",
     analyze_table: "ANALYZE {table}",
@@ -279,6 +338,7 @@ static MYSQL_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN",
     begin_read: "BEGIN",
     begin_snapshot: "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    set_isolation: Some("SET SESSION TRANSACTION ISOLATION LEVEL {level}"),
     for_update: " FOR UPDATE",
     // Not foreign_key_checks = 0 as well (envbench's tables have no foreign keys): with both off, MariaDB 10.6+
     // inserts into an empty table in bulk under a table lock, and parallel loaders starting on the same empty table

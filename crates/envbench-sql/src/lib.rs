@@ -19,7 +19,7 @@ pub mod namespace;
 mod postgres_connection;
 mod sqlite_connection;
 
-pub use dialect::{Catalog, Dialect, DialectOps, SqlTypes};
+pub use dialect::{Catalog, Dialect, DialectOps, Isolation, SqlTypes};
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
 pub use sqlite_connection::SqliteOpen;
@@ -156,8 +156,9 @@ impl Row {
 /// How a workload must treat an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// Deadlock, serialization failure, lock wait timeout, busy database: run the transaction again (and count it).
-    Retry,
+    /// Deadlock, serialization failure, lock wait timeout, busy database: run the transaction again (and count it,
+    /// by its [`Conflict`]).
+    Retry(Conflict),
     /// The server cannot be reached, or the connection was lost.
     Unreachable,
     /// The server answered and said no: unknown database, wrong password, missing privilege, a read-only file.
@@ -170,6 +171,38 @@ pub enum ErrorKind {
     Corrupt,
     /// Anything else: a bug, a full disk, a constraint.
     Other,
+}
+
+/// Why a transaction that may succeed when run again failed, as pgbench's `--failures-detailed` tells them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Conflict {
+    /// It could not be serialized with a concurrent one (PostgreSQL's 40001, MariaDB's "record has changed").
+    Serialization,
+    /// It was chosen as a deadlock's victim.
+    Deadlock,
+    /// It waited for a lock longer than the server lets it (MySQL's lock wait timeout, PostgreSQL's lock_timeout).
+    LockTimeout,
+    /// The database was busy with another writer (SQLite's busy timeout).
+    Busy,
+}
+
+impl ErrorKind {
+    /// The kind in a word, as failures are counted by it: `serialization`, `deadlock`, `lock-timeout`, `busy`, or
+    /// what kept the transaction from running (`cancelled`, `other`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Retry(Conflict::Serialization) => "serialization",
+            ErrorKind::Retry(Conflict::Deadlock) => "deadlock",
+            ErrorKind::Retry(Conflict::LockTimeout) => "lock-timeout",
+            ErrorKind::Retry(Conflict::Busy) => "busy",
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::NotADatabase => "not-a-database",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Other => "other",
+        }
+    }
 }
 
 /// A database error, with its kind and a message that says what to do (no password in it).
@@ -189,7 +222,7 @@ impl DbError {
     }
 
     pub fn is_retry(&self) -> bool {
-        self.kind == ErrorKind::Retry
+        matches!(self.kind, ErrorKind::Retry(_))
     }
 
     /// The message without the database it names first (`place: ...`), for callers that name the place themselves.

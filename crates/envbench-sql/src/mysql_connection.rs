@@ -1,6 +1,6 @@
 //! MariaDB and MySQL over a real connection: statements prepared once per connection (the driver's statement cache).
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
+use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use mysql::prelude::Queryable;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -149,7 +149,10 @@ pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
     match &error {
         mysql::Error::MySqlError(server) => {
             let (kind, advice) = match server.code {
-                1213 | 1205 => (ErrorKind::Retry, ""),
+                1213 => (ErrorKind::Retry(Conflict::Deadlock), ""),
+                1205 => (ErrorKind::Retry(Conflict::LockTimeout), ""),
+                // MariaDB's innodb_snapshot_isolation: a row read in this transaction changed since.
+                1020 => (ErrorKind::Retry(Conflict::Serialization), ""),
                 // Interrupted by KILL QUERY, or by MariaDB's max_statement_time or MySQL's max_execution_time.
                 1317 | 1969 | 3024 => (ErrorKind::Cancelled, ""),
                 1045 => (ErrorKind::Refused, "; check the user and password in the URL"),

@@ -1,6 +1,6 @@
 //! PostgreSQL over a real connection: statements prepared once per connection, values bound in the binary protocol.
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value, numbered_placeholders};
+use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value, numbered_placeholders};
 use envbench_core::model::{error_chain, postgres_advice};
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
@@ -207,7 +207,9 @@ pub(crate) fn classify(shown: &str, error: &postgres::Error) -> DbError {
         Some(db) => {
             let code = db.code().code();
             let kind = match code {
-                "40001" | "40P01" | "55P03" => ErrorKind::Retry,
+                "40001" => ErrorKind::Retry(Conflict::Serialization),
+                "40P01" => ErrorKind::Retry(Conflict::Deadlock),
+                "55P03" => ErrorKind::Retry(Conflict::LockTimeout),
                 "57014" => ErrorKind::Cancelled,
                 "XX001" | "XX002" => ErrorKind::Corrupt,
                 "28P01" | "28000" | "3D000" | "42501" | "3F000" => ErrorKind::Refused,

@@ -1,6 +1,6 @@
 //! Embedded SQLite: a file, WAL-capable, with a busy timeout so concurrent writers wait rather than fail at once.
 
-use crate::{Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
+use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode, OpenFlags};
 use std::os::unix::ffi::OsStrExt;
@@ -138,7 +138,7 @@ fn classify(path: &str, error: rusqlite::Error) -> DbError {
     match &error {
         rusqlite::Error::SqliteFailure(code, _) => match code.code {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                DbError::new(ErrorKind::Retry, format!("{path}: the database is busy ({error})"))
+                DbError::new(ErrorKind::Retry(Conflict::Busy), format!("{path}: the database is busy ({error})"))
             }
             ErrorCode::DiskFull => {
                 DbError::other(format!("{path}: the disk holding the database is full; free space or choose another"))

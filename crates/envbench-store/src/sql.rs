@@ -77,7 +77,7 @@ pub(crate) fn store_error(location: &str, shown: &str, error: DbError) -> StoreE
     let location = location.to_string();
     match error.kind {
         ErrorKind::Unreachable => StoreError::Unreachable { location, reason: message },
-        ErrorKind::Retry => StoreError::Locked(location),
+        ErrorKind::Retry(_) => StoreError::Locked(location),
         ErrorKind::NotADatabase => StoreError::NotAStore(location),
         ErrorKind::Corrupt => StoreError::Corrupt(message),
         ErrorKind::Refused | ErrorKind::Cancelled | ErrorKind::Other => StoreError::Database { location, message },
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn database_errors_become_store_errors() {
-        let busy = DbError::new(ErrorKind::Retry, "/s.db: the database is busy");
+        let busy = DbError::new(ErrorKind::Retry(envbench_sql::Conflict::Busy), "/s.db: the database is busy");
         assert!(matches!(store_error("/s.db", "/s.db", busy), StoreError::Locked(l) if l == "/s.db"));
         let other = DbError::other("/s.db: no such table: runs");
         assert!(matches!(
