@@ -11,6 +11,7 @@
 pub mod canonical;
 pub mod fingerprint;
 pub mod fleet;
+pub mod live;
 pub mod model;
 pub mod programs;
 pub mod provenance;

@@ -8,11 +8,8 @@
 //! highest step within the service level: by construction at or below the peak.
 
 use crate::Profile;
-use crate::run::OltpRun;
-use crate::sweep::StopReason;
-use crate::users::StepFigures;
+use crate::figures::StepFigures;
 use envbench_core::text::number;
-use envbench_core::workload::{RunContext, WorkloadError};
 use serde::{Deserialize, Serialize};
 
 /// The shares of the closed-loop peak offered first, in order.
@@ -122,47 +119,6 @@ impl CapacityFigures {
                 }
             }
         }
-    }
-}
-
-impl OltpRun {
-    /// The steps of `--rate auto`: the closed-loop peak at the run's users, then open-loop rates as shares of it
-    /// until the service level's edge is found.
-    pub(crate) fn capacity_steps(
-        &self,
-        context: &RunContext<'_>,
-    ) -> Result<(Vec<StepFigures>, StopReason), WorkloadError> {
-        let users = match &self.users {
-            crate::sweep::UsersPlan::List(list) => list[0],
-            crate::sweep::UsersPlan::Auto { .. } => unreachable!("--rate auto is planned with one count of users"),
-        };
-        let mut steps = Vec::new();
-        let mut settings = self.step_settings(users, 0, users);
-        settings.open = None;
-        context.progress.line(&format!("  closed loop at {users} users: the peak the open-loop rates are shares of"));
-        let Some(peak) = self.measure_step(context, &settings)? else {
-            return Ok((steps, StopReason::Interrupted));
-        };
-        let peak_tps = peak.tpm / 60.0;
-        let invalid = peak.invalid().is_some();
-        steps.push(peak);
-        if invalid || peak_tps <= 0.0 {
-            return Ok((steps, StopReason::Failures));
-        }
-        let mut search = Search::default();
-        let mut last = None;
-        while let Some(share) = search.next(last) {
-            if context.interrupted() {
-                return Ok((steps, StopReason::Interrupted));
-            }
-            settings.open = Some(self.open_loop(peak_tps * share, users));
-            let Some(step) = self.measure_step(context, &settings)? else {
-                return Ok((steps, StopReason::Interrupted));
-            };
-            last = Some((share, step.within_slo()));
-            steps.push(step);
-        }
-        Ok((steps, StopReason::Capacity))
     }
 }
 

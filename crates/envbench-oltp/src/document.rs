@@ -5,12 +5,12 @@ use crate::arrivals::{Arrivals, RatePlan};
 use crate::capacity::CapacityFigures;
 use crate::consistency::Check;
 use crate::crosscheck::PgbenchFigures;
+use crate::figures::StepFigures;
 use crate::load::LoadInfo;
 use crate::mix::Mix;
 use crate::routines::Mode;
 use crate::slo::Slo;
 use crate::sweep::StopReason;
-use crate::users::StepFigures;
 use crate::{Profile, WORKLOAD};
 use envbench_core::model::StoredRun;
 use serde::{Deserialize, Serialize};
@@ -24,25 +24,6 @@ pub const P95_METRIC: &str = "latency_p95";
 
 /// The flag of the pgbench cross-check's records.
 pub const PGBENCH_FLAG: &str = "pgbench-cross-check";
-
-/// The test id, and the sampler's step name, of a step of `users` users.
-pub fn step_test_id(users: u32) -> String {
-    format!("U={users}")
-}
-
-/// The test id of a step of `users` users, sent `offered_tps` transactions per second in all when its loop is open.
-pub fn step_name(users: u32, offered_tps: Option<f64>) -> String {
-    match offered_tps {
-        // Whole transactions per second from 10 up: a search's rates are shares of a measured peak, and a hundredth
-        // of one would only make the name long.
-        Some(rate) if rate >= 10.0 => format!("U={users} R={rate:.0}/s"),
-        Some(rate) => {
-            let rate = format!("{rate:.2}");
-            format!("U={users} R={}/s", rate.trim_end_matches('0').trim_end_matches('.'))
-        }
-        None => step_test_id(users),
-    }
-}
 
 /// What an OLTP run keeps as its attachment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

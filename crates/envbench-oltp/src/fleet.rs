@@ -13,7 +13,8 @@
 
 use crate::Profile;
 use crate::arrivals::OpenLoop;
-use crate::document::step_test_id;
+use crate::figures::step_test_id;
+use crate::figures::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures};
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
 use crate::options::{OltpArgs, Target};
@@ -22,7 +23,7 @@ use crate::render::step_line;
 use crate::run::OltpRun;
 use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
-use crate::users::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures};
+use crate::users;
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -98,7 +99,7 @@ pub struct AgentOpenLoop {
 
 impl AgentStep {
     /// What an agent reports of a step it measured.
-    pub fn of(measured: &users::MeasuredStep) -> AgentStep {
+    pub fn of(measured: &figures::MeasuredStep) -> AgentStep {
         AgentStep {
             latency: measured.latency.iter().map(|(kind, h)| (*kind, h.to_document())).collect(),
             waits: measured.waits.as_ref().map(LatencyHistogram::to_document),
@@ -214,7 +215,7 @@ pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
                 latency_limit: open.latency_limit_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
             };
             let achieved = figures().filter_map(|f| f.open.as_ref()).map(|o| o.achieved_tps).sum();
-            users::open_figures(&loop_, &open_counts, &lag, achieved)
+            figures::open_figures(&loop_, &open_counts, &lag, achieved)
         }),
         slo: Vec::new(),
     })

@@ -3,13 +3,11 @@
 //! agent's records are named as the fleet named its steps ([`AgentSteps`]).
 
 use crate::consistency::Check;
-use crate::document::{
-    Drive, KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, invalid_steps, step_test_id,
-};
+use crate::document::{Drive, KNEE_TEST, OltpDocument, P95_METRIC, PGBENCH_FLAG, THROUGHPUT_METRIC, invalid_steps};
+use crate::figures::{StepFigures, step_test_id};
 use crate::mix::Mix;
 use crate::render::render;
 use crate::routines::Mode;
-use crate::users::StepFigures;
 use crate::{Profile, SOURCE, WORKLOAD};
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
@@ -330,9 +328,9 @@ mod tests {
     #[test]
     fn transaction_kinds_name_their_tests() {
         assert_eq!(step_test_id(8), "U=8");
-        assert_eq!(crate::document::step_name(8, None), "U=8");
-        assert_eq!(crate::document::step_name(8, Some(693.81)), "U=8 R=694/s");
-        assert_eq!(crate::document::step_name(1, Some(0.5)), "U=1 R=0.5/s");
+        assert_eq!(crate::figures::step_name(8, None), "U=8");
+        assert_eq!(crate::figures::step_name(8, Some(693.81)), "U=8 R=694/s");
+        assert_eq!(crate::figures::step_name(1, Some(0.5)), "U=1 R=0.5/s");
         assert_eq!(Kind::NewOrder.name(), "New-Order");
     }
 

@@ -98,7 +98,7 @@ impl ReadBack for OltpWorkload {
         }
         let profile = document.profile;
         // Open-loop steps: the response time against the rate offered, the highest within the SLO marked.
-        let mut open: Vec<(usize, &crate::users::StepFigures)> =
+        let mut open: Vec<(usize, &crate::figures::StepFigures)> =
             document.steps.iter().enumerate().filter(|(_, s)| s.open.is_some()).collect();
         if !open.is_empty() {
             open.sort_by(|a, b| offered(a.1).total_cmp(&offered(b.1)));
@@ -143,6 +143,6 @@ impl ReadBack for OltpWorkload {
 }
 
 /// The rate an open-loop step was offered, in transactions per second.
-fn offered(step: &crate::users::StepFigures) -> f64 {
+fn offered(step: &crate::figures::StepFigures) -> f64 {
     step.open.as_ref().map_or(0.0, |o| o.offered_tps)
 }

@@ -4,14 +4,14 @@
 use crate::Profile;
 use crate::consistency;
 use crate::document::{OltpDocument, invalid_steps};
+use crate::figures::StepFigures;
 use crate::schema::Shape;
-use crate::users::StepFigures;
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 
 /// What a step's clients were and how long they waited for their users' connections: the part of every response
 /// time spent in the driver, not the server.
-fn clients_line(users: u32, clients: &crate::users::ClientsFigures) -> String {
+fn clients_line(users: u32, clients: &crate::figures::ClientsFigures) -> String {
     format!(
         "{users} users x {} clients = {} terminals over {users} connections: waited for a connection {:.2} ms on \
          average, p95 {:.2} ms, at most {:.2} ms{}",
@@ -304,6 +304,7 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         "FAILED",
         "MEAN",
         "P50",
+        "P90",
         "P95",
         "P99",
         "P99.9",
@@ -327,13 +328,14 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
                 kind.failures.to_string(),
                 format!("{:.2}", kind.mean_ms),
                 format!("{:.2}", kind.p50_ms),
+                format!("{:.2}", kind.p90_ms),
                 format!("{:.2}", kind.p95_ms),
                 format!("{:.2}", kind.p99_ms),
                 format!("{:.2}", kind.p999_ms),
                 format!("{:.2}", kind.max_ms),
             ];
             if open {
-                let service = |f: fn(&crate::users::ServiceFigures) -> f64| {
+                let service = |f: fn(&crate::figures::ServiceFigures) -> f64| {
                     kind.service.as_ref().map_or("-".into(), |s| format!("{:.2}", f(s)))
                 };
                 row.extend([service(|s| s.p95_ms), service(|s| s.p99_ms)]);

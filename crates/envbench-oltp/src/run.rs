@@ -2,11 +2,12 @@
 //! each step, run the steps of users, check consistency, run pgbench beside them, and make the run's document.
 
 use crate::arrivals::{Arrivals, OpenLoop, RatePlan};
-use crate::capacity::CapacityFigures;
+use crate::capacity::{self, CapacityFigures};
 use crate::companion::{Companion, CompanionState};
 use crate::consistency::{self, Check};
 use crate::crosscheck;
-use crate::document::{Drive, OltpDocument, OpenLoopSettings, step_name, step_test_id};
+use crate::document::{Drive, OltpDocument, OpenLoopSettings};
+use crate::figures::{StepFigures, step_name, step_test_id};
 use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::measured::OltpMeasured;
@@ -18,7 +19,7 @@ use crate::routines::Mode;
 use crate::schema::{self, Shape};
 use crate::slo::Slo;
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
-use crate::users::{self, StepFigures, StepSettings};
+use crate::users::{self, StepSettings};
 use crate::{OltpError, Profile};
 use envbench_core::text::number;
 use envbench_core::units::format_duration;
@@ -140,6 +141,45 @@ impl OltpRun {
                 None => return Ok((steps, StopReason::Interrupted)),
             }
         }
+    }
+
+    /// The steps of `--rate auto`: the closed-loop peak at the run's users, then open-loop rates as shares of it
+    /// until the service level's edge is found.
+    pub(crate) fn capacity_steps(
+        &self,
+        context: &RunContext<'_>,
+    ) -> Result<(Vec<StepFigures>, StopReason), WorkloadError> {
+        let users = match &self.users {
+            crate::sweep::UsersPlan::List(list) => list[0],
+            crate::sweep::UsersPlan::Auto { .. } => unreachable!("--rate auto is planned with one count of users"),
+        };
+        let mut steps = Vec::new();
+        let mut settings = self.step_settings(users, 0, users);
+        settings.open = None;
+        context.progress.line(&format!("  closed loop at {users} users: the peak the open-loop rates are shares of"));
+        let Some(peak) = self.measure_step(context, &settings)? else {
+            return Ok((steps, StopReason::Interrupted));
+        };
+        let peak_tps = peak.tpm / 60.0;
+        let invalid = peak.invalid().is_some();
+        steps.push(peak);
+        if invalid || peak_tps <= 0.0 {
+            return Ok((steps, StopReason::Failures));
+        }
+        let mut search = capacity::Search::default();
+        let mut last = None;
+        while let Some(share) = search.next(last) {
+            if context.interrupted() {
+                return Ok((steps, StopReason::Interrupted));
+            }
+            settings.open = Some(self.open_loop(peak_tps * share, users));
+            let Some(step) = self.measure_step(context, &settings)? else {
+                return Ok((steps, StopReason::Interrupted));
+            };
+            last = Some((share, step.within_slo()));
+            steps.push(step);
+        }
+        Ok((steps, StopReason::Capacity))
     }
 
     /// One step, the database settled first, its figures judged by the service level when its loop is open and

@@ -4,7 +4,7 @@
 //! ended no transaction, or in which more than 1% of them failed, is not one, and ends the sweep).
 
 use crate::Profile;
-use crate::users::StepFigures;
+use crate::figures::StepFigures;
 use envbench_core::check_settings;
 use envbench_core::text::truncate;
 use envbench_core::workload::MAX_LIST_SETTINGS;
@@ -167,8 +167,8 @@ pub fn knee(steps: &[StepFigures], profile: Profile, target_ms: f64) -> Option<u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::KindFigures;
     use crate::transactions::Kind;
-    use crate::users::KindFigures;
 
     fn step(users: u32, nopm: f64, p95_ms: f64) -> StepFigures {
         StepFigures {
@@ -189,6 +189,7 @@ mod tests {
                 retries: 0,
                 mean_ms: p95_ms / 2.0,
                 p50_ms: p95_ms / 2.0,
+                p90_ms: p95_ms,
                 p95_ms,
                 p99_ms: p95_ms,
                 p999_ms: p95_ms,

@@ -17,17 +17,18 @@
 //! time from when the session took it, and transactions still meant for the measured window when it closes are
 //! finished (up to a limit) rather than dropped, so the stall a closed loop would hide is measured.
 
-use crate::arrivals::{LATE_AFTER, OpenLoop, OpenLoopFigures, Schedule};
+use crate::arrivals::{LATE_AFTER, OpenLoop, Schedule};
+use crate::figures::{
+    Causes, ClientsFigures, KindFigures, MeasuredStep, OpenCounts, OpenLoopTally, StepFigures, open_figures,
+};
 use crate::mix::Mix;
 use crate::random::{NuRandConstants, Random, Zipf};
 use crate::routines::{self, Calls, Mode};
-use crate::slo::Judged;
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use crate::{OltpError, Profile};
 use envbench_io::LatencyHistogram;
 use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Isolation, Namespace};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -43,12 +44,6 @@ pub const DEFAULT_MAX_TRIES: u32 = 11;
 pub fn drain_limit(duration: Duration) -> Duration {
     duration.clamp(Duration::from_secs(10), Duration::from_secs(60))
 }
-
-/// The share of a step's transactions that may fail before the step stops being a measurement. Failures are errors
-/// (a full disk, a lost table, retries run out), never TPC-C's intended New-Order rollbacks, which count as ended
-/// transactions; a healthy database fails none, and the 1% the specification lets New-Order roll back on purpose is
-/// the most that could still leave throughput and latency meaning what they say.
-pub const MAX_FAILED_SHARE: f64 = 0.01;
 
 /// What one step runs.
 #[derive(Clone, Debug)]
@@ -103,234 +98,6 @@ impl StepSettings {
     }
 }
 
-/// The figures of one kind of transaction in the measured window.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KindFigures {
-    pub kind: Kind,
-    /// Transactions that ended (committed or rolled back on purpose).
-    pub count: u64,
-    pub rolled_back: u64,
-    pub failures: u64,
-    pub retries: u64,
-    pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub p999_ms: f64,
-    pub max_ms: f64,
-    /// Open loop: the service time, from when a session took the transaction (the latencies above are response
-    /// times, from its intended start).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service: Option<ServiceFigures>,
-    /// Retries by the conflict that caused them (`serialization`, `deadlock`, `lock-timeout`, `busy`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub retried_by: BTreeMap<String, u64>,
-    /// Failures by kind of error (a conflict whose tries ran out, or what else ended it: `other`, `cancelled`...).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub failed_by: BTreeMap<String, u64>,
-}
-
-/// An open-loop transaction's service time: from when its session took it to its end, in ms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServiceFigures {
-    pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-impl ServiceFigures {
-    pub fn of(histogram: &LatencyHistogram) -> ServiceFigures {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        ServiceFigures {
-            mean_ms: histogram.mean_ns() / 1e6,
-            p50_ms: ms(histogram.quantile_ns(0.50)),
-            p95_ms: ms(histogram.quantile_ns(0.95)),
-            p99_ms: ms(histogram.quantile_ns(0.99)),
-            max_ms: ms(histogram.max_ns()),
-        }
-    }
-}
-
-/// The figures of one step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepFigures {
-    pub users: u32,
-    pub measured_seconds: f64,
-    /// New orders per minute, counted from the database (TPC-C).
-    pub nopm: Option<f64>,
-    /// Transactions per minute ended by the users (client side).
-    pub tpm: f64,
-    /// Commits per minute counted by the server in the run's database, where it counts them.
-    pub db_tpm: Option<f64>,
-    /// Transactions per minute the whole server ended, as HammerDB reports TPM ([`telemetry::SERVER_TRANSACTIONS`]);
-    /// absent from runs stored before envbench counted it.
-    #[serde(default)]
-    pub server_tpm: Option<f64>,
-    pub transactions: u64,
-    pub retries: u64,
-    pub failures: u64,
-    pub kinds: Vec<KindFigures>,
-    /// Transactions ended in each second of the step, ramp included.
-    pub per_second: Vec<f64>,
-    pub ramp_seconds: f64,
-    /// envbench's own CPU in the measured window, in percent of one core, and per transaction.
-    pub client_cpu_percent: f64,
-    pub client_cpu_us_per_transaction: f64,
-    /// The server's counters over the measured window.
-    pub server: Counters,
-    /// Wait events of the users' sessions, as sampled (PostgreSQL).
-    pub wait_events: BTreeMap<String, u64>,
-    /// The first error of a failed transaction, for people.
-    pub first_failure: Option<String>,
-    /// Users that each drove several clients over their one connection: how many each, and how long the clients
-    /// waited for it (absent when every user is one client, and from runs stored before the option).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<ClientsFigures>,
-    /// An open-loop step's schedule and what became of it (absent from closed-loop steps).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open: Option<OpenLoopFigures>,
-    /// How an open-loop step's response times stood against the run's service level (`--slo`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub slo: Vec<Judged>,
-}
-
-/// The clients of a step whose users each drive several ([`StepSettings::clients_per_user`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClientsFigures {
-    pub per_user: u32,
-    /// How long measured transactions waited, after their client submitted them, for the user's connection.
-    pub wait_mean_ms: f64,
-    pub wait_p95_ms: f64,
-    pub wait_max_ms: f64,
-}
-
-impl ClientsFigures {
-    /// The figures of `per_user` clients a user from the waits of every measured transaction.
-    pub fn of(per_user: u32, waits: &LatencyHistogram) -> ClientsFigures {
-        ClientsFigures {
-            per_user,
-            wait_mean_ms: waits.mean_ns() / 1e6,
-            wait_p95_ms: waits.quantile_ns(0.95) as f64 / 1e6,
-            wait_max_ms: waits.max_ns() as f64 / 1e6,
-        }
-    }
-}
-
-impl KindFigures {
-    /// The figures of `kind` from the latency of every measured transaction and its (rolled back, failed, retried)
-    /// counts.
-    pub fn of(kind: Kind, latency: &LatencyHistogram, [rolled_back, failures, retries]: [u64; 3]) -> KindFigures {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        KindFigures {
-            kind,
-            count: latency.count(),
-            rolled_back,
-            failures,
-            retries,
-            mean_ms: latency.mean_ns() / 1e6,
-            p50_ms: ms(latency.quantile_ns(0.50)),
-            p95_ms: ms(latency.quantile_ns(0.95)),
-            p99_ms: ms(latency.quantile_ns(0.99)),
-            p999_ms: ms(latency.quantile_ns(0.999)),
-            max_ms: ms(latency.max_ns()),
-            service: None,
-            retried_by: BTreeMap::new(),
-            failed_by: BTreeMap::new(),
-        }
-    }
-
-    /// The figures with an open loop's service times, and the retries and failures by their kind of error.
-    pub fn detailed(mut self, service: Option<&LatencyHistogram>, retried_by: &Causes, failed_by: &Causes) -> Self {
-        self.service = service.map(ServiceFigures::of);
-        (self.retried_by, self.failed_by) = (retried_by.clone(), failed_by.clone());
-        self
-    }
-}
-
-/// Counts by kind of error ([`ErrorKind::name`]).
-pub type Causes = BTreeMap<String, u64>;
-
-/// A step's figures with the latency of every measured transaction, by kind (what a fleet merges).
-#[derive(Clone, Debug)]
-pub struct MeasuredStep {
-    pub figures: StepFigures,
-    pub latency: BTreeMap<Kind, LatencyHistogram>,
-    /// How long each measured transaction waited for its user's connection (users with several clients).
-    pub waits: Option<LatencyHistogram>,
-    /// An open loop's service times by kind and its schedule's lag.
-    pub open: Option<OpenLoopTally>,
-}
-
-/// The histograms of an open-loop step beside its response times (what a fleet merges).
-#[derive(Clone, Debug)]
-pub struct OpenLoopTally {
-    pub service: BTreeMap<Kind, LatencyHistogram>,
-    pub lag: LatencyHistogram,
-}
-
-impl StepFigures {
-    /// The step's test id and the sampler's name of it: its users, and an open loop's rate (`U=8 R=120/s`).
-    pub fn test_id(&self) -> String {
-        crate::document::step_name(self.users, self.open.as_ref().map(|o| o.offered_tps))
-    }
-
-    /// Whether the step met every level of the service level it was judged by (false when it was judged by none).
-    pub fn within_slo(&self) -> bool {
-        !self.slo.is_empty()
-            && self.slo.iter().all(|j| j.met)
-            && self.open.as_ref().is_some_and(|o| o.held(self.measured_seconds))
-            && self.invalid().is_none()
-    }
-
-    pub fn kind(&self, kind: Kind) -> Option<&KindFigures> {
-        self.kinds.iter().find(|k| k.kind == kind)
-    }
-
-    /// The throughput the knee is judged by: NOPM for TPC-C, transactions per second for TPC-B.
-    pub fn throughput(&self, profile: Profile) -> f64 {
-        match profile {
-            Profile::Tpcc => self.nopm.unwrap_or(0.0),
-            Profile::Tpcb => self.tpm / 60.0,
-        }
-    }
-
-    /// The share of the measured window's transactions that failed (0 when none ran).
-    pub fn failed_share(&self) -> f64 {
-        let attempted = self.transactions + self.failures;
-        if attempted == 0 { 0.0 } else { self.failures as f64 / attempted as f64 }
-    }
-
-    /// Why the step is not a measurement: it ended no transaction, or more than [`MAX_FAILED_SHARE`] of them failed.
-    /// `None` for a step whose figures stand.
-    pub fn invalid(&self) -> Option<String> {
-        if self.transactions == 0 {
-            return Some(format!(
-                "{} users ended no transaction in {:.1} s{}",
-                self.users,
-                self.measured_seconds,
-                self.first_failure.as_ref().map(|f| format!(" (the first failure: {f})")).unwrap_or_default()
-            ));
-        }
-        let share = self.failed_share();
-        (share > MAX_FAILED_SHARE).then(|| {
-            format!(
-                "{:.1}% of the transactions of {} users failed (more than {}%){}",
-                share * 100.0,
-                self.users,
-                MAX_FAILED_SHARE * 100.0,
-                self.first_failure.as_ref().map(|f| format!("; the first: {f}")).unwrap_or_default()
-            )
-        })
-    }
-
-    /// The latency the knee is judged by: New-Order's p95 (TPC-C), the transaction's p95 (TPC-B), in ms.
-    pub fn judged_latency_ms(&self, profile: Profile) -> f64 {
-        self.kind(profile.judged_kind()).map_or(0.0, |k| k.p95_ms)
-    }
-}
-
 /// One user's tally.
 struct Tally {
     histograms: BTreeMap<Kind, LatencyHistogram>,
@@ -347,37 +114,6 @@ struct Tally {
     service: BTreeMap<Kind, LatencyHistogram>,
     lag: LatencyHistogram,
     open: OpenCounts,
-}
-
-/// What became of an open loop's arrivals meant to start in the measured window ([`OpenLoopFigures`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OpenCounts {
-    pub scheduled: u64,
-    pub late: u64,
-    pub skipped: u64,
-    pub over_limit: u64,
-    pub unstarted: u64,
-}
-
-impl OpenCounts {
-    /// The counts of an open-loop step's figures (what a fleet adds up).
-    pub fn of(figures: &OpenLoopFigures) -> OpenCounts {
-        OpenCounts {
-            scheduled: figures.scheduled,
-            late: figures.late,
-            skipped: figures.skipped,
-            over_limit: figures.over_limit,
-            unstarted: figures.unstarted,
-        }
-    }
-
-    pub fn add(&mut self, other: OpenCounts) {
-        self.scheduled += other.scheduled;
-        self.late += other.late;
-        self.skipped += other.skipped;
-        self.over_limit += other.over_limit;
-        self.unstarted += other.unstarted;
-    }
 }
 
 impl Tally {
@@ -511,6 +247,8 @@ struct Shared<'a> {
     /// Users that ran their count of transactions (count-based steps).
     finished: AtomicU64,
     fatal: Mutex<Option<OltpError>>,
+    /// Each user's figures since the live metrics were last published (empty unless an endpoint serves them).
+    live: Vec<Mutex<crate::live::LiveTally>>,
     seconds: usize,
     /// Stops the wait-event sampler at the end of the measured window.
     sampler_stop: AtomicBool,
@@ -622,6 +360,8 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         })
         .collect();
     let stop = &shared.stop;
+    // The retries' waits draw from a stream of their own, so a retry leaves the transactions' inputs as they were.
+    let mut jitter = envbench_io::rng::FastRng::new(settings.seed ^ 0x0bac_c0ff ^ u64::from(index));
     loop {
         if stop.load(Ordering::SeqCst) {
             break;
@@ -647,12 +387,20 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             tally.open.scheduled += u64::from(open_measured);
             if open.latency_limit.is_some_and(|limit| lag > limit) {
                 tally.open.skipped += u64::from(open_measured);
+                if let Some(live) = shared.live.get((index - settings.first_user) as usize) {
+                    live.lock().unwrap_or_else(|e| e.into_inner()).skipped += 1;
+                }
                 client.after(settings, started);
                 continue;
             }
             if open_measured {
                 tally.lag.record_ns(nanos(lag));
                 tally.open.late += u64::from(lag > LATE_AFTER);
+            }
+            if lag > LATE_AFTER
+                && let Some(live) = shared.live.get((index - settings.first_user) as usize)
+            {
+                live.lock().unwrap_or_else(|e| e.into_inner()).late += 1;
             }
         }
         client.done += 1;
@@ -678,6 +426,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                     let tries = retry_causes.len() as u32 + 1;
                     if error.is_retry() && tries < settings.max_tries && !stop.load(Ordering::SeqCst) {
                         retry_causes.push(error.kind.name());
+                        std::thread::sleep(backoff(&mut jitter, tries));
                         continue;
                     }
                     break Err(error);
@@ -685,6 +434,18 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             }
         };
         let ended = Instant::now();
+        if let Some(live) = shared.live.get((index - settings.first_user) as usize) {
+            let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
+            if result.is_ok() {
+                live.response.entry(kind).or_default().record_ns(nanos(ended - submitted));
+            }
+            for cause in &retry_causes {
+                *live.retries.entry(cause).or_insert(0) += 1;
+            }
+            if let Err(error) = &result {
+                *live.failures.entry(error.kind.name()).or_insert(0) += 1;
+            }
+        }
         // An open loop measures every transaction meant for the window, however late it ends.
         let measured = open_measured || (submitted >= window.measure_from && ended <= window.measure_to);
         if measured && !retry_causes.is_empty() {
@@ -739,6 +500,17 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     tally
 }
 
+/// How long to wait before running again a transaction that failed its `tries`th try on a conflict: a random wait up
+/// to a bound that doubles with each try from 1 ms to [`MAX_BACKOFF`], so transactions that collided do not collide
+/// again at once (the wait is part of the transaction's response time, as an application's retry loop's would be).
+fn backoff(jitter: &mut envbench_io::rng::FastRng, tries: u32) -> Duration {
+    let bound = Duration::from_millis(1).saturating_mul(1 << (tries.saturating_sub(1)).min(16)).min(MAX_BACKOFF);
+    Duration::from_nanos(jitter.below(bound.as_nanos() as u64 + 1))
+}
+
+/// The longest wait before a retry.
+pub const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
 fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -771,6 +543,11 @@ pub fn run_step(
         fatal: Mutex::new(None),
         seconds,
         sampler_stop: AtomicBool::new(false),
+        live: if envbench_core::live::enabled() {
+            (0..settings.users).map(|_| Mutex::new(crate::live::LiveTally::default())).collect()
+        } else {
+            Vec::new()
+        },
     };
     let outcome = std::thread::scope(|scope| -> Result<Option<(Tally, Measurement)>, OltpError> {
         let (sender, receiver) = mpsc::channel();
@@ -853,6 +630,7 @@ fn coordinate<'scope>(
                     None => format!("{:>3.0}s left", until.saturating_duration_since(Instant::now()).as_secs_f64()),
                 };
                 on_tick(&format!("{name} {phase}: {left}, {rate:.0} transactions/s"));
+                crate::live::publish_live(&shared.live, settings.open.as_ref(), name, phase, ended, rate);
                 last = (Instant::now(), ended);
             }
         }
@@ -870,6 +648,7 @@ fn coordinate<'scope>(
         })
     });
     let completed = wait(window.measure_to, "measuring");
+    envbench_core::live::clear_prefix("envbench_oltp_");
     shared.sampler_stop.store(true, Ordering::SeqCst);
     let wait_events = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
     observer.step_finished(name);
@@ -960,28 +739,4 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
     let waits = (settings.clients_per_user > 1).then_some(tally.waits);
     let open = settings.open.is_some().then_some(OpenLoopTally { service: tally.service, lag: tally.lag });
     MeasuredStep { figures, latency: tally.histograms, waits, open }
-}
-
-/// An open-loop step's figures from its counts, its schedule's lag and the throughput it achieved.
-pub fn open_figures(
-    open: &OpenLoop,
-    counts: &OpenCounts,
-    lag: &LatencyHistogram,
-    achieved_tps: f64,
-) -> OpenLoopFigures {
-    let ms = |ns: u64| ns as f64 / 1e6;
-    OpenLoopFigures {
-        offered_tps: open.per_second,
-        arrivals: open.arrivals,
-        latency_limit_ms: open.latency_limit.map(|limit| limit.as_secs_f64() * 1e3),
-        scheduled: counts.scheduled,
-        achieved_tps,
-        late: counts.late,
-        skipped: counts.skipped,
-        over_limit: counts.over_limit,
-        unstarted: counts.unstarted,
-        lag_mean_ms: lag.mean_ns() / 1e6,
-        lag_p99_ms: ms(lag.quantile_ns(0.99)),
-        lag_max_ms: ms(lag.max_ns()),
-    }
 }

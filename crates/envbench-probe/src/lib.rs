@@ -15,6 +15,7 @@ mod binary;
 mod cpu;
 mod host;
 mod limits;
+mod live;
 mod mountinfo;
 mod sampler;
 mod storage;
@@ -24,6 +25,7 @@ mod virt;
 
 pub use binary::{binary_identity, current_binary, file_sha256};
 pub use host::{CpuidInfo, Host};
+pub use live::MetricsEndpoint;
 pub use mountinfo::{MountEntry, parse_mountinfo};
 pub use sampler::{PRESSURE_MISSING_NOTE, RunCounters, Sampler, SamplerOptions, parse_pressure};
 pub use storage::{ProbeError, probe_storage};

@@ -254,6 +254,7 @@ impl StepObserver for Sampler {
             state.steps.push(summary);
         }
         state.current = Some((step.to_string(), snapshot));
+        crate::live::publish_step(Some(step));
     }
 
     fn step_finished(&self, step: &str) {
@@ -263,6 +264,7 @@ impl StepObserver for Sampler {
             let (name, start) = state.current.take().expect("checked above");
             let summary = self.shared.step_summary(name, &start, &snapshot);
             state.steps.push(summary);
+            crate::live::publish_step(None);
         }
     }
 }
@@ -295,6 +297,7 @@ fn sample_loop(shared: &Shared, interval: Duration) -> f64 {
             disks: shared.disk_figures(&previous, &current),
             contention: Some(snapshot_contention(&previous, &current)),
         };
+        crate::live::publish_point(&point);
         shared.state.lock().unwrap_or_else(|e| e.into_inner()).points.push(point);
         previous = current;
         // Skip ticks we overslept (a stalled machine) instead of sampling in a burst.

@@ -366,6 +366,10 @@ pub struct RunArgs {
     /// A key=value tag given to every run of the suite (repeatable).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// Serve live Prometheus metrics of each run at http://ADDRESS/metrics while it runs (each workload's
+    /// --metrics-listen; a port alone listens on 127.0.0.1 only).
+    #[arg(long, value_name = "[ADDRESS:]PORT", value_parser = envbench_core::live::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// The options of `envbench agent`.

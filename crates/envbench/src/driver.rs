@@ -39,6 +39,11 @@ pub struct CommonArgs {
     /// Interval of the OS sampler (iostat-style disk and CPU figures), e.g. 1s, 500ms.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub sample_interval: envbench_core::DurationArg,
+    /// Serve live Prometheus metrics during the run at http://ADDRESS/metrics: the current step, the OS sampler's
+    /// figures, and the workload's own (oltp and htap: rates, response-time percentiles, retries and failures). A
+    /// port alone listens on 127.0.0.1 only; give an address (e.g. 0.0.0.0:9464) to serve beyond this host.
+    #[arg(long, value_name = "[ADDRESS:]PORT", value_parser = envbench_core::live::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// The suite this run belongs to (set by `envbench run`).
     #[arg(long, hide = true)]
     pub suite_id: Option<String>,
@@ -60,6 +65,7 @@ const PLACING_OPTIONS: &[&str] = &[
     "tags",
     "json",
     "sample_interval",
+    "metrics_listen",
     "suite_id",
     "invoked_as",
     "defaults_of",
@@ -231,6 +237,23 @@ pub fn run_planned(
     // Probing first: a wrong data directory is a usage error that must not create a store.
     let fingerprint =
         fingerprint(&Host::live(), Some(planned.data_dir())).map_err(|e| WorkloadError::usage(e.to_string()))?;
+    // Served from before the run is stored to its end (a port that is taken stores nothing): the figures describe
+    // this run.
+    let endpoint = match common.metrics_listen {
+        Some(address) => {
+            let endpoint = envbench_probe::MetricsEndpoint::serve(address).map_err(WorkloadError::usage)?;
+            if !address.ip().is_loopback() {
+                progress.warn(&format!(
+                    "serving live metrics beyond this host at http://{}/metrics: anyone who reaches it can read them",
+                    endpoint.address()
+                ));
+            } else if !common.json {
+                eprintln!("live metrics at http://{}/metrics", endpoint.address());
+            }
+            Some(endpoint)
+        }
+        None => None,
+    };
     let mut session = match recording {
         Recording::NotStored => None,
         Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None, false)?),
@@ -261,8 +284,18 @@ pub fn run_planned(
         Some(session) => session.steps(),
         None => &envbench_core::sampler::NoSteps,
     };
+    if endpoint.is_some() {
+        envbench_core::live::set(
+            "envbench_run_info",
+            "The run being measured (1): its workload and, when stored, its id.",
+            envbench_core::live::Kind::Gauge,
+            &[("workload", workload), ("run", uuid.as_deref().unwrap_or(""))],
+            1.0,
+        );
+    }
     let context = RunContext { steps, interrupt: &interrupt, fingerprint: &fingerprint, progress: &progress };
     let measured = planned.run(&context);
+    drop(endpoint);
     let series = session.as_mut().and_then(Session::stop_sampling);
     let interrupted = interrupt.load(Ordering::SeqCst);
     let measured = match measured {

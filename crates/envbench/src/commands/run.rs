@@ -203,6 +203,9 @@ fn item_command(item: &SuiteItem, args: &RunArgs, user_tags: &BTreeMap<String, S
     for (key, value) in user_tags {
         argv.extend(["--tag".into(), format!("{key}={value}")]);
     }
+    if let Some(address) = args.metrics_listen {
+        argv.extend(["--metrics-listen".into(), address.to_string()]);
+    }
     for (key, value) in &item.matrix {
         if !user_tags.contains_key(key) {
             // A matrix of connection URLs must not put a password into the tags.

@@ -8,6 +8,7 @@ mod compare;
 mod fleet;
 mod htap;
 mod oltp;
+mod open_loop;
 mod safety;
 mod service;
 mod suites;

@@ -1,0 +1,198 @@
+//! The endpoint of live metrics (`--metrics-listen`): a small HTTP server on its own thread that answers
+//! `GET /metrics` with [`envbench_core::live::render`] for as long as the run lasts, and what the OS sampler adds to
+//! the figures each interval.
+//!
+//! It answers one request per connection (no keep-alive), reads at most a few kilobytes of a request with a short
+//! timeout, and serves nothing but the figures: it holds no secrets and accepts no input, so a scrape can neither
+//! stall a run nor change it.
+
+use envbench_core::live::{self, Kind};
+use envbench_core::sampler::SamplerPoint;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// The longest a client may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// The most of a request that is read: its request line and headers.
+const MAX_REQUEST_BYTES: usize = 8192;
+
+/// A serving endpoint; dropping it stops the server and forgets the figures.
+pub struct MetricsEndpoint {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MetricsEndpoint {
+    /// Bind `address` and serve the figures from a thread of its own.
+    pub fn serve(address: SocketAddr) -> Result<MetricsEndpoint, String> {
+        let listener = TcpListener::bind(address).map_err(|e| {
+            format!("--metrics-listen {address}: cannot listen there ({e}); choose another port or address")
+        })?;
+        let address = listener.local_addr().map_err(|e| format!("--metrics-listen {address}: {e}"))?;
+        live::set_enabled(true);
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("envbench-metrics".into())
+            .spawn(move || {
+                for connection in listener.incoming() {
+                    if thread_stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(stream) = connection {
+                        let _ = answer(stream);
+                    }
+                }
+            })
+            .map_err(|e| format!("--metrics-listen: cannot start its thread ({e})"))?;
+        Ok(MetricsEndpoint { address, stop, thread: Some(thread) })
+    }
+
+    /// Where it listens (the port the system chose, for port 0).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+}
+
+impl Drop for MetricsEndpoint {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept: a connection of our own.
+        let _ = TcpStream::connect_timeout(&self.address, Duration::from_millis(200));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        live::set_enabled(false);
+    }
+}
+
+/// Answer one request: the figures for `GET /metrics` (and `/`), 404 for other paths, 405 for other methods.
+fn answer(stream: TcpStream) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    let mut reader = BufReader::new(&stream);
+    let mut request_line = String::new();
+    reader.by_ref().take(MAX_REQUEST_BYTES as u64).read_line(&mut request_line)?;
+    // The headers, up to the blank line, within the same bound.
+    let mut read = request_line.len();
+    loop {
+        let mut header = String::new();
+        let n = reader.by_ref().take((MAX_REQUEST_BYTES.saturating_sub(read)) as u64).read_line(&mut header)?;
+        read += n;
+        if n == 0 || header == "\r\n" || header == "\n" || read >= MAX_REQUEST_BYTES {
+            break;
+        }
+    }
+    let mut parts = request_line.split_whitespace();
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let path = path.split('?').next().unwrap_or("");
+    let (status, content_type, body) = match (method, path) {
+        ("GET" | "HEAD", "/metrics" | "/") => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", live::render()),
+        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "envbench serves /metrics\n".into()),
+        _ => ("405 Method Not Allowed", "text/plain; charset=utf-8", "envbench serves GET /metrics\n".into()),
+    };
+    let mut stream = &stream;
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if method != "HEAD" {
+        stream.write_all(body.as_bytes())?;
+    }
+    stream.flush()
+}
+
+/// The sampler's figures of one interval, as live metrics: CPU shares and each sampled device's iostat figures.
+pub fn publish_point(point: &SamplerPoint) {
+    if !live::enabled() {
+        return;
+    }
+    let cpu = &point.cpu;
+    for (mode, value) in [
+        ("user", cpu.user_percent),
+        ("nice", cpu.nice_percent),
+        ("system", cpu.system_percent),
+        ("iowait", cpu.iowait_percent),
+        ("irq", cpu.irq_percent),
+        ("steal", cpu.steal_percent),
+        ("idle", cpu.idle_percent),
+    ] {
+        live::set(
+            "envbench_cpu_percent",
+            "The share of all CPUs in each mode over the sampler's last interval, in percent (iostat's avg-cpu).",
+            Kind::Gauge,
+            &[("mode", mode)],
+            value,
+        );
+    }
+    for disk in &point.disks {
+        let device = [("device", disk.device.as_str())];
+        for (name, help, value) in [
+            ("envbench_disk_reads_per_second", "Reads completed per second (iostat's r/s).", disk.reads_per_s),
+            ("envbench_disk_writes_per_second", "Writes completed per second (iostat's w/s).", disk.writes_per_s),
+            ("envbench_disk_read_bytes_per_second", "Bytes read per second.", disk.read_mb_per_s * 1e6),
+            ("envbench_disk_write_bytes_per_second", "Bytes written per second.", disk.write_mb_per_s * 1e6),
+            ("envbench_disk_read_await_seconds", "Mean time of a read (iostat's r_await).", disk.read_await_ms / 1e3),
+            (
+                "envbench_disk_write_await_seconds",
+                "Mean time of a write (iostat's w_await).",
+                disk.write_await_ms / 1e3,
+            ),
+            ("envbench_disk_queue_size", "Mean requests in flight (iostat's aqu-sz).", disk.queue_size),
+            (
+                "envbench_disk_util_percent",
+                "The share of time the device was busy (iostat's %util).",
+                disk.util_percent,
+            ),
+        ] {
+            live::set(name, help, Kind::Gauge, &device, value);
+        }
+    }
+}
+
+/// The step a run is in, as live metrics (none: between steps).
+pub fn publish_step(step: Option<&str>) {
+    live::clear("envbench_step_info");
+    if let Some(step) = step {
+        live::set("envbench_step_info", "The step the run is measuring now (1).", Kind::Gauge, &[("step", step)], 1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(address: SocketAddr, request: &str) -> String {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+
+    /// The endpoint serves the figures at /metrics in the exposition format, refuses other paths and methods, and
+    /// stops when dropped.
+    #[test]
+    fn the_endpoint_serves_the_figures_until_it_is_dropped() {
+        let endpoint = MetricsEndpoint::serve("127.0.0.1:0".parse().unwrap()).unwrap();
+        let address = endpoint.address();
+        publish_step(Some("U=2"));
+        let response = get(address, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+        assert!(response.contains("Content-Type: text/plain; version=0.0.4"), "{response}");
+        assert!(response.contains("envbench_step_info{step=\"U=2\"} 1\n"), "{response}");
+        assert!(get(address, "GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(get(address, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+        let taken = MetricsEndpoint::serve(address).err().unwrap();
+        assert!(taken.contains("cannot listen there"), "{taken}");
+        drop(endpoint);
+        assert!(!live::enabled());
+        assert!(TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err(), "stopped");
+    }
+}
