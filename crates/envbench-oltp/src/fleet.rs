@@ -73,6 +73,12 @@ fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, W
              its own to compare with pgbench)",
         ));
     }
+    if args.rate == Some(crate::RatePlan::Auto) || args.slo.is_some() {
+        return Err(WorkloadError::usage(
+            "--rate auto and --slo search one host's users for their capacity within a service level: run them with \
+             envbench oltp on its own; a fleet takes a fixed rate (e.g. --rate 2000), shared by all its users",
+        ));
+    }
     plan(args, planner)
 }
 

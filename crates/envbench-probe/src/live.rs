@@ -45,7 +45,7 @@ impl MetricsEndpoint {
                         break;
                     }
                     if let Ok(stream) = connection {
-                        let _ = answer(stream);
+                        let _ = answer(stream, address.ip().is_loopback());
                     }
                 }
             })
@@ -71,8 +71,10 @@ impl Drop for MetricsEndpoint {
     }
 }
 
-/// Answer one request: the figures for `GET /metrics` (and `/`), 404 for other paths, 405 for other methods.
-fn answer(stream: TcpStream) -> std::io::Result<()> {
+/// Answer one request: the figures for `GET /metrics` (and `/`), 404 for other paths, 405 for other methods. On
+/// loopback, a request named for another host is refused (421), so a web page cannot read the figures through DNS
+/// rebinding.
+fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
     stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
     stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
     let mut reader = BufReader::new(&stream);
@@ -80,6 +82,7 @@ fn answer(stream: TcpStream) -> std::io::Result<()> {
     reader.by_ref().take(MAX_REQUEST_BYTES as u64).read_line(&mut request_line)?;
     // The headers, up to the blank line, within the same bound.
     let mut read = request_line.len();
+    let mut foreign_host = false;
     loop {
         let mut header = String::new();
         let n = reader.by_ref().take((MAX_REQUEST_BYTES.saturating_sub(read)) as u64).read_line(&mut header)?;
@@ -87,11 +90,19 @@ fn answer(stream: TcpStream) -> std::io::Result<()> {
         if n == 0 || header == "\r\n" || header == "\n" || read >= MAX_REQUEST_BYTES {
             break;
         }
+        if let Some((name, value)) = header.split_once(':')
+            && name.trim().eq_ignore_ascii_case("host")
+        {
+            foreign_host |= loopback && !is_loopback_name(value.trim());
+        }
     }
     let mut parts = request_line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = path.split('?').next().unwrap_or("");
     let (status, content_type, body) = match (method, path) {
+        _ if foreign_host => {
+            ("421 Misdirected Request", "text/plain; charset=utf-8", "envbench serves this host only\n".into())
+        }
         ("GET" | "HEAD", "/metrics" | "/") => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", live::render()),
         ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "envbench serves /metrics\n".into()),
         _ => ("405 Method Not Allowed", "text/plain; charset=utf-8", "envbench serves GET /metrics\n".into()),
@@ -106,6 +117,15 @@ fn answer(stream: TcpStream) -> std::io::Result<()> {
         stream.write_all(body.as_bytes())?;
     }
     stream.flush()
+}
+
+/// A `Host` header's name is this machine's loopback: `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
+fn is_loopback_name(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The sampler's figures of one interval, as live metrics: CPU shares and each sampled device's iostat figures.
@@ -183,12 +203,18 @@ mod tests {
         let endpoint = MetricsEndpoint::serve("127.0.0.1:0".parse().unwrap()).unwrap();
         let address = endpoint.address();
         publish_step(Some("U=2"));
-        let response = get(address, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let response = get(address, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
         assert!(response.contains("Content-Type: text/plain; version=0.0.4"), "{response}");
         assert!(response.contains("envbench_step_info{step=\"U=2\"} 1\n"), "{response}");
         assert!(get(address, "GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
         assert!(get(address, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+        // A page that rebinds a name of its own to loopback is refused; loopback's names are served.
+        assert!(get(address, "GET /metrics HTTP/1.1\r\nHost: evil.example:80\r\n\r\n").starts_with("HTTP/1.1 421"));
+        for host in ["localhost:9464", "127.0.0.1", "[::1]:9464"] {
+            let request = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            assert!(get(address, &request).starts_with("HTTP/1.1 200"), "{host}");
+        }
         let taken = MetricsEndpoint::serve(address).err().unwrap();
         assert!(taken.contains("cannot listen there"), "{taken}");
         drop(endpoint);
