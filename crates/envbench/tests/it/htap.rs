@@ -74,11 +74,16 @@ fn htap_runs_on_both_servers_and_says_what_analytics_cost() {
             assert!(metric("U=2 A=1", "analytics_slowdown"), "{results:?}");
             assert!(results.iter().any(|r| r["test_id"].as_str().unwrap().starts_with("U=2 A=1 Q")));
         }
-        // A second run reuses the tables, the CH ones included.
-        let once = ["--users", "1", "--analytic-users", "0", "--ramp", "0s", "--duration", "1s"];
+        // A second run reuses the tables, the CH ones included; its transactions arrive on a schedule (an open
+        // loop, issue #57), their response times from each one's intended start.
+        let once = ["--users", "1", "--analytic-users", "0", "--ramp", "0s", "--duration", "1s", "--rate", "20"];
         let output = envbench(&store, &[place.as_slice(), &once].concat());
         assert!(output.status.success(), "{target}: {}", stderr(&output));
         assert!(!stderr(&output).contains("loaded the CH-benCHmark tables"), "{}", stderr(&output));
+        assert!(stderr(&output).contains("response (service "), "{}", stderr(&output));
+        let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+        assert_eq!(run["attachments"]["htap"]["steps"][0]["oltp"]["open"]["offered_tps"], 20.0, "{run}");
+        assert!(run["results"].as_array().unwrap().iter().all(|r| r["parameters"]["rate"] == "20/s"));
 
         let output = envbench(&store, &["htap", "--drop", "--target", target, "--schema", namespace]);
         assert!(output.status.success(), "{}", stderr(&output));
@@ -205,6 +210,8 @@ fn bad_input_is_refused_with_what_to_do() {
         (vec!["--target", POSTGRES, "--profile", "tpcb"], "leave --profile out"),
         (vec!["--target", POSTGRES, "--transactions", "5"], "--transactions"),
         (vec!["--target", POSTGRES, "--query-timeout", "0s"], "--query-timeout 0s"),
+        (vec!["--target", POSTGRES, "--rate", "auto"], "give htap a fixed rate"),
+        (vec!["--target", POSTGRES, "--rate", "10", "--slo", "new-order:p95<=5ms"], "leave it out of htap"),
         (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], "127.0.0.1:1"),
         // Issue #54, E11: --fresh was ignored beside --drop.
         (vec!["--target", POSTGRES, "--drop", "--fresh"], "'--drop' cannot be used with '--fresh'"),
