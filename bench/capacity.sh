@@ -31,6 +31,9 @@ export ENVBENCH_STORE="$WORK/results.db"
 
 echo "== capacity within $SLO: TPC-C $WAREHOUSES warehouse(s), $USERS users, $RUNS runs, ramp $RAMP, $DURATION a step, $(nproc) CPUs"
 : >"$WORK/capacities"
+# Load first, so that no run measures a server still busy with a fresh load (autovacuum, the checkpoint after it).
+"$ENVBENCH" oltp --target "$POSTGRES_URL" --warehouses "$WAREHOUSES" --users 1 --ramp 0s --duration 1s --json \
+  >/dev/null 2>&1
 for run in $(seq 1 "$RUNS"); do
   "$ENVBENCH" oltp --target "$POSTGRES_URL" --warehouses "$WAREHOUSES" --users "$USERS" --rate auto --slo "$SLO" \
     --ramp "$RAMP" --duration "$DURATION" --json 2>/dev/null >"$WORK/run.json"

@@ -59,7 +59,7 @@ for name, step, k in [("closed loop", cs, c), ("open loop  ", os_, o)]:
     print(f"{name}: {k['count']} New-Orders, " + ", ".join(f"{m} {k[f]:.1f} ms" for m, f in marks)
           + (f"; late {step['open']['late']}, lag max {step['open']['lag_max_ms']:.0f} ms" if step.get("open") else ""))
 # A grouped bar chart on a log scale, 1 ms to 10 s.
-W, H, left, bottom, top = 640, 300, 60, 40, 40
+W, H, left, bottom, top = 640, 330, 60, 40, 76
 plot_w, plot_h = W - left - 20, H - top - bottom
 lo, hi = 0.0, 4.0  # log10 ms
 y = lambda ms: top + plot_h - (min(max(math.log10(max(ms, 1.0)), lo), hi) - lo) / (hi - lo) * plot_h
@@ -80,10 +80,10 @@ for i, (name, field) in enumerate(marks):
         out.append(f'<text x="{x+group*0.165:.1f}" y="{y(k[field])-4:.1f}" text-anchor="middle" font-size="10">'
                    f'{k[field]:.0f}</text>')
     out.append(f'<text x="{left+i*group+group/2:.1f}" y="{H-bottom+16}" text-anchor="middle">{name}</text>')
-out.append(f'<rect x="{left+10}" y="{top+4}" width="10" height="10" fill="#4477aa"/>'
-           f'<text x="{left+24}" y="{top+13}">closed loop (latency of what was sent)</text>')
-out.append(f'<rect x="{left+10}" y="{top+20}" width="10" height="10" fill="#cc6677"/>'
-           f'<text x="{left+24}" y="{top+29}">open loop at {rate}/s (response time from the intended start)</text>')
+out.append(f'<rect x="{left+10}" y="32" width="10" height="10" fill="#4477aa"/>'
+           f'<text x="{left+24}" y="41">closed loop (latency of what was sent)</text>')
+out.append(f'<rect x="{left+10}" y="48" width="10" height="10" fill="#cc6677"/>'
+           f'<text x="{left+24}" y="57">open loop at {rate}/s (response time from the intended start)</text>')
 out.append(f'<text x="{W/2}" y="{H-6}" text-anchor="middle" fill="#555">ms, log scale</text></svg>')
 open(chart, "w").write("\n".join(out) + "\n")
 print(f"wrote {chart}")
