@@ -66,6 +66,36 @@ pub fn set(name: &'static str, help: &'static str, kind: Kind, labels: &[(&str, 
     families.entry(name).or_insert_with(|| Family { help, kind, series: BTreeMap::new() }).series.insert(labels, value);
 }
 
+/// Figures set together and published at once ([`Batch::replace_prefix`]): a scrape sees all of them or none, never a
+/// family gone between two figures.
+#[derive(Default)]
+pub struct Batch {
+    families: BTreeMap<&'static str, Family>,
+}
+
+impl Batch {
+    /// Set one series, as [`set`] does.
+    pub fn set(&mut self, name: &'static str, help: &'static str, kind: Kind, labels: &[(&str, &str)], value: f64) {
+        debug_assert!(valid_name(name), "{name}");
+        let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.families
+            .entry(name)
+            .or_insert_with(|| Family { help, kind, series: BTreeMap::new() })
+            .series
+            .insert(labels, value);
+    }
+
+    /// Replace every family whose name begins with `prefix` by the batch's, under one lock.
+    pub fn replace_prefix(self, prefix: &str) {
+        if !enabled() {
+            return;
+        }
+        let mut families = registry().lock().unwrap_or_else(|e| e.into_inner());
+        families.retain(|name, _| !name.starts_with(prefix));
+        families.extend(self.families);
+    }
+}
+
 /// Forget every series of family `name` (a step ended: its figures no longer describe what runs).
 pub fn clear(name: &'static str) {
     if enabled() {
@@ -166,6 +196,11 @@ mod tests {
         );
         assert_eq!(text.matches("# TYPE envbench_test_rate").count(), 1);
         clear("envbench_test_rate");
+        let mut batch = Batch::default();
+        batch.set("envbench_test_batch", "Set together.", Kind::Gauge, &[], 2.0);
+        batch.replace_prefix("envbench_test_");
+        let text = render();
+        assert!(text.contains("envbench_test_batch 2\n") && !text.contains("envbench_test_total"), "{text}");
         clear_prefix("envbench_test_");
         assert!(!render().contains("envbench_test_"));
         set_enabled(false);

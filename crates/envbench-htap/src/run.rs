@@ -59,7 +59,10 @@ pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, Workload
         ));
     }
     if args.oltp.slo.is_some() {
-        return Err(usage("--slo judges the steps of oltp's --rate auto: leave it out of htap"));
+        return Err(usage(
+            "--slo judges oltp's open-loop steps (and its --rate auto search) by a service level: leave it out of htap, \
+             whose verdict is what the analytic streams cost the transactions",
+        ));
     }
     if args.oltp.target == Target::Sqlite {
         return Err(usage(

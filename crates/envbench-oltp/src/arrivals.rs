@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 /// The highest rate, in transactions per second in all.
 pub const MAX_RATE: f64 = 10_000_000.0;
+/// The lowest: one transaction in 100 s (a gap a step's clock and names still hold).
+pub const MIN_RATE: f64 = 0.01;
 /// A transaction that starts later than this after its intended time counts as late: it waited for its session.
 /// (The schedule's sleeps wake well within it.)
 pub const LATE_AFTER: Duration = Duration::from_millis(1);
@@ -68,7 +70,7 @@ impl RatePlan {
             Some(_) => return Err(rate_error(text)),
         };
         match number.trim().parse::<f64>() {
-            Ok(value) if value.is_finite() && value > 0.0 && value <= MAX_RATE => {
+            Ok(value) if (MIN_RATE..=MAX_RATE).contains(&value) => {
                 Ok(RatePlan::Fixed(Rate { per_second: value, per_user }))
             }
             _ => Err(rate_error(text)),
@@ -79,7 +81,7 @@ impl RatePlan {
 fn rate_error(text: &str) -> String {
     format!(
         "--rate '{text}': give transactions per second in all (e.g. 200 or 200/s), per user (e.g. 20/user), or auto \
-         (the capacity within --slo); a rate is above 0 and at most {MAX_RATE}"
+         (the capacity within --slo); a rate is from {MIN_RATE} to {MAX_RATE}"
     )
 }
 
@@ -184,7 +186,7 @@ fn exponential(rng: &mut FastRng, mean: f64) -> f64 {
 /// What an open-loop step did with its schedule, over the arrivals meant to start in its measured window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenLoopFigures {
-    /// The rate the users were sent, in transactions per second in all.
+    /// The rate the users were sent, in transactions per second in all (a fleet agent's: its users' share).
     pub offered_tps: f64,
     pub arrivals: Arrivals,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -245,7 +247,7 @@ mod tests {
         assert_eq!(RatePlan::parse(" 12.5/s"), Ok(RatePlan::Fixed(Rate { per_second: 12.5, per_user: false })));
         assert_eq!(RatePlan::parse("20/user"), Ok(RatePlan::Fixed(Rate { per_second: 20.0, per_user: true })));
         assert_eq!(RatePlan::parse("AUTO"), Ok(RatePlan::Auto));
-        for bad in ["0", "-5", "fast", "20/minute", "1e99", "NaN", "/user", ""] {
+        for bad in ["0", "-5", "fast", "20/minute", "1e99", "1e-20", "NaN", "/user", ""] {
             assert!(RatePlan::parse(bad).unwrap_err().starts_with(&format!("--rate '{bad}': give")), "{bad}");
         }
         let rate = Rate { per_second: 20.0, per_user: true };

@@ -13,7 +13,7 @@
 
 use crate::Profile;
 use crate::arrivals::OpenLoop;
-use crate::figures::step_test_id;
+use crate::figures::step_name;
 use crate::figures::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures};
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
@@ -75,8 +75,9 @@ fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, W
     }
     if args.rate == Some(crate::RatePlan::Auto) || args.slo.is_some() {
         return Err(WorkloadError::usage(
-            "--rate auto and --slo search one host's users for their capacity within a service level: run them with \
-             envbench oltp on its own; a fleet takes a fixed rate (e.g. --rate 2000), shared by all its users",
+            "--rate auto searches one host's users for their capacity within a service level, and --slo judges one \
+             host's open-loop steps by one: run them with envbench oltp on its own; a fleet takes a fixed rate (e.g. \
+             --rate 2000), shared by all its users",
         ));
     }
     plan(args, planner)
@@ -212,10 +213,11 @@ pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
             }
             ClientsFigures::of(clients.per_user, &waits)
         }),
-        // The schedule is the fleet's (every agent was told the fleet's rate); what the agents ended adds up.
+        // Each agent's users were offered their share of the fleet's rate; the shares and what the agents ended add
+        // up.
         open: first.open.as_ref().map(|open| {
             let loop_ = OpenLoop {
-                per_second: open.offered_tps,
+                per_second: figures().filter_map(|f| f.open.as_ref()).map(|o| o.offered_tps).sum(),
                 users: 0,
                 arrivals: open.arrivals,
                 latency_limit: open.latency_limit_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
@@ -300,7 +302,9 @@ impl FleetCoordinator for OltpCoordinator {
                 if n == 0 { Value::Null } else { assignment }
             })
             .collect();
-        Some(FleetStep { name: step_test_id(users), assignments, pause: std::time::Duration::ZERO })
+        // An open loop's step is named with its rate, as a single host names it (the sampler's steps, the tables).
+        let rate = self.run.step_settings(users, 0, users).open.map(|o| o.per_second);
+        Some(FleetStep { name: step_name(users, rate), assignments, pause: std::time::Duration::ZERO })
     }
 
     fn merge_step(&mut self, step: &FleetStep, reports: &[AgentReport<'_>]) -> Result<String, WorkloadError> {

@@ -49,16 +49,16 @@ pub(crate) fn publish_live(
         skipped += user.skipped;
     }
     let labels = [("step", step), ("phase", phase)];
-    live::clear_prefix("envbench_oltp_");
-    live::set("envbench_oltp_users", "Virtual users of the step.", Metric::Gauge, &labels, users.len() as f64);
-    live::set(
+    let mut batch = live::Batch::default();
+    batch.set("envbench_oltp_users", "Virtual users of the step.", Metric::Gauge, &labels, users.len() as f64);
+    batch.set(
         "envbench_oltp_transactions_total",
         "Transactions the users ended in the step so far (committed or rolled back on purpose).",
         Metric::Counter,
         &labels,
         ended as f64,
     );
-    live::set(
+    batch.set(
         "envbench_oltp_transactions_per_second",
         "Transactions the users ended per second, over the last second.",
         Metric::Gauge,
@@ -67,7 +67,7 @@ pub(crate) fn publish_live(
     );
     for (kind, histogram) in response.iter().filter(|(_, h)| h.count() > 0) {
         for (quantile, q) in [("0.5", 0.5), ("0.95", 0.95), ("0.99", 0.99)] {
-            live::set(
+            batch.set(
                 "envbench_oltp_response_time_seconds",
                 "Response time of the transactions that ended in the last second, at a quantile (an open loop's from \
                  the intended start).",
@@ -82,25 +82,25 @@ pub(crate) fn publish_live(
         ("envbench_oltp_failures_total", "Transactions that failed, by kind of error.", &failures),
     ] {
         for (cause, n) in counts {
-            live::set(name, help, Metric::Counter, &[("step", step), ("phase", phase), ("kind", cause)], *n as f64);
+            batch.set(name, help, Metric::Counter, &[("step", step), ("phase", phase), ("kind", cause)], *n as f64);
         }
     }
     if let Some(open) = open {
-        live::set(
+        batch.set(
             "envbench_oltp_offered_transactions_per_second",
             "The rate the open loop sends transactions at, in all.",
             Metric::Gauge,
             &labels,
             open.per_second,
         );
-        live::set(
+        batch.set(
             "envbench_oltp_late_total",
             "Transactions that started more than 1 ms after their intended time.",
             Metric::Counter,
             &labels,
             late as f64,
         );
-        live::set(
+        batch.set(
             "envbench_oltp_skipped_total",
             "Transactions skipped as they could not start within the latency limit.",
             Metric::Counter,
@@ -108,4 +108,5 @@ pub(crate) fn publish_live(
             skipped as f64,
         );
     }
+    batch.replace_prefix("envbench_oltp_");
 }

@@ -212,14 +212,19 @@ pub fn parse_mode(text: &str) -> Result<Mode, String> {
     })
 }
 
-/// `--skew`: `zipf:THETA`, THETA above 0, not 1, at most [`Zipf::MAX_THETA`].
+/// `--skew`: `zipf:THETA`, THETA above 0 and below 1, or from [`Zipf::MIN_THETA_ABOVE_ONE`] to [`Zipf::MAX_THETA`].
 pub fn parse_skew(text: &str) -> Result<f64, String> {
     let theta = text.trim().to_ascii_lowercase().strip_prefix("zipf:").and_then(|t| t.trim().parse::<f64>().ok());
     match theta {
-        Some(theta) if theta > 0.0 && theta != 1.0 && theta <= Zipf::MAX_THETA => Ok(theta),
+        Some(theta)
+            if (theta > 0.0 && theta < 1.0) || (Zipf::MIN_THETA_ABOVE_ONE..=Zipf::MAX_THETA).contains(&theta) =>
+        {
+            Ok(theta)
+        }
         _ => Err(format!(
-            "--skew '{text}': give zipf:THETA with THETA above 0, not 1, and at most {}, e.g. zipf:0.99 or zipf:1.5 \
-             (leave --skew out for uniform keys)",
+            "--skew '{text}': give zipf:THETA with THETA above 0 and below 1, or from {} to {}, e.g. zipf:0.99 or \
+             zipf:1.5 (leave --skew out for uniform keys)",
+            Zipf::MIN_THETA_ABOVE_ONE,
             Zipf::MAX_THETA
         )),
     }
@@ -253,7 +258,7 @@ mod tests {
         assert!(parse_mode("stored").unwrap_err().starts_with("--mode 'stored': give client"));
         assert_eq!(parse_cross_check("pgbench"), Ok(CrossCheck::Pgbench));
         assert_eq!(parse_skew("zipf:0.99"), Ok(0.99));
-        for bad in ["zipf:1", "zipf:0", "zipf:6", "0.99", "zipf:x", "uniform"] {
+        for bad in ["zipf:1", "zipf:1.0001", "zipf:0", "zipf:6", "0.99", "zipf:x", "uniform"] {
             assert!(parse_skew(bad).unwrap_err().starts_with(&format!("--skew '{bad}': give zipf:THETA")), "{bad}");
         }
         assert!(parse_cross_check("hammerdb").unwrap_err().contains("the cross-check tool is pgbench"));

@@ -156,10 +156,16 @@ pub struct Zipf {
 impl Zipf {
     /// The largest exponent: beyond it nearly every draw is key 1.
     pub const MAX_THETA: f64 = 5.0;
+    /// The smallest exponent above 1, as pgbench's: the rejection method accepts a draw with a probability of about
+    /// (theta - 1) ln n, so closer to 1 it would spin.
+    pub const MIN_THETA_ABOVE_ONE: f64 = 1.001;
 
-    /// Keys 1..=n with exponent `theta` (above 0, not 1, at most [`Zipf::MAX_THETA`]).
+    /// Keys 1..=n with exponent `theta` (above 0 and below 1, or from [`Zipf::MIN_THETA_ABOVE_ONE`] to
+    /// [`Zipf::MAX_THETA`]).
     pub fn new(n: i64, theta: f64) -> Zipf {
-        debug_assert!(n >= 1 && theta > 0.0 && theta != 1.0 && theta <= Zipf::MAX_THETA);
+        debug_assert!(
+            n >= 1 && ((theta > 0.0 && theta < 1.0) || (Zipf::MIN_THETA_ABOVE_ONE..=Zipf::MAX_THETA).contains(&theta))
+        );
         let (mut zeta_n, mut two, mut alpha, mut eta) = (0.0, 0.0, 0.0, 0.0);
         if theta < 1.0 {
             zeta_n = zeta(n, theta);

@@ -114,6 +114,9 @@ struct Tally {
     service: BTreeMap<Kind, LatencyHistogram>,
     lag: LatencyHistogram,
     open: OpenCounts,
+    /// Transactions that ended inside the measured window, whenever they were meant to start (an open loop's achieved
+    /// rate).
+    ended_in_window: u64,
 }
 
 impl Tally {
@@ -139,6 +142,7 @@ impl Tally {
             service: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
             lag: LatencyHistogram::new(),
             open: OpenCounts::default(),
+            ended_in_window: 0,
         }
     }
 
@@ -159,6 +163,7 @@ impl Tally {
             }
         }
         self.open.add(other.open);
+        self.ended_in_window += other.ended_in_window;
         for (mine, theirs) in [
             (&mut self.rolled_back, other.rolled_back),
             (&mut self.failures, other.failures),
@@ -459,6 +464,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             Ok(outcome) => {
                 shared.ended.fetch_add(1, Ordering::Relaxed);
                 tally.count_second((ended - window.start).as_secs() as usize);
+                tally.ended_in_window += u64::from(ended >= window.measure_from && ended < window.measure_to);
                 if measured {
                     let response = ended - submitted;
                     tally.histograms.get_mut(&kind).expect("a kind of the profile").record_ns(nanos(response));
@@ -664,8 +670,9 @@ fn coordinate<'scope>(
         let deadline = Instant::now() + drain_limit(settings.duration);
         let mut shown = Instant::now();
         while shared.finished.load(Ordering::SeqCst) < u64::from(settings.users) && Instant::now() < deadline {
+            // The window is measured: an interrupt stops the finishing, and what was not started is counted so.
             if interrupt.load(Ordering::SeqCst) || shared.stop.load(Ordering::SeqCst) {
-                return Ok(None);
+                break;
             }
             std::thread::sleep(Duration::from_millis(20));
             if shown.elapsed() >= Duration::from_secs(1) {
@@ -706,8 +713,13 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
     let per_second: Vec<f64> = tally.per_second.iter().take(last_second).map(|&n| n as f64).collect();
     let open = settings.open.as_ref().map(|open| {
         // What ended in the window, whenever it was meant to start: the throughput the schedule achieved.
-        let window = per_second.get(ramp_seconds.ceil() as usize..).unwrap_or_default();
-        open_figures(open, &tally.open, &tally.lag, window.iter().sum::<f64>() / measurement.seconds.max(1e-9))
+        // The users' share of the rate (a fleet agent's users are some of the step's).
+        let share = OpenLoop {
+            per_second: open.per_second * f64::from(settings.users) / f64::from(open.users.max(1)),
+            ..*open
+        };
+        let achieved = tally.ended_in_window as f64 / settings.duration.as_secs_f64().max(1e-9);
+        open_figures(&share, &tally.open, &tally.lag, achieved)
     });
     let figures = StepFigures {
         users: settings.users,

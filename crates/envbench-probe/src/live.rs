@@ -11,12 +11,16 @@ use envbench_core::sampler::SamplerPoint;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// The longest a client may take to send its request.
+/// The longest a client may take to send its whole request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// Requests answered at once; a connection beyond them is closed unanswered.
+const MAX_CONNECTIONS: usize = 16;
+/// How often the accepting thread looks whether the endpoint was dropped.
+const POLL: Duration = Duration::from_millis(25);
 /// The most of a request that is read: its request line and headers.
 const MAX_REQUEST_BYTES: usize = 8192;
 
@@ -34,18 +38,34 @@ impl MetricsEndpoint {
             format!("--metrics-listen {address}: cannot listen there ({e}); choose another port or address")
         })?;
         let address = listener.local_addr().map_err(|e| format!("--metrics-listen {address}: {e}"))?;
+        // Accepting without blocking, so a drop is seen within [`POLL`] whatever clients do.
+        listener.set_nonblocking(true).map_err(|e| format!("--metrics-listen {address}: {e}"))?;
         live::set_enabled(true);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("envbench-metrics".into())
             .spawn(move || {
-                for connection in listener.incoming() {
-                    if thread_stop.load(Ordering::SeqCst) {
-                        break;
+                // Each request on a short-lived thread of its own, so a slow client delays no scrape and no run.
+                let active = Arc::new(AtomicUsize::new(0));
+                while !thread_stop.load(Ordering::SeqCst) {
+                    let Ok((stream, _)) = listener.accept() else {
+                        std::thread::sleep(POLL);
+                        continue;
+                    };
+                    if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS || stream.set_nonblocking(false).is_err() {
+                        continue;
                     }
-                    if let Ok(stream) = connection {
-                        let _ = answer(stream, address.ip().is_loopback());
+                    active.fetch_add(1, Ordering::SeqCst);
+                    let active = Arc::clone(&active);
+                    let spawned =
+                        std::thread::Builder::new().name("envbench-metrics-request".into()).spawn(move || {
+                            let _ = answer(stream, address.ip().is_loopback());
+                            active.fetch_sub(1, Ordering::SeqCst);
+                        });
+                    if spawned.is_err() {
+                        // The thread never ran: it holds no place.
+                        std::thread::sleep(POLL);
                     }
                 }
             })
@@ -62,8 +82,7 @@ impl MetricsEndpoint {
 impl Drop for MetricsEndpoint {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept: a connection of our own.
-        let _ = TcpStream::connect_timeout(&self.address, Duration::from_millis(200));
+        // The accepting thread sees it within [`POLL`]; requests still being answered end on their own deadline.
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -75,16 +94,25 @@ impl Drop for MetricsEndpoint {
 /// loopback, a request named for another host is refused (421), so a web page cannot read the figures through DNS
 /// rebinding.
 fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    // One deadline for the whole request: each read may wait only for what is left of it.
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let left = || {
+        deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::TimedOut, "the request took too long"))
+    };
     stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
     let mut reader = BufReader::new(&stream);
     let mut request_line = String::new();
+    stream.set_read_timeout(Some(left()?))?;
     reader.by_ref().take(MAX_REQUEST_BYTES as u64).read_line(&mut request_line)?;
     // The headers, up to the blank line, within the same bound.
     let mut read = request_line.len();
     let mut foreign_host = false;
     loop {
         let mut header = String::new();
+        stream.set_read_timeout(Some(left()?))?;
         let n = reader.by_ref().take((MAX_REQUEST_BYTES.saturating_sub(read)) as u64).read_line(&mut header)?;
         read += n;
         if n == 0 || header == "\r\n" || header == "\n" || read >= MAX_REQUEST_BYTES {
@@ -215,9 +243,15 @@ mod tests {
             let request = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n");
             assert!(get(address, &request).starts_with("HTTP/1.1 200"), "{host}");
         }
+        // A client that sends nothing holds up neither another scrape nor the endpoint's end.
+        let idle = TcpStream::connect(address).unwrap();
+        assert!(get(address, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n").starts_with("HTTP/1.1 200"));
         let taken = MetricsEndpoint::serve(address).err().unwrap();
         assert!(taken.contains("cannot listen there"), "{taken}");
+        let dropped = std::time::Instant::now();
         drop(endpoint);
+        assert!(dropped.elapsed() < Duration::from_secs(1), "the end waits for no client");
+        drop(idle);
         assert!(!live::enabled());
         assert!(TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err(), "stopped");
     }

@@ -304,7 +304,7 @@ fn open_loop_options_are_refused_with_what_to_do() {
         (vec!["--isolation", "snapshot"], "give read-committed, repeatable-read or serializable"),
         (vec!["--max-tries", "0"], "from 1 (never retried)"),
         (vec!["--skew", "zipf:0.9"], "use it with --profile tpcb"),
-        (vec!["--profile", "tpcb", "--skew", "zipf:1"], "THETA above 0, not 1"),
+        (vec!["--profile", "tpcb", "--skew", "zipf:1"], "THETA above 0 and below 1, or from 1.001"),
         (vec!["--metrics-listen", "localhost"], "give a port (served on 127.0.0.1)"),
     ] {
         let mut line = vec!["oltp", "--dir", d];
