@@ -60,9 +60,20 @@ pub fn set(name: &'static str, help: &'static str, kind: Kind, labels: &[(&str, 
     if !enabled() {
         return;
     }
+    insert(&mut registry().lock().unwrap_or_else(|e| e.into_inner()), name, help, kind, labels, value);
+}
+
+/// Put one series into `families`, its family made with `help` and `kind` if it is new.
+fn insert(
+    families: &mut BTreeMap<&'static str, Family>,
+    name: &'static str,
+    help: &'static str,
+    kind: Kind,
+    labels: &[(&str, &str)],
+    value: f64,
+) {
     debug_assert!(valid_name(name), "{name}");
     let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let mut families = registry().lock().unwrap_or_else(|e| e.into_inner());
     families.entry(name).or_insert_with(|| Family { help, kind, series: BTreeMap::new() }).series.insert(labels, value);
 }
 
@@ -76,13 +87,7 @@ pub struct Batch {
 impl Batch {
     /// Set one series, as [`set`] does.
     pub fn set(&mut self, name: &'static str, help: &'static str, kind: Kind, labels: &[(&str, &str)], value: f64) {
-        debug_assert!(valid_name(name), "{name}");
-        let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        self.families
-            .entry(name)
-            .or_insert_with(|| Family { help, kind, series: BTreeMap::new() })
-            .series
-            .insert(labels, value);
+        insert(&mut self.families, name, help, kind, labels, value);
     }
 
     /// Replace every family whose name begins with `prefix` by the batch's, under one lock.

@@ -3,7 +3,7 @@
 //! what became of it, and the step's name; with when a step is no measurement.
 
 use crate::Profile;
-use crate::arrivals::{OpenLoop, OpenLoopFigures};
+use crate::arrivals::{Arrivals, OpenLoopFigures};
 use crate::slo::Judged;
 use crate::telemetry::Counters;
 use crate::transactions::Kind;
@@ -299,18 +299,20 @@ impl OpenCounts {
     }
 }
 
-/// An open-loop step's figures from its counts, its schedule's lag and the throughput it achieved.
+/// An open-loop step's figures: the rate its users were offered and the rate they achieved, in transactions per
+/// second, how arrivals were spaced and the latency limit, with its counts and its schedule's lag.
 pub fn open_figures(
-    open: &OpenLoop,
+    [offered_tps, achieved_tps]: [f64; 2],
+    arrivals: Arrivals,
+    latency_limit_ms: Option<f64>,
     counts: &OpenCounts,
     lag: &LatencyHistogram,
-    achieved_tps: f64,
 ) -> OpenLoopFigures {
     let ms = |ns: u64| ns as f64 / 1e6;
     OpenLoopFigures {
-        offered_tps: open.per_second,
-        arrivals: open.arrivals,
-        latency_limit_ms: open.latency_limit.map(|limit| limit.as_secs_f64() * 1e3),
+        offered_tps,
+        arrivals,
+        latency_limit_ms,
         scheduled: counts.scheduled,
         achieved_tps,
         late: counts.late,

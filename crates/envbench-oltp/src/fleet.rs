@@ -12,9 +12,7 @@
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
 use crate::Profile;
-use crate::arrivals::OpenLoop;
-use crate::figures::step_name;
-use crate::figures::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures};
+use crate::figures::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures, step_name};
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
 use crate::options::{OltpArgs, Target};
@@ -216,14 +214,9 @@ pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
         // Each agent's users were offered their share of the fleet's rate; the shares and what the agents ended add
         // up.
         open: first.open.as_ref().map(|open| {
-            let loop_ = OpenLoop {
-                per_second: figures().filter_map(|f| f.open.as_ref()).map(|o| o.offered_tps).sum(),
-                users: 0,
-                arrivals: open.arrivals,
-                latency_limit: open.latency_limit_ms.map(|ms| std::time::Duration::from_secs_f64(ms / 1e3)),
-            };
-            let achieved = figures().filter_map(|f| f.open.as_ref()).map(|o| o.achieved_tps).sum();
-            figures::open_figures(&loop_, &open_counts, &lag, achieved)
+            let opens = || figures().filter_map(|f| f.open.as_ref());
+            let rates = [opens().map(|o| o.offered_tps).sum(), opens().map(|o| o.achieved_tps).sum()];
+            figures::open_figures(rates, open.arrivals, open.latency_limit_ms, &open_counts, &lag)
         }),
         slo: Vec::new(),
     })

@@ -1,6 +1,7 @@
 //! The share of each TPC-C transaction in a run (`--mix`), TPC-C's minimum mix by default (clause 5.2.3), and the draw
 //! of each next transaction by it.
 
+use crate::Profile;
 use crate::random::Random;
 use crate::transactions::Kind;
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,12 @@ impl Mix {
             ));
         }
         Ok(mix)
+    }
+
+    /// The kinds of transaction a run of `profile` with this mix runs: tpcc's that the mix gives a share (a kind it
+    /// leaves out has no figures at all, rather than latencies of nothing), tpcb's one.
+    pub fn kinds(&self, profile: Profile) -> Vec<Kind> {
+        profile.kinds().iter().copied().filter(|&kind| profile != Profile::Tpcc || self.share(kind) > 0).collect()
     }
 
     /// The share of `kind`, in percent (none for a kind that is not TPC-C's).

@@ -307,14 +307,7 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
     };
     let slo = match (rate, &args.slo) {
         (_, Some(slo)) => {
-            let kinds: Vec<_> = match args.profile {
-                Profile::Tpcc => crate::transactions::Kind::TPCC
-                    .into_iter()
-                    .filter(|&k| args.mix.unwrap_or_default().share(k) > 0)
-                    .collect(),
-                Profile::Tpcb => vec![crate::transactions::Kind::TpcB],
-            };
-            slo.check_kinds(args.profile, &kinds).map_err(usage)?;
+            slo.check_kinds(args.profile, &args.mix.unwrap_or_default().kinds(args.profile)).map_err(usage)?;
             Some(slo.clone())
         }
         (RatePlan::Auto, None) => Some(Slo::default_for(args.profile).ok_or_else(|| {

@@ -86,15 +86,9 @@ pub struct StepSettings {
 }
 
 impl StepSettings {
-    /// The kinds of transaction the step runs: its profile's, those of them the mix gives a share (a kind the mix
-    /// leaves out has no figures at all, rather than latencies of nothing).
+    /// The kinds of transaction the step runs ([`Mix::kinds`]).
     pub fn kinds(&self) -> Vec<Kind> {
-        self.profile
-            .kinds()
-            .iter()
-            .copied()
-            .filter(|&kind| self.profile != Profile::Tpcc || self.mix.share(kind) > 0)
-            .collect()
+        self.mix.kinds(self.profile)
     }
 }
 
@@ -104,8 +98,7 @@ struct Tally {
     /// How long measured transactions waited for the user's connection after their client submitted them.
     waits: LatencyHistogram,
     rolled_back: BTreeMap<Kind, u64>,
-    failures: BTreeMap<Kind, u64>,
-    retries: BTreeMap<Kind, u64>,
+    /// Retries and failures by kind of transaction and of error (their counts are these summed).
     retried_by: BTreeMap<Kind, Causes>,
     failed_by: BTreeMap<Kind, Causes>,
     per_second: Vec<u64>,
@@ -133,8 +126,6 @@ impl Tally {
             histograms: kinds.iter().map(|&k| (k, LatencyHistogram::new())).collect(),
             waits: LatencyHistogram::new(),
             rolled_back: BTreeMap::new(),
-            failures: BTreeMap::new(),
-            retries: BTreeMap::new(),
             retried_by: BTreeMap::new(),
             failed_by: BTreeMap::new(),
             per_second: vec![0; seconds],
@@ -164,14 +155,8 @@ impl Tally {
         }
         self.open.add(other.open);
         self.ended_in_window += other.ended_in_window;
-        for (mine, theirs) in [
-            (&mut self.rolled_back, other.rolled_back),
-            (&mut self.failures, other.failures),
-            (&mut self.retries, other.retries),
-        ] {
-            for (kind, n) in theirs {
-                *mine.entry(kind).or_insert(0) += n;
-            }
+        for (kind, n) in other.rolled_back {
+            *self.rolled_back.entry(kind).or_insert(0) += n;
         }
         if self.per_second.len() < other.per_second.len() {
             self.per_second.resize(other.per_second.len(), 0);
@@ -365,6 +350,8 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         })
         .collect();
     let stop = &shared.stop;
+    // This user's live figures, when an endpoint serves them.
+    let live = shared.live.get((index - settings.first_user) as usize);
     // The retries' waits draw from a stream of their own, so a retry leaves the transactions' inputs as they were.
     let mut jitter = envbench_io::rng::FastRng::new(settings.seed ^ 0x0bac_c0ff ^ u64::from(index));
     loop {
@@ -392,7 +379,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             tally.open.scheduled += u64::from(open_measured);
             if open.latency_limit.is_some_and(|limit| lag > limit) {
                 tally.open.skipped += u64::from(open_measured);
-                if let Some(live) = shared.live.get((index - settings.first_user) as usize) {
+                if let Some(live) = live {
                     live.lock().unwrap_or_else(|e| e.into_inner()).skipped += 1;
                 }
                 client.after(settings, started);
@@ -403,7 +390,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
                 tally.open.late += u64::from(lag > LATE_AFTER);
             }
             if lag > LATE_AFTER
-                && let Some(live) = shared.live.get((index - settings.first_user) as usize)
+                && let Some(live) = live
             {
                 live.lock().unwrap_or_else(|e| e.into_inner()).late += 1;
             }
@@ -439,7 +426,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             }
         };
         let ended = Instant::now();
-        if let Some(live) = shared.live.get((index - settings.first_user) as usize) {
+        if let Some(live) = live {
             let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
             if result.is_ok() {
                 live.response.entry(kind).or_default().record_ns(nanos(ended - submitted));
@@ -454,7 +441,6 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
         // An open loop measures every transaction meant for the window, however late it ends.
         let measured = open_measured || (submitted >= window.measure_from && ended <= window.measure_to);
         if measured && !retry_causes.is_empty() {
-            *tally.retries.entry(kind).or_insert(0) += retry_causes.len() as u64;
             let causes = tally.retried_by.entry(kind).or_default();
             for cause in retry_causes {
                 *causes.entry(cause.to_string()).or_insert(0) += 1;
@@ -488,7 +474,6 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             }
             Err(error) => {
                 if measured {
-                    *tally.failures.entry(kind).or_insert(0) += 1;
                     *tally.failed_by.entry(kind).or_default().entry(error.kind.name().to_string()).or_insert(0) += 1;
                 }
                 tally.first_failure.get_or_insert_with(|| format!("{}: {}", kind.name(), error.message));
@@ -693,15 +678,16 @@ fn coordinate<'scope>(
 
 fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> MeasuredStep {
     let minutes = measurement.seconds / 60.0;
-    let count = |map: &BTreeMap<Kind, u64>, kind: Kind| map.get(&kind).copied().unwrap_or(0);
     let kinds: Vec<KindFigures> = tally
         .histograms
         .iter()
         .map(|(&kind, h)| {
-            let counts = [&tally.rolled_back, &tally.failures, &tally.retries].map(|map| count(map, kind));
-            let service = settings.open.is_some().then(|| &tally.service[&kind]);
             let causes = |map: &BTreeMap<Kind, Causes>| map.get(&kind).cloned().unwrap_or_default();
-            KindFigures::of(kind, h, counts).detailed(service, &causes(&tally.retried_by), &causes(&tally.failed_by))
+            let (retried, failed) = (causes(&tally.retried_by), causes(&tally.failed_by));
+            let rolled_back = tally.rolled_back.get(&kind).copied().unwrap_or(0);
+            let counts = [rolled_back, failed.values().sum(), retried.values().sum()];
+            let service = settings.open.is_some().then(|| &tally.service[&kind]);
+            KindFigures::of(kind, h, counts).detailed(service, &retried, &failed)
         })
         .collect();
     let transactions: u64 = kinds.iter().map(|k| k.count).sum();
@@ -712,14 +698,12 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
     };
     let per_second: Vec<f64> = tally.per_second.iter().take(last_second).map(|&n| n as f64).collect();
     let open = settings.open.as_ref().map(|open| {
-        // What ended in the window, whenever it was meant to start: the throughput the schedule achieved.
-        // The users' share of the rate (a fleet agent's users are some of the step's).
-        let share = OpenLoop {
-            per_second: open.per_second * f64::from(settings.users) / f64::from(open.users.max(1)),
-            ..*open
-        };
+        // The users were offered their share of the rate (a fleet agent's users are some of the step's), and achieved
+        // what ended in the window, whenever it was meant to start.
+        let offered = open.per_second * f64::from(settings.users) / f64::from(open.users.max(1));
         let achieved = tally.ended_in_window as f64 / settings.duration.as_secs_f64().max(1e-9);
-        open_figures(&share, &tally.open, &tally.lag, achieved)
+        let limit_ms = open.latency_limit.map(|limit| limit.as_secs_f64() * 1e3);
+        open_figures([offered, achieved], open.arrivals, limit_ms, &tally.open, &tally.lag)
     });
     let figures = StepFigures {
         users: settings.users,
