@@ -296,6 +296,14 @@ pub fn count_list(option: &str, text: Option<&str>, max: usize) -> Result<Vec<us
     Ok(counts)
 }
 
+/// A workload's arguments `A` from `line` as its command `name` parses them, with clap's own refusals (what a
+/// workload's typed value parsers say of a wrong value, before anything runs).
+pub fn parse_args<A: clap::Args + clap::FromArgMatches>(name: &'static str, line: &[&str]) -> Result<A, clap::Error> {
+    let matches = A::augment_args(clap::Command::new(name))
+        .try_get_matches_from(std::iter::once(name).chain(line.iter().copied()))?;
+    A::from_arg_matches(&matches)
+}
+
 /// True when `args` hold `option` (as `--option value` or `--option=value`).
 pub fn has_option(args: &[String], option: &str) -> bool {
     args.iter().any(|a| a == option || a.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))

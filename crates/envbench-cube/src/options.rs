@@ -137,11 +137,10 @@ mod tests {
 
     #[test]
     fn the_command_line_refuses_bad_lists_as_it_parses() {
-        let command = CubeArgs::augment_args(clap::Command::new("cube"));
-        let refused = command.clone().try_get_matches_from(["cube", "--load-threads", "1,x"]).unwrap_err();
+        let parse = |line: &[&str]| envbench_core::workload::parse_args::<CubeArgs>("cube", line);
+        let refused = parse(&["--load-threads", "1,x"]).unwrap_err();
         assert!(refused.to_string().contains("--load-threads '1,x': give whole numbers"), "{refused}");
-        let matches = command.try_get_matches_from(["cube", "--calc-threads", "1,2", "--compression", "zlib"]).unwrap();
-        let args = <CubeArgs as clap::FromArgMatches>::from_arg_matches(&matches).unwrap();
+        let args = parse(&["--calc-threads", "1,2", "--compression", "zlib"]).unwrap();
         assert_eq!(args.run.calc_threads, Some(CountList(vec![1, 2])));
         assert_eq!(args.run.compression, Compression::Zlib);
         assert_eq!(args.run.load_threads, None);

@@ -355,12 +355,9 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::FromArgMatches;
 
     fn parse(args: &[&str]) -> Result<DiskArgs, clap::Error> {
-        let command = DiskArgs::augment_args(clap::Command::new("disk"));
-        let matches = command.try_get_matches_from(std::iter::once("disk").chain(args.iter().copied()))?;
-        DiskArgs::from_arg_matches(&matches)
+        envbench_core::workload::parse_args("disk", args)
     }
 
     #[test]

@@ -262,12 +262,7 @@ mod tests {
             assert!(parse_skew(bad).unwrap_err().starts_with(&format!("--skew '{bad}': give zipf:THETA")), "{bad}");
         }
         assert!(parse_cross_check("hammerdb").unwrap_err().contains("the cross-check tool is pgbench"));
-        let args = |line: &[&str]| {
-            let command = OltpArgs::augment_args(clap::Command::new("oltp"));
-            command
-                .try_get_matches_from(std::iter::once("oltp").chain(line.iter().copied()))
-                .map(|m| <OltpArgs as clap::FromArgMatches>::from_arg_matches(&m).expect("the matches are OltpArgs"))
-        };
+        let args = |line: &[&str]| envbench_core::workload::parse_args::<OltpArgs>("oltp", line);
         let defaults = args(&[]).unwrap();
         assert_eq!(
             (defaults.profile, defaults.warehouses, defaults.users, defaults.mode, defaults.cross_check),

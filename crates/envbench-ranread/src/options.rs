@@ -212,12 +212,9 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::FromArgMatches;
 
     fn parse(args: &[&str]) -> Result<RanreadArgs, clap::Error> {
-        let command = RanreadArgs::augment_args(clap::Command::new("ranread"));
-        let matches = command.try_get_matches_from(std::iter::once("ranread").chain(args.iter().copied()))?;
-        RanreadArgs::from_arg_matches(&matches)
+        envbench_core::workload::parse_args("ranread", args)
     }
 
     #[test]

@@ -147,8 +147,8 @@ mod tests {
 
     #[test]
     fn a_refused_target_keeps_its_password_off_the_screen() {
-        let command = TpchArgs::augment_args(clap::Command::new("tpch"));
-        let error = command.try_get_matches_from(["tpch", "--target", "oracle://scott:tiger@db/x"]).unwrap_err();
+        let error = envbench_core::workload::parse_args::<TpchArgs>("tpch", &["--target", "oracle://scott:tiger@db/x"])
+            .unwrap_err();
         let message = error.to_string();
         assert_eq!(error.kind(), ErrorKind::ValueValidation);
         assert!(message.contains("give datafusion") && message.contains("scott:***@db"), "{message}");
