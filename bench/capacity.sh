@@ -22,11 +22,7 @@ WORK=${WORK:-/tmp/envbench-capacity}
 cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 
-if [ -z "${ENVBENCH:-}" ]; then
-  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
-  cargo build --quiet --release -p envbench
-  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
-fi
+. bench/envbench.sh
 export ENVBENCH_STORE="$WORK/results.db"
 
 echo "== capacity within $SLO: TPC-C $WAREHOUSES warehouse(s), $USERS users, $RUNS runs, ramp $RAMP, $DURATION a step, $(nproc) CPUs"

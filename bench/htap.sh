@@ -24,11 +24,7 @@ WORK=${WORK:-/tmp/envbench-htap}
 cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 
-if [ -z "${ENVBENCH:-}" ]; then
-  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
-  cargo build --quiet --release -p envbench
-  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
-fi
+. bench/envbench.sh
 export ENVBENCH_STORE="$WORK/results.db" NO_COLOR=1
 window=(--warehouses "$WAREHOUSES" --users "$USERS" --ramp "$RAMP" --duration "$DURATION")
 

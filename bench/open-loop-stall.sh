@@ -20,11 +20,7 @@ WORK=${WORK:-/tmp/envbench-open-loop-stall}
 cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 
-if [ -z "${ENVBENCH:-}" ]; then
-  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
-  cargo build --quiet --release -p envbench
-  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
-fi
+. bench/envbench.sh
 export ENVBENCH_STORE="$WORK/results.db"
 psql_test() { psql -h 127.0.0.1 -U postgres -d test -v ON_ERROR_STOP=1 -Atqc "$1"; }
 psql_test "DROP SCHEMA IF EXISTS $SCHEMA CASCADE; CREATE SCHEMA $SCHEMA"

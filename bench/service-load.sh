@@ -22,11 +22,7 @@ cd "$(dirname "$0")/.."
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
-if [ -z "${ENVBENCH:-}" ]; then
-  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
-  cargo build --quiet --release -p envbench
-  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
-fi
+. bench/envbench.sh
 export NO_COLOR=1
 unset ALL_PROXY HTTPS_PROXY HTTP_PROXY all_proxy https_proxy http_proxy
 

@@ -43,11 +43,7 @@ WORKLOADS=${WORKLOADS:-cube disk ranread tpch}
 SMOKE=${SMOKE:-0}
 case "$ROUNDS" in '' | *[!0-9]* | 0) echo "calibration: ROUNDS must be a whole number above 0, got '$ROUNDS'" >&2; exit 2 ;; esac
 case "$RUNS" in '' | *[!0-9]* | 0) echo "calibration: RUNS must be a whole number above 0, got '$RUNS'" >&2; exit 2 ;; esac
-if [ -z "${ENVBENCH:-}" ]; then
-  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/envbench-target}
-  cargo build --quiet --release -p envbench
-  ENVBENCH="$CARGO_TARGET_DIR/release/envbench"
-fi
+. bench/envbench.sh
 CPUS=$(nproc)
 if [ "$CPUS" -lt 2 ]; then
   echo "calibration: halving the CPUs needs at least 2, this process may use $CPUS" >&2
