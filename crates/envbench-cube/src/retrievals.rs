@@ -358,9 +358,13 @@ fn run_pass(
                 cube.begin_step("9 aggregation during retrievals")?;
                 let mut done = 0;
                 // Whole aggregations only: one still running when the users stop completes, so the cube stays whole.
-                while !users_done.load(Ordering::SeqCst) {
+                // At least one, however late this thread starts on a busy host: the pass is "during calc".
+                loop {
                     cube.aggregate(options.calc_threads, cancel)?;
                     done += 1;
+                    if users_done.load(Ordering::SeqCst) || cancel.load(Ordering::Relaxed) {
+                        break;
+                    }
                 }
                 cube.finish_step()?;
                 Ok(done)
@@ -372,7 +376,10 @@ fn run_pass(
                 scope.spawn(move || -> Result<(), CubeError> {
                     let mut mine: Vec<Tally> = RetrievalKind::ALL.iter().map(|_| Tally::default()).collect();
                     let mut next = user * MIX_LENGTH / users.max(1);
-                    while Instant::now() < deadline && !cancel.load(Ordering::Relaxed) {
+                    // Each user retrieves at least once, however late its thread starts on a busy host.
+                    let mut first = true;
+                    while (first || Instant::now() < deadline) && !cancel.load(Ordering::Relaxed) {
+                        first = false;
                         let retrieval = &mix[next % mix.len()];
                         next += 1;
                         let began = Instant::now();

@@ -580,7 +580,8 @@ mod tests {
         for execution in &outcome.executions {
             let expected = if execution.step == "short" { 0.2 } else { 0.5 };
             assert!(
-                (expected..expected + 0.5).contains(&execution.wall_seconds),
+                // At least the sleep; what a busy host adds to starting it has no bound worth asserting.
+                (expected..expected + 30.0).contains(&execution.wall_seconds),
                 "{} took {} s",
                 execution.step,
                 execution.wall_seconds

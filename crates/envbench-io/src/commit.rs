@@ -350,7 +350,9 @@ fn run_test(
                 scope.spawn(move || -> std::io::Result<LatencyHistogram> {
                     let mut histogram = LatencyHistogram::new();
                     let mut position = 0u64;
-                    while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
+                    // Every committer commits at least once, however late its thread started on a busy host, so
+                    // no test is left with no commit to show.
+                    while !interrupt.load(Ordering::Relaxed) {
                         let began = Instant::now();
                         match (shared, own) {
                             (Some(log), _) => log.commit(record, spec.method, spec.placement)?,
@@ -363,6 +365,9 @@ fn run_test(
                             (None, None) => unreachable!("a committer has a log"),
                         }
                         histogram.record_ns(began.elapsed().as_nanos() as u64);
+                        if Instant::now() >= deadline {
+                            break;
+                        }
                     }
                     Ok(histogram)
                 })
@@ -456,9 +461,25 @@ mod tests {
         let shared =
             run_commit_test(dir, &spec(SyncMethod::Fdatasync, Placement::Append, 8, true), &AtomicBool::new(false))
                 .unwrap();
-        assert!(shared.commits > 0);
+        assert!(shared.commits >= 8, "every committer commits at least once: {shared:?}");
         assert!(shared.flushes <= shared.commits);
-        assert!(shared.commits_per_flush() > 1.2, "8 committers on one log batch their flushes: {shared:?}");
+        // How much a timed run batches is the host's to say (its CPUs against its flush); that committers who
+        // arrive during a flush share the next one is the log's, held here by a flush that does not end until all
+        // eight wait behind it.
+        let log = SharedLog::new(Log::create(dir, &spec(SyncMethod::Fdatasync, Placement::Append, 8, true)).unwrap());
+        log.state.lock().unwrap().flushing = true;
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| log.commit(&[7u8; 512], SyncMethod::Fdatasync, Placement::Append).unwrap());
+            }
+            while log.state.lock().unwrap().records.len() < 8 * 512 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            log.state.lock().unwrap().flushing = false;
+            log.flush_ended.notify_all();
+        });
+        assert_eq!(log.flushes.load(Ordering::Relaxed), 1, "eight waiting committers, one flush");
+        drop(log);
         let separate =
             run_commit_test(dir, &spec(SyncMethod::Fdatasync, Placement::Append, 4, false), &AtomicBool::new(false))
                 .unwrap();

@@ -167,7 +167,7 @@ impl OltpRun {
             return Ok((steps, StopReason::Failures));
         }
         let mut search = capacity::Search::default();
-        let mut last = None;
+        let (mut last, mut missed) = (None, false);
         while let Some(share) = search.next(last) {
             if context.interrupted() {
                 return Ok((steps, StopReason::Interrupted));
@@ -177,9 +177,10 @@ impl OltpRun {
                 return Ok((steps, StopReason::Interrupted));
             };
             last = Some((share, step.within_slo()));
+            missed |= !step.within_slo();
             steps.push(step);
         }
-        Ok((steps, StopReason::Capacity))
+        Ok((steps, if missed { StopReason::Capacity } else { StopReason::CapacityAtPeak }))
     }
 
     /// One step, the database settled first, its figures judged by the service level when its loop is open and

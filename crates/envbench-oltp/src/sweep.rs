@@ -81,6 +81,9 @@ pub enum StopReason {
     Failures,
     /// `--rate auto` found the edge of the service level.
     Capacity,
+    /// `--rate auto` met the service level at every rate it offered, up to the closed-loop peak: the edge lies at the
+    /// peak or beyond it.
+    CapacityAtPeak,
 }
 
 impl StopReason {
@@ -93,6 +96,7 @@ impl StopReason {
             StopReason::Interrupted => "the run was interrupted",
             StopReason::Failures => "the last step was no measurement (no transaction ended, or more than 1% failed)",
             StopReason::Capacity => "the rates offered found the edge of the service level",
+            StopReason::CapacityAtPeak => "every rate offered, up to the closed-loop peak, met the service level",
         }
     }
 }

@@ -639,17 +639,24 @@ fn coordinate<'scope>(
         })
     });
     let completed = wait(window.measure_to, "measuring");
+    // The database's counts are read as the window ends, before anything else is waited for (the wait-event
+    // sampler sleeps up to 100 ms), so they cover the window the users' tallies do.
+    let after = if completed {
+        let seconds = before.3.elapsed().as_secs_f64();
+        Some((new_orders(monitor, settings), telemetry::snapshot(monitor), process_cpu_seconds(), seconds))
+    } else {
+        None
+    };
     envbench_core::live::clear_prefix("envbench_oltp_");
     shared.sampler_stop.store(true, Ordering::SeqCst);
     let wait_events = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
     observer.step_finished(name);
-    if !completed {
+    let Some((after_orders, after_counters, after_cpu, seconds)) = after else {
         return Ok(None);
-    }
-    let seconds = before.3.elapsed().as_secs_f64();
-    let cpu_seconds = process_cpu_seconds() - before.2;
-    let after_orders = new_orders(monitor, settings)?;
-    let server = telemetry::delta(&before.1, &telemetry::snapshot(monitor)?);
+    };
+    let cpu_seconds = after_cpu - before.2;
+    let after_orders = after_orders?;
+    let server = telemetry::delta(&before.1, &after_counters?);
     // An open loop finishes the transactions meant for the window that are still running or waiting.
     if settings.open.is_some() {
         let deadline = Instant::now() + drain_limit(settings.duration);

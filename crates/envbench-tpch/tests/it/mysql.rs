@@ -271,7 +271,8 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
     let slow = "select count(*) from lineitem a, lineitem b where a.l_orderkey < b.l_orderkey";
     let started = Instant::now();
     assert_eq!(my_session.query(slow, Some(Duration::from_millis(20)), &interrupt), Err(QueryFailure::TimedOut));
-    assert!(started.elapsed() < Duration::from_secs(5), "the timeout took {:?}", started.elapsed());
+    // The cross join runs for minutes: a few seconds tell a timeout from an answer however busy the server.
+    assert!(started.elapsed() < Duration::from_secs(30), "the timeout took {:?}", started.elapsed());
     assert_eq!(my_session.query("select 1", None, &interrupt).unwrap().rows, [["1"]]);
     assert_eq!(my_session.query("select 1", Some(Duration::from_secs(60)), &interrupt).unwrap().rows, [["1"]]);
     // An interrupt cancels the running query at once.
@@ -285,7 +286,7 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
         my_session.query(slow, None, &cancel)
     });
     assert_eq!(cancelled, Err(QueryFailure::Cancelled));
-    assert!(started.elapsed() < Duration::from_secs(5), "the cancel took {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(30), "the cancel took {:?}", started.elapsed());
     assert_eq!(my_session.query("select 2", None, &interrupt).unwrap().rows, [["2"]]);
     // A query the server rejects says why.
     match my_session.query("select nothing from nowhere", None, &interrupt) {

@@ -255,8 +255,10 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
     let store = store.to_str().unwrap();
     let delay = dir.join("delay");
     let step = format!("wait=sleep $(cat {})", delay.display());
-    // The slower side costs a quarter as much an hour: twice the work per unit of cost.
-    for (label, seconds, price) in [("before", "0.05", "1"), ("after", "0.1", "0.25"), ("again", "0.05", "")] {
+    // The slower side costs a quarter as much an hour: twice the work per unit of cost. The delays are long beside
+    // what a busy host adds to starting a step (tens of milliseconds, varying from one sample to the next), so the
+    // samples of each side agree closely and the two sides' ratio stays near 2, however loaded the host (#66).
+    for (label, seconds, price) in [("before", "0.4", "1"), ("after", "0.8", "0.25"), ("again", "0.4", "")] {
         std::fs::write(&delay, seconds).unwrap();
         let args = ["exec", "--dir", dir.to_str().unwrap(), "--name", "job", "--repeat", "5", "--step", &step];
         let tag = format!("price_per_hour={price}");
@@ -276,7 +278,8 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
     let printed = String::from_utf8_lossy(&failed.stdout).into_owned();
     let cost = printed.split("At 1 an hour on A and 0.25 on B, B does ").nth(1).expect(&printed);
     let factor: f64 = cost.split("x the work per unit of cost").next().unwrap().parse().expect(&printed);
-    // Half the speed at a quarter of the price: about 2x, more as the time to start each step weighs on the shorter.
+    // Half the speed at a quarter of the price: about 2x, more as the time to start each step weighs on the shorter
+    // (up to 200 ms a step on a starved host still leaves it within these bounds).
     assert!((1.5..3.2).contains(&factor), "half the speed at a quarter of the price: {factor}");
     // The same delay again passes a gate wide enough for what other tests' load does to a short sleep.
     for (sides, threshold, reason) in [
@@ -303,7 +306,7 @@ fn the_ci_gate_fails_on_a_known_regression_and_runs_export_for_trackers() {
         elapsed["lower_value"].as_f64().unwrap(),
         elapsed["upper_value"].as_f64().unwrap(),
     );
-    assert!((0.05..0.5).contains(&value) && low <= value && value <= high, "{bencher}");
+    assert!((0.4..30.0).contains(&value) && low <= value && value <= high, "{bencher}");
     let action = |better: &str| {
         let output =
             envbench(store, &dir, &["results", "export", "--format", "github-action-benchmark", "--better", better]);

@@ -9,7 +9,6 @@ use crate::common;
 use common::{MariaDatabase, Schema, envbench, mysql, runs, scratch, show, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 const POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
 const MARIADB: &str = "mysql://root@127.0.0.1:3306/test";
@@ -196,14 +195,17 @@ fn ctrl_c_keeps_the_run_as_interrupted_and_the_database_consistent() {
     // A first run loads the tables, so the interrupt lands in the measured step.
     let output = envbench(&store, &["oltp", "--dir", d, "--users", "1", "--ramp", "0s", "--duration", "1s"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let child = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(["oltp", "--dir", d, "--users", "2", "--ramp", "0s", "--duration", "1m"])
+    // Interrupted once its step measures (however long the host takes to get there).
+    let port = common::free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["oltp", "--dir", d, "--users", "2", "--ramp", "0s", "--duration", "10m"])
+        .args(["--metrics-listen", &port.to_string()])
         .env("ENVBENCH_STORE", &store)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(4));
+    common::measuring(port, &mut child, 300);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(130));

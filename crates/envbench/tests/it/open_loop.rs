@@ -6,16 +6,22 @@
 
 use crate::common;
 
-use common::{Schema, envbench, psql, runs, scratch, show, stderr, stdout};
+use common::{Schema, curl, envbench, free_port, measuring, runs, scratch, show, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long the test holds the lock. A transaction that arrives as the stall begins waits the whole of it; one that
-/// arrives t later waits about the stall less t, so p99 reaches 2 s only when at least 1% of New-Orders wait 2 s or
-/// more: a 3 s stall in a 5 s window gives a fifth of them that wait.
+/// How long the test holds the lock, and the window it falls in. The lock is taken once the step measures (the live
+/// metrics say so) by a psql session already connected, so it starts about a second into the window and ends well
+/// before the window does, however slow the host: 8 s leaves 4 s to spare.
 const STALL_SECONDS: f64 = 3.0;
+const STALL_MS: f64 = STALL_SECONDS * 1e3;
+const WINDOW: &str = "8s";
+const WINDOW_SECONDS: f64 = 8.0;
+/// The users of a stalled step, and the open loop's rate.
+const STALLED_USERS: u32 = 4;
+const RATE: f64 = 40.0;
 
 fn spawn(store: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_envbench"))
@@ -28,31 +34,33 @@ fn spawn(store: &Path, args: &[&str]) -> Child {
         .expect("the binary runs")
 }
 
-/// Wait until the run's users have connected to `schema` (each pins its session there, and the step begins as soon
-/// as all have), at most two minutes.
-fn users_running(schema: &str) {
-    let started = Instant::now();
-    let sql = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'envbench-oltp user' AND query LIKE '%{schema}%'"
-    );
-    while psql(&sql).parse::<usize>().unwrap_or(0) == 0 {
-        assert!(started.elapsed() < Duration::from_secs(120), "the run's users never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// One oltp run on `url` whose step stalls: `ACCESS EXCLUSIVE` on tpcc_stock, which every New-Order updates, for
-/// [`STALL_SECONDS`] from half a second into the measured window. The step's figures and the run's text.
+/// [`STALL_SECONDS`] from about a second into the measured window. The step's figures and the run's text.
 fn stalled_step(store: &Path, url: &str, schema: &str, extra: &[&str]) -> (Value, String) {
-    let mut args = vec!["oltp", "--target", url, "--users", "4", "--ramp", "1s", "--duration", "5s", "--no-vacuum"];
-    args.extend(["--target-latency", "1h"]);
+    let port = free_port().to_string();
+    let users = STALLED_USERS.to_string();
+    let mut args = vec!["oltp", "--target", url, "--users", &users, "--ramp", "1s", "--duration", WINDOW];
+    args.extend(["--no-vacuum", "--target-latency", "1h", "--metrics-listen", &port]);
     args.extend(extra);
-    let child = spawn(store, &args);
-    users_running(schema);
-    std::thread::sleep(Duration::from_millis(1500));
-    psql(&format!(
-        "BEGIN; LOCK TABLE {schema}.tpcc_stock IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({STALL_SECONDS}); COMMIT;"
-    ));
+    // The session that will hold the lock connects first, so nothing but the statement stands between the moment
+    // the test chooses and the stall.
+    let mut holder = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-Atq", "-v", "ON_ERROR_STOP=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("psql runs");
+    let mut child = spawn(store, &args);
+    measuring(port.parse().unwrap(), &mut child, 120);
+    {
+        use std::io::Write;
+        let mut stdin = holder.stdin.take().unwrap();
+        let lock = format!(
+            "BEGIN; LOCK TABLE {schema}.tpcc_stock IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({STALL_SECONDS}); COMMIT;\n"
+        );
+        stdin.write_all(lock.as_bytes()).unwrap();
+    }
+    assert!(holder.wait().unwrap().success(), "the lock was held");
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
     let run = show(store, runs(store)[0]["uuid"].as_str().unwrap());
@@ -68,7 +76,9 @@ fn ms(value: &Value) -> f64 {
 }
 
 /// On PostgreSQL, with one load: the same 3 s stall in a closed loop and an open one, then with a latency limit;
-/// serializable users on one warehouse; and the capacity within a service level.
+/// serializable users on one warehouse; and the capacity within a service level. What each asserts follows from how
+/// the step is built, not from how fast the host serves (issue #66): the stall's length, the schedule's rate and the
+/// users' count, and a tail only where the step measured enough to have one.
 #[test]
 fn postgresql_open_loops_retries_and_capacity() {
     let schema = Schema::new("open_loop");
@@ -76,40 +86,57 @@ fn postgresql_open_loops_retries_and_capacity() {
     let dir = scratch("open-loop", "postgres");
     let store = dir.join("results.db");
 
-    // A closed loop: each user stalls on one New-Order, and sends nothing else meanwhile, so the stall is a handful
-    // of slow transactions among hundreds: the max shows it, the 90th percentile does not.
+    // A closed loop: each user stalls on (at most) one New-Order and sends nothing else meanwhile, so the stall is
+    // at most one slow New-Order a user: the max shows it; the 90th percentile does not, once the step measured
+    // ten New-Orders or more for each stalled one.
     let (closed, _) = stalled_step(&store, &url, &schema.name, &[]);
     let new_order = kind(&closed, "NewOrder");
-    assert!(ms(&new_order["max_ms"]) >= 2000.0, "the stalled New-Orders waited: {new_order}");
-    assert!(ms(&new_order["p90_ms"]) < 1000.0, "{new_order}");
-    let closed_p99 = ms(&new_order["p99_ms"]);
+    assert!(ms(&new_order["max_ms"]) >= STALL_MS * 2.0 / 3.0, "the stalled New-Orders waited: {new_order}");
+    let measured = new_order["count"].as_f64().unwrap();
+    let enough = 10.0 * f64::from(STALLED_USERS);
+    if measured >= enough {
+        assert!(ms(&new_order["p90_ms"]) < STALL_MS / 2.0, "{measured} New-Orders, at most 4 stalled: {new_order}");
+    } else {
+        eprintln!(
+            "the closed loop measured {measured} New-Orders, fewer than {enough}: too few for its p90 to be read"
+        );
+    }
     assert!(closed["open"].is_null());
 
     // An open loop at 40 transactions a second: everything that arrives during the stall waits behind it, and its
-    // response time runs from when it was meant to start.
-    let (open, text) = stalled_step(&store, &url, &schema.name, &["--rate", "40"]);
+    // response time runs from when it was meant to start. The schedule, not the host, sets how many New-Orders the
+    // window holds (about 45% of 40/s x 8 s) and how many of them the stall covers (45% of 40/s x 3 s, waiting from
+    // 3 s down to 0): over a tenth wait 2 s or more, over 1% nearly the whole stall.
+    let rate = RATE.to_string();
+    let (open, text) = stalled_step(&store, &url, &schema.name, &["--rate", &rate]);
     let new_order = kind(&open, "NewOrder");
     let (p90, p99) = (ms(&new_order["p90_ms"]), ms(&new_order["p99_ms"]));
-    assert!(p99 >= 2000.0, "open-loop New-Order p99 {p99} ms: {new_order}");
-    assert!(p90 >= 1000.0, "open-loop New-Order p90 {p90} ms: {new_order}");
-    assert!(p99 > closed_p99, "the open loop shows what the closed one hid: {p99} ms against {closed_p99} ms");
-    // The service time, from when a session took the transaction, hides the wait behind the stall.
-    assert!(ms(&new_order["service"]["p50_ms"]) < ms(&new_order["p50_ms"]), "{new_order}");
+    assert!(p99 >= STALL_MS * 2.0 / 3.0, "open-loop New-Order p99 {p99} ms: {new_order}");
+    assert!(p90 >= STALL_MS / 3.0, "open-loop New-Order p90 {p90} ms: {new_order}");
+    // The service time, from when a session took the transaction, hides the wait behind the stall: only the users'
+    // own stalled New-Orders (at most one each, under a twentieth of the window's) carry it.
+    assert!(ms(&new_order["service"]["p95_ms"]) < ms(&new_order["p95_ms"]), "{new_order}");
     let figures = &open["open"];
-    assert!(figures["late"].as_u64().unwrap() >= 40, "the arrivals during the stall started late: {figures}");
-    assert!(ms(&figures["lag_max_ms"]) >= 2000.0, "{figures}");
-    assert_eq!(figures["offered_tps"], 40.0);
+    // Once every user waits on the lock (each within its next New-Order or Stock-Level), every arrival starts late:
+    // at least those of the stall's second half.
+    let covered = (RATE * STALL_SECONDS / 2.0) as u64;
+    assert!(figures["late"].as_u64().unwrap() >= covered, "the stall's arrivals started late: {figures}");
+    assert!(ms(&figures["lag_max_ms"]) >= STALL_MS * 2.0 / 3.0, "{figures}");
+    assert_eq!(figures["offered_tps"], RATE);
+    let scheduled = figures["scheduled"].as_f64().unwrap();
+    let expected = RATE * WINDOW_SECONDS;
+    assert!((scheduled - expected).abs() <= 5.0 * expected.sqrt(), "{scheduled} scheduled of about {expected}");
     for needle in ["Open loop: poisson arrivals at 40/s", "SERVICE P95", "U=4 R=40/s", "LATE"] {
         assert!(text.contains(needle), "{needle} missing from\n{text}");
     }
 
-    // With a latency limit, what could not start within it is skipped and counted, and what ended past it too.
-    let (limited, _) = stalled_step(&store, &url, &schema.name, &["--rate", "40", "--latency-limit", "500ms"]);
+    // With a latency limit, what could not start within it is skipped and counted (the arrivals of the stall's
+    // second half again), and what a session had taken as the stall began ended past it.
+    let (limited, _) = stalled_step(&store, &url, &schema.name, &["--rate", &rate, "--latency-limit", "500ms"]);
     let figures = &limited["open"];
-    assert!(figures["skipped"].as_u64().unwrap() >= 20, "the stall's arrivals were skipped: {figures}");
+    assert!(figures["skipped"].as_u64().unwrap() >= covered, "the stall's arrivals were skipped: {figures}");
     assert!(figures["over_limit"].as_u64().unwrap() >= 1, "{figures}");
     assert_eq!(figures["latency_limit_ms"], 500.0);
-
     // Serializable users on one warehouse collide on its districts: the failures are retried and counted by kind,
     // and NOPM, counted from the districts' order ids, still agrees with the New-Orders the users saw commit.
     let mut args = vec!["oltp", "--target", &url, "--users", "2", "--isolation", "serializable", "--no-vacuum"];
@@ -128,9 +155,13 @@ fn postgresql_open_loops_retries_and_capacity() {
     assert!(retried > 0, "serializable users on one warehouse conflict: {step}");
     let new_order = kind(step, "NewOrder");
     let committed = new_order["count"].as_f64().unwrap() - new_order["rolled_back"].as_f64().unwrap();
-    let counted = ms(&step["nopm"]) * ms(&step["measured_seconds"]) / 60.0;
-    // A New-Order that straddles either end of the window is the counter's but not the users' (one per user).
-    assert!((committed - counted).abs() <= counted * 0.01 + 4.0, "{committed} committed, {counted} counted: {step}");
+    let seconds = ms(&step["measured_seconds"]);
+    let counted = ms(&step["nopm"]) * seconds / 60.0;
+    // A New-Order that straddles either end of the window is the counter's but not the users' (one per user at
+    // each end), and so are those of the moments the counters took to read (the counter's window is
+    // `measured_seconds`, the users' the 4 s asked for).
+    let slack = 2.0 * 2.0 + counted / seconds * (seconds - 4.0).abs() + counted * 0.01;
+    assert!((committed - counted).abs() <= slack, "{committed} committed, {counted} counted: {step}");
     assert!(run["results"].as_array().unwrap().iter().all(|r| r["parameters"]["isolation"] == "serializable"));
     // One try each: the conflicts are failures now, counted by kind.
     args.extend(["--max-tries", "1"]);
@@ -143,9 +174,11 @@ fn postgresql_open_loops_retries_and_capacity() {
     assert!(stdout(&output).contains("Retries and failures by kind of error"), "{}", stdout(&output));
 
     // The capacity within a service level: the closed-loop peak first, then open-loop rates as shares of it until
-    // one misses the level; the capacity is at most the peak (and a measurement's noise).
+    // one misses the level. The level is one a host meets at a quarter of its own peak however slow it is (a
+    // New-Order within 2 s); whether a share holds its rate, and whether a higher one misses, is the host's to say,
+    // and the run says which. Every rate it offers is a share of the peak, so the capacity's is at most the peak's.
     let mut args = vec!["oltp", "--target", &url, "--users", "2", "--rate", "auto", "--no-vacuum"];
-    args.extend(["--slo", "new-order:p95<=20ms", "--ramp", "1s", "--duration", "3s"]);
+    args.extend(["--slo", "new-order:p95<=2s", "--ramp", "1s", "--duration", "4s"]);
     let output = envbench(&store, &args);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}\n{}", stderr(&output));
@@ -155,36 +188,41 @@ fn postgresql_open_loops_retries_and_capacity() {
     assert!(steps[0]["open"].is_null() && steps.len() >= 3, "a closed step, then open ones: {document}");
     assert!(steps[1..].iter().all(|s| !s["open"].is_null() && !s["slo"].as_array().unwrap().is_empty()));
     let capacity = &document["capacity"];
-    let (found, peak) = (ms(&capacity["capacity"]), ms(&capacity["peak"]));
-    assert!(found > 0.0 && found <= peak * 1.1, "capacity {found} NOPM against a peak of {peak}: {capacity}");
-    assert!(text.contains("Capacity ") && text.contains("within the SLO (new-order:p95<=20ms)"), "{text}");
-    assert!(text.contains("the rates offered found the edge of the service level"), "{text}");
+    let peak_tps = ms(&steps[0]["tpm"]) / 60.0;
+    for step in &steps[1..] {
+        let offered = ms(&step["open"]["offered_tps"]);
+        assert!(offered <= peak_tps * 1.000_001, "offered {offered}/s of a {peak_tps}/s peak: {capacity}");
+    }
+    let found = capacity["capacity_step"].as_u64();
+    match found {
+        Some(index) => {
+            assert!(ms(&capacity["capacity"]) > 0.0 && index >= 1, "{capacity}");
+            assert!(text.contains("Capacity ") && text.contains("within the SLO (new-order:p95<=2s)"), "{text}");
+            // A search that missed at some share halved the gap; one that met every share climbed the ladder to
+            // the peak (four open steps) and says so.
+            let edge = text.contains("the rates offered found the edge of the service level");
+            let at_peak = text.contains("every rate offered, up to the closed-loop peak, met the service level");
+            assert!(edge != at_peak, "the run says how its search ended: {text}");
+            assert!(!at_peak || steps.len() == 5, "{document}");
+        }
+        None => {
+            eprintln!("no open-loop step held its rate within the level on this host: {capacity}");
+            assert!(text.contains("No capacity within the SLO (new-order:p95<=2s) at 2 users"), "{text}");
+        }
+    }
     let results = run["results"].as_array().unwrap();
     let capacity_record = results.iter().find(|r| r["test_id"] == "capacity" && r["metric"] == "capacity");
-    assert!(capacity_record.is_some_and(|r| r["parameters"]["rate"] == "auto"), "{results:?}");
+    assert_eq!(capacity_record.is_some(), found.is_some(), "a capacity is stored when one was found: {results:?}");
+    assert!(capacity_record.is_none_or(|r| r["parameters"]["rate"] == "auto"), "{results:?}");
     // A capacity run's headline is its capacity, never a closed loop's knee, and its knee chart draws the response
     // time against the rate offered.
     let report = dir.join("report.html");
     let output = envbench(&store, &["report", "-o", report.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("NOPM within the SLO (new-order:p95&lt;=20ms) at 2 users"), "the headline");
+    let headline = if found.is_some() { "NOPM within the SLO" } else { "No capacity within the SLO" };
+    assert!(html.contains(&format!("{headline} (new-order:p95&lt;=2s) at 2 users")), "the headline");
     assert!(html.contains("response time against offered rate"), "the knee chart");
-}
-
-/// A free loopback port, as the system hands one out.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// What `curl` gets from the endpoint, or `None` while nothing answers there.
-fn curl(port: u16) -> Option<String> {
-    let output = Command::new("curl")
-        .args(["-sf", "--max-time", "2"])
-        .arg(format!("http://127.0.0.1:{port}/metrics"))
-        .output()
-        .ok()?;
-    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Prometheus's own Python client parses the text (`prometheus_client.parser`, strict about the format): the
@@ -217,21 +255,22 @@ fn live_metrics_parse_as_prometheus_text_during_a_run() {
     let d = dir.to_str().unwrap();
     let port = free_port();
     let listen = port.to_string();
-    let args = ["oltp", "--dir", d, "--users", "2", "--rate", "100", "--ramp", "1s", "--duration", "4s"];
+    // A window long enough for any host to be scraped in it; the run is interrupted once it was.
+    let args = ["oltp", "--dir", d, "--users", "2", "--rate", "100", "--ramp", "1s", "--duration", "10m"];
     let mut args = args.to_vec();
     args.extend(["--metrics-listen", &listen]);
-    let child = spawn(&store, &args);
+    let mut child = spawn(&store, &args);
+    measuring(port, &mut child, 300);
+    // Once the step measures: its users' figures, and the sampler's step (published with the step's next tick).
     let started = Instant::now();
     let text = loop {
-        assert!(started.elapsed() < Duration::from_secs(120), "no transactions were served");
-        // Once the step measures: its users' figures, and the sampler's step.
-        let measuring =
-            |t: &String| t.contains("envbench_oltp_response_time_seconds") && t.contains("phase=\"measuring\"");
-        if let Some(text) = curl(port).filter(measuring) {
+        if let Some(text) = curl(port).filter(|t| t.contains("envbench_oltp_response_time_seconds")) {
             break text;
         }
-        std::thread::sleep(Duration::from_millis(200));
+        assert!(started.elapsed() < Duration::from_secs(120), "no transactions were published");
+        std::thread::sleep(Duration::from_millis(100));
     };
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let parsed = parse_prometheus(&text);
     for needle in [
         "FAMILY envbench_run_info gauge",
@@ -250,7 +289,8 @@ fn live_metrics_parse_as_prometheus_text_during_a_run() {
         assert!(parsed.contains(needle), "{needle} missing from\n{parsed}\n{text}");
     }
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert_eq!(runs(&store)[0]["status"], "interrupted");
     assert!(stderr(&output).contains(&format!("live metrics at http://127.0.0.1:{port}/metrics")));
     assert!(curl(port).is_none(), "the endpoint ends with the run");
 

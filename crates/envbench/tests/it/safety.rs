@@ -667,7 +667,7 @@ fn a_run_killed_hard_is_marked_interrupted_and_can_be_pushed() {
     let dir = scratch("safety", "killed");
     let store = dir.join("results.db");
     let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(["exec", "--dir", dir.to_str().unwrap(), "--name", "long", "--repeat", "1", "--step", "sleep=sleep 5"])
+        .args(["exec", "--dir", dir.to_str().unwrap(), "--name", "long", "--repeat", "1", "--step", "sleep=sleep 60"])
         .env("ENVBENCH_STORE", &store)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -831,8 +831,19 @@ fn cube_readers_never_write_and_writers_exclude_each_other() {
     assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
     assert!(stderr(&second).contains("another envbench cube run"), "{}", stderr(&second));
 
-    // Killed hard mid-step: the reader says so, exit 1, and the files stay as the run left them.
-    while !marker.exists() {
+    // Killed hard mid-step: the reader says so, exit 1, and the files stay as the run left them. The writer is
+    // stopped first and killed only while its marker says a step is under way, so a busy host cannot slip the
+    // step's end in between.
+    let pid = writer.id() as libc::pid_t;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        if marker.exists() {
+            break;
+        }
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        assert!(Instant::now() < deadline, "the writer never began another step");
         std::thread::sleep(Duration::from_millis(1));
     }
     writer.kill().unwrap();

@@ -137,7 +137,7 @@ fn interrupted_suite_resumes_without_repeating_finished_runs() {
     std::fs::write(
         &file,
         "[suite]\nname = \"resumable\"\n\n[[exec]]\nname = \"first\"\nrepeat = 1\nstep = [\"a=true\"]\n\n\
-         [[exec]]\nname = \"second\"\nrepeat = 1\nstep = [\"slow=sleep 4\"]\n\n[[exec]]\nname = \"third\"\nrepeat = 1\nstep = [\"c=true\"]\n",
+         [[exec]]\nname = \"second\"\nrepeat = 1\nstep = [\"slow=until [ -e released ]; do sleep 0.1; done\"]\n\n[[exec]]\nname = \"third\"\nrepeat = 1\nstep = [\"c=true\"]\n",
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
@@ -148,8 +148,9 @@ fn interrupted_suite_resumes_without_repeating_finished_runs() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt while the second run's step sleeps.
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // Interrupt while the second run's step waits (for a file the test makes only before resuming, so the step is
+    // still waiting however slowly the host got there).
+    let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
         if runs(&dir).iter().any(|r| r["tags"]["suite.item"] == "2") {
@@ -172,6 +173,7 @@ fn interrupted_suite_resumes_without_repeating_finished_runs() {
     assert_eq!(status_of(&before, "2"), vec!["interrupted"]);
     assert!(status_of(&before, "3").is_empty());
 
+    std::fs::write(dir.join("released"), "").unwrap();
     let resumed =
         envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap(), "--resume"]);
     assert!(resumed.status.success(), "{}", text(&resumed.stderr));
@@ -226,7 +228,8 @@ fn exec_times_steps_and_stores_them_like_a_workload() {
     for (step, seconds) in [("short", 0.2), ("long", 0.4)] {
         let samples = elapsed(step);
         assert_eq!(samples.len(), 2);
-        assert!(samples.iter().all(|s| (seconds..seconds + 0.5).contains(s)), "{step}: {samples:?}");
+        // At least the sleep; what a busy host adds to starting it has no bound worth asserting.
+        assert!(samples.iter().all(|s| (seconds..seconds + 30.0).contains(s)), "{step}: {samples:?}");
     }
     assert!(shown["series"]["steps"].as_array().unwrap().iter().any(|s| s["step"] == "long r2"));
 }

@@ -157,7 +157,13 @@ fn timed_out_queries_are_counted_shown_and_stored_and_the_run_goes_on() {
     let attempted = outcome["streams"][0]["queries"].as_array().unwrap().len();
     assert_eq!(attempted, 22, "a timed-out query does not stop the stream");
     let failures = outcome["failures"].as_array().unwrap();
-    assert_eq!(failures.len(), 8, "Q2, Q8, Q9, Q14, Q16, Q17, Q19 and Q20 read part: {failures:?}");
+    // The eight that read part waited out their timeout; on a busy server another may have too, and nothing
+    // failed any other way.
+    let failed: Vec<&str> = failures.iter().map(|f| f["what"].as_str().unwrap()).collect();
+    for query in ["Q2", "Q8", "Q9", "Q14", "Q16", "Q17", "Q19", "Q20"] {
+        assert!(failed.contains(&query), "{query} reads part: {failures:?}");
+    }
+    assert!(failures.iter().all(|f| f.to_string().contains("timed_out")), "{failures:?}");
     let failed_flags = run["results"]
         .as_array()
         .unwrap()
@@ -274,7 +280,7 @@ fn ctrl_c_during_generation_removes_the_partial_data_and_keeps_an_interrupted_ru
         .unwrap();
     // Interrupt once the first Parquet part is being written, as Ctrl-C would.
     let sf_dir = dir.join("envbench-tpch/sf1");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(300);
     let writing = || sf_dir.join("lineitem").read_dir().map(|mut entries| entries.next().is_some()).unwrap_or(false);
     while Instant::now() < deadline && !writing() {
         std::thread::sleep(Duration::from_millis(50));
@@ -533,9 +539,9 @@ fn any_legal_schema_name_works_end_to_end() {
     assert_eq!(database.tables().len(), 9, "{:?}", database.tables());
 }
 
-/// Wait (at most a minute) until `ready` holds.
+/// Wait (at most five minutes, for a busy host) until `ready` holds.
 fn wait_until(what: &str, ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(300);
     while Instant::now() < deadline && !ready() {
         std::thread::sleep(Duration::from_millis(50));
     }

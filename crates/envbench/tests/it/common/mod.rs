@@ -48,6 +48,38 @@ pub fn show(store: &Path, run: &str) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// A free loopback port, as the system hands one out.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// What `curl` gets from a live-metrics endpoint on `port`, or `None` while nothing answers there.
+pub fn curl(port: u16) -> Option<String> {
+    let output = Command::new("curl")
+        .args(["-sf", "--max-time", "2"])
+        .arg(format!("http://127.0.0.1:{port}/metrics"))
+        .output()
+        .ok()?;
+    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Wait until the run `child` started with `--metrics-listen PORT` measures its step (its live metrics say
+/// `phase="measuring"`, about a second into the window), at most `seconds`; fails at once if the run ends first.
+/// What a test does "during the window" waits for this rather than a fixed sleep, which a slow host overruns.
+pub fn measuring(port: u16, child: &mut Child, seconds: u64) {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before its step measured");
+        }
+        if curl(port).is_some_and(|text| text.contains("phase=\"measuring\"")) {
+            return;
+        }
+        assert!(started.elapsed().as_secs() < seconds, "the run's step did not measure within {seconds} s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A PostgreSQL URL (the local server, database `test`) whose search_path is a fresh schema, dropped when the guard
 /// goes: a shared store of the test's own.
 pub struct Schema {
