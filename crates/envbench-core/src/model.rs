@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The most `--tag`s a run carries: the command line's bound, and the results service's for an upload.
+pub const MAX_TAGS: usize = 64;
+
 /// Whether a larger or a smaller value of a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -245,9 +245,12 @@ impl SshOptions {
         let quoted = shell_words(&[path.to_string()]);
         let mut child = self
             .command(host)
+            // A stream that ends early (refused, cut, or the connection dropped) leaves no part of the binary behind:
+            // the partial file goes however the shell ends.
             .arg(format!(
-                "umask 077 && command -v gzip >/dev/null || {{ echo 'gzip is not installed there: install it, or copy \
-                 envbench there yourself and give --remote-binary' >&2; exit 3; }}; \
+                "umask 077 && trap 'rm -f {quoted}.part' EXIT && trap 'exit 129' HUP INT TERM PIPE && \
+                 {{ command -v gzip >/dev/null || {{ echo 'gzip is not installed there: install it, or copy \
+                 envbench there yourself and give --remote-binary' >&2; exit 3; }}; }} && \
                  gzip -dc > {quoted}.part && chmod 700 {quoted}.part && mv {quoted}.part {quoted}"
             ))
             .stdin(Stdio::piped())

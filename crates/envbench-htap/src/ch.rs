@@ -11,12 +11,14 @@
 //! OLTPBench and BenchBase load them. Suppliers are numbered 0 to 9999, so every stock row has one.
 
 use envbench_oltp::{Companion, CompanionState, Dropped, NuRandConstants, OltpError, Random};
-use envbench_sql::{Connection, Namespace, Relation, RelationKind, Value};
+use envbench_sql::{Connection, Marker, MarkerState, Namespace, Relation, RelationKind, Value};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The marker table: one row, the version of the CH tables envbench made.
+/// The marker table: one signed row ([`envbench_sql::marker`]), the version of the CH tables envbench made (empty
+/// while they are being built).
 pub const MARKER: &str = "envbench_htap_ch";
+const CH_MARKER: Marker = Marker { table: MARKER, maker: "htap ch", payload: "version INTEGER" };
 /// Bumped when the CH tables or their rows change, so an older load is built again.
 pub const CH_VERSION: i64 = 1;
 /// Suppliers, numbered 0 to 9999: `mod(s_w_id * s_i_id, 10000)` names one for every stock row.
@@ -136,23 +138,27 @@ fn relation_names() -> Vec<(String, RelationKind)> {
     names
 }
 
-/// What a namespace holds of the CH tables: every relation of their names, and whether the marker is there.
-fn look(connection: &mut dyn Connection, namespace: &Namespace) -> Result<(Vec<Relation>, bool), OltpError> {
+/// What a namespace holds of the CH tables: every relation of their names, and what stands under the marker's.
+fn look(connection: &mut dyn Connection, namespace: &Namespace) -> Result<(Vec<Relation>, MarkerState), OltpError> {
     let names = relation_names();
     let list: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
     let found = namespace.relations(connection, &list)?;
-    let marked = namespace.holds_marker(connection, &found, MARKER, &["version"])?;
-    Ok((found, marked))
+    let marker = CH_MARKER.state(connection, namespace, &found)?;
+    Ok((found, marker))
 }
 
-/// The relations of the CH tables' names that are not envbench's: all of them without the marker; with it, those of
-/// another kind than envbench makes.
-fn foreign(found: &[Relation], marked: bool) -> Vec<String> {
+/// The relations of the CH tables' names that are not envbench's: all of them without the signed marker (the
+/// marker's own named with why it proves nothing); with it, those of another kind than envbench makes.
+fn foreign(found: &[Relation], marker: &MarkerState) -> Vec<String> {
     let names = relation_names();
+    let marked = matches!(marker, MarkerState::Ours { .. });
     found
         .iter()
         .filter(|r| !marked || !names.iter().any(|(n, k)| n.eq_ignore_ascii_case(&r.name) && *k == r.kind))
-        .map(Relation::describe)
+        .map(|r| match marker {
+            MarkerState::Foreign(why) if r.name.eq_ignore_ascii_case(MARKER) => why.clone(),
+            _ => r.describe(),
+        })
         .collect()
 }
 
@@ -172,16 +178,20 @@ impl Companion for ChTables {
     }
 
     fn state(&self, connection: &mut dyn Connection, namespace: &Namespace) -> Result<CompanionState, OltpError> {
-        let (found, marked) = look(connection, namespace)?;
-        let foreign = foreign(&found, marked);
+        let (found, marker) = look(connection, namespace)?;
+        let foreign = foreign(&found, &marker);
         if !foreign.is_empty() {
             return Ok(CompanionState::Foreign(foreign));
         }
+        let marked = matches!(marker, MarkerState::Ours { .. });
         if !marked || found.iter().filter(|r| r.kind == RelationKind::Table).count() < TABLES.len() + 1 {
             return Ok(CompanionState::Missing);
         }
         let version = connection
-            .query_optional(&format!("SELECT version FROM {}", namespace.qualify(MARKER)), &[])?
+            .query_optional(
+                &format!("SELECT version FROM {} WHERE version IS NOT NULL", namespace.qualify(MARKER)),
+                &[],
+            )?
             .map(|row| row.int(0))
             .transpose()?;
         Ok(if version == Some(CH_VERSION) { CompanionState::Complete } else { CompanionState::Missing })
@@ -193,8 +203,8 @@ impl Companion for ChTables {
         namespace: &Namespace,
         interrupt: &AtomicBool,
     ) -> Result<(), OltpError> {
-        let (found, marked) = look(connection, namespace)?;
-        let foreign = foreign(&found, marked);
+        let (found, marker) = look(connection, namespace)?;
+        let foreign = foreign(&found, &marker);
         if !foreign.is_empty() {
             return Err(OltpError::Foreign(format!(
                 "{}: {} bear the names of the CH-benCHmark tables but envbench did not make them",
@@ -202,12 +212,13 @@ impl Companion for ChTables {
                 foreign.join(", ")
             )));
         }
-        let marker = namespace.qualify(MARKER);
-        // The marker first says "unfinished" (no row), so an interrupt from here on leaves tables the next run builds.
-        if marked {
-            connection.execute(&format!("DELETE FROM {marker}"), &[])?;
-        } else {
-            connection.batch(&format!("CREATE TABLE {marker} (version INTEGER NOT NULL)"))?;
+        // The marker first says "unfinished" (no version), so an interrupt from here on leaves tables the next run
+        // builds.
+        match marker {
+            MarkerState::Ours { .. } => CH_MARKER.clear_payload(connection, namespace, &["version"])?,
+            _ => {
+                CH_MARKER.create(connection, namespace)?;
+            }
         }
         for table in &TABLES {
             let name = namespace.qualify(table.name);
@@ -233,14 +244,14 @@ impl Companion for ChTables {
             // MySQL's ANALYZE TABLE answers with rows, read as a query.
             connection.query(&namespace.dialect().ops().analyze_table.replace("{table}", &name), &[])?;
         }
-        connection.execute(&format!("INSERT INTO {marker} (version) VALUES (?)"), &[Value::Int(CH_VERSION)])?;
+        CH_MARKER.set_payload(connection, namespace, "version = ?", &[Value::Int(CH_VERSION)])?;
         Ok(())
     }
 
     fn drop_own(&self, connection: &mut dyn Connection, namespace: &Namespace) -> Result<Dropped, OltpError> {
-        let (found, marked) = look(connection, namespace)?;
-        let mut outcome = Dropped { dropped: Vec::new(), left: foreign(&found, marked) };
-        if marked {
+        let (found, marker) = look(connection, namespace)?;
+        let mut outcome = Dropped { dropped: Vec::new(), left: foreign(&found, &marker) };
+        if matches!(marker, MarkerState::Ours { .. }) {
             for table in &TABLES {
                 if found.iter().any(|r| r.name.eq_ignore_ascii_case(table.name) && r.kind == RelationKind::Table) {
                     connection.batch(&format!("DROP TABLE {}", namespace.qualify(table.name)))?;

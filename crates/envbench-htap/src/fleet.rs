@@ -23,11 +23,9 @@ use envbench_core::fleet::{
 };
 use envbench_core::text::plural;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_oltp::{
-    AgentStep, AgentSteps, LoadInfo, Planner, Profile, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers,
-};
+use envbench_oltp::{AgentStep, AgentSteps, LoadInfo, Planner, Profile, UsersShare, host_share, merge_steps, numbers};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -153,15 +151,17 @@ impl FleetCoordinator for HtapCoordinator {
                 if s > 0 {
                     shown.push(format!("{s} stream{} ({})", plural(s as usize), numbers(first_stream, s)));
                 }
-                let assignment = json!({
-                    "users": n,
-                    "first_user": first_user,
-                    "total": users,
-                    "streams": s,
-                    "first_stream": first_stream,
-                    SCHEMA_KEY: self.run.run.namespace.name(),
-                    SHOWN_KEY: shown.join(", "),
-                });
+                let share = UsersShare {
+                    users: n,
+                    first_user,
+                    total: users,
+                    seed: self.run.run.seed,
+                    schema: self.run.run.namespace.name(),
+                };
+                let mut assignment = share.assignment();
+                assignment["streams"] = s.into();
+                assignment["first_stream"] = first_stream.into();
+                assignment[SHOWN_KEY] = shown.join(", ").into();
                 first_user += n;
                 first_stream += s;
                 if n == 0 && s == 0 { Value::Null } else { assignment }
@@ -229,6 +229,7 @@ impl FleetAgent for HtapAgent {
         }
         let users = &share.users;
         self.run.run.use_namespace(users.schema)?;
+        self.run.run.seed = users.seed;
         let settings =
             self.run.step_settings(users.users, users.first_user, users.total, share.streams, share.first_stream);
         let on_tick = |text: &str| context.progress.update(text);
@@ -296,6 +297,7 @@ mod tests {
                 client_cpu_percent: 10.0,
                 client_cpu_us_per_transaction: 100.0,
                 server: BTreeMap::new(),
+                server_note: None,
                 wait_events: BTreeMap::new(),
                 first_failure: None,
                 clients: None,

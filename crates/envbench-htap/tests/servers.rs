@@ -153,6 +153,55 @@ fn foreign_ch_tables_are_refused_and_drops_take_only_envbenchs() {
     assert_eq!(left.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["theirs"]);
 }
 
+/// The marker proves nothing by its name and columns (issue #67, F1): a user's `envbench_htap_ch(version integer)`
+/// beside their `ch_region`, with a row or without, or envbench's own marker whose signed row is gone (a schema-only
+/// copy), makes nothing beside it envbench's, on PostgreSQL and MariaDB alike.
+#[test]
+fn a_marker_without_its_signed_row_makes_nothing_envbenchs() {
+    for (url, tag) in [(POSTGRES, "forged_pg"), (MARIADB, "forged_my")] {
+        let place = Place::new(url, tag);
+        let mut c = place.connect();
+        let ns = &place.namespace;
+        let (marker, region) = (ns.qualify(ch::MARKER), ns.qualify("ch_region"));
+        for case in ["empty", "a row", "schema-only copy"] {
+            match case {
+                "schema-only copy" => {
+                    CH_TABLES.build(c.as_mut(), ns, &AtomicBool::new(false)).unwrap();
+                    c.batch(&format!("DELETE FROM {marker}")).unwrap();
+                    c.batch(&format!("DELETE FROM {region}")).unwrap();
+                    c.batch(&format!("INSERT INTO {region} VALUES (99, 'mine', 'mine')")).unwrap();
+                }
+                _ => {
+                    c.batch(&format!("CREATE TABLE {marker} (version INTEGER)")).unwrap();
+                    if case == "a row" {
+                        c.batch(&format!("INSERT INTO {marker} VALUES ({})", ch::CH_VERSION)).unwrap();
+                    }
+                    c.batch(&format!(
+                        "CREATE TABLE {region} (r_regionkey INTEGER, r_name VARCHAR(55), r_comment \
+                                      VARCHAR(152))"
+                    ))
+                    .unwrap();
+                    c.batch(&format!("INSERT INTO {region} VALUES (99, 'mine', 'mine')")).unwrap();
+                }
+            }
+            let CompanionState::Foreign(foreign) = CH_TABLES.state(c.as_mut(), ns).unwrap() else {
+                panic!("{url} {case}: envbench's?")
+            };
+            assert!(foreign.iter().any(|f| f == "envbench_htap_ch (no signature of envbench's)"), "{foreign:?}");
+            assert!(foreign.iter().any(|f| f == "ch_region"), "{url} {case}: {foreign:?}");
+            let error = CH_TABLES.build(c.as_mut(), ns, &AtomicBool::new(false)).unwrap_err();
+            assert!(matches!(&error, OltpError::Foreign(_)), "{url} {case}: {error:?}");
+            let dropped = CH_TABLES.drop_own(c.as_mut(), ns).unwrap();
+            assert!(dropped.dropped.is_empty(), "{url} {case}: {dropped:?}");
+            let kept = c.query_optional(&format!("SELECT r_name FROM {region} WHERE r_regionkey = 99"), &[]).unwrap();
+            assert_eq!(kept.unwrap().text(0).unwrap(), "mine", "{url} {case}: their row stays");
+            for table in ["ch_supplier", "ch_nation", "ch_region", ch::MARKER] {
+                c.batch(&format!("DROP TABLE IF EXISTS {}", ns.qualify(table))).unwrap();
+            }
+        }
+    }
+}
+
 fn settings(place: &Place, users: u32, streams: u32, duration: Duration, timeout: Duration) -> HtapStepSettings<'_> {
     HtapStepSettings {
         url: &place.url,

@@ -65,6 +65,10 @@ pub struct OltpDocument {
     /// How the transactions were driven: arrivals, service level, isolation, tries, skew.
     #[serde(flatten)]
     pub drive: Drive,
+    /// The seed the users drew their inputs and arrivals from (`--seed`, or the run's own; absent from runs stored
+    /// before it was kept, which all drew from one fixed seed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// What `--rate auto` found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityFigures>,

@@ -100,8 +100,9 @@ pub struct StepFigures {
     pub tpm: f64,
     /// Commits per minute counted by the server in the run's database, where it counts them.
     pub db_tpm: Option<f64>,
-    /// Transactions per minute the whole server ended, as HammerDB reports TPM ([`telemetry::SERVER_TRANSACTIONS`]);
-    /// absent from runs stored before envbench counted it.
+    /// Transactions per minute the server ended in the run's database, as HammerDB reports TPM
+    /// ([`telemetry::SERVER_TRANSACTIONS`]); absent where the server counts none per database (MariaDB/MySQL) and
+    /// from runs stored before envbench counted it.
     #[serde(default)]
     pub server_tpm: Option<f64>,
     pub transactions: u64,
@@ -114,8 +115,12 @@ pub struct StepFigures {
     /// envbench's own CPU in the measured window, in percent of one core, and per transaction.
     pub client_cpu_percent: f64,
     pub client_cpu_us_per_transaction: f64,
-    /// The server's counters over the measured window.
+    /// The server's counters over the measured window (PostgreSQL's of the run's database; MariaDB's the whole
+    /// server's), never below zero.
     pub server: Counters,
+    /// Why a server figure is unknown for this step (a counter that went backwards), for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_note: Option<String>,
     /// Wait events of the users' sessions, as sampled (PostgreSQL).
     pub wait_events: BTreeMap<String, u64>,
     /// The first error of a failed transaction, for people.

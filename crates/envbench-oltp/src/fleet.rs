@@ -191,6 +191,7 @@ pub fn merge_steps(parts: &[AgentStep]) -> Result<StepFigures, String> {
         tpm: figures().map(|f| f.tpm).sum(),
         db_tpm: median(figures().filter_map(|f| f.db_tpm)),
         server_tpm: median(figures().filter_map(|f| f.server_tpm)),
+        server_note: figures().find_map(|f| f.server_note.clone()),
         transactions,
         retries: kinds.iter().map(|k| k.retries).sum(),
         failures: kinds.iter().map(|k| k.failures).sum(),
@@ -284,13 +285,15 @@ impl FleetCoordinator for OltpCoordinator {
             .into_iter()
             .map(|n| {
                 let shown = format!("{n} user{} ({})", envbench_core::text::plural(n as usize), numbers(first_user, n));
-                let assignment = json!({
-                    "users": n,
-                    "first_user": first_user,
-                    "total": users,
-                    SCHEMA_KEY: self.run.namespace.name(),
-                    SHOWN_KEY: shown,
-                });
+                let share = UsersShare {
+                    users: n,
+                    first_user,
+                    total: users,
+                    seed: self.run.seed,
+                    schema: self.run.namespace.name(),
+                };
+                let mut assignment = share.assignment();
+                assignment[SHOWN_KEY] = shown.into();
                 first_user += n;
                 if n == 0 { Value::Null } else { assignment }
             })
@@ -321,6 +324,8 @@ impl FleetCoordinator for OltpCoordinator {
 
 /// The key of a step's assignment that names the namespace (schema, or MySQL's database) of the tables.
 pub const SCHEMA_KEY: &str = "schema";
+/// The key of a step's assignment that carries the fleet's seed, so every host's users draw from the one run's.
+pub const SEED_KEY: &str = "seed";
 
 use crate::measured::AgentSteps;
 
@@ -333,15 +338,27 @@ pub fn numbers(first: u32, count: u32) -> String {
 }
 
 /// An agent's share of a step's users as the coordinator assigned it: how many, the fleet's number of the first,
-/// the step's total, and the namespace of the tables.
+/// the step's total, the fleet's seed, and the namespace of the tables.
 pub struct UsersShare<'a> {
     pub users: u32,
     pub first_user: u32,
     pub total: u32,
+    pub seed: u64,
     pub schema: &'a str,
 }
 
 impl UsersShare<'_> {
+    /// The assignment that carries this share, as [`UsersShare::read`] reads it back (a workload adds its own keys).
+    pub fn assignment(&self) -> Value {
+        json!({
+            "users": self.users,
+            "first_user": self.first_user,
+            "total": self.total,
+            SEED_KEY: self.seed,
+            SCHEMA_KEY: self.schema,
+        })
+    }
+
     /// The share an assignment holds; `None` when it holds none.
     pub fn read(assignment: &Value) -> Option<UsersShare<'_>> {
         let number = |key: &str| assignment.get(key).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
@@ -349,6 +366,7 @@ impl UsersShare<'_> {
             users: number("users")?,
             first_user: number("first_user")?,
             total: number("total")?,
+            seed: assignment.get(SEED_KEY).and_then(Value::as_u64)?,
             schema: assignment.get(SCHEMA_KEY).and_then(Value::as_str)?,
         })
     }
@@ -382,13 +400,14 @@ impl FleetAgent for OltpAgent {
         assignment: &Value,
         context: &RunContext<'_>,
     ) -> Result<StepReport, WorkloadError> {
-        let Some(UsersShare { users, first_user, total, schema }) = UsersShare::read(assignment) else {
+        let Some(UsersShare { users, first_user, total, seed, schema }) = UsersShare::read(assignment) else {
             return Err(WorkloadError::failure(format!("{step}: the coordinator sent no users ({assignment})")));
         };
         if !self.prepared || users == 0 {
             return Err(WorkloadError::failure(format!("{step}: a step before preparing, or without users")));
         }
         self.run.use_namespace(schema)?;
+        self.run.seed = seed;
         let settings = self.run.step_settings(users, first_user, total);
         let on_tick = |text: &str| context.progress.update(text);
         let measured = users::run_step(&self.run.url, &settings, step, context.steps, context.interrupt, &on_tick)?
@@ -446,6 +465,7 @@ mod tests {
                 client_cpu_percent: 50.0,
                 client_cpu_us_per_transaction: 30.0 * 1e6 / transactions as f64,
                 server: BTreeMap::from([("commits".to_string(), nopm * 3.0)]),
+                server_note: None,
                 wait_events: BTreeMap::new(),
                 first_failure: None,
                 clients: None,

@@ -168,9 +168,11 @@ impl OltpError {
     /// The refusal for relations envbench did not make in `place`, naming each and its kind.
     pub fn foreign(place: &str, profile: Profile, relations: &[String]) -> OltpError {
         OltpError::Foreign(format!(
-            "{place}: {} bear the names of envbench's {} tables{} but envbench did not make them (its {} marker says \
-             which it made{}); envbench never creates, drops or alters anything beside what it made. Use another \
-             schema or database (or SQLite directory), or drop them yourself if they are expendable",
+            "{place}: {} bear the names of envbench's {} tables{} but envbench did not make them (its {} marker, \
+             with the signed row envbench gives it, says which it made{}; a copied table of that name, or one an \
+             envbench before 2026-12 made, proves nothing); envbench never creates, drops or alters anything beside \
+             what it made. Use another schema or database (or SQLite directory), or drop them yourself if they are \
+             expendable",
             relations.join(", "),
             profile.name(),
             if profile == Profile::Tpcc { " and routines" } else { "" },

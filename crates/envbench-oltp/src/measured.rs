@@ -351,6 +351,7 @@ mod tests {
             client_cpu_percent: 0.0,
             client_cpu_us_per_transaction: 0.0,
             server: Default::default(),
+            server_note: None,
             wait_events: Default::default(),
             first_failure: (failures > 0).then(|| "Payment: disk full".to_string()),
             clients: None,
@@ -383,6 +384,7 @@ mod tests {
             consistency: Vec::new(),
             pgbench: Vec::new(),
             drive: Default::default(),
+            seed: Some(1),
             capacity: None,
         };
         let text = render(&document, &SamplerSeries::default());

@@ -94,12 +94,17 @@ pub struct OltpArgs {
     pub isolation: Option<Isolation>,
     /// How many times a transaction that fails on a conflict (serialization failure, deadlock, lock wait timeout)
     /// runs at most before it counts as failed (1: never retried). Retries and failures are counted by kind of error.
-    #[arg(long, help_heading = "Run", value_name = "N", default_value_t = crate::users::DEFAULT_MAX_TRIES)]
+    #[arg(long, help_heading = "Run", value_name = "N", default_value_t = crate::users::DEFAULT_MAX_TRIES,
+          value_parser = parse_max_tries)]
     pub max_tries: u32,
     /// tpcb: draw the accounts with a Zipfian skew of exponent THETA (pgbench's random_zipfian), e.g. zipf:0.99 or
     /// zipf:1.5, so a few hot rows take most updates (default: uniformly, as pgbench's built-in script does).
     #[arg(long, help_heading = "Run", value_name = "zipf:THETA", value_parser = parse_skew)]
     pub skew: Option<f64>,
+    /// The seed of the transactions' inputs and of an open loop's arrivals: a run with the same seed replays the same
+    /// sequence (default: a new seed each run, kept with its results, so repeats are independent samples).
+    #[arg(long, help_heading = "Run", value_name = "N")]
+    pub seed: Option<u64>,
     /// The specification's keying and think times between transactions (off: HammerDB's no-wait users).
     #[arg(long, help_heading = "HammerDB compatibility")]
     pub keying_thinking: bool,
@@ -147,9 +152,38 @@ pub struct OltpArgs {
     pub no_vacuum: bool,
     /// Remove everything envbench made for --profile in the target (its tables, their marker and, for tpcc, its
     /// stored routines) and nothing else, then end; no run is stored.
-    #[arg(long, help_heading = "Load", conflicts_with = "fresh")]
+    #[arg(long, help_heading = "Load", conflicts_with_all = DROP_CONFLICTS)]
     pub drop: bool,
 }
+
+/// What `--drop` refuses beside it: every option of a run, which a drop would ignore without a word.
+const DROP_CONFLICTS: [&str; 25] = [
+    "fresh",
+    "warehouses",
+    "users",
+    "max_users",
+    "ramp",
+    "duration",
+    "target_latency",
+    "mix",
+    "rate",
+    "arrivals",
+    "latency_limit",
+    "slo",
+    "isolation",
+    "max_tries",
+    "skew",
+    "seed",
+    "keying_thinking",
+    "all_warehouses",
+    "clients_per_user",
+    "transactions",
+    "partition",
+    "cross_check",
+    "loaders",
+    "mode",
+    "no_vacuum",
+];
 
 /// Where the transactions run (`--target`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,6 +221,17 @@ pub fn parse_profile(text: &str) -> Result<Profile, String> {
         let hint = envbench_core::text::did_you_mean(&envbench_core::text::suggestions(text, ["tpcc", "tpcb"]));
         format!("--profile '{text}': give tpcc or tpcb{hint}")
     })
+}
+
+/// `--max-tries`: a whole number from 1 (never retried) to [`MAX_TRIES`].
+pub fn parse_max_tries(text: &str) -> Result<u32, String> {
+    match text.trim().parse() {
+        Ok(n) if (1..=MAX_TRIES).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "--max-tries '{text}': give how many times a transaction runs at most, from 1 (never retried) to \
+             {MAX_TRIES}"
+        )),
+    }
 }
 
 /// `--warehouses` (`--scale` for tpcb): a whole number from 1 to [`MAX_SCALE`].

@@ -8,8 +8,8 @@ use crate::crosscheck;
 use crate::load::{self, LoadPlan};
 use crate::lock::TablesLock;
 use crate::options::{
-    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_TRIES, MAX_USERS,
-    MIN_DURATION, OltpArgs, Target,
+    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
+    OltpArgs, Target,
 };
 use crate::random::Zipf;
 use crate::routines::{self, Mode, RoutinesState};
@@ -117,12 +117,6 @@ fn plan_run(
         ));
     }
     let open = check_open_loop(&args, &users)?;
-    if !(1..=MAX_TRIES).contains(&args.max_tries) {
-        return Err(usage(format!(
-            "--max-tries {}: give how many times a transaction runs at most, from 1 (never retried) to {MAX_TRIES}",
-            args.max_tries
-        )));
-    }
     if args.skew.is_some() && profile != Profile::Tpcb {
         return Err(usage(
             "--skew draws pgbench's accounts with a Zipfian skew: use it with --profile tpcb (TPC-C's keys are \
@@ -189,6 +183,7 @@ fn plan_run(
         skew: args.skew.map(|theta| Zipf::new(ACCOUNTS_PER_SCALE * scale, theta)),
         transactions_per_user: args.transactions,
         mode,
+        seed: args.seed.unwrap_or_else(crate::run::fresh_seed),
         settle: !args.no_vacuum,
         settle_noted: Default::default(),
         load_plan: LoadPlan::Reuse,
@@ -318,6 +313,14 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
         })?),
         (RatePlan::Fixed(_), None) => None,
     };
+    if let (RatePlan::Fixed(rate), UsersPlan::Auto { .. }) = (rate, users) {
+        return Err(usage(format!(
+            "--users auto doubles a closed loop's users until its knee, and --rate {} sends a fixed rate whatever the \
+             users: give the users that share it (e.g. --users 8, or steps such as --users 2,4,8), or --rate auto \
+             for the capacity within --slo",
+            rate.text()
+        )));
+    }
     if rate == RatePlan::Auto && !matches!(users, UsersPlan::List(list) if list.len() == 1) {
         return Err(usage(format!(
             "--rate auto raises the rate at one count of users (the connections an application's pool would hold): \

@@ -53,6 +53,11 @@ pub fn server_figures(labels: &[&str], steps: &[(Vec<String>, String, &StepFigur
         out.push_str(&table.render());
     }
     for (_, words, step) in steps {
+        if let Some(note) = &step.server_note {
+            out.push_str(&format!("At {words}, {note}\n"));
+        }
+    }
+    for (_, words, step) in steps {
         if step.wait_events.is_empty() {
             continue;
         }

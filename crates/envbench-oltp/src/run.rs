@@ -59,6 +59,9 @@ pub struct OltpRun {
     pub skew: Option<Zipf>,
     pub transactions_per_user: Option<u64>,
     pub mode: Mode,
+    /// The seed every step's users draw their inputs and arrivals from (`--seed`, or drawn anew for each run; a
+    /// fleet's agents take their coordinator's).
+    pub seed: u64,
     /// Settle the database before each step ([`schema::settle`]).
     pub(crate) settle: bool,
     pub(crate) settle_noted: std::sync::atomic::AtomicBool,
@@ -408,7 +411,7 @@ impl OltpRun {
             mode: self.mode,
             clients_per_user: self.clients_per_user,
             load_constants: NuRandConstants::load(load::LOAD_SEED),
-            seed: 0x5eed_0000 + u64::from(total),
+            seed: step_seed(self.seed, total),
             open: match self.rate {
                 Some(RatePlan::Fixed(rate)) => Some(self.open_loop(rate.total(total), total)),
                 Some(RatePlan::Auto) | None => None,
@@ -480,6 +483,54 @@ impl OltpRun {
             consistency,
             pgbench: Vec::new(),
             drive: self.drive(),
+            seed: Some(self.seed),
         }
+    }
+}
+
+/// The seed of a step of `total` users: the run's, mixed with the step's size (SplitMix64's finalizer), so every
+/// step of a run draws a stream of its own and a run with the same seed replays the same steps.
+pub fn step_seed(run_seed: u64, total: u32) -> u64 {
+    let mut z = run_seed ^ u64::from(total).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A seed for a run given none: from the operating system's randomness (the standard library's hash keys), so two
+/// runs never replay one sequence.
+pub fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrivals::{Arrivals, OpenLoop, Schedule};
+    use std::time::Instant;
+
+    /// Issue #67, C2: runs given no seed draw their own, so their arrivals differ; runs given one replay it.
+    #[test]
+    fn each_run_draws_its_own_arrivals_unless_given_a_seed() {
+        let open = OpenLoop { per_second: 100.0, users: 4, arrivals: Arrivals::Poisson, latency_limit: None };
+        let start = Instant::now();
+        let arrivals = |run_seed: u64| -> Vec<Instant> {
+            let mut schedule = Schedule::new(&open, 0, start, step_seed(run_seed, 4));
+            (0..20)
+                .map(|_| {
+                    let due = schedule.due();
+                    schedule.advance();
+                    due
+                })
+                .collect()
+        };
+        let (a, b) = (fresh_seed(), fresh_seed());
+        assert_ne!(a, b, "two runs, two seeds");
+        assert_ne!(arrivals(a), arrivals(b), "two runs, two sequences");
+        assert_eq!(arrivals(7), arrivals(7), "one seed, one sequence");
+        assert_ne!(step_seed(7, 4), step_seed(7, 8), "each step its own stream");
     }
 }

@@ -13,7 +13,7 @@
 //! tables have pgbench's own names, so `pgbench` can run against them for the cross-check.
 
 use crate::{OltpError, Profile};
-use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace, Relation, RelationKind, Value};
+use envbench_sql::{Connection, DatabaseUrl, Dialect, Marker, MarkerState, Namespace, Relation, RelationKind, Value};
 
 /// Bumped when the tables or the loaded data change, so an older load is rebuilt instead of reused. Version 2: rows
 /// are loaded with the fixed [`crate::load::LOAD_TIME`], not the clock.
@@ -199,11 +199,19 @@ impl Profile {
         }
     }
 
-    /// The table whose one row says envbench made this profile's tables, and at which scale.
+    /// The table whose one signed row says envbench made this profile's tables, and at which scale.
     pub fn marker_table(self) -> &'static str {
+        self.marker().table
+    }
+
+    /// The profile's marker ([`envbench_sql::marker`]): its payload is the load it describes, empty while one is
+    /// under way.
+    pub fn marker(self) -> Marker {
+        const PAYLOAD: &str =
+            "scale INTEGER, schema_version INTEGER, load_seconds DOUBLE PRECISION, loaded_at {type:timestamp}";
         match self {
-            Profile::Tpcc => "envbench_oltp_tpcc",
-            Profile::Tpcb => "envbench_oltp_tpcb",
+            Profile::Tpcc => Marker { table: "envbench_oltp_tpcc", maker: "oltp tpcc", payload: PAYLOAD },
+            Profile::Tpcb => Marker { table: "envbench_oltp_tpcb", maker: "oltp tpcb", payload: PAYLOAD },
         }
     }
 
@@ -375,8 +383,7 @@ pub fn existing(
     profile: Profile,
 ) -> Result<Existing, OltpError> {
     let found = Found::look(connection, namespace, profile)?;
-    let mut foreign: Vec<String> =
-        found.relations.iter().filter(|r| !found.is_ours(r)).map(Relation::describe).collect();
+    let mut foreign = found.foreign();
     // Procedures mode's routines go with the TPC-C tables: one of their names that envbench did not make is as
     // foreign as a table would be.
     if profile == Profile::Tpcc
@@ -392,7 +399,10 @@ pub fn existing(
     }
     let tables = profile.tables().iter().filter(|t| found.has_table(t.name)).count();
     let row = connection.query_optional(
-        &format!("SELECT scale, schema_version FROM {}", namespace.qualify(profile.marker_table())),
+        &format!(
+            "SELECT scale, schema_version FROM {} WHERE scale IS NOT NULL AND schema_version IS NOT NULL",
+            namespace.qualify(profile.marker_table())
+        ),
         &[],
     )?;
     Ok(match row {
@@ -408,8 +418,11 @@ pub fn existing(
 struct Found {
     expected: Vec<(String, RelationKind)>,
     relations: Vec<Relation>,
-    /// The marker table is there: envbench made the tables of its names.
+    /// The signed marker is there: envbench made the tables of its names.
     marked: bool,
+    /// The marker's name, and why a relation of that name proves nothing (everything beside it is then foreign).
+    marker: &'static str,
+    unsigned: Option<String>,
     /// The partitions of envbench's order_line ([`order_line_partitions`]).
     partitions: Vec<String>,
 }
@@ -419,11 +432,26 @@ impl Found {
         let expected = profile.relation_names();
         let names: Vec<&str> = expected.iter().map(|(name, _)| name.as_str()).collect();
         let relations = namespace.relations(connection, &names)?;
-        let marker = profile.marker_table();
-        let marked = namespace.holds_marker(connection, &relations, marker, &MARKER_COLUMNS)?;
+        let (marked, unsigned) = match profile.marker().state(connection, namespace, &relations)? {
+            MarkerState::Ours { .. } => (true, None),
+            MarkerState::Absent => (false, None),
+            MarkerState::Foreign(why) => (false, Some(why)),
+        };
         let partitions =
             if marked && profile == Profile::Tpcc { order_line_partitions(connection, namespace)? } else { Vec::new() };
-        Ok(Found { expected, relations, marked, partitions })
+        Ok(Found { expected, relations, marked, marker: profile.marker_table(), unsigned, partitions })
+    }
+
+    /// The relations envbench did not make, described for a refusal: the marker's own with why it proves nothing.
+    fn foreign(&self) -> Vec<String> {
+        self.relations
+            .iter()
+            .filter(|r| !self.is_ours(r))
+            .map(|r| match &self.unsigned {
+                Some(why) if r.name.eq_ignore_ascii_case(self.marker) => why.clone(),
+                _ => r.describe(),
+            })
+            .collect()
     }
 
     /// With the marker, a relation of one of envbench's names and of the kind envbench makes is envbench's; a
@@ -463,8 +491,8 @@ pub fn order_line_partitions(connection: &mut dyn Connection, namespace: &Namesp
     Ok(rows.iter().map(|row| row.text(0)).collect::<Result<_, _>>()?)
 }
 
-/// The marker table's columns, as [`recreate`] creates them.
-pub const MARKER_COLUMNS: [&str; 4] = ["scale", "schema_version", "load_seconds", "loaded_at"];
+/// The marker's payload columns, emptied while a load is under way.
+const MARKER_PAYLOAD: [&str; 4] = ["scale", "schema_version", "load_seconds", "loaded_at"];
 
 /// Make room for a new load: the marker first says "unfinished" (so an interrupt from here on leaves a database the
 /// next run rebuilds), then envbench's own tables are dropped and created empty. Checks [`existing`] itself first, so
@@ -480,14 +508,11 @@ pub fn recreate(
     if let Existing::Foreign(relations) = &found {
         return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
     }
-    let marker = namespace.qualify(profile.marker_table());
+    let marker = profile.marker();
     if found == Existing::Nothing {
-        connection.batch(&namespace.adapt(&format!(
-            "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
-             load_seconds DOUBLE PRECISION NOT NULL, loaded_at {{type:timestamp}} NOT NULL)"
-        )))?;
+        marker.create(connection, namespace)?;
     } else {
-        connection.execute(&format!("DELETE FROM {marker}"), &[])?;
+        marker.clear_payload(connection, namespace, &MARKER_PAYLOAD)?;
     }
     // Dropping a partitioned order_line drops its partitions with it.
     for table in profile.tables() {
@@ -511,11 +536,10 @@ pub fn mark_complete(
     scale: i64,
     load_seconds: f64,
 ) -> Result<(), OltpError> {
-    connection.execute(
-        &format!(
-            "INSERT INTO {} (scale, schema_version, load_seconds, loaded_at) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
-            namespace.qualify(profile.marker_table())
-        ),
+    profile.marker().set_payload(
+        connection,
+        namespace,
+        "scale = ?, schema_version = ?, load_seconds = ?, loaded_at = CURRENT_TIMESTAMP",
         &[Value::Int(scale), Value::Int(SCHEMA_VERSION), Value::Real(load_seconds)],
     )?;
     Ok(())
@@ -541,7 +565,7 @@ pub fn drop_profile(
     let found = Found::look(connection, namespace, profile)?;
     let marker = profile.marker_table();
     // An index goes with its table.
-    outcome.left.extend(found.relations.iter().filter(|r| !found.is_ours(r)).map(Relation::describe));
+    outcome.left.extend(found.foreign());
     if found.marked {
         // The tables first, the marker last: an interrupted drop leaves a load the next run rebuilds. A partitioned
         // order_line's partition tables (PostgreSQL) go with it.

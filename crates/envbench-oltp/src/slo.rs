@@ -101,11 +101,10 @@ impl Slo {
                 .and_then(|p| p.parse::<f64>().ok())
                 .filter(|p| *p > 0.0 && *p < 100.0)
                 .ok_or_else(|| bad("the percentile is p and a number above 0 and below 100, such as p90 or p99.9"))?;
-            let limit =
-                parse_duration(limit.trim())
-                    .ok()
-                    .filter(|d| !d.is_zero() && *d <= Duration::from_secs(3600))
-                    .ok_or_else(|| bad("the limit is a duration from 1us to 1h with its unit, such as 10ms or 5s"))?;
+            let limit = parse_duration(limit.trim())
+                .ok()
+                .filter(|d| *d >= Duration::from_micros(1) && *d <= Duration::from_secs(3600))
+                .ok_or_else(|| bad("the limit is a duration from 1us to 1h with its unit, such as 10ms or 5s"))?;
             if levels.iter().any(|l| l.kind == kind) {
                 return Err(format!("--slo: {name} is given twice; give each transaction one level"));
             }

@@ -207,6 +207,7 @@ mod tests {
             client_cpu_percent: 0.0,
             client_cpu_us_per_transaction: 0.0,
             server: Default::default(),
+            server_note: None,
             wait_events: Default::default(),
             first_failure: None,
             clients: None,

@@ -1,7 +1,12 @@
-//! What the database server itself counted during a step: PostgreSQL's commits, rollbacks, blocks read and hit, WAL
-//! bytes and checkpoints, and the wait events of the virtual users' sessions sampled from `pg_stat_activity`;
-//! MariaDB/MySQL's `SHOW GLOBAL STATUS` counters. Taken at the start and end of each measured window, the window
-//! the OS sampler summarizes, so the two line up. SQLite counts nothing of this kind.
+//! What the database server itself counted during a step: PostgreSQL's commits, rollbacks, blocks read and hit of the
+//! run's database (never the cluster's: another database's work, or one dropped mid-window, is not this run's), its
+//! WAL bytes and checkpoints, and the wait events of the virtual users' sessions sampled from `pg_stat_activity`;
+//! MariaDB/MySQL's `SHOW GLOBAL STATUS` counters, which count the whole server and are named so (there is no
+//! per-database commit counter there, so no server TPM either). Taken at the start and end of each measured window,
+//! the window the OS sampler summarizes, so the two line up. SQLite counts nothing of this kind.
+//!
+//! A counter that went backwards over the window (statistics reset, a server restarted) makes its figure unknown,
+//! with the reason: no figure is ever stored below zero.
 
 use crate::OltpError;
 use envbench_sql::{Connection, Dialect};
@@ -15,14 +20,15 @@ pub const USER_APPLICATION: &str = "envbench-oltp user";
 /// The counter of committed transactions, in every dialect that has one.
 pub const COMMITS: &str = "commits";
 
-/// The transactions the whole server ended, as HammerDB counts its TPM: PostgreSQL's `xact_commit + xact_rollback`
-/// summed over every database of the cluster, MySQL's `Com_commit + Com_rollback`.
+/// The transactions the server ended in the run's database, as HammerDB counts its TPM: PostgreSQL's
+/// `xact_commit + xact_rollback` of the target database, less the statements envbench's own monitoring sent there.
 pub const SERVER_TRANSACTIONS: &str = "server transactions";
 
-/// MariaDB/MySQL status variables and the names envbench shows them by.
+/// MariaDB/MySQL status variables and the names envbench shows them by: the whole server's, so their commits are
+/// not the run's ([`COMMITS`] and [`SERVER_TRANSACTIONS`] stay unknown there).
 const MYSQL_COUNTERS: &[(&str, &str)] = &[
-    ("Com_commit", COMMITS),
-    ("Com_rollback", "rollbacks"),
+    ("Com_commit", "server-wide commits"),
+    ("Com_rollback", "server-wide rollbacks"),
     ("Innodb_data_reads", "innodb data reads"),
     ("Innodb_data_fsyncs", "innodb fsyncs"),
     ("Innodb_os_log_written", "log bytes written"),
@@ -49,11 +55,8 @@ pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> 
                     counters.insert(name.to_string(), row.real(i)?);
                 }
             }
-            if let Some(row) = connection
-                .query_optional("SELECT SUM(xact_commit + xact_rollback)::float8 FROM pg_stat_database", &[])?
-                && !row.is_null(0)
-            {
-                counters.insert(SERVER_TRANSACTIONS.into(), row.real(0)?);
+            if let (Some(commits), Some(rollbacks)) = (counters.get(COMMITS), counters.get("rollbacks")) {
+                counters.insert(SERVER_TRANSACTIONS.into(), commits + rollbacks);
             }
             // Nothing is sent that this server lacks, so no error lands in its log: a standby has no current WAL
             // position, and PostgreSQL 17 moved the checkpoint counters to pg_stat_checkpointer. A counter this user
@@ -81,9 +84,6 @@ pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> 
                     counters.insert(shown.to_string(), value);
                 }
             }
-            if let (Some(commits), Some(rollbacks)) = (counters.get(COMMITS), counters.get("rollbacks")) {
-                counters.insert(SERVER_TRANSACTIONS.into(), commits + rollbacks);
-            }
         }
     }
     Ok(counters)
@@ -99,19 +99,43 @@ fn checkpoints_query(version_number: u32) -> &'static str {
     }
 }
 
-/// What grew between two snapshots.
-pub fn delta(before: &Counters, after: &Counters) -> Counters {
-    after.iter().filter_map(|(name, value)| Some((name.clone(), value - before.get(name)?))).collect()
+/// What grew between two snapshots, and the counters that went backwards (left out: their figure is unknown).
+pub fn delta(before: &Counters, after: &Counters) -> (Counters, Vec<String>) {
+    let mut grew = Counters::new();
+    let mut backwards = Vec::new();
+    for (name, value) in after {
+        let Some(was) = before.get(name) else { continue };
+        if value >= was {
+            grew.insert(name.clone(), value - was);
+        } else {
+            backwards.push(name.clone());
+        }
+    }
+    (grew, backwards)
+}
+
+/// Take envbench's own `statements` in the run's database off the transaction counters (each was a transaction of
+/// its own there): the monitoring is not the workload.
+pub fn without_own(mut counters: Counters, statements: u64) -> Counters {
+    for name in [COMMITS, SERVER_TRANSACTIONS] {
+        if let Some(count) = counters.get_mut(name) {
+            *count = (*count - statements as f64).max(0.0);
+        }
+    }
+    counters
 }
 
 /// Sample the wait events of the virtual users' active sessions every 100 ms until `stop`: how often each
-/// `type:event` was seen (PostgreSQL only; empty elsewhere).
-pub fn sample_wait_events(connection: &mut dyn Connection, stop: &AtomicBool) -> BTreeMap<String, u64> {
+/// `type:event` was seen (PostgreSQL only; empty elsewhere), and how many statements the sampling sent (each a
+/// transaction of the run's database, which its counters take off).
+pub fn sample_wait_events(connection: &mut dyn Connection, stop: &AtomicBool) -> (BTreeMap<String, u64>, u64) {
     let mut seen = BTreeMap::new();
+    let mut sent = 0;
     if !connection.dialect().ops().wait_events {
-        return seen;
+        return (seen, sent);
     }
     while !stop.load(Ordering::SeqCst) {
+        sent += 1;
         let Ok(rows) = connection.query(
             "SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE application_name = ? AND \
              state = 'active' AND wait_event IS NOT NULL",
@@ -126,5 +150,5 @@ pub fn sample_wait_events(connection: &mut dyn Connection, stop: &AtomicBool) ->
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    seen
+    (seen, sent)
 }

@@ -581,8 +581,15 @@ struct Measurement {
     new_orders: Option<f64>,
     cpu_seconds: f64,
     server: Counters,
+    /// Why a server figure is unknown (a counter that went backwards over the window).
+    server_note: Option<String>,
     wait_events: BTreeMap<String, u64>,
 }
+
+/// The monitor's own statements in the run's database between its two reads of the commit counter: the rest of one
+/// snapshot after the read (the WAL position, the server's version once, the checkpoints), and the order count
+/// before the next read.
+const MONITOR_STATEMENTS: u64 = 4;
 
 fn coordinate<'scope>(
     shared: &'scope Shared<'_>,
@@ -635,7 +642,7 @@ fn coordinate<'scope>(
         let (url, namespace, stop) = (shared.url, &settings.namespace, &shared.sampler_stop);
         scope.spawn(move || match namespace.connect(url, "envbench-oltp monitor") {
             Ok(mut connection) => telemetry::sample_wait_events(connection.as_mut(), stop),
-            Err(_) => BTreeMap::new(),
+            Err(_) => (BTreeMap::new(), 0),
         })
     });
     let completed = wait(window.measure_to, "measuring");
@@ -649,14 +656,22 @@ fn coordinate<'scope>(
     };
     envbench_core::live::clear_prefix("envbench_oltp_");
     shared.sampler_stop.store(true, Ordering::SeqCst);
-    let wait_events = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+    let (wait_events, sampled) = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
     observer.step_finished(name);
     let Some((after_orders, after_counters, after_cpu, seconds)) = after else {
         return Ok(None);
     };
     let cpu_seconds = after_cpu - before.2;
     let after_orders = after_orders?;
-    let server = telemetry::delta(&before.1, &after_counters?);
+    let (server, backwards) = telemetry::delta(&before.1, &after_counters?);
+    let server = telemetry::without_own(server, sampled + MONITOR_STATEMENTS);
+    let server_note = (!backwards.is_empty()).then(|| {
+        format!(
+            "the server's {} went backwards over the window (its statistics were reset, or it restarted): unknown \
+             for this step",
+            backwards.join(", ")
+        )
+    });
     // An open loop finishes the transactions meant for the window that are still running or waiting.
     if settings.open.is_some() {
         let deadline = Instant::now() + drain_limit(settings.duration);
@@ -679,6 +694,7 @@ fn coordinate<'scope>(
         new_orders: before.0.zip(after_orders).map(|(b, a)| a - b),
         cpu_seconds,
         server,
+        server_note,
         wait_events,
     }))
 }
@@ -733,6 +749,7 @@ fn figures(settings: &StepSettings, tally: Tally, measurement: Measurement) -> M
             measurement.cpu_seconds * 1e6 / transactions as f64
         },
         server: measurement.server,
+        server_note: measurement.server_note,
         wait_events: measurement.wait_events,
         first_failure: tally.first_failure,
         clients: (settings.clients_per_user > 1).then(|| ClientsFigures::of(settings.clients_per_user, &tally.waits)),

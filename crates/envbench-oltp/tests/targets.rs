@@ -346,7 +346,10 @@ fn server_counters_send_nothing_the_server_lacks() {
     c.rollback().unwrap();
     let mut mariadb = DatabaseUrl::parse(MARIADB).unwrap().connect("envbench-oltp test").unwrap();
     assert_eq!(mariadb.server_version_number().unwrap(), None);
-    assert!(envbench_oltp::telemetry::snapshot(mariadb.as_mut()).unwrap().contains_key("commits"));
+    // MariaDB counts commits for the whole server only: shown as such, never as the run's (issue #67, C1).
+    let counters = envbench_oltp::telemetry::snapshot(mariadb.as_mut()).unwrap();
+    assert!(counters.contains_key("server-wide commits") && !counters.contains_key("commits"), "{counters:?}");
+    assert!(!counters.contains_key(envbench_oltp::telemetry::SERVER_TRANSACTIONS), "{counters:?}");
 }
 
 #[test]
@@ -463,23 +466,69 @@ fn a_table_named_like_the_marker_is_someone_elses() {
     ];
     for (url, ns) in &places {
         let mut c = ns.connect(url, "test").unwrap();
-        let marker = ns.qualify(Profile::Tpcc.marker_table());
-        let stock = ns.qualify("tpcc_stock");
-        c.batch(&format!("CREATE TABLE {marker} (x INTEGER, note VARCHAR(20))")).unwrap();
-        c.execute(&format!("INSERT INTO {marker} VALUES (42, 'my data')"), &[]).unwrap();
-        c.batch(&format!("CREATE TABLE {stock} (s INTEGER)")).unwrap();
-        c.execute(&format!("INSERT INTO {stock} VALUES (7)"), &[]).unwrap();
-        let found = schema::existing(c.as_mut(), ns, Profile::Tpcc).unwrap();
-        let Existing::Foreign(relations) = &found else { panic!("{ns:?}: {found:?}") };
-        assert!(relations.iter().any(|r| r.eq_ignore_ascii_case("envbench_oltp_tpcc")), "{relations:?}");
-        let error = prepare_refused(url, ns, Profile::Tpcc, LoadPlan::Rebuild).unwrap_err();
-        assert!(matches!(error, OltpError::Foreign(_)), "{error:?}");
-        let dropped = schema::drop_profile(c.as_mut(), ns, Profile::Tpcc).unwrap();
-        assert!(dropped.dropped.is_empty(), "{ns:?}: {dropped:?}");
-        assert_eq!(int(c.as_mut(), &format!("SELECT x FROM {marker}")), 42, "{ns:?}: their rows stay");
-        assert_eq!(int(c.as_mut(), &format!("SELECT s FROM {stock}")), 7);
-        let names: Vec<&str> = Profile::Tpcc.tables().iter().map(|t| t.name).collect();
-        assert_eq!(ns.relations(c.as_mut(), &names).unwrap().len(), 1, "{ns:?}: nothing created beside them");
+        for (profile, theirs) in [(Profile::Tpcc, "tpcc_item"), (Profile::Tpcb, "pgbench_accounts")] {
+            let marker = ns.qualify(profile.marker_table());
+            let table = ns.qualify(theirs);
+            // The forms a user's table takes by accident (issue #67, F1): a table of the marker's name with other
+            // columns; with exactly the columns an earlier envbench gave it, empty and with a row; and a
+            // schema-only copy of envbench's own marker (its comment and signature columns, no row), alone and
+            // with a row whose signature does not match.
+            type Forgery<'a> = Box<dyn Fn(&mut dyn Connection) + 'a>;
+            let forgeries: Vec<Forgery> = vec![
+                Box::new(|c| c.batch(&format!("CREATE TABLE {marker} (x INTEGER, note VARCHAR(20))")).unwrap()),
+                Box::new(|c| {
+                    c.batch(&ns.adapt(&format!(
+                        "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
+                         load_seconds DOUBLE PRECISION NOT NULL, loaded_at {{type:timestamp}} NOT NULL)"
+                    )))
+                    .unwrap()
+                }),
+                Box::new(|c| {
+                    c.batch(&ns.adapt(&format!(
+                        "CREATE TABLE {marker} (scale INTEGER NOT NULL, schema_version INTEGER NOT NULL, \
+                         load_seconds DOUBLE PRECISION NOT NULL, loaded_at {{type:timestamp}} NOT NULL)"
+                    )))
+                    .unwrap();
+                    c.execute(
+                        &format!("INSERT INTO {marker} VALUES (1, {}, 1.0, CURRENT_TIMESTAMP)", schema::SCHEMA_VERSION),
+                        &[],
+                    )
+                    .unwrap();
+                }),
+                Box::new(|c| {
+                    profile.marker().create(c, ns).unwrap();
+                    c.batch(&format!("DELETE FROM {marker}")).unwrap();
+                }),
+                Box::new(|c| {
+                    let token = profile.marker().create(c, ns).unwrap();
+                    c.batch(&format!("DELETE FROM {marker}")).unwrap();
+                    let insert = format!(
+                        "INSERT INTO {marker} (envbench_token, envbench_signature) VALUES ('{token}', 'copied')"
+                    );
+                    c.batch(&insert).unwrap();
+                }),
+            ];
+            for (index, forge) in forgeries.iter().enumerate() {
+                let case = format!("{ns:?} {profile:?} forgery {index}");
+                forge(c.as_mut());
+                c.batch(&format!("CREATE TABLE {table} (x INTEGER, note VARCHAR(20))")).unwrap();
+                c.execute(&format!("INSERT INTO {table} VALUES (7, 'mine')"), &[]).unwrap();
+                let found = schema::existing(c.as_mut(), ns, profile).unwrap();
+                let Existing::Foreign(relations) = &found else { panic!("{case}: {found:?}") };
+                assert!(relations.iter().any(|r| r.starts_with(profile.marker_table())), "{case}: {relations:?}");
+                assert!(relations.iter().any(|r| r.eq_ignore_ascii_case(theirs)), "{case}: {relations:?}");
+                let error = prepare_refused(url, ns, profile, LoadPlan::Rebuild).unwrap_err();
+                assert!(matches!(error, OltpError::Foreign(_)), "{case}: {error:?}");
+                let dropped = schema::drop_profile(c.as_mut(), ns, profile).unwrap();
+                assert!(dropped.dropped.is_empty(), "{case}: {dropped:?}");
+                assert_eq!(int(c.as_mut(), &format!("SELECT x FROM {table}")), 7, "{case}: their rows stay");
+                assert_eq!(int(c.as_mut(), &format!("SELECT count(*) FROM {table}")), 1, "{case}");
+                let names: Vec<&str> = profile.tables().iter().map(|t| t.name).collect();
+                assert_eq!(ns.relations(c.as_mut(), &names).unwrap().len(), 1, "{case}: nothing created beside them");
+                c.batch(&format!("DROP TABLE {table}")).unwrap();
+                c.batch(&format!("DROP TABLE {marker}")).unwrap();
+            }
+        }
     }
     admin.batch(&format!("DROP SCHEMA {name} CASCADE")).unwrap();
     root.batch(&format!("DROP DATABASE {name}")).unwrap();

@@ -4,14 +4,17 @@
 //!
 //! It answers one request per connection (no keep-alive), reads at most a few kilobytes of a request with a short
 //! timeout, and serves nothing but the figures: it holds no secrets and accepts no input, so a scrape can neither
-//! stall a run nor change it.
+//! stall a run nor change it. A request whose headers do not end within the bound is refused (431) before anything
+//! is served, so no `Host` goes unseen; and when every slot is taken, a new connection takes the slot of the one
+//! that has waited longest without sending its request, so clients that connect and send nothing cannot keep a
+//! scrape out.
 
 use envbench_core::live::{self, Kind};
 use envbench_core::sampler::SamplerPoint;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -47,21 +50,21 @@ impl MetricsEndpoint {
             .name("envbench-metrics".into())
             .spawn(move || {
                 // Each request on a short-lived thread of its own, so a slow client delays no scrape and no run.
-                let active = Arc::new(AtomicUsize::new(0));
+                let slots = Arc::new(Slots::default());
                 while !thread_stop.load(Ordering::SeqCst) {
                     let Ok((stream, _)) = listener.accept() else {
                         std::thread::sleep(POLL);
                         continue;
                     };
-                    if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS || stream.set_nonblocking(false).is_err() {
+                    if stream.set_nonblocking(false).is_err() {
                         continue;
                     }
-                    active.fetch_add(1, Ordering::SeqCst);
-                    let active = Arc::clone(&active);
+                    let Some(slot) = slots.take(&stream) else { continue };
+                    let slots = Arc::clone(&slots);
                     let spawned =
                         std::thread::Builder::new().name("envbench-metrics-request".into()).spawn(move || {
-                            let _ = answer(stream, address.ip().is_loopback());
-                            active.fetch_sub(1, Ordering::SeqCst);
+                            let _ = answer(stream, address.ip().is_loopback(), &slot);
+                            slots.free(&slot);
                         });
                     if spawned.is_err() {
                         // The thread never ran: it holds no place.
@@ -90,10 +93,58 @@ impl Drop for MetricsEndpoint {
     }
 }
 
-/// Answer one request: the figures for `GET /metrics` (and `/`), 404 for other paths, 405 for other methods. On
-/// loopback, a request named for another host is refused (421), so a web page cannot read the figures through DNS
-/// rebinding.
-fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
+/// The connections being answered, at most [`MAX_CONNECTIONS`], each with whether its request has arrived.
+#[derive(Default)]
+struct Slots {
+    held: Mutex<Vec<Arc<Slot>>>,
+}
+
+/// One connection being answered.
+struct Slot {
+    /// A handle on the connection, to cut it when its slot is taken.
+    stream: TcpStream,
+    /// Its request line and headers have arrived: it is being answered, not waited for.
+    requested: AtomicBool,
+}
+
+impl Slots {
+    /// A slot for `stream`: a free one, or the slot of the connection that has waited longest without sending its
+    /// request (cut now); `None` when every slot answers a request.
+    fn take(&self, stream: &TcpStream) -> Option<Arc<Slot>> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.len() >= MAX_CONNECTIONS {
+            // Oldest first: the first that has sent nothing yet (a request that arrived and waits to be read is not
+            // idle).
+            let idle =
+                held.iter().position(|slot| !slot.requested.load(Ordering::SeqCst) && !has_input(&slot.stream))?;
+            let evicted = held.remove(idle);
+            let _ = evicted.stream.shutdown(std::net::Shutdown::Both);
+        }
+        let slot = Arc::new(Slot { stream: stream.try_clone().ok()?, requested: AtomicBool::new(false) });
+        held.push(Arc::clone(&slot));
+        Some(slot)
+    }
+
+    fn free(&self, slot: &Arc<Slot>) {
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).retain(|held| !Arc::ptr_eq(held, slot));
+    }
+}
+
+/// Whether `stream` has bytes waiting to be read, asked without reading them or changing how the stream blocks.
+fn has_input(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: a one-byte peek into a local buffer on a socket this process holds open.
+    let peeked = unsafe {
+        libc::recv(stream.as_raw_fd(), (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+    };
+    peeked > 0
+}
+
+/// Answer one request: the figures for `GET /metrics` (and `/`), 404 for other paths, 405 for other methods, 431 for
+/// headers that do not end within [`MAX_REQUEST_BYTES`]. On loopback, a request named for another host is refused
+/// (421), so a web page cannot read the figures through DNS rebinding.
+fn answer(stream: TcpStream, loopback: bool, slot: &Slot) -> std::io::Result<()> {
     // One deadline for the whole request: each read may wait only for what is left of it.
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let left = || {
@@ -107,15 +158,21 @@ fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
     let mut request_line = String::new();
     stream.set_read_timeout(Some(left()?))?;
     reader.by_ref().take(MAX_REQUEST_BYTES as u64).read_line(&mut request_line)?;
-    // The headers, up to the blank line, within the same bound.
+    // The headers, up to the blank line, within the same bound: a request that does not end there is refused,
+    // whatever it named.
     let mut read = request_line.len();
     let mut foreign_host = false;
-    loop {
+    let mut ended = false;
+    while request_line.ends_with('\n') {
         let mut header = String::new();
         stream.set_read_timeout(Some(left()?))?;
         let n = reader.by_ref().take((MAX_REQUEST_BYTES.saturating_sub(read)) as u64).read_line(&mut header)?;
         read += n;
-        if n == 0 || header == "\r\n" || header == "\n" || read >= MAX_REQUEST_BYTES {
+        if header == "\r\n" || header == "\n" {
+            ended = true;
+            break;
+        }
+        if n == 0 || !header.ends_with('\n') {
             break;
         }
         if let Some((name, value)) = header.split_once(':')
@@ -124,10 +181,16 @@ fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
             foreign_host |= loopback && !is_loopback_name(value.trim());
         }
     }
+    slot.requested.store(true, Ordering::SeqCst);
     let mut parts = request_line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = path.split('?').next().unwrap_or("");
     let (status, content_type, body) = match (method, path) {
+        _ if !ended => (
+            "431 Request Header Fields Too Large",
+            "text/plain; charset=utf-8",
+            format!("a request's line and headers end within {MAX_REQUEST_BYTES} bytes\n"),
+        ),
         _ if foreign_host => {
             ("421 Misdirected Request", "text/plain; charset=utf-8", "envbench serves this host only\n".into())
         }
@@ -144,7 +207,15 @@ fn answer(stream: TcpStream, loopback: bool) -> std::io::Result<()> {
     if method != "HEAD" {
         stream.write_all(body.as_bytes())?;
     }
-    stream.flush()
+    stream.flush()?;
+    if !ended {
+        // What the client still sends is read and dropped (a bounded amount, within the deadline), so that closing
+        // with it unread does not reset the connection before the client has read the refusal.
+        stream.shutdown(std::net::Shutdown::Write)?;
+        stream.set_read_timeout(Some(left()?))?;
+        let _ = std::io::copy(&mut reader.take(1 << 16), &mut std::io::sink());
+    }
+    Ok(())
 }
 
 /// A `Host` header's name is this machine's loopback: `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
@@ -242,6 +313,38 @@ mod tests {
         for host in ["localhost:9464", "127.0.0.1", "[::1]:9464"] {
             let request = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n");
             assert!(get(address, &request).starts_with("HTTP/1.1 200"), "{host}");
+        }
+        // A request whose line and headers do not end within the bound is refused before any Host is missed
+        // (issue #67, F3).
+        let long = format!("GET /metrics?{} HTTP/1.1\r\nHost: rebind.attacker.example\r\n\r\n", "a".repeat(8300));
+        let response = get(address, &long);
+        assert!(response.starts_with("HTTP/1.1 431"), "{response}");
+        assert!(!response.contains("envbench_step_info"), "no figures: {response}");
+        let padded = format!("GET /metrics HTTP/1.1\r\nX-Pad: {}\r\nHost: evil.example\r\n\r\n", "b".repeat(8300));
+        assert!(get(address, &padded).starts_with("HTTP/1.1 431"));
+        // Clients that connect, send nothing and connect again as soon as they are cut take no scrape's slot
+        // (F4): every scrape is answered.
+        let stop = Arc::new(AtomicBool::new(false));
+        let hogs: Vec<_> = (0..MAX_CONNECTIONS)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::SeqCst) {
+                        let Ok(mut idle) = TcpStream::connect(address) else { continue };
+                        let _ = idle.set_read_timeout(Some(Duration::from_secs(5)));
+                        let _ = idle.read(&mut [0u8; 64]);
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(200));
+        for scrape in 0..20 {
+            let response = get(address, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            assert!(response.starts_with("HTTP/1.1 200"), "scrape {scrape} beside idle clients: {response}");
+        }
+        stop.store(true, Ordering::SeqCst);
+        for hog in hogs {
+            hog.join().unwrap();
         }
         // A client that sends nothing holds up neither another scrape nor the endpoint's end.
         let idle = TcpStream::connect(address).unwrap();

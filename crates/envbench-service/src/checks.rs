@@ -20,6 +20,10 @@ pub const MAX_COMMAND_CHARS: usize = 16_384;
 /// The longest text a fingerprint, a status reason or an attachment may hold in one string, in characters.
 pub const MAX_TEXT_CHARS: usize = 65_536;
 
+/// How deeply an attachment may nest: envbench's own documents nest a few levels (a step's transactions' retries by
+/// kind of error), and a parser walks every level.
+pub const MAX_ATTACHMENT_DEPTH: usize = 16;
+
 /// The smallest duration or rate other than zero a sample may be (a nanosecond, in seconds): below it is no
 /// measurement, and a ratio against it is a number of hundreds of digits.
 pub const SMALLEST_MEASURE: f64 = 1e-9;
@@ -73,6 +77,15 @@ pub fn unknown_field(sent: &serde_json::Value, kept: &serde_json::Value) -> Opti
             .enumerate()
             .find_map(|(index, (sent, kept))| unknown_field(sent, kept).map(|inner| format!("{index}.{inner}"))),
         _ => None,
+    }
+}
+
+/// How deeply `value` nests: 0 for a number or a string, 1 for an array or object of them, and so on.
+fn depth(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        serde_json::Value::Object(fields) => 1 + fields.values().map(depth).max().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -173,6 +186,9 @@ pub fn check_upload(
             check_name(what, text)?;
         }
     }
+    if s.tags.len() > envbench_core::model::MAX_TAGS {
+        return Err(format!("{} tags: a run carries at most {}", s.tags.len(), envbench_core::model::MAX_TAGS));
+    }
     for (key, value) in &s.tags {
         check_name("a tag", &format!("{key}={value}"))?;
     }
@@ -190,8 +206,24 @@ pub fn check_upload(
         }
     }
     check_strings("its fingerprint", fingerprint)?;
+    // Attachments are the documents envbench writes: its workload's own, a fleet's, and the provenance.
+    let written =
+        [s.workload.as_str(), envbench_core::provenance::PROVENANCE_ATTACHMENT, envbench_core::fleet::FLEET_ATTACHMENT];
     for (name, document) in &run.attachments {
         check_name("an attachment's name", name)?;
+        if !written.contains(&name.as_str()) {
+            return Err(format!(
+                "an attachment '{name}': envbench writes only {} attachments to a {} run",
+                written.join(", "),
+                s.workload
+            ));
+        }
+        if depth(document) > MAX_ATTACHMENT_DEPTH {
+            return Err(format!(
+                "its attachment {name} nests {} levels deep: envbench's nest at most {MAX_ATTACHMENT_DEPTH}",
+                depth(document)
+            ));
+        }
         check_strings(&format!("its attachment {name}"), document)?;
     }
     if s.result_count != run.results.len() {
@@ -394,9 +426,35 @@ mod tests {
             (Box::new(|u| samples(u, vec![5e-324, 1.0, 2.0])), "out of range"),
             (
                 Box::new(|u| {
-                    u.run.attachments.insert("notes".into(), serde_json::json!({"x": ["ok", "\u{1b}[31mred"]}));
+                    let name = u.run.summary.workload.clone();
+                    u.run.attachments.insert(name, serde_json::json!({"x": ["ok", "\u{1b}[31mred"]}));
                 }),
-                "its attachment notes.x.1 holds a control",
+                ".x.1 holds a control",
+            ),
+            (
+                Box::new(|u| {
+                    u.run.attachments.insert("notes".into(), serde_json::json!({"x": 1}));
+                }),
+                "an attachment 'notes': envbench writes only",
+            ),
+            (
+                Box::new(|u| {
+                    let mut nested = serde_json::json!(1);
+                    for _ in 0..120 {
+                        nested = serde_json::json!([nested]);
+                    }
+                    let name = u.run.summary.workload.clone();
+                    u.run.attachments.insert(name, nested);
+                }),
+                "nests 120 levels deep",
+            ),
+            (
+                Box::new(|u| {
+                    for i in 0..65 {
+                        u.run.summary.tags.insert(format!("k{i}"), "v".into());
+                    }
+                }),
+                "65 tags: a run carries at most 64",
             ),
             (
                 Box::new(|u| {

@@ -82,8 +82,8 @@ pub struct DialectOps {
     /// Statements a session runs first so that commits are durable and readers do not block the writer, where the
     /// defaults are not (SQLite: the write-ahead log and full syncs).
     pub durable_session: Option<&'static str>,
-    /// `COMMENT ON TABLE`: a marker table can say whose it is in the catalog.
-    pub table_comments: bool,
+    /// How a table can say whose it is in the catalog (a marker's comment).
+    pub table_comment: TableComment,
     /// Creating tables in a schema needs a privilege that a fresh database does not grant everyone (PostgreSQL 15's
     /// `public`), checked before a load starts.
     pub schema_create_privilege: bool,
@@ -146,6 +146,17 @@ pub struct DialectOps {
     pub double_colon_casts: bool,
 }
 
+/// How a table can carry a comment, which the catalog then shows beside its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableComment {
+    /// It cannot (SQLite).
+    None,
+    /// `COMMENT ON TABLE t IS '...'`, a statement of its own (PostgreSQL).
+    Statement,
+    /// `COMMENT='...'` among the table's options in its `CREATE TABLE` (MariaDB/MySQL).
+    TableOption,
+}
+
 /// How a dialect names things and how its catalog answers what [`Namespace`](crate::Namespace) asks: every query
 /// takes the namespace's name as its first parameter, then the names asked about (`{list}` their placeholders).
 #[derive(Debug)]
@@ -195,7 +206,7 @@ static SQLITE_OPS: DialectOps = DialectOps {
     namespace_word: "schema",
     single_writer: true,
     durable_session: Some("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL"),
-    table_comments: false,
+    table_comment: TableComment::None,
     schema_create_privilege: false,
     partitions: false,
     partitions_are_tables: false,
@@ -247,7 +258,7 @@ static POSTGRES_OPS: DialectOps = DialectOps {
     namespace_word: "schema",
     single_writer: false,
     durable_session: None,
-    table_comments: true,
+    table_comment: TableComment::Statement,
     schema_create_privilege: true,
     partitions: true,
     partitions_are_tables: true,
@@ -324,7 +335,7 @@ static MYSQL_OPS: DialectOps = DialectOps {
     namespace_word: "database",
     single_writer: false,
     durable_session: None,
-    table_comments: false,
+    table_comment: TableComment::TableOption,
     schema_create_privilege: false,
     partitions: true,
     partitions_are_tables: false,

@@ -14,13 +14,15 @@ mod adapt;
 mod bulk;
 mod dialect;
 pub mod lock;
+pub mod marker;
 mod mysql_connection;
 pub mod namespace;
 mod postgres_connection;
 mod sqlite_connection;
 
-pub use dialect::{Catalog, Dialect, DialectOps, Isolation, SqlTypes};
+pub use dialect::{Catalog, Dialect, DialectOps, Isolation, SqlTypes, TableComment};
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
+pub use marker::{Marker, MarkerState};
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
 pub use sqlite_connection::SqliteOpen;
 

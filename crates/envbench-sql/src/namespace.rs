@@ -242,22 +242,6 @@ impl Namespace {
         let rows = connection.query(sql, &[Value::Text(self.name.clone()), Value::Text(table.to_string())])?;
         rows.iter().map(|row| Ok(row.text(0)?.to_lowercase())).collect()
     }
-
-    /// True when `relations` (what [`Namespace::relations`] found) hold envbench's marker table `marker`: a table of
-    /// that name with exactly `columns` (lower case, in order). A table someone else made under the marker's name is
-    /// not it, so the relations beside it stay foreign, never emptied or dropped.
-    pub fn holds_marker(
-        &self,
-        connection: &mut dyn Connection,
-        relations: &[Relation],
-        marker: &str,
-        columns: &[&str],
-    ) -> Result<bool, DbError> {
-        match relations.iter().find(|r| r.name.eq_ignore_ascii_case(marker) && r.kind == RelationKind::Table) {
-            Some(table) => Ok(self.columns(connection, &table.name)? == columns),
-            None => Ok(false),
-        }
-    }
 }
 
 impl Namespace {

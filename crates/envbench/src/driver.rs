@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The most tags one run carries.
-pub const MAX_TAGS: usize = 64;
+pub use envbench_core::model::MAX_TAGS;
 
 /// How a run is named in the user's methodology, and how it reports: accepted by every workload command.
 #[derive(Args, Debug, Clone)]
@@ -192,6 +192,8 @@ pub fn quote_words<S: AsRef<str>>(words: impl Iterator<Item = S>) -> String {
 pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &StoreLocation) -> anyhow::Result<ExitCode> {
     let common = common_args(workload, matches)?;
     let request = run_request(workload.name(), &common)?;
+    // Bound before the plan makes anything (a lock file, a database): a port in use is refused with nothing made.
+    let endpoint = serve_metrics(&common)?;
     let planned = match workload.plan(matches)? {
         Plan::Answer(text) => {
             output::print(&text);
@@ -199,7 +201,16 @@ pub fn run(workload: &dyn Workload, matches: &clap::ArgMatches, location: &Store
         }
         Plan::Run(planned) => planned,
     };
-    Ok(run_planned(workload.name(), planned, &common, request, location)?.exit)
+    Ok(run_planned(workload.name(), planned, &common, request, location, endpoint)?.exit)
+}
+
+/// The live-metrics endpoint of `--metrics-listen`, bound now (`None` without the option): callers bind it before
+/// they plan, so a port in use is refused (exit 2) before anything is made or stored, as docs/metrics.md promises.
+pub fn serve_metrics(common: &CommonArgs) -> Result<Option<envbench_probe::MetricsEndpoint>, WorkloadError> {
+    common
+        .metrics_listen
+        .map(|address| envbench_probe::MetricsEndpoint::serve(address).map_err(WorkloadError::usage))
+        .transpose()
 }
 
 /// Why a run of `workload` measured memory where it meant storage: its storage is memory-backed and storage
@@ -216,13 +227,15 @@ pub struct Launched {
 }
 
 /// Run a planned run (a workload's, a fleet's or a fleet agent's) through the lifecycle: fingerprint, session and
-/// sampler, the run with Ctrl-C watched, JSON or the table, the stored end.
+/// sampler, the run with Ctrl-C watched, JSON or the table, the stored end. `endpoint` is [`serve_metrics`]'s,
+/// bound before the run was planned.
 pub fn run_planned(
     workload: &str,
     planned: Box<dyn Planned>,
     common: &CommonArgs,
     request: RunRequest,
     location: &StoreLocation,
+    endpoint: Option<envbench_probe::MetricsEndpoint>,
 ) -> anyhow::Result<Launched> {
     let sample_interval = common.sample_interval()?;
     let recording = planned.recording();
@@ -239,21 +252,16 @@ pub fn run_planned(
         fingerprint(&Host::live(), Some(planned.data_dir())).map_err(|e| WorkloadError::usage(e.to_string()))?;
     // Served from before the run is stored to its end (a port that is taken stores nothing): the figures describe
     // this run.
-    let endpoint = match common.metrics_listen {
-        Some(address) => {
-            let endpoint = envbench_probe::MetricsEndpoint::serve(address).map_err(WorkloadError::usage)?;
-            if !address.ip().is_loopback() {
-                progress.warn(&format!(
-                    "serving live metrics beyond this host at http://{}/metrics: anyone who reaches it can read them",
-                    endpoint.address()
-                ));
-            } else if !common.json {
-                eprintln!("live metrics at http://{}/metrics", endpoint.address());
-            }
-            Some(endpoint)
+    if let Some(endpoint) = &endpoint {
+        if !endpoint.address().ip().is_loopback() {
+            progress.warn(&format!(
+                "serving live metrics beyond this host at http://{}/metrics: anyone who reaches it can read them",
+                endpoint.address()
+            ));
+        } else if !common.json {
+            eprintln!("live metrics at http://{}/metrics", endpoint.address());
         }
-        None => None,
-    };
+    }
     let mut session = match recording {
         Recording::NotStored => None,
         Recording::Unsampled => Some(Session::start(location, &request, &fingerprint, None, false)?),

@@ -1,6 +1,8 @@
 //! Serving the viewer: its routes (the pages, the downloads, and the `/api/v1` routes it is given), the guard in
 //! front of them (only requests addressed to the viewer's own address or names, every response forbidding scripts,
-//! framing and sniffing), and the listeners: plain HTTP or HTTPS, each connection with a header read timeout.
+//! framing and sniffing), and the listeners: plain HTTP or HTTPS, each connection with a header read timeout, and
+//! the connections in flight capped per peer and in all, so that slow clients cannot take every descriptor the
+//! process has before any of them shows a token.
 
 use super::board::leaderboard_page;
 use super::environments::{environment_page, environments_page, suites_page};
@@ -16,8 +18,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use envbench_core::workload::Registry;
 use envbench_store::StoreLocation;
-use std::net::{SocketAddr, TcpListener};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
 
 /// Where `serve` listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -162,22 +165,120 @@ pub async fn serve_with(
 /// connection: a client that sends them byte by byte (slowloris) or sends nothing has its connection closed then.
 pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// The connections one peer (an IPv4 address, an IPv6 /64) may hold open at once; beyond them its new connections
+/// are closed as they come, so one client cannot starve the others.
+pub const MAX_CONNECTIONS_PER_PEER: usize = 32;
+
 /// Serve each connection `listener` accepts with `router`, over HTTP/1.1 with [`HEADER_READ_TIMEOUT`] (axum::serve
-/// sets no timer, so its connections wait for a slow or idle client forever).
+/// sets no timer, so its connections wait for a slow or idle client forever), at most [`MAX_CONNECTIONS_PER_PEER`]
+/// from one peer and [`max_connections`] in all.
 pub(super) async fn serve_connections<L>(mut listener: L, router: Router) -> Result<(), ReportError>
 where
-    L: axum::serve::Listener,
+    L: axum::serve::Listener<Addr = SocketAddr>,
 {
+    let gate = Arc::new(Gate { held: Mutex::new((0, HashMap::new())), total: max_connections() });
     loop {
-        let (io, _peer) = listener.accept().await;
+        let (io, peer) = listener.accept().await;
+        // Over a cap, the connection is closed at once: its descriptor is back before the next accept.
+        let Some(pass) = Gate::admit(&gate, peer.ip()) else { continue };
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
         tokio::spawn(async move {
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
             // A connection's end, timed out or not, is the client's business.
             let _ = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service).await;
+            drop(pass);
         });
     }
+}
+
+/// The connections in flight, in all and per peer.
+struct Gate {
+    held: Mutex<(usize, HashMap<IpAddr, usize>)>,
+    total: usize,
+}
+
+/// One admitted connection's place at the [`Gate`], given back when it ends.
+struct Pass {
+    gate: Arc<Gate>,
+    peer: IpAddr,
+}
+
+impl Gate {
+    fn admit(gate: &Arc<Gate>, ip: IpAddr) -> Option<Pass> {
+        let peer = peer_key(ip);
+        let mut held = gate.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, per_peer) = &mut *held;
+        let mine = per_peer.entry(peer).or_insert(0);
+        if *total >= gate.total || *mine >= MAX_CONNECTIONS_PER_PEER {
+            return None;
+        }
+        *mine += 1;
+        *total += 1;
+        Some(Pass { gate: Arc::clone(gate), peer })
+    }
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        let mut held = self.gate.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, per_peer) = &mut *held;
+        *total = total.saturating_sub(1);
+        if let Some(mine) = per_peer.get_mut(&self.peer) {
+            *mine -= 1;
+            if *mine == 0 {
+                per_peer.remove(&self.peer);
+            }
+        }
+    }
+}
+
+/// Whom a connection counts against: its IPv4 address (an IPv4-mapped IPv6 one too), or its IPv6 /64, which one
+/// host is commonly given whole.
+fn peer_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut segments = v6.segments();
+                segments[4..].fill(0);
+                IpAddr::V6(segments.into())
+            }
+        },
+    }
+}
+
+/// The connections served at once in all: half the descriptors this process may open (the rest are the store's,
+/// the listener's and the runtime's), from 64 to 4,096.
+pub fn max_connections() -> usize {
+    (descriptor_limit() / 2).clamp(64, 4096)
+}
+
+/// This process's soft limit on open descriptors.
+fn descriptor_limit() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+}
+
+/// Raise this process's soft limit on open descriptors to its hard limit (systemd's units start services at a soft
+/// 1,024 beside a far higher hard limit); the soft limit now.
+pub fn raise_descriptor_limit() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit read and write the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            // Unlimited is no count: a million is far beyond any connection cap.
+            let wanted = if limit.rlim_max == libc::RLIM_INFINITY { 1 << 20 } else { limit.rlim_max };
+            let raised = libc::rlimit { rlim_cur: wanted, rlim_max: limit.rlim_max };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &raised);
+        }
+    }
+    descriptor_limit()
 }
 
 /// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
@@ -200,6 +301,7 @@ pub fn serve_blocking(
     extras: Extras,
 ) -> Result<(), ReportError> {
     let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
+    raise_descriptor_limit();
     let listen_error = |e: std::io::Error| ReportError::Listen { address: address.clone(), reason: e.to_string() };
     listener.set_nonblocking(true).map_err(listen_error)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -242,6 +344,25 @@ mod tests {
         assert!(!host_allowed("rebind.example:8080", &everywhere));
         let port80: SocketAddr = "127.0.0.1:80".parse().unwrap();
         assert!(host_allowed("localhost", &port80));
+    }
+
+    #[test]
+    fn peers_are_counted_by_address_or_64_bit_prefix() {
+        let key = |text: &str| peer_key(text.parse().unwrap()).to_string();
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::");
+        let gate = Arc::new(Gate { held: Mutex::new((0, HashMap::new())), total: 40 });
+        let one: IpAddr = "192.0.2.7".parse().unwrap();
+        let passes: Vec<Pass> = (0..MAX_CONNECTIONS_PER_PEER).map(|_| Gate::admit(&gate, one).unwrap()).collect();
+        assert!(Gate::admit(&gate, one).is_none(), "one peer's cap");
+        let others: Vec<Pass> =
+            (0..8).map(|i| Gate::admit(&gate, format!("192.0.2.{}", 100 + i).parse().unwrap()).unwrap()).collect();
+        assert!(Gate::admit(&gate, "198.51.100.1".parse().unwrap()).is_none(), "the cap in all");
+        drop(passes);
+        assert!(Gate::admit(&gate, one).is_some(), "given back as connections end");
+        drop(others);
+        assert_eq!(gate.held.lock().unwrap().0, 0);
     }
 
     #[test]

@@ -115,10 +115,51 @@ fn store_failure(error: impl std::fmt::Display) -> Failure {
     Failure("the service's store failed; its operator's log says why. Try again later".into())
 }
 
-pub(super) async fn known(State(service): State<Arc<Service>>, body: Body) -> Response {
-    let bytes = match axum::body::to_bytes(body, 1 << 20).await {
+/// How long a body may take to arrive: a grace for the network, then at least [`BODY_MIN_BYTES_PER_S`] of what it
+/// announced (a client that sends a byte every few seconds holds its connection no longer than this).
+pub const BODY_GRACE: Duration = Duration::from_secs(10);
+pub const BODY_MIN_BYTES_PER_S: u64 = 256 << 10;
+
+/// Why a body was not read.
+enum BodyRefusal {
+    TooLarge,
+    TooSlow(Duration),
+}
+
+/// Read a request's body of at most `limit` bytes within its deadline: [`BODY_GRACE`] and the time its announced
+/// length takes at [`BODY_MIN_BYTES_PER_S`] (the grace alone when it announced none).
+async fn read_body(headers: &HeaderMap, body: Body, limit: u64) -> Result<axum::body::Bytes, BodyRefusal> {
+    let announced = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let deadline = BODY_GRACE + Duration::from_secs(announced.unwrap_or(0).min(limit) / BODY_MIN_BYTES_PER_S);
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, usize::try_from(limit).unwrap_or(usize::MAX))).await
+    {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(BodyRefusal::TooLarge),
+        Err(_) => Err(BodyRefusal::TooSlow(deadline)),
+    }
+}
+
+/// The refusal of a body that took longer than its deadline.
+fn too_slow(deadline: Duration) -> Response {
+    refuse(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the request's body did not arrive within {} s (at least {} KiB/s after {} s); send it again on a faster \
+             connection",
+            deadline.as_secs(),
+            BODY_MIN_BYTES_PER_S >> 10,
+            BODY_GRACE.as_secs()
+        ),
+    )
+}
+
+pub(super) async fn known(State(service): State<Arc<Service>>, headers: HeaderMap, body: Body) -> Response {
+    let bytes = match read_body(&headers, body, 1 << 20).await {
         Ok(bytes) => bytes,
-        Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "ask about at most 1 MiB of run ids at a time"),
+        Err(BodyRefusal::TooLarge) => {
+            return refuse(StatusCode::PAYLOAD_TOO_LARGE, "ask about at most 1 MiB of run ids at a time");
+        }
+        Err(BodyRefusal::TooSlow(deadline)) => return too_slow(deadline),
     };
     let asked: Known = match serde_json::from_slice(&bytes) {
         Ok(asked) => asked,
@@ -228,9 +269,10 @@ pub(super) async fn upload(State(service): State<Arc<Service>>, headers: HeaderM
         }
         return response;
     }
-    let bytes = match axum::body::to_bytes(body, usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX)).await {
+    let bytes = match read_body(&headers, body, limits.max_body_bytes).await {
         Ok(bytes) => bytes,
-        Err(_) => return too_large(),
+        Err(BodyRefusal::TooLarge) => return too_large(),
+        Err(BodyRefusal::TooSlow(deadline)) => return too_slow(deadline),
     };
     let mut document: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(document) => document,

@@ -11,7 +11,8 @@ use crate::TpchError;
 use crate::data::{GENERATOR, TableName};
 use crate::queries::TableNames;
 use envbench_sql::{
-    Connection, DatabaseUrl, DbError, Namespace, RelationKind, ServerLock, ServerLockError, ServerLockMode, Value,
+    Connection, DatabaseUrl, DbError, Marker, MarkerState, Namespace, RelationKind, ServerLock, ServerLockError,
+    ServerLockMode, Value,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,8 +75,14 @@ pub fn server_error(url: &DatabaseUrl, error: &DbError) -> TpchError {
 
 /// The table that marks a load as envbench's and complete.
 pub const MARKER_TABLE: &str = "envbench_tpch_load";
-/// The comment on the marker table: a table of that name without it is someone else's.
-pub const MARKER_COMMENT: &str = "created by envbench tpch";
+/// The marker ([`envbench_sql::marker`]): one signed row, its payload the load it describes (empty while a load is
+/// under way). A table of its name without the signed row is someone else's, like the tables beside it.
+const MARKER: Marker = Marker {
+    table: MARKER_TABLE,
+    maker: "tpch",
+    payload: "scale_factor DOUBLE PRECISION, generator VARCHAR(100), row_counts TEXT, loaded_at {type:timestamp}",
+};
+const MARKER_PAYLOAD: [&str; 4] = ["scale_factor", "generator", "row_counts", "loaded_at"];
 /// How envbench's sessions name themselves on the server.
 pub const APPLICATION_NAME: &str = "envbench-tpch";
 /// What the server lock is taken on, within the namespace.
@@ -156,7 +163,7 @@ pub enum ExistingLoad {
     None,
     /// Relations of TPC-H names (or of the marker's) that envbench did not make, described for a refusal.
     Foreign(Vec<String>),
-    /// envbench's marker without a row: a load that did not finish.
+    /// envbench's marker without its payload: a load that did not finish.
     Incomplete,
     Complete {
         scale_factor: f64,
@@ -218,33 +225,25 @@ impl ServerTables {
     pub fn existing_load(&self, connection: &mut dyn Connection) -> Result<ExistingLoad, DbError> {
         let mut names: Vec<&str> = TableName::ALL.iter().map(|t| t.as_str()).collect();
         names.push(MARKER_TABLE);
-        let mut relations = Vec::new();
-        let mut not_tables = Vec::new();
-        let mut marker = None;
-        for relation in self.namespace.relations(connection, &names)? {
-            if relation.name == MARKER_TABLE {
-                let ours = relation.kind == RelationKind::Table && relation.comment.as_deref() == Some(MARKER_COMMENT);
-                marker = Some((ours, relation.describe()));
-            } else {
-                if relation.kind != RelationKind::Table {
-                    not_tables.push(relation.describe());
-                }
-                relations.push(relation.describe());
-            }
-        }
-        match marker {
-            None if relations.is_empty() => return Ok(ExistingLoad::None),
-            None => return Ok(ExistingLoad::Foreign(relations)),
-            // A table of the marker's name without envbench's comment is someone else's, like the tables beside it.
-            Some((false, marker)) => {
-                relations.push(marker);
-                return Ok(ExistingLoad::Foreign(relations));
-            }
+        let found = self.namespace.relations(connection, &names)?;
+        let tables: Vec<_> = found.iter().filter(|r| !r.name.eq_ignore_ascii_case(MARKER_TABLE)).collect();
+        let relations: Vec<String> = tables.iter().map(|r| r.describe()).collect();
+        let not_tables: Vec<String> =
+            tables.iter().filter(|r| r.kind != RelationKind::Table).map(|r| r.describe()).collect();
+        match MARKER.state(connection, &self.namespace, &found)? {
+            MarkerState::Absent if relations.is_empty() => return Ok(ExistingLoad::None),
+            MarkerState::Absent => return Ok(ExistingLoad::Foreign(relations)),
+            // A table of the marker's name without envbench's signed row is someone else's, like the tables beside
+            // it.
+            MarkerState::Foreign(marker) => return Ok(ExistingLoad::Foreign([relations, vec![marker]].concat())),
             // envbench never makes a view, a sequence or an index of a table's name.
-            Some((true, _)) if !not_tables.is_empty() => return Ok(ExistingLoad::Foreign(not_tables)),
-            Some((true, _)) => {}
+            MarkerState::Ours { .. } if !not_tables.is_empty() => return Ok(ExistingLoad::Foreign(not_tables)),
+            MarkerState::Ours { .. } => {}
         }
-        let sql = format!("SELECT scale_factor, generator, row_counts FROM {} LIMIT 1", self.qualify(MARKER_TABLE));
+        let sql = format!(
+            "SELECT scale_factor, generator, row_counts FROM {} WHERE scale_factor IS NOT NULL",
+            self.qualify(MARKER_TABLE)
+        );
         Ok(match connection.query_optional(&sql, &[])? {
             Some(row) => ExistingLoad::Complete {
                 scale_factor: row.real(0).unwrap_or(f64::NAN),
@@ -294,7 +293,7 @@ impl ServerTables {
         let ops = self.namespace.dialect().ops();
         let (place, elsewhere) = (ops.namespace_word, ops.namespace_choice);
         self.error(&DbError::other(format!(
-            "{place} {} holds TPC-H tables that envbench did not load ({}; no {MARKER_TABLE} marker of envbench's); \
+            "{place} {} holds TPC-H tables that envbench did not load ({}; no signed {MARKER_TABLE} marker of envbench's); \
              envbench will not touch them. Name {elsewhere}",
             self.namespace.quoted(),
             relations.join(", ")
@@ -310,20 +309,24 @@ impl ServerTables {
         }
     }
 
-    /// The statements that replace envbench's tables with empty ones: the marker emptied (created when missing, so a
-    /// run looking at the tables meanwhile always sees envbench's marker beside them, and a load that stops halfway
-    /// is recognised as envbench's and incomplete), then each table dropped and created. `marker_table` is the
-    /// marker's definition after its name, `table_options` what follows every table's columns, and `primary_keys`
-    /// puts the primary keys in the definitions (InnoDB clusters rows on them) rather than after the load. Only run
+    /// Say, before anything else of a load, that the tables are envbench's and their load under way: the signed
+    /// marker made whole (when missing) or its payload emptied, so a run looking at the tables meanwhile always sees
+    /// envbench's marker beside them, and a load that stops halfway is recognised as envbench's and incomplete. Only
     /// once [`ServerTables::existing_load`] found nothing, or envbench's own load.
-    pub fn rebuild_statements(&self, marker_table: &str, table_options: &str, primary_keys: bool) -> Vec<String> {
-        let marker = self.qualify(MARKER_TABLE);
-        let mut statements = vec![format!("CREATE TABLE IF NOT EXISTS {marker} {marker_table}")];
-        if self.namespace.dialect().ops().table_comments {
-            let comment = envbench_sql::quote_literal(self.namespace.dialect(), MARKER_COMMENT);
-            statements.push(format!("COMMENT ON TABLE {marker} IS {comment}"));
+    pub fn mark_under_way(&self, connection: &mut dyn Connection) -> Result<(), DbError> {
+        let found = self.namespace.relations(connection, &[MARKER_TABLE])?;
+        match MARKER.state(connection, &self.namespace, &found)? {
+            MarkerState::Absent => MARKER.create(connection, &self.namespace).map(|_| ()),
+            MarkerState::Ours { .. } => MARKER.clear_payload(connection, &self.namespace, &MARKER_PAYLOAD),
+            MarkerState::Foreign(marker) => Err(DbError::other(format!("{marker}: not envbench's marker"))),
         }
-        statements.push(format!("DELETE FROM {marker}"));
+    }
+
+    /// The statements that replace envbench's tables with empty ones, each dropped and created, after
+    /// [`ServerTables::mark_under_way`]. `table_options` is what follows every table's columns, and `primary_keys`
+    /// puts the primary keys in the definitions (InnoDB clusters rows on them) rather than after the load.
+    pub fn rebuild_statements(&self, table_options: &str, primary_keys: bool) -> Vec<String> {
+        let mut statements = Vec::new();
         for table in TableName::ALL {
             statements.push(format!("DROP TABLE IF EXISTS {}", self.qualify(table.as_str())));
         }
@@ -357,11 +360,10 @@ impl ServerTables {
     ) -> Result<BTreeMap<String, u64>, DbError> {
         let rows = self.count_rows(connection)?;
         let rows_text = serde_json::to_string(&rows).expect("row counts always serialize");
-        connection.execute(
-            &format!(
-                "INSERT INTO {} (scale_factor, generator, row_counts) VALUES (?, ?, ?)",
-                self.qualify(MARKER_TABLE)
-            ),
+        MARKER.set_payload(
+            connection,
+            &self.namespace,
+            "scale_factor = ?, generator = ?, row_counts = ?, loaded_at = CURRENT_TIMESTAMP",
             &[Value::Real(scale_factor), GENERATOR.into(), rows_text.into()],
         )?;
         Ok(rows)

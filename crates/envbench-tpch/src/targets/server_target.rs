@@ -16,8 +16,7 @@
 //! MariaDB/MySQL).
 
 use super::server::{
-    APPLICATION_NAME, ExistingLoad, MARKER_COMMENT, SECONDARY_INDEXES, ServerTables, Stop, primary_key, server_error,
-    watched,
+    APPLICATION_NAME, ExistingLoad, SECONDARY_INDEXES, ServerTables, Stop, primary_key, server_error, watched,
 };
 use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind, mysql_dialect};
 use crate::TpchError;
@@ -88,21 +87,6 @@ impl Engine {
         match self {
             Engine::Postgres => "",
             Engine::MariaDb | Engine::MySql => " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-        }
-    }
-
-    /// The marker table's definition after its name (PostgreSQL's comment is set by a statement of its own).
-    fn marker_definition(self) -> String {
-        match self {
-            Engine::Postgres => "(scale_factor double precision NOT NULL, generator text NOT NULL, \
-                                 row_counts text NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())"
-                .to_string(),
-            Engine::MariaDb | Engine::MySql => format!(
-                "(scale_factor double NOT NULL, generator varchar(100) NOT NULL, row_counts text NOT NULL, \
-                 loaded_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP){} COMMENT={}",
-                self.table_options(),
-                envbench_sql::quote_literal(Dialect::MySql, MARKER_COMMENT)
-            ),
         }
     }
 
@@ -290,11 +274,8 @@ impl ServerTarget {
     ) -> Result<BTreeMap<String, u64>, TpchError> {
         let engine = self.engine;
         let mut connection = self.connection()?;
-        let rebuild = self.tables.rebuild_statements(
-            &engine.marker_definition(),
-            engine.table_options(),
-            engine.keys_with_tables(),
-        );
+        self.tables.mark_under_way(connection.as_mut()).map_err(|e| self.error(&e))?;
+        let rebuild = self.tables.rebuild_statements(engine.table_options(), engine.keys_with_tables());
         if engine.rebuilds_in_one_transaction() {
             connection.batch(&rebuild.join(";\n")).map_err(|e| self.error(&e))?;
         } else {
@@ -335,7 +316,7 @@ impl ServerTarget {
                 progress(LoadProgress { rows_loaded: loaded, rows_expected, action: engine.loading() });
                 true
             });
-            // After an interrupt the partial table is harmless because the marker row is never written.
+            // After an interrupt the partial table is harmless because the marker's payload is never written.
             if failure.is_none() && in_transaction > 0 {
                 failure = connection.commit().err();
             }
@@ -618,7 +599,6 @@ mod tests {
         assert_eq!(Engine::of(Dialect::MySql, "MariaDB 10.11.6-MariaDB-0+deb12u1"), Some(Engine::MariaDb));
         assert_eq!(Engine::of(Dialect::MySql, "MySQL 8.0.36"), Some(Engine::MySql));
         assert_eq!(Engine::of(Dialect::Sqlite, "SQLite 3.45"), None);
-        assert!(Engine::MariaDb.marker_definition().contains("COMMENT='created by envbench tpch'"));
         assert!(Engine::MySql.cold_cache_note().contains("InnoDB buffer pool"));
         assert_eq!(Engine::Postgres.kind(), TargetKind::Postgres);
         assert_eq!(Engine::MariaDb.kind(), TargetKind::MySql);

@@ -346,7 +346,8 @@ fn an_interrupted_load_is_not_reused() {
         })
         .unwrap_err();
     assert!(matches!(error, TpchError::Interrupted), "{error}");
-    let marker_rows = database.connection().query("SELECT count(*) FROM envbench_tpch_load", &[]).unwrap();
+    let complete = "SELECT count(*) FROM envbench_tpch_load WHERE scale_factor IS NOT NULL";
+    let marker_rows = database.connection().query(complete, &[]).unwrap();
     assert_eq!(marker_rows[0].int(0).unwrap(), 0, "an incomplete load is never marked complete");
     // The next run loads again, into the tables it made itself.
     let load = mysql.prepare(SF, false, &AtomicBool::new(false), &NoSteps, &|_| {}).unwrap();
@@ -387,10 +388,10 @@ fn tpch_tables_envbench_did_not_load_are_refused_and_left_alone() {
         .unwrap();
     assert_eq!(columns.iter().map(|r| r.text(0).unwrap()).collect::<Vec<_>>(), ["c_custkey", "c_note"]);
 
-    // A marker table of someone else's (not envbench's comment) does not make the tables envbench's.
+    // A marker table of someone else's (no signed row of envbench's) does not make the tables envbench's.
     connection.batch("CREATE TABLE envbench_tpch_load (x integer)").unwrap();
     let error = mysql.check(SF).unwrap_err().to_string();
-    assert!(error.contains("customer, nation, envbench_tpch_load"), "{error}");
+    assert!(error.contains("customer, nation, envbench_tpch_load (no signature of envbench's)"), "{error}");
 
     // Nor is a table of that name alone envbench's to drop.
     let database = Database::create("foreign_marker");
@@ -398,10 +399,29 @@ fn tpch_tables_envbench_did_not_load_are_refused_and_left_alone() {
     database.connection().batch("INSERT INTO envbench_tpch_load VALUES (1)").unwrap();
     let mut mysql = target(&database.url());
     let error = mysql.prepare(SF, true, &interrupt, &NoSteps, &|_| {}).unwrap_err().to_string();
-    assert!(error.contains("(envbench_tpch_load; no envbench_tpch_load marker of envbench's)"), "{error}");
+    assert!(
+        error.contains("(envbench_tpch_load (no signature of envbench's); no signed envbench_tpch_load marker"),
+        "{error}"
+    );
     assert_eq!(database.tables(), ["envbench_tpch_load"]);
     let rows = database.connection().query("SELECT x FROM envbench_tpch_load", &[]).unwrap();
     assert_eq!(rows.len(), 1);
+
+    // A schema-only copy of a database envbench loaded (issue #67, F1): the marker's own DDL, comment and token
+    // included, but not its signed row, beside a user's tables of TPC-H's names. Refused, and nothing replaced.
+    let loaded = Database::create("loaded_marker");
+    target(&loaded.url()).prepare(SF, false, &interrupt, &NoSteps, &|_| {}).unwrap();
+    let ddl = loaded.connection().query("SHOW CREATE TABLE envbench_tpch_load", &[]).unwrap()[0].text(1).unwrap();
+    assert!(ddl.contains("created by envbench tpch; token "), "{ddl}");
+    let copy = Database::create("copied_marker");
+    copy.connection().batch(&ddl).unwrap();
+    copy.connection().batch("CREATE TABLE region (r_regionkey integer, r_note varchar(20))").unwrap();
+    copy.connection().batch("INSERT INTO region VALUES (1, 'mine')").unwrap();
+    let error = target(&copy.url()).prepare(SF, true, &interrupt, &NoSteps, &|_| {}).unwrap_err().to_string();
+    assert!(error.contains("region, envbench_tpch_load (no signature of envbench's)"), "{error}");
+    assert_eq!(copy.tables(), ["envbench_tpch_load", "region"]);
+    let rows = copy.connection().query("SELECT r_note FROM region", &[]).unwrap();
+    assert_eq!(rows[0].text(0).unwrap(), "mine");
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn take_part(
         .try_get_matches_from(std::iter::once(workload.name().to_string()).chain(spec.arguments.iter().cloned()))
         .map_err(|e| crate::usage(format!("the fleet's {} options: {e}", workload.name())))?;
     let common = driver::common_args(workload, &matches)?;
+    let endpoint = driver::serve_metrics(&common)?;
     let place = AgentPlace {
         name: args.name.clone(),
         subdirectory: format!(
@@ -74,5 +75,5 @@ fn take_part(
     request.tags = spec.tags.clone();
     request.tags.insert("fleet_agent".into(), args.name.clone());
     let planned = AgentRun { name: args.name.clone(), board, work };
-    driver::run_planned(workload.name(), Box::new(planned), &common, request, store)
+    driver::run_planned(workload.name(), Box::new(planned), &common, request, store, endpoint)
 }

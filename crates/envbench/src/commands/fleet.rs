@@ -119,6 +119,8 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
         return Err(crate::usage("--prepare-timeout must be at least 1s"));
     }
     let common = driver::common_args(workload, sub)?;
+    // Bound before the coordinator plans (and loads) anything.
+    let endpoint = driver::serve_metrics(&common)?;
     let mut request = driver::run_request(workload.name(), &common)?;
     let coordinator = side.coordinator(sub)?;
     let fleet = uuid::Uuid::new_v4().to_string();
@@ -158,7 +160,7 @@ pub fn fleet(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Resul
         throughput_unit: side.throughput_unit().to_string(),
         coordinator,
     };
-    Ok(driver::run_planned(workload.name(), Box::new(planned), &common, request, store)?.exit)
+    Ok(driver::run_planned(workload.name(), Box::new(planned), &common, request, store, endpoint)?.exit)
 }
 
 /// The words after the workload's name on this command line: what every agent parses as the workload's options.

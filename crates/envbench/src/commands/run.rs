@@ -36,6 +36,12 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     if let Some(label) = &args.label {
         crate::driver::check_name("--label", label)?;
     }
+    // Each item serves the suite's --metrics-listen in turn: a port in use is refused now, before the first item runs.
+    if let Some(address) = args.metrics_listen
+        && !args.dry_run
+    {
+        drop(envbench_probe::MetricsEndpoint::serve(address).map_err(usage)?);
+    }
     let plan = suite.plan_hash();
     let report =
         if args.dry_run { None } else { Some(OutputFile::check(&args.report, "--report", args.force, location)?) };

@@ -639,7 +639,9 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
         &wrapper,
         // It also keeps what the coordinator sends as the copied binary, to read it after.
         format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase \"$*\" in *'gzip -dc > '*) tee {}.$$ | /usr/bin/ssh \"$@\"; exit $? ;; esac\n\
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\ncase \"$*\" in *'gzip -dc > '*) \
+             if [ -n \"$TRUNCATE_COPY\" ]; then head -c 65536 | /usr/bin/ssh \"$@\"; exit $?; fi; \
+             tee {}.$$ | /usr/bin/ssh \"$@\"; exit $? ;; esac\n\
              exec /usr/bin/ssh \"$@\"\n",
             argv_log.display(),
             wrapper_dir.join("copied").display()
@@ -743,6 +745,32 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
     assert!(message.contains("agent fleet-dead") && message.contains("goes on without it"), "{message}");
     assert!(text.contains("fleet-dead:") && text.contains("took no (further) part"), "{text}");
     assert!(text.contains("2 jobs on 1 agent") || message.contains("2 jobs on 1 agent"), "{text}\n{message}");
+    assert_nothing_left(&dir);
+
+    // A copy cut short (the stream ends mid-way, as a dropped connection ends it) is refused, and leaves no part of
+    // the binary on the host (issue #67, F5).
+    let parts = || -> Vec<String> {
+        std::fs::read_dir("/tmp")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("envbench-fleet-") && name.ends_with(".part"))
+            .collect()
+    };
+    let before = parts();
+    let output = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["fleet", "--ssh-config", config.to_str().unwrap(), "--host", "fleet-one", "--copy-binary"])
+        .args(["ranread", "--dir", dir.to_str().unwrap(), "--size", "8m", "--jobs", "1", "--duration", "300ms"])
+        .env("ENVBENCH_STORE", &store)
+        .env("PATH", &path)
+        .env("TRUNCATE_COPY", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("copying envbench to fleet-one failed"), "{}", stderr(&output));
+    let left: Vec<String> = parts().into_iter().filter(|p| !before.contains(p)).collect();
+    assert!(left.is_empty(), "a refused copy left {left:?} in /tmp");
     assert_nothing_left(&dir);
 }
 

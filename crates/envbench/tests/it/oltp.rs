@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{MariaDatabase, Schema, envbench, mysql, runs, scratch, show, stderr, stdout};
+use common::{MariaDatabase, Schema, envbench, mysql, psql, runs, scratch, show, stderr, stdout};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -755,7 +755,9 @@ fn procedures_mode_runs_on_both_servers_compares_only_with_itself_and_drops_clea
             let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
             assert_eq!(run["attachments"]["oltp"]["mode"], mode);
             let results = run["results"].as_array().unwrap();
-            assert!(results.iter().any(|r| r["metric"] == "server_tpm"), "the server TPM is stored");
+            // The server TPM is the target database's: PostgreSQL counts one; MariaDB only the whole server's.
+            let server_tpm = results.iter().any(|r| r["metric"] == "server_tpm");
+            assert_eq!(server_tpm, target.starts_with("postgres"), "the server TPM is stored where it is the run's");
             let parameters = &results[0]["parameters"];
             assert_eq!(parameters.get("mode").and_then(|m| m.as_str()), (mode != "client").then_some(mode));
         }
@@ -921,4 +923,85 @@ fn partitioned_order_lines_and_many_clients_per_user() {
     assert!(text.contains("loaded ") && !text.contains("order lines in"), "{text}");
     assert_eq!(partitions(), "0");
     assert!(run["results"][0]["parameters"].get("order_line_partitions").is_none());
+}
+
+/// Issue #67, C1: the server's figures are the target database's alone. While another database of the same server
+/// runs pgbench, and a third is dropped mid-window, the stored commits and server transactions are never negative,
+/// at most what the target database itself counted around the whole run, and at least most of what the users
+/// committed; pgbench's thousands a second are not among them.
+#[test]
+fn server_figures_are_the_target_databases_alone() {
+    let pid = std::process::id();
+    let (target, busy, doomed) =
+        (format!("envbench_c1_target_{pid}"), format!("envbench_c1_busy_{pid}"), format!("envbench_c1_doomed_{pid}"));
+    for database in [&target, &busy, &doomed] {
+        psql(&format!("DROP DATABASE IF EXISTS {database}"));
+        psql(&format!("CREATE DATABASE {database}"));
+    }
+    let pgbench = |args: &[&str]| {
+        Command::new("pgbench").args(["-h", "127.0.0.1", "-U", "postgres"]).args(args).arg(&busy).output().unwrap()
+    };
+    assert!(pgbench(&["-i", "-q", "-s", "1"]).status.success());
+    let counted = |database: &str| -> f64 {
+        psql(&format!(
+            "SELECT pg_stat_clear_snapshot(); SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = \
+             '{database}'"
+        ))
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+    };
+    let dir = scratch("oltp", "server-figures");
+    let store = dir.join("results.db");
+    let url = format!("postgres://postgres@127.0.0.1:5432/{target}");
+    // A first run loads the tables, so the measured one starts at once.
+    let load = envbench(&store, &["oltp", "--target", &url, "--users", "1", "--ramp", "0s", "--duration", "1s"]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let mut background = Command::new("pgbench")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-c", "2", "-T", "30", "-n"])
+        .arg(&busy)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let before = counted(&target);
+    let run = Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["oltp", "--target", &url, "--users", "2", "--ramp", "1s", "--duration", "6s", "--no-vacuum"])
+        .env("ENVBENCH_STORE", &store)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    psql(&format!("DROP DATABASE {doomed}"));
+    let output = run.wait_with_output().unwrap();
+    let after = counted(&target);
+    let _ = background.kill();
+    let _ = background.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+    let step = &shown["attachments"]["oltp"]["steps"][0];
+    let minutes = step["measured_seconds"].as_f64().unwrap() / 60.0;
+    let server = &step["server"];
+    for (name, value) in server.as_object().unwrap() {
+        assert!(value.as_f64().unwrap() >= 0.0, "{name} below zero: {server}");
+    }
+    let server_transactions = step["server_tpm"].as_f64().unwrap() * minutes;
+    let commits = step["db_tpm"].as_f64().unwrap() * minutes;
+    let users = step["transactions"].as_f64().unwrap();
+    assert!(
+        server_transactions <= after - before,
+        "{server_transactions} of the {} the target counted",
+        after - before
+    );
+    assert!(commits <= server_transactions + 1e-9, "{commits} commits of {server_transactions}: {server}");
+    // Statistics reach pg_stat_database up to a second late, so a window may miss a second of the users' work.
+    assert!(server_transactions >= users * 0.5, "{server_transactions} for the users' {users}: {step}");
+    psql(&format!("DROP DATABASE {target}"));
+    psql(&format!("DROP DATABASE {busy} WITH (FORCE)"));
 }

@@ -294,13 +294,39 @@ fn live_metrics_parse_as_prometheus_text_during_a_run() {
     assert!(stderr(&output).contains(&format!("live metrics at http://127.0.0.1:{port}/metrics")));
     assert!(curl(port).is_none(), "the endpoint ends with the run");
 
-    // A port in use is refused before anything is stored.
+    // A port in use is refused before anything is stored or made (issue #67, F6: not even the tables' lock file),
+    // and by a suite before its first item runs (F7).
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = taken.local_addr().unwrap().port().to_string();
-    let output = envbench(&store, &["oltp", "--dir", d, "--metrics-listen", &busy]);
+    let fresh = scratch("open-loop", "metrics-busy");
+    let output = envbench(&store, &["oltp", "--dir", fresh.to_str().unwrap(), "--metrics-listen", &busy]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("cannot listen there"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "nothing was made in --dir");
+    let output = envbench(&store, &["run", "--dir", fresh.to_str().unwrap(), "--metrics-listen", &busy]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("cannot listen there"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "the suite made nothing");
     assert_eq!(runs(&store).len(), 1, "nothing refused was stored");
+    // Runs given no seed keep their own, each a new one; a run given one keeps it (C2).
+    let seeds: Vec<Value> = (0..2)
+        .map(|_| {
+            let once = ["oltp", "--dir", d, "--users", "1", "--rate", "50", "--ramp", "0s", "--duration", "1s"];
+            assert!(envbench(&store, &once).status.success());
+            show(&store, runs(&store)[0]["uuid"].as_str().unwrap())["attachments"]["oltp"]["seed"].clone()
+        })
+        .collect();
+    assert!(seeds[0].is_u64() && seeds[1].is_u64() && seeds[0] != seeds[1], "{seeds:?}");
+    let given = ["oltp", "--dir", d, "--users", "1", "--rate", "50", "--ramp", "0s", "--duration", "1s", "--seed", "7"];
+    let scheduled: Vec<Value> = (0..2)
+        .map(|_| {
+            assert!(envbench(&store, &given).status.success());
+            let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
+            assert_eq!(run["attachments"]["oltp"]["seed"], 7);
+            run["attachments"]["oltp"]["steps"][0]["open"]["scheduled"].clone()
+        })
+        .collect();
+    assert_eq!(scheduled[0], scheduled[1], "one seed, one arrival sequence");
 }
 
 /// tpcb's accounts drawn Zipfian: the run says so and keeps it with its results (which then match only skewed runs).
@@ -346,6 +372,13 @@ fn open_loop_options_are_refused_with_what_to_do() {
         (vec!["--skew", "zipf:0.9"], "use it with --profile tpcb"),
         (vec!["--profile", "tpcb", "--skew", "zipf:1"], "THETA above 0 and below 1, or from 1.001"),
         (vec!["--metrics-listen", "localhost"], "give a port (served on 127.0.0.1)"),
+        // Nonsense once accepted (issue #67, F8): each is refused before anything runs.
+        (vec!["--rate", "10", "--users", "auto"], "--users auto doubles a closed loop's users until its knee"),
+        (vec!["--rate", "10", "--slo", "new-order:p95<=1ns"], "a duration from 1us to 1h"),
+        (vec!["--max-tries=-1"], "from 1 (never retried) to 1000"),
+        (vec!["--max-tries", "1001"], "from 1 (never retried) to 1000"),
+        (vec!["--drop", "--rate", "10"], "cannot be used with"),
+        (vec!["--drop", "--users", "8"], "cannot be used with"),
     ] {
         let mut line = vec!["oltp", "--dir", d];
         line.extend(&args);

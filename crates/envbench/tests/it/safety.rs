@@ -463,6 +463,12 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["ranread", "--dir", w, "--schema", "x"], 2, "--schema"),
         // D15, D16, D17: oltp.
         (vec!["oltp", "--dir", w, "--users", "2,2"], 2, "--users: 2 is given twice"),
+        // The fourth battery's accepted nonsense (issue #67, F8).
+        (vec!["oltp", "--dir", w, "--rate", "10", "--users", "auto"], 2, "--users auto doubles"),
+        (vec!["oltp", "--dir", w, "--drop", "--rate", "10"], 2, "cannot be used with"),
+        (vec!["oltp", "--dir", w, "--rate", "10", "--slo", "new-order:p95<=1ns"], 2, "from 1us to 1h"),
+        (vec!["oltp", "--dir", w, "--max-tries=-1"], 2, "from 1 (never retried) to 1000"),
+        (vec!["oltp", "--dir", w, "--seed", "x"], 2, "--seed"),
         (vec!["oltp", "--dir", w, "--users", &seventy], 2, "70 settings are more than 64"),
         (vec!["oltp", "--dir", w, "--users", &five_thousand_list], 2, "--users"),
         (vec!["oltp", "--dir", w, "--duration", "1ns"], 2, "--duration 1ns: give from 1s to 24h"),

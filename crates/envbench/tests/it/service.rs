@@ -283,6 +283,73 @@ fn slow_and_idle_clients_are_disconnected() {
     }
 }
 
+/// Issue #67, F2: 1,100 clients from one peer that send an upload's headers and then a byte of its body every few
+/// seconds, against a service limited to 1,024 descriptors, do not keep another client from its page: the peer's
+/// connections beyond its cap are closed as they come, the service keeps descriptors for the rest, and every body has
+/// a deadline.
+#[test]
+fn slow_bodies_from_one_peer_starve_no_other_client() {
+    use std::time::{Duration, Instant};
+    // This process holds the 1,100 connections itself: its soft limit goes up to its hard one.
+    let mut own = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut own);
+        own.rlim_cur = own.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &own);
+    }
+    assert!(own.rlim_cur >= 1300, "this test holds 1,100 connections; the hard limit is {}", own.rlim_max);
+    let dir = scratch("slow-bodies");
+    let (mut server, address) = common::serve_limited(&dir.join("service.db"), &["--accept-uploads"], Some(1024));
+    let host = address.trim_start_matches("http://").to_string();
+    let head = format!(
+        "POST /api/v1/known HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: \
+         100000\r\n\r\n{{"
+    );
+    let mut slow: Vec<std::net::TcpStream> = (0..1100)
+        .filter_map(|_| {
+            let mut stream = std::net::TcpStream::connect(&host).ok()?;
+            let _ = stream.write_all(head.as_bytes());
+            Some(stream)
+        })
+        .collect();
+    assert!(slow.len() >= 1000, "the clients connected: {}", slow.len());
+    // Another peer (127.0.0.2 is loopback too) asks for the runs page while the slow ones trickle on.
+    let page = || {
+        let started = Instant::now();
+        let output = Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--interface", "127.0.0.2"])
+            .arg(format!("{address}/"))
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&output.stdout).into_owned(), started.elapsed())
+    };
+    let mut fastest = Duration::MAX;
+    for round in 0..5 {
+        for stream in &mut slow {
+            let _ = stream.write_all(b" ");
+        }
+        let (status, took) = page();
+        assert_eq!(status, "200", "round {round}: the other client's page ({took:?})");
+        fastest = fastest.min(took);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(fastest < Duration::from_secs(1), "the other client's page took {fastest:?} at best");
+    assert!(server.0.try_wait().unwrap().is_none(), "the service is still up");
+    // A body that never arrives whole is cut at its deadline (10 s, and 256 KiB/s of what it announced).
+    drop(slow);
+    // The peer's slots come back as the service sees its clients gone.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut held = std::net::TcpStream::connect(&host).unwrap();
+    let started = Instant::now();
+    held.write_all(head.as_bytes()).unwrap();
+    held.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut answer = String::new();
+    let _ = held.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 10 s"), "{answer}");
+    assert!(started.elapsed() >= Duration::from_secs(10), "not before its deadline: {:?}", started.elapsed());
+}
+
 /// Issue #54, E4: a token never crosses the network in clear text unasked: plain HTTP to another host, the scheme in
 /// any case, is refused before anything is sent; `--insecure-http` sends it with a warning.
 #[test]

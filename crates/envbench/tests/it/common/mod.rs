@@ -158,13 +158,28 @@ impl Drop for Server {
 /// `envbench serve` with `args` on a free loopback port over `store`: the server and its URL as it says it
 /// (`http://127.0.0.1:PORT`, or `https://`), without a trailing slash.
 pub fn serve(store: &Path, args: &[&str]) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_envbench"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .env("ENVBENCH_STORE", store)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    serve_limited(store, args, None)
+}
+
+/// [`serve`], with the server's limit on open descriptors set to `descriptors` (soft and hard alike) when given.
+pub fn serve_limited(store: &Path, args: &[&str], descriptors: Option<u64>) -> (Server, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_envbench"));
+    command.args(["serve", "--listen", "127.0.0.1:0"]).args(args).env("ENVBENCH_STORE", store).stderr(Stdio::piped());
+    if let Some(limit) = descriptors {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe, and only the child's own limit is changed.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+    let mut child = command.spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let server = Server(child);
     for line in BufReader::new(stderr).lines() {
