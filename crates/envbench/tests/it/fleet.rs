@@ -699,7 +699,8 @@ fn a_two_host_fleet_runs_through_a_real_sshd_with_the_binary_copied_over() {
     let here = std::fs::read(env!("CARGO_BIN_EXE_envbench")).unwrap();
     assert!(!envbench_fleet::strip::debug_section_names(&here).unwrap().is_empty());
     assert_eq!(envbench_fleet::strip::debug_section_names(&sent).unwrap(), Vec::<String>::new());
-    assert!(sent.len() < here.len() / 2, "{} bytes unpacked of {}", sent.len(), here.len());
+    // Smaller by what it left out (the test build's line tables; a release build has none to leave).
+    assert!(sent.len() < here.len(), "{} bytes unpacked of {}", sent.len(), here.len());
     assert!(packed < sent.len() / 2, "{packed} bytes sent for {}", sent.len());
     let fleet = fleet_id(&output);
     let (merged, agents) = fleet_runs(&store, &fleet);
