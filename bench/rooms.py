@@ -7,6 +7,11 @@
 # groups expanded, comment lines and the test module left out); a circle is a strongly connected set of two files or
 # more.
 #
+# Floors (issue #68): a file that names an item of its crate's root (`crate::Profile`, where `Profile` is defined or
+# re-exported by lib.rs) imports back up a floor, into the hub, rather than from the file that defines it; and a
+# lib.rs that defines items beside its re-exports gives each of them two homes. Both are counted for every crate;
+# in the crates of FLOORED (each one done) both must be zero.
+#
 # Usage: bench/rooms.py   (from anywhere; reads crates/*/src). Prints what it found; exits 1 when a rule is broken.
 import os, re, sys
 def expand(tree):
@@ -62,6 +67,7 @@ def crate_graph(src):
                 files[mod] = open(p).read()
     mods = set(files)
     g = {m: set() for m in mods}
+    up = {m: 0 for m in mods}
     for m, text in files.items():
         # The test module is left out (it may use anything of its crate).
         text = text.split('#[cfg(test)]\nmod tests')[0]
@@ -75,7 +81,17 @@ def crate_graph(src):
                     cand = '::'.join(parts[:k])
                     if cand in mods and cand != m:
                         g[m].add(cand); break
-    return g
+                else:
+                    if m and parts and parts[0] not in mods and parts[0] not in ('self', '*'):
+                        up[m] += 1
+    return g, up
+def root_definitions(src):
+    """The items lib.rs defines itself (outside its test module), when it also re-exports others."""
+    path = os.path.join(src, 'lib.rs')
+    if not os.path.exists(path): return []
+    text = open(path).read().split('#[cfg(test)]')[0]
+    if not re.search(r'^pub use ', text, re.M): return []
+    return re.findall(r'^(?:pub(?:\([\w:]+\))? )?(?:enum|struct|fn|const|static|trait|type|union) (\w+)', text, re.M)
 def sccs(g):
     index = {}; low = {}; st = []; on = set(); out = []; i = [0]
     sys.setrecursionlimit(10000)
@@ -94,17 +110,28 @@ def sccs(g):
         if v not in index: strong(v)
     return out
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+FLOORED = {'envbench-htap', 'envbench-oltp', 'envbench-tpch'}
 broken = []
 total = 0
+floors = []
 for crate in sorted(os.listdir('crates')):
     src = os.path.join('crates', crate, 'src')
     if not os.path.isdir(src): continue
-    for c in sccs(crate_graph(src)):
+    graph, up = crate_graph(src)
+    for c in sccs(graph):
         total += 1
         print('circle:', crate, len(c), c)
+    ups, defined = sum(up.values()), root_definitions(src)
+    floors.append((crate, ups, defined))
+    if crate in FLOORED and (ups or defined):
+        broken.append('%s: %d imports back up a floor, lib.rs defines %s' % (crate, ups, defined))
 print('import circles:', total)
 if total:
     broken.append('%d import circles' % total)
+for crate, ups, defined in floors:
+    if ups or defined:
+        print('floors: %s: %d imports back up a floor%s%s' % (crate, ups, '; lib.rs defines ' if defined else '',
+                                                          ', '.join(defined)))
 
 MAX_LARGE, LARGE = 4, 800
 large = []

@@ -380,60 +380,14 @@ impl Registry {
         }
     }
 
-    /// The tests word of a workload by name.
-    pub fn tests_word(&self, name: &str) -> &'static str {
-        self.read_back(name).tests_word()
-    }
-
-    /// The scaling curve of a run, when its workload draws one.
-    pub fn scaling(&self, run: &StoredRun) -> Option<ScalingCurve> {
-        self.read_back(&run.summary.workload).scaling(run)
-    }
-
-    /// The timelines of a run, when its workload keeps them.
-    pub fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
-        self.read_back(&run.summary.workload).timelines(run)
-    }
-
-    /// How to get more samples of a workload's tests.
-    pub fn more_samples(&self, name: &str) -> &'static str {
-        self.read_back(name).more_samples()
-    }
-
-    /// A workload's noise margin.
-    pub fn noise_margin(&self, name: &str) -> f64 {
-        self.read_back(name).noise_margin()
+    /// How a stored run's workload reads back ([`Registry::read_back`] of its workload).
+    pub fn of_run(&self, run: &StoredRun) -> &'static dyn ReadBack {
+        self.read_back(&run.summary.workload)
     }
 
     /// A workload's name for people (its command name when it has none).
     pub fn title<'a>(&self, name: &'a str) -> &'a str {
         self.read_back(name).title().unwrap_or(name)
-    }
-
-    /// What a workload's cost is quoted per, in order of preference.
-    pub fn cost_units(&self, name: &str) -> &'static [CostUnit] {
-        self.read_back(name).cost_units()
-    }
-
-    /// A workload's headline metrics.
-    pub fn headline_metrics(&self, name: &str) -> &'static [&'static str] {
-        self.read_back(name).headline_metrics()
-    }
-
-    /// What governs a workload's results.
-    pub fn governed_by(&self, name: &str) -> &'static [Resource] {
-        self.read_back(name).governed_by()
-    }
-
-    /// Whether a test of a workload is single-threaded (never when the workload is not registered: it names no
-    /// knobs).
-    pub fn single_threaded(&self, workload: &str, test_id: &str, parameters: &Value) -> bool {
-        self.read_back(workload).single_threaded(test_id, parameters)
-    }
-
-    /// A run's scorecard headline.
-    pub fn headline(&self, run: &StoredRun) -> String {
-        self.read_back(&run.summary.workload).headline(run)
     }
 }
 

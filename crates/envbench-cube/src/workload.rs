@@ -199,7 +199,7 @@ fn plan_retrievals(
     let wanted = args.retrievals || args.retrieval_users.is_some();
     if !wanted {
         if args.retrieval_duration.is_some() || args.retrievals_alone {
-            return Err(usage(
+            return Err(WorkloadError::usage(
                 "--retrieval-duration and --retrievals-alone apply to retrievals: add --retrievals or \
                  --retrieval-users 1,4",
             ));
@@ -215,7 +215,7 @@ fn plan_retrievals(
         Some(duration) => duration.get(),
     };
     if duration.is_zero() || duration > std::time::Duration::from_secs(3600) {
-        return Err(usage("--retrieval-duration: give more than zero and at most 1h, e.g. 10s"));
+        return Err(WorkloadError::usage("--retrieval-duration: give more than zero and at most 1h, e.g. 10s"));
     }
     Ok(Some(crate::retrievals::RetrievalOptions {
         users,
@@ -227,11 +227,6 @@ fn plan_retrievals(
     }))
 }
 
-/// A usage error (exit status 2).
-fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
-
 /// The smallest scale that still makes a cube (below it the generated input has no cells for most blocks).
 const MIN_SCALE: f64 = 0.001;
 /// The smallest data cache: room for a few dozen expanded blocks (93,856 bytes each).
@@ -239,16 +234,16 @@ const MIN_DATA_CACHE_BYTES: u64 = 4 << 20;
 
 fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     if !(args.scale >= MIN_SCALE && args.scale <= 100.0) {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--scale {}: give a number from {MIN_SCALE} (a few hundred blocks) up to 100, e.g. 0.1 or 1.0",
             args.scale
         )));
     }
     if args.repeat == 0 {
-        return Err(usage("--repeat must be at least 1"));
+        return Err(WorkloadError::usage("--repeat must be at least 1"));
     }
     if args.repeat > 1000 {
-        return Err(usage(format!("--repeat {}: give at most 1000 repetitions", args.repeat)));
+        return Err(WorkloadError::usage(format!("--repeat {}: give at most 1000 repetitions", args.repeat)));
     }
     let mut config = CubeConfig::new(&args.dir);
     config.scale = args.scale;
@@ -257,7 +252,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     config.options.compression = args.compression;
     config.options.data_cache = args.data_cache;
     if config.options.data_cache.bytes() < MIN_DATA_CACHE_BYTES {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--data-cache {}: give at least {} (the cache holds expanded blocks of 92 KiB each), e.g. 256m",
             args.data_cache.bytes(),
             envbench_core::ByteSize(MIN_DATA_CACHE_BYTES)
@@ -273,7 +268,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     config.retrievals = plan_retrievals(args, &sweep, &config)?;
     let settings = sweep.settings(config.threads);
     if settings.len() > MAX_SETTINGS {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "the thread lists make {} settings, more than {MAX_SETTINGS}; sweep fewer values",
             settings.len()
         )));
@@ -283,11 +278,14 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     }
     match std::fs::metadata(&args.dir) {
         Ok(meta) if !meta.is_dir() => {
-            return Err(usage(format!("--dir {}: not a directory; choose another --dir", args.dir.display())));
+            return Err(WorkloadError::usage(format!(
+                "--dir {}: not a directory; choose another --dir",
+                args.dir.display()
+            )));
         }
         // The working directory is created with the run; its parent must exist.
         Err(_) if args.dir.parent().is_some_and(|p| !p.as_os_str().is_empty() && !p.is_dir()) => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--dir {}: its parent directory does not exist; create it or choose another --dir",
                 args.dir.display()
             )));
@@ -296,7 +294,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     }
     // The storage under test: a pseudo file system (/proc) or devtmpfs (/dev) holds no cube.
     if let Some(existing) = args.dir.ancestors().find(|d| d.is_dir()) {
-        envbench_io::check_directory(existing).map_err(|e| usage(format!("--dir: {e}")))?;
+        envbench_io::check_directory(existing).map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
     }
     // Directories holding files envbench did not make are refused now, before a run exists.
     crate::places::check(&config.cube_dir, crate::places::Place::Cube)?;

@@ -1,7 +1,7 @@
 //! What an htap run keeps ([`HtapDocument`]): its steps, and how each mixed step compares with its baselines
 //! ([`Interference`]) and the run's verdict in a sentence.
 
-use crate::WORKLOAD;
+use crate::source::WORKLOAD;
 use crate::streams::AnalyticFigures;
 use envbench_core::model::StoredRun;
 use envbench_core::text::number;

@@ -24,15 +24,9 @@ pub mod queries;
 mod readback;
 mod render;
 mod run;
+mod source;
 pub mod streams;
 mod workload;
 
+pub use source::{SOURCE, WORKLOAD, WORKLOAD_VERSION};
 pub use workload::HTAP;
-
-/// The name of the workload.
-pub const WORKLOAD: &str = "htap";
-/// Bumped when results stop being comparable with older ones.
-pub const WORKLOAD_VERSION: u32 = 1;
-/// What every record of an htap run is of.
-pub const SOURCE: envbench_core::RecordSource =
-    envbench_core::RecordSource { workload: WORKLOAD, version: WORKLOAD_VERSION };

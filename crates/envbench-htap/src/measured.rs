@@ -3,7 +3,7 @@
 
 use crate::document::{HtapDocument, HtapStep, step_test_id};
 use crate::render::render;
-use crate::{SOURCE, WORKLOAD};
+use crate::source::{SOURCE, WORKLOAD};
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::workload::{Ending, Measured};

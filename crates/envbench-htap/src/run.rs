@@ -11,14 +11,10 @@ use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, RatePlan, 
 use std::path::Path;
 use std::time::Duration;
 
-pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
-
 /// htap runs TPC-C's tables only.
 pub(crate) fn check_profile(args: &HtapArgs) -> Result<(), WorkloadError> {
     if args.oltp.profile != Profile::Tpcc {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--profile '{}': htap runs TPC-C's transactions beside the CH-benCHmark's queries over the same tables; \
              leave --profile out (tpcb is oltp's, with pgbench's tables)",
             args.oltp.profile.name()
@@ -36,7 +32,7 @@ pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, Workload
     let users = match &args.oltp.users {
         UsersPlan::List(list) if list.len() == 1 => list[0],
         _ => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--users: give one count of transactional users from 1 to {MAX_USERS} (htap's steps are its analytic \
                  streams: --analytic-users 0,1,2)"
             )));
@@ -44,34 +40,39 @@ pub(crate) fn plan(args: HtapArgs, planner: Planner) -> Result<HtapRun, Workload
     };
     let streams = args.analytic_users.0;
     if args.oltp.cross_check.is_some() {
-        return Err(usage("--cross-check runs pgbench's transaction: it is oltp's (--profile tpcb), not htap's"));
+        return Err(WorkloadError::usage(
+            "--cross-check runs pgbench's transaction: it is oltp's (--profile tpcb), not htap's",
+        ));
     }
     if args.oltp.transactions.is_some() {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--transactions: htap's steps are timed, so the transactions and the analytics share one window; use \
              --ramp and --duration",
         ));
     }
     if args.oltp.rate == Some(RatePlan::Auto) {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--rate auto searches oltp's transactions alone for their capacity within a service level: give htap a \
              fixed rate (e.g. --rate 200) to see how the analytic streams move the transactions' response times",
         ));
     }
     if args.oltp.slo.is_some() {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--slo judges oltp's open-loop steps (and its --rate auto search) by a service level: leave it out of htap, \
              whose verdict is what the analytic streams cost the transactions",
         ));
     }
     if args.oltp.target == Target::Sqlite {
-        return Err(usage(
+        return Err(WorkloadError::usage(format!(
             "htap runs analytic queries beside the transactions on one database server, and SQLite has one writer \
-             and lacks the queries' functions: give --target postgres://user@host/db or mysql://user@host/db",
-        ));
+             and lacks the queries' functions: give --target {}",
+            envbench_sql::url_forms()
+        )));
     }
-    let query_timeout =
-        args.query_timeout.within("--query-timeout", MIN_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT).map_err(usage)?;
+    let query_timeout = args
+        .query_timeout
+        .within("--query-timeout", MIN_QUERY_TIMEOUT, MAX_QUERY_TIMEOUT)
+        .map_err(WorkloadError::usage)?;
     let run = envbench_oltp::plan_with(args.oltp, planner, &CH_TABLES)?;
     Ok(HtapRun { run, users, streams, query_timeout })
 }

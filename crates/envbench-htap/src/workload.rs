@@ -5,8 +5,8 @@
 
 use crate::ch::CH_TABLES;
 use crate::options::{HtapArgs, parse_users};
-use crate::run::{check_profile, plan, usage};
-use crate::{WORKLOAD, WORKLOAD_VERSION};
+use crate::run::{check_profile, plan};
+use crate::source::{WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::workload::{Plan, Workload, WorkloadError};
 use envbench_oltp::Planner;
@@ -67,12 +67,12 @@ impl Workload for HtapWorkload {
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = HtapArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
+        let args = HtapArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         check_profile(&args)?;
         // oltp's knee search, which htap's steps (counts of analytic streams) have no use for.
         for (id, option) in [("target_latency", "--target-latency"), ("max_users", "--max-users")] {
             if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
-                return Err(usage(format!(
+                return Err(WorkloadError::usage(format!(
                     "{option} is oltp's, for its search of the user count's knee; htap runs one count of users \
                      (--users N) beside each count of analytic streams (--analytic-users 0,1,2): leave it out"
                 )));

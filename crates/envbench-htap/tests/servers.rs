@@ -34,7 +34,8 @@ impl Place {
                 admin.batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}")).unwrap();
                 (server_url, Dialect::Postgres)
             }
-            _ => {
+            Dialect::Sqlite => unreachable!("the htap server tests run on servers"),
+            Dialect::MySql => {
                 admin.batch(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
                 admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
                 (DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{name}")).unwrap(), Dialect::MySql)
@@ -90,7 +91,8 @@ impl Drop for Place {
         let name = self.namespace.name().to_string();
         let _ = match self.namespace.dialect() {
             Dialect::Postgres => self.admin.batch(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")),
-            _ => self.admin.batch(&format!("DROP DATABASE IF EXISTS {name}")),
+            Dialect::MySql => self.admin.batch(&format!("DROP DATABASE IF EXISTS {name}")),
+            Dialect::Sqlite => unreachable!("the htap server tests run on servers"),
         };
     }
 }
@@ -298,7 +300,8 @@ fn a_step_runs_transactions_and_analytics_together_and_cancels_what_runs_too_lon
                 "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '{}' AND state = 'active'",
                 streams::ANALYTICS_APPLICATION
             ),
-            _ => format!(
+            Dialect::Sqlite => unreachable!("the htap server tests run on servers"),
+            Dialect::MySql => format!(
                 "SELECT COUNT(*) FROM information_schema.processlist WHERE db = '{}' AND command = 'Query' \
                  AND info LIKE 'SELECT%tpcc_%' AND id <> CONNECTION_ID()",
                 place.namespace.name()

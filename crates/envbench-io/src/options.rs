@@ -139,9 +139,9 @@ pub const MAX_TESTS: usize = 64;
 /// `--duration`: longer than zero, and within [`RUN_DURATION`].
 fn run_duration(duration: &DurationArg) -> Result<Duration, WorkloadError> {
     if duration.get().is_zero() {
-        return Err(usage("--duration must be longer than zero, e.g. 5s"));
+        return Err(WorkloadError::usage("--duration must be longer than zero, e.g. 5s"));
     }
-    duration.within("--duration", RUN_DURATION.0, RUN_DURATION.1).map_err(usage)
+    duration.within("--duration", RUN_DURATION.0, RUN_DURATION.1).map_err(WorkloadError::usage)
 }
 
 /// The commit profile: every test runs --duration (default 5 s; 1 s with --quick) in --dir.
@@ -154,7 +154,7 @@ pub(crate) fn plan_commit(
         // The db profile's suite part takes these; the commit tests alone would silently ignore them.
         for (option, given) in [("--runs", args.runs.is_some()), ("--interval", args.interval.is_some())] {
             if given {
-                return Err(usage(format!(
+                return Err(WorkloadError::usage(format!(
                     "{option} does not apply to --profile commit: each commit test runs once for --duration"
                 )));
             }
@@ -168,13 +168,13 @@ pub(crate) fn plan_commit(
     let pg_test_fsync = match cross_check {
         None => None,
         Some(CrossCheckTool::PgTestFsync) => Some(envbench_core::programs::find_postgres_program("pg_test_fsync").ok_or_else(|| {
-            usage(
+            WorkloadError::usage(
                 "--cross-check pg_test_fsync: pg_test_fsync was not found on the PATH or under /usr/lib/postgresql; \
                  it ships with the PostgreSQL server package",
             )
         })?),
         Some(other) => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--cross-check {}: --profile commit cross-checks with pg_test_fsync",
                 other.name()
             )));
@@ -200,7 +200,7 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
         ("--cross-check", args.cross_check.is_some()),
     ];
     if let Some((option, _)) = not_with.iter().find(|(_, given)| *given) {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "{option} does not apply to --sustained: a sustained run writes each test once, without a pause, for \
              --sustained DURATION with O_DIRECT (choose its tests with --test)"
         )));
@@ -211,14 +211,14 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
         Some(duration) => duration.get(),
     };
     if duration < MIN_DURATION {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--sustained {}: steady state is judged over five rounds; give at least {}s",
             format_duration(duration),
             MIN_DURATION.as_secs()
         )));
     }
     if duration > MAX_SUSTAINED {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--sustained {}: give at most {}h; a longer soak is several runs",
             args.sustained.clone().flatten().map(|d| d.to_string()).unwrap_or_default(),
             MAX_SUSTAINED.as_secs() / 3600
@@ -230,7 +230,7 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
         if args.tests.is_empty() { crate::sustained::default_tests() } else { args.tests.clone() };
     for test in &mut tests {
         if test.operation.read_percent() != 0 {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--test {}: --sustained measures writes; give write tests such as seq:128k:q8:t1:write",
                 test.id()
             )));
@@ -247,7 +247,7 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
     let (file_size_bytes, size_note) = crate::sustained::plan_file_size(&args.dir, size)?;
     crate::testfile::check_file_plan(&args.dir, file_size_bytes)?;
     if let Some(test) = tests.iter().find(|t| t.block_bytes * u64::from(t.threads) > file_size_bytes) {
-        return Err(usage(format!("--size {}: too small for {}", ByteSize(file_size_bytes), test.id())));
+        return Err(WorkloadError::usage(format!("--size {}: too small for {}", ByteSize(file_size_bytes), test.id())));
     }
     Ok(crate::sustained::SustainedRun {
         directory: args.dir.clone(),
@@ -262,15 +262,10 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
     })
 }
 
-/// A usage error (exit status 2).
-pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
-
 /// At most [`MAX_TESTS`] `--test`s.
 fn check_test_count(tests: &[TestSpec]) -> Result<(), WorkloadError> {
     if tests.len() > MAX_TESTS {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "{} --test options are more than {MAX_TESTS}; split the tests into several runs",
             tests.len()
         )));
@@ -294,10 +289,10 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
     }
     if let Some(runs) = args.runs {
         if runs == 0 {
-            return Err(usage("--runs must be at least 1"));
+            return Err(WorkloadError::usage("--runs must be at least 1"));
         }
         if runs > MAX_RUNS {
-            return Err(usage(format!("--runs {runs}: give at most {MAX_RUNS} runs")));
+            return Err(WorkloadError::usage(format!("--runs {runs}: give at most {MAX_RUNS} runs")));
         }
         options.runs = runs;
     }
@@ -308,7 +303,7 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         }
     }
     if let Some(interval) = &args.interval {
-        options.interval = interval.within("--interval", Duration::ZERO, MAX_INTERVAL).map_err(usage)?;
+        options.interval = interval.within("--interval", Duration::ZERO, MAX_INTERVAL).map_err(WorkloadError::usage)?;
     }
     options.warmup = !args.no_warmup;
     options.direct = !args.buffered;
@@ -323,7 +318,7 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
             false
         }
         Some(other) => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--cross-check {}: the cross-check tools are fio, and pg_test_fsync with --profile commit or db",
                 other.name()
             )));
@@ -336,7 +331,9 @@ pub(crate) fn plan(args: &DiskArgs) -> Result<(SuiteOptions, Vec<TestSpec>), Wor
         DiskProfile::Suite(profile) => profile.tests(),
         // The commit profile's tests are planned on their own (plan_commit), never as suite tests.
         DiskProfile::Commit => {
-            return Err(usage("--profile commit runs its commit tests on their own: give --test without it"));
+            return Err(WorkloadError::usage(
+                "--profile commit runs its commit tests on their own: give --test without it",
+            ));
         }
     };
     if let Some(write_sync) = write_sync {

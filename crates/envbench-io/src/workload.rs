@@ -4,7 +4,7 @@
 
 use crate::measured::DiskMeasured;
 use crate::options::{CrossCheckTool, DiskArgs, DiskProfile};
-use crate::options::{plan, plan_commit, plan_sustained, usage};
+use crate::options::{plan, plan_commit, plan_sustained};
 use crate::spec::SpecError;
 use crate::suite::check_suite;
 use crate::{BenchError, Profile, ProgressEvent, SuiteOptions, TestSpec, WORKLOAD, WORKLOAD_VERSION, run_suite};
@@ -71,7 +71,7 @@ impl Workload for DiskWorkload {
             return Ok(Plan::Run(Box::new(plan_sustained(&args)?)));
         }
         if args.precondition {
-            return Err(usage("--precondition applies to --sustained runs: add --sustained [DURATION]"));
+            return Err(WorkloadError::usage("--precondition applies to --sustained runs: add --sustained [DURATION]"));
         }
         if args.profile == DiskProfile::Commit && args.tests.is_empty() {
             return Ok(Plan::Run(Box::new(plan_commit(&args, args.cross_check)?)));

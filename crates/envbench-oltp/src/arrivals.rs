@@ -24,22 +24,54 @@ pub const LATE_AFTER: Duration = Duration::from_millis(1);
 /// schedule sent in it.
 pub const HELD_SHARE: f64 = 0.95;
 
-/// `--rate`: transactions per second in all (shared by a step's users), or per user.
+/// `--rate`: transactions per second in all, shared by a step's users (`200`, `200/s`), or per user (`20/user`).
+/// Stored as it always was, `{"per_second": 20.0, "per_user": true}`, so runs stored before read back.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    pub per_second: f64,
-    pub per_user: bool,
+#[serde(from = "StoredRate", into = "StoredRate")]
+pub enum Rate {
+    /// Transactions per second in all.
+    Total(f64),
+    /// Transactions per second for each user.
+    PerUser(f64),
+}
+
+/// How a [`Rate`] is stored.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct StoredRate {
+    per_second: f64,
+    per_user: bool,
+}
+
+impl From<StoredRate> for Rate {
+    fn from(stored: StoredRate) -> Rate {
+        if stored.per_user { Rate::PerUser(stored.per_second) } else { Rate::Total(stored.per_second) }
+    }
+}
+
+impl From<Rate> for StoredRate {
+    fn from(rate: Rate) -> StoredRate {
+        match rate {
+            Rate::Total(per_second) => StoredRate { per_second, per_user: false },
+            Rate::PerUser(per_second) => StoredRate { per_second, per_user: true },
+        }
+    }
 }
 
 impl Rate {
     /// The rate of a step of `users` users, in transactions per second in all.
     pub fn total(self, users: u32) -> f64 {
-        if self.per_user { self.per_second * f64::from(users) } else { self.per_second }
+        match self {
+            Rate::Total(per_second) => per_second,
+            Rate::PerUser(per_second) => per_second * f64::from(users),
+        }
     }
 
     /// The rate as written: `200/s` or `20/user`.
     pub fn text(self) -> String {
-        format!("{}/{}", trim_number(self.per_second), if self.per_user { "user" } else { "s" })
+        match self {
+            Rate::Total(per_second) => format!("{}/s", trim_number(per_second)),
+            Rate::PerUser(per_second) => format!("{}/user", trim_number(per_second)),
+        }
     }
 }
 
@@ -63,16 +95,14 @@ impl RatePlan {
         if trimmed == "auto" {
             return Ok(RatePlan::Auto);
         }
-        let (number, per_user) = match trimmed.split_once('/') {
-            None => (trimmed.as_str(), false),
-            Some((number, "s" | "sec")) => (number, false),
-            Some((number, "user" | "u")) => (number, true),
+        let (number, rate): (&str, fn(f64) -> Rate) = match trimmed.split_once('/') {
+            None => (trimmed.as_str(), Rate::Total),
+            Some((number, "s" | "sec")) => (number, Rate::Total),
+            Some((number, "user" | "u")) => (number, Rate::PerUser),
             Some(_) => return Err(rate_error(text)),
         };
         match number.trim().parse::<f64>() {
-            Ok(value) if (MIN_RATE..=MAX_RATE).contains(&value) => {
-                Ok(RatePlan::Fixed(Rate { per_second: value, per_user }))
-            }
+            Ok(value) if (MIN_RATE..=MAX_RATE).contains(&value) => Ok(RatePlan::Fixed(rate(value))),
             _ => Err(rate_error(text)),
         }
     }
@@ -243,16 +273,20 @@ mod tests {
 
     #[test]
     fn rates_parse_in_all_per_user_or_auto() {
-        assert_eq!(RatePlan::parse("200"), Ok(RatePlan::Fixed(Rate { per_second: 200.0, per_user: false })));
-        assert_eq!(RatePlan::parse(" 12.5/s"), Ok(RatePlan::Fixed(Rate { per_second: 12.5, per_user: false })));
-        assert_eq!(RatePlan::parse("20/user"), Ok(RatePlan::Fixed(Rate { per_second: 20.0, per_user: true })));
+        assert_eq!(RatePlan::parse("200"), Ok(RatePlan::Fixed(Rate::Total(200.0))));
+        assert_eq!(RatePlan::parse(" 12.5/s"), Ok(RatePlan::Fixed(Rate::Total(12.5))));
+        assert_eq!(RatePlan::parse("20/user"), Ok(RatePlan::Fixed(Rate::PerUser(20.0))));
         assert_eq!(RatePlan::parse("AUTO"), Ok(RatePlan::Auto));
         for bad in ["0", "-5", "fast", "20/minute", "1e99", "1e-20", "NaN", "/user", ""] {
             assert!(RatePlan::parse(bad).unwrap_err().starts_with(&format!("--rate '{bad}': give")), "{bad}");
         }
-        let rate = Rate { per_second: 20.0, per_user: true };
+        let rate = Rate::PerUser(20.0);
         assert_eq!((rate.total(4), rate.text()), (80.0, "20/user".to_string()));
-        assert_eq!(Rate { per_second: 12.5, per_user: false }.text(), "12.5/s");
+        assert_eq!(Rate::Total(12.5).text(), "12.5/s");
+        // Stored as runs stored before this type have it.
+        let stored = serde_json::to_value(RatePlan::Fixed(rate)).unwrap();
+        assert_eq!(stored, serde_json::json!({"fixed": {"per_second": 20.0, "per_user": true}}));
+        assert_eq!(serde_json::from_value::<RatePlan>(stored).unwrap(), RatePlan::Fixed(rate));
         assert_eq!(Arrivals::parse("Fixed"), Ok(Arrivals::Fixed));
         assert!(Arrivals::parse("bursty").unwrap_err().contains("give poisson"));
     }

@@ -7,8 +7,8 @@
 //! highest step that met it and the lowest that missed [`BISECTIONS`] times. The capacity is the throughput of the
 //! highest step within the service level: by construction at or below the peak.
 
-use crate::Profile;
 use crate::figures::StepFigures;
+use crate::profile::Profile;
 use envbench_core::text::number;
 use serde::{Deserialize, Serialize};
 

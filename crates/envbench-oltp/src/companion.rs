@@ -2,7 +2,7 @@
 //! (`envbench htap`'s CH-benCHmark supplier, nation and region): looked at when a run plans, built while the run
 //! holds the tables alone, and refused, never touched, where relations of their names are not envbench's.
 
-use crate::OltpError;
+use crate::error::OltpError;
 use envbench_sql::{Connection, Namespace};
 use std::sync::atomic::AtomicBool;
 

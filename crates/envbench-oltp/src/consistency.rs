@@ -3,7 +3,8 @@
 //! that lost or invented work are not a result. The checks read one snapshot, so runs that share the tables may go on
 //! committing while one of them checks.
 
-use crate::{OltpError, Profile};
+use crate::error::OltpError;
+use crate::profile::Profile;
 use envbench_sql::{Connection, Namespace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! its tables unqualified, so its sessions get the run's one schema as their whole search path; its password goes
 //! in its environment, never on its command line.
 
-use crate::OltpError;
+use crate::error::OltpError;
 use envbench_core::text::percent_encode;
 use envbench_sql::{DatabaseUrl, Namespace, quote_identifier};
 use hdrhistogram::Histogram;

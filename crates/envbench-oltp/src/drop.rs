@@ -1,7 +1,7 @@
 //! `envbench oltp --drop` (and htap's): everything envbench made for a profile in the target, and nothing else.
 
-use crate::OltpError;
 use crate::companion::Companion;
+use crate::error::OltpError;
 use crate::lock::TablesLock;
 use crate::options::OltpArgs;
 use crate::plan::{SQLITE_FILE, reach, target_url};
@@ -14,7 +14,7 @@ pub fn drop_tables(args: &OltpArgs, companion: Option<&dyn Companion>) -> Result
     let profile = args.profile;
     let url = target_url(args)?;
     let (connection, namespace) = reach(args, &url)?;
-    let place = crate::place(&url, &namespace);
+    let place = crate::error::place(&url, &namespace);
     let Some(mut connection) = connection else {
         return Ok(format!("{place}: no database file, so nothing of envbench's to drop"));
     };

@@ -2,8 +2,8 @@
 //! loop's response and service times), the step's throughput and the server's counters, an open loop's schedule and
 //! what became of it, and the step's name; with when a step is no measurement.
 
-use crate::Profile;
 use crate::arrivals::{Arrivals, OpenLoopFigures};
+use crate::profile::Profile;
 use crate::slo::Judged;
 use crate::telemetry::Counters;
 use crate::transactions::Kind;

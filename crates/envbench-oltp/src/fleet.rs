@@ -11,12 +11,12 @@
 //! database counts (NOPM from the districts' order ids, commits, the server's counters) is counted by every agent
 //! around the same window, so the fleet takes the agents' median rather than adding it up.
 
-use crate::Profile;
 use crate::figures::{self, Causes, ClientsFigures, KindFigures, OpenCounts, StepFigures, step_name};
 use crate::load::LoadInfo;
 use crate::measured::OltpMeasured;
 use crate::options::{OltpArgs, Target};
 use crate::plan::{Planner, plan};
+use crate::profile::Profile;
 use crate::render::step_line;
 use crate::run::OltpRun;
 use crate::sweep::{StopReason, Sweep};
@@ -60,10 +60,11 @@ impl FleetWorkload for OltpFleet {
 fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, WorkloadError> {
     let args = OltpArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
     if args.target == Target::Sqlite {
-        return Err(WorkloadError::usage(
-            "a fleet's oltp drives one database server from every host: give --target postgres://user@host/db or \
-             mysql://user@host/db, a server every agent's host reaches (embedded SQLite is one host's file)",
-        ));
+        return Err(WorkloadError::usage(format!(
+            "a fleet's oltp drives one database server from every host: give --target {}, a server every agent's \
+             host reaches (embedded SQLite is one host's file)",
+            envbench_sql::url_forms()
+        )));
     }
     if args.cross_check.is_some() {
         return Err(WorkloadError::usage(
@@ -71,7 +72,7 @@ fn fleet_plan(matches: &clap::ArgMatches, planner: Planner) -> Result<OltpRun, W
              its own to compare with pgbench)",
         ));
     }
-    if args.rate == Some(crate::RatePlan::Auto) || args.slo.is_some() {
+    if args.rate == Some(crate::arrivals::RatePlan::Auto) || args.slo.is_some() {
         return Err(WorkloadError::usage(
             "--rate auto searches one host's users for their capacity within a service level, and --slo judges one \
              host's open-loop steps by one: run them with envbench oltp on its own; a fleet takes a fixed rate (e.g. \

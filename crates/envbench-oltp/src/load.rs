@@ -3,10 +3,11 @@
 //! multi-row `INSERT`s in transactions of a few thousand rows, with progress in rows. Keys, indexes, statistics
 //! and (TPC-C on a server) the stored routines of procedures mode follow the load; the marker row comes last, so an interrupted load is rebuilt by the next run.
 
+use crate::error::OltpError;
+use crate::profile::Profile;
 use crate::random::{NuRandConstants, Random, last_name};
 use crate::routines::{self, Mode, RoutinesState};
 use crate::schema::{self, Existing, Shape};
-use crate::{OltpError, Profile};
 use envbench_core::sampler::StepObserver;
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use std::fmt::Write as _;
@@ -441,7 +442,7 @@ pub fn prepare(
     let found = schema::existing(connection.as_mut(), namespace, profile)?;
     match (&found, plan) {
         (Existing::Foreign(relations), _) => {
-            return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
+            return Err(OltpError::foreign(&crate::error::place(url, namespace), profile, relations));
         }
         (found, LoadPlan::Reuse) if found.is_reusable(shape) => {
             see_to_routines(connection.as_mut(), url, namespace, routines)?;
@@ -450,7 +451,7 @@ pub fn prepare(
         (found, LoadPlan::Reuse) => {
             return Err(OltpError::Other(format!(
                 "{}: the {} tables changed after the run was planned (now {}); run it again",
-                crate::place(url, namespace),
+                crate::error::place(url, namespace),
                 profile.name(),
                 found.describe()
             )));
@@ -502,7 +503,7 @@ fn see_to_routines(
             RoutinesState::Newer(version) => Err(routines::newer_error(namespace, version)),
             RoutinesState::Missing => Err(OltpError::Other(format!(
                 "{}: envbench's TPC-C routines changed after the run was planned; run it again",
-                crate::place(url, namespace)
+                crate::error::place(url, namespace)
             ))),
         },
     }

@@ -5,7 +5,8 @@
 //! session of its own in the run's namespace ([`ServerLock`]). A run that cannot take it is refused before it
 //! touches anything, with the holder named.
 
-use crate::{OltpError, Profile};
+use crate::error::OltpError;
+use crate::profile::Profile;
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use envbench_sql::{DatabaseUrl, Namespace, ServerLock, ServerLockError, ServerLockMode};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The share of each TPC-C transaction in a run (`--mix`), TPC-C's minimum mix by default (clause 5.2.3), and the draw
 //! of each next transaction by it.
 
-use crate::Profile;
+use crate::profile::Profile;
 use crate::random::Random;
 use crate::transactions::Kind;
 use serde::{Deserialize, Serialize};

@@ -1,9 +1,9 @@
 //! The command line of `envbench oltp` ([`OltpArgs`]), its values typed as clap parses them (so a wrong one is
 //! refused before anything runs), and the bounds they are checked against.
 
-use crate::Profile;
 use crate::arrivals::{Arrivals, RatePlan};
 use crate::mix::Mix;
+use crate::profile::Profile;
 use crate::random::Zipf;
 use crate::routines::Mode;
 use crate::slo::Slo;
@@ -53,7 +53,7 @@ pub struct OltpArgs {
     #[arg(long, help_heading = "Run", default_value = "4", value_parser = parse_users)]
     pub users: UsersPlan,
     /// Highest user count of --users auto.
-    #[arg(long, help_heading = "Run", default_value_t = 64)]
+    #[arg(long, help_heading = "Run", default_value_t = 64, value_parser = parse_max_users)]
     pub max_users: u32,
     /// Ramp-up of each step before measuring, e.g. 1m.
     #[arg(long, help_heading = "Run", default_value = "1m", value_name = "DURATION")]
@@ -116,11 +116,12 @@ pub struct OltpArgs {
     /// terminal with its own home warehouse and keying and think times, and a user's clients share its one connection
     /// as an application's sessions share a pool, so --users 10 --clients-per-user 100 runs 1,000 terminals over 10
     /// connections. Response times include the wait for the connection, which is also shown on its own.
-    #[arg(long, help_heading = "HammerDB compatibility", default_value_t = 1, value_name = "K")]
+    #[arg(long, help_heading = "HammerDB compatibility", default_value_t = 1, value_name = "K",
+          value_parser = parse_clients_per_user)]
     pub clients_per_user: u32,
     /// A count-based step instead of a timed one (HammerDB's "total transactions per user"): each user runs N
     /// transactions and the step ends when all have; --ramp and --duration do not apply (24 h at most).
-    #[arg(long, help_heading = "HammerDB compatibility", value_name = "N")]
+    #[arg(long, help_heading = "HammerDB compatibility", value_name = "N", value_parser = parse_transactions)]
     pub transactions: Option<u64>,
     /// Split tpcc_order_line into range partitions by warehouse (one per warehouse, at most 10), as HammerDB's
     /// "partition order line" does: PostgreSQL partition tables, MariaDB/MySQL partitions. A load of the other layout
@@ -138,7 +139,7 @@ pub struct OltpArgs {
     #[arg(long, help_heading = "Run", value_name = "TOOL", value_parser = parse_cross_check)]
     pub cross_check: Option<CrossCheck>,
     /// Parallel loaders (default: one per CPU, at most one per warehouse; SQLite loads with one).
-    #[arg(long, help_heading = "Load")]
+    #[arg(long, help_heading = "Load", value_parser = parse_loaders)]
     pub loaders: Option<usize>,
     /// How transactions reach the database: client (every statement from the client, one round trip each: what an
     /// application sees) or procedures (one call of a stored routine per transaction, as HammerDB's TPROC-C runs
@@ -232,6 +233,37 @@ pub fn parse_max_tries(text: &str) -> Result<u32, String> {
              {MAX_TRIES}"
         )),
     }
+}
+
+/// A whole number from 1 to `max`, or what to give (`bound`, after `give`) for `flag`.
+fn count_from_one<T: TryFrom<u64>>(text: &str, max: u64, flag: &str, bound: &str) -> Result<T, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => T::try_from(n).map_err(|_| format!("{flag} '{text}': give {bound}")),
+        _ => Err(format!("{flag} '{text}': give {bound}")),
+    }
+}
+
+/// `--max-users`: from 1 to [`MAX_USERS`].
+fn parse_max_users(text: &str) -> Result<u32, String> {
+    count_from_one(text, MAX_USERS.into(), "--max-users", &format!("a count from 1 to {MAX_USERS}"))
+}
+
+/// `--clients-per-user`: from 1 to [`MAX_CLIENTS_PER_USER`].
+fn parse_clients_per_user(text: &str) -> Result<u32, String> {
+    let bound = format!("a count from 1 to {MAX_CLIENTS_PER_USER}");
+    count_from_one(text, MAX_CLIENTS_PER_USER.into(), "--clients-per-user", &bound)
+}
+
+/// `--transactions`: from 1 to [`MAX_TRANSACTIONS_PER_USER`] a user.
+fn parse_transactions(text: &str) -> Result<u64, String> {
+    let bound = format!("a count of transactions per user from 1 to {MAX_TRANSACTIONS_PER_USER}");
+    count_from_one(text, MAX_TRANSACTIONS_PER_USER, "--transactions", &bound)
+}
+
+/// `--loaders`: from 1 to [`MAX_LOADERS`].
+fn parse_loaders(text: &str) -> Result<usize, String> {
+    let bound = format!("1 to {MAX_LOADERS} (each is a thread and a connection)");
+    count_from_one(text, MAX_LOADERS as u64, "--loaders", &bound)
 }
 
 /// `--warehouses` (`--scale` for tpcb): a whole number from 1 to [`MAX_SCALE`].

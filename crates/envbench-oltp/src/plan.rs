@@ -5,19 +5,17 @@ use crate::arrivals::RatePlan;
 use crate::cardinality::ACCOUNTS_PER_SCALE;
 use crate::companion::{Companion, CompanionState};
 use crate::crosscheck;
+use crate::error::OltpError;
 use crate::load::{self, LoadPlan};
 use crate::lock::TablesLock;
-use crate::options::{
-    CrossCheck, MAX_CLIENTS_PER_USER, MAX_LOADERS, MAX_STEP_TIME, MAX_TRANSACTIONS_PER_USER, MAX_USERS, MIN_DURATION,
-    OltpArgs, Target,
-};
+use crate::options::{CrossCheck, MAX_STEP_TIME, MIN_DURATION, OltpArgs, Target};
+use crate::profile::Profile;
 use crate::random::Zipf;
 use crate::routines::{self, Mode, RoutinesState};
 use crate::run::OltpRun;
 use crate::schema::{self, Existing, Shape};
 use crate::slo::Slo;
 use crate::sweep::UsersPlan;
-use crate::{OltpError, Profile};
 use envbench_core::ByteSize;
 use envbench_core::workload::WorkloadError;
 use envbench_sql::{Connection, DatabaseUrl, Namespace};
@@ -26,10 +24,6 @@ use std::time::Duration;
 
 /// The SQLite database file in `--dir`.
 pub const SQLITE_FILE: &str = "envbench-oltp.sqlite";
-
-pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
 
 /// Who plans a run: a run of its own (also a fleet's coordinator, which loads and locks the tables for the whole
 /// fleet), or a fleet's agent, which neither builds nor locks them (its coordinator holds the lock while the fleet
@@ -61,79 +55,63 @@ fn plan_run(
     companion: Option<&'static dyn Companion>,
 ) -> Result<OltpRun, WorkloadError> {
     let (profile, scale) = (args.profile, args.warehouses);
-    if !(1..=MAX_USERS).contains(&args.max_users) {
-        return Err(usage(format!("--max-users {}: give a count from 1 to {MAX_USERS}", args.max_users)));
-    }
-    let users = args.users.clone().within(args.max_users).map_err(usage)?;
+    let users = args.users.clone().within(args.max_users).map_err(WorkloadError::usage)?;
     let clients_per_user = args.clients_per_user;
-    if !(1..=MAX_CLIENTS_PER_USER).contains(&clients_per_user) {
-        return Err(usage(format!(
-            "--clients-per-user {clients_per_user}: give a count from 1 to {MAX_CLIENTS_PER_USER}"
-        )));
-    }
     if clients_per_user > 1 && !args.keying_thinking {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--clients-per-user {clients_per_user} needs --keying-thinking: without keying and think times each \
              client would wait for its user's connection all the time, which measures the same as one client per \
              user; for more load without them, raise --users"
         )));
     }
-    let mut ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(usage)?;
-    let mut duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(usage)?;
-    if let Some(count) = args.transactions {
-        if !(1..=MAX_TRANSACTIONS_PER_USER).contains(&count) {
-            return Err(usage(format!(
-                "--transactions {count}: give a count of transactions per user from 1 to {MAX_TRANSACTIONS_PER_USER}"
-            )));
-        }
+    let mut ramp = args.ramp.within("--ramp", Duration::ZERO, MAX_STEP_TIME).map_err(WorkloadError::usage)?;
+    let mut duration = args.duration.within("--duration", MIN_DURATION, MAX_STEP_TIME).map_err(WorkloadError::usage)?;
+    if args.transactions.is_some() {
         // Every transaction counts from the start; the step may take up to the longest step time.
         (ramp, duration) = (Duration::ZERO, MAX_STEP_TIME);
     }
     let target = args.target_latency.get();
     if target.is_zero() {
-        return Err(usage("--target-latency must be longer than zero, e.g. 100ms"));
+        return Err(WorkloadError::usage("--target-latency must be longer than zero, e.g. 100ms"));
     }
     let target_ms = target.as_secs_f64() * 1e3;
-    if let Some(loaders) = args.loaders
-        && !(1..=MAX_LOADERS).contains(&loaders)
-    {
-        return Err(usage(format!("--loaders {loaders}: give 1 to {MAX_LOADERS} (each is a thread and a connection)")));
-    }
     let url = target_url(&args)?;
     if let Some(level) = args.isolation {
-        url.dialect().isolation_statement(level).map_err(usage)?;
+        url.dialect().isolation_statement(level).map_err(WorkloadError::usage)?;
     }
     let mode = args.mode;
     if mode == Mode::Procedures && !url.dialect().ops().stored_routines {
-        return Err(usage(
+        return Err(WorkloadError::usage(format!(
             "--mode procedures runs each transaction as a stored routine, and SQLite has none: use --mode client \
-             with SQLite, or a --target postgres://... or mysql://... URL",
-        ));
+             with SQLite, or --target {}",
+            envbench_sql::url_forms_where(|ops| ops.stored_routines)
+        )));
     }
     if mode == Mode::Procedures && profile != Profile::Tpcc {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--mode procedures runs TPC-C's five transactions as stored routines: use it with --profile tpcc (tpcb \
              is pgbench's transaction, sent from the client as pgbench sends it)",
         ));
     }
     let open = check_open_loop(&args, &users)?;
     if args.skew.is_some() && profile != Profile::Tpcb {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--skew draws pgbench's accounts with a Zipfian skew: use it with --profile tpcb (TPC-C's keys are \
              already skewed, by NURand)",
         ));
     }
     if args.mix.is_some() && profile != Profile::Tpcc {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--mix shares TPC-C's five transactions: use it with --profile tpcc (tpcb runs pgbench's one transaction)",
         ));
     }
     let shape = Shape::of(scale, args.partition);
     if args.partition && (profile != Profile::Tpcc || !url.dialect().ops().partitions) {
-        return Err(usage(
-            "--partition splits TPC-C's tpcc_order_line by warehouse on a server: use it with --profile tpcc and a \
-             --target postgres://... or mysql://... URL (SQLite has no partitions)",
-        ));
+        return Err(WorkloadError::usage(format!(
+            "--partition splits TPC-C's tpcc_order_line by warehouse on a server: use it with --profile tpcc and \
+             --target {} (SQLite has no partitions)",
+            envbench_sql::url_forms_where(|ops| ops.partitions)
+        )));
     }
     let pgbench = match args.cross_check {
         None => None,
@@ -141,10 +119,11 @@ fn plan_run(
             Some(crosscheck::find_pgbench()?)
         }
         Some(CrossCheck::Pgbench) => {
-            return Err(usage(
+            return Err(WorkloadError::usage(format!(
                 "--cross-check pgbench runs pgbench's TPC-B-like transaction against PostgreSQL: add --profile tpcb \
-                 and a --target postgres://... URL",
-            ));
+                 and --target {}",
+                envbench_sql::url_forms_where(|ops| ops.pgbench)
+            )));
         }
     };
     let (mut connection, namespace) = reach(&args, &url)?;
@@ -208,7 +187,7 @@ fn plan_run(
             None => Existing::Nothing,
         };
         if let Existing::Foreign(relations) = &existing {
-            return Err(OltpError::foreign(&crate::place(&run.url, &run.namespace), profile, relations));
+            return Err(OltpError::foreign(&crate::error::place(&run.url, &run.namespace), profile, relations));
         }
         let reusable = LoadPlan::of(&existing, shape, args.fresh) == LoadPlan::Reuse;
         tables_reusable.set(reusable);
@@ -221,7 +200,7 @@ fn plan_run(
                         "{}: {} bear the names of {} but envbench did not make them; envbench never creates, drops \
                          or alters anything beside what it made. Use another schema or database, or drop them \
                          yourself if they are expendable",
-                        crate::place(&run.url, &run.namespace),
+                        crate::error::place(&run.url, &run.namespace),
                         relations.join(", "),
                         companion.name()
                     )));
@@ -275,7 +254,7 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
             (args.slo.is_some(), "--slo"),
         ] {
             if given {
-                return Err(usage(format!(
+                return Err(WorkloadError::usage(format!(
                     "{option} shapes an open loop: add --rate (e.g. --rate 200, or --rate auto for the capacity \
                      within --slo)"
                 )));
@@ -284,29 +263,32 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
         return Ok(OpenOptions { latency_limit: None, slo: None });
     };
     if args.keying_thinking {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--rate sends transactions on a schedule, and --keying-thinking paces each terminal by its keying and \
              think times: choose one way for transactions to arrive",
         ));
     }
     if args.transactions.is_some() {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--rate runs timed steps on a schedule, and --transactions counts a fixed number per user: leave one out",
         ));
     }
     let latency_limit = match &args.latency_limit {
-        Some(limit) => {
-            Some(limit.within("--latency-limit", Duration::from_micros(1), Duration::from_secs(3600)).map_err(usage)?)
-        }
+        Some(limit) => Some(
+            limit
+                .within("--latency-limit", Duration::from_micros(1), Duration::from_secs(3600))
+                .map_err(WorkloadError::usage)?,
+        ),
         None => None,
     };
     let slo = match (rate, &args.slo) {
         (_, Some(slo)) => {
-            slo.check_kinds(args.profile, &args.mix.unwrap_or_default().kinds(args.profile)).map_err(usage)?;
+            slo.check_kinds(args.profile, &args.mix.unwrap_or_default().kinds(args.profile))
+                .map_err(WorkloadError::usage)?;
             Some(slo.clone())
         }
         (RatePlan::Auto, None) => Some(Slo::default_for(args.profile).ok_or_else(|| {
-            usage(
+            WorkloadError::usage(
                 "--rate auto finds the highest rate within a service level, and tpcb has no standard one: add e.g. \
                  --slo tpc-b:p95<=20ms",
             )
@@ -314,7 +296,7 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
         (RatePlan::Fixed(_), None) => None,
     };
     if let (RatePlan::Fixed(rate), UsersPlan::Auto { .. }) = (rate, users) {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--users auto doubles a closed loop's users until its knee, and --rate {} sends a fixed rate whatever the \
              users: give the users that share it (e.g. --users 8, or steps such as --users 2,4,8), or --rate auto \
              for the capacity within --slo",
@@ -322,7 +304,7 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
         )));
     }
     if rate == RatePlan::Auto && !matches!(users, UsersPlan::List(list) if list.len() == 1) {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--rate auto raises the rate at one count of users (the connections an application's pool would hold): \
              give --users one count, e.g. --users 8, not {}",
             users.describe()
@@ -335,13 +317,13 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
 pub(crate) fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
     let url = match &args.target {
         Target::Sqlite => {
-            envbench_io::check_directory(&args.dir).map_err(|e| usage(format!("--dir: {e}")))?;
+            envbench_io::check_directory(&args.dir).map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
             DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
         }
         Target::Url(url) => url.clone(),
     };
     if args.schema.is_some() && !url.dialect().ops().named_namespaces {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--schema names a schema (PostgreSQL) or database (MariaDB/MySQL) on a server: leave it out with \
              --target sqlite, whose tables are in --dir",
         ));

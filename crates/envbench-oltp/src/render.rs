@@ -1,10 +1,10 @@
 //! An oltp run for people: the steps with the knee, each transaction's latencies, the server's counters and wait
 //! events, the consistency checks and the pgbench cross-check; and a step's line of progress.
 
-use crate::Profile;
 use crate::consistency;
 use crate::document::{OltpDocument, invalid_steps};
 use crate::figures::StepFigures;
+use crate::profile::Profile;
 use crate::schema::Shape;
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};

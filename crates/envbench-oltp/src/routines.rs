@@ -13,12 +13,12 @@
 //! is stored. Routines of an older version are replaced.
 
 use crate::cardinality::DISTRICTS;
+use crate::error::OltpError;
+use crate::random::Random;
 use crate::transactions::{
-    DeliveryInput, NewOrderInput, OrderLine, OrderStatusInput, Outcome, PaymentInput, StockLevelInput, Terminal,
+    DeliveryInput, NewOrderInput, OrderStatusInput, Outcome, PaymentInput, StockLevelInput, Terminal,
 };
-use crate::{OltpError, random::Random};
 use envbench_sql::{Connection, DbError, Dialect, Namespace, Routine, Value, quote_literal};
-use std::fmt::Write;
 
 /// Bumped whenever a routine's definition changes, so older ones are replaced.
 pub const ROUTINES_VERSION: u32 = 1;
@@ -243,7 +243,8 @@ pub fn foreign_error(namespace: &Namespace, foreign: &[String]) -> OltpError {
     ))
 }
 
-/// The calls of the routines, in the namespace's dialect, built once per virtual user.
+/// The calls of the routines, as the namespace's server calls them ([`envbench_sql::Server::call`]), built once per
+/// virtual user.
 pub struct Calls {
     dialect: Dialect,
     new_order: String,
@@ -254,28 +255,27 @@ pub struct Calls {
 }
 
 impl Calls {
-    pub fn new(namespace: &Namespace) -> Calls {
+    /// The calls in `namespace`; refused where its server has no stored routines.
+    pub fn new(namespace: &Namespace) -> Result<Calls, DbError> {
         let dialect = namespace.dialect();
-        let call = |name: &str, arguments: usize| {
-            let marks = vec!["?"; arguments].join(", ");
-            match dialect {
-                Dialect::Postgres => format!("SELECT {}({marks})", namespace.qualify(name)),
-                _ => format!("CALL {}({marks})", namespace.qualify(name)),
-            }
+        let server = dialect.server();
+        let none = || {
+            DbError::new(
+                envbench_sql::ErrorKind::Refused,
+                format!("{} has no stored routines: use --mode client", dialect.ops().server_name),
+            )
         };
-        // The signatures of the routine files: PostgreSQL's new-order function returns its figures as OUT arguments.
-        let new_order_arguments = match dialect {
-            Dialect::Postgres => 6,
-            Dialect::MySql | Dialect::Sqlite => 4,
-        };
-        Calls {
+        let call = |name: &str, arguments: usize| server.call(&namespace.qualify(name), arguments).ok_or_else(none);
+        // New-Order takes the warehouse, district and customer, then its order lines as the server encodes a list.
+        let lines = server.list_arguments(&[]).ok_or_else(none)?.len();
+        Ok(Calls {
             dialect,
-            new_order: call(NAMES[0], new_order_arguments),
-            payment: call(NAMES[1], 7),
-            order_status: call(NAMES[2], 4),
-            delivery: call(NAMES[3], 2),
-            stock_level: call(NAMES[4], 3),
-        }
+            new_order: call(NAMES[0], 3 + lines)?,
+            payment: call(NAMES[1], 7)?,
+            order_status: call(NAMES[2], 4)?,
+            delivery: call(NAMES[3], 2)?,
+            stock_level: call(NAMES[4], 3)?,
+        })
     }
 
     /// After a failed call: PostgreSQL's call was its own transaction, which the error ended; a MySQL procedure
@@ -310,32 +310,9 @@ pub fn run(
         Kind::NewOrder => {
             let input = NewOrderInput::draw(random, terminal);
             let (w, d, c) = (int(input.w), int(input.d), int(input.c));
-            let params = match calls.dialect {
-                // Three arrays, `{1,2,3}`, which the function reads as integer[].
-                Dialect::Postgres => {
-                    let array = |pick: fn(&OrderLine) -> i64| {
-                        let mut text = String::with_capacity(8 * input.lines.len());
-                        text.push('{');
-                        for (index, line) in input.lines.iter().enumerate() {
-                            let _ = write!(text, "{}{}", if index == 0 { "" } else { "," }, pick(line));
-                        }
-                        text.push('}');
-                        Value::Text(text)
-                    };
-                    vec![w, d, c, array(|l| l.item), array(|l| l.supply), array(|l| l.quantity)]
-                }
-                // One JSON array of [item, supply warehouse, quantity], which the procedure reads with JSON_TABLE.
-                _ => {
-                    let mut text = String::with_capacity(16 * input.lines.len());
-                    text.push('[');
-                    for (index, line) in input.lines.iter().enumerate() {
-                        let comma = if index == 0 { "" } else { "," };
-                        let _ = write!(text, "{comma}[{},{},{}]", line.item, line.supply, line.quantity);
-                    }
-                    text.push(']');
-                    vec![w, d, c, Value::Text(text)]
-                }
-            };
+            let lines: Vec<[i64; 3]> = input.lines.iter().map(|l| [l.item, l.supply, l.quantity]).collect();
+            let mut params = vec![w, d, c];
+            params.extend(calls.dialect.server().list_arguments(&lines).unwrap_or_default());
             // The routine answers the order's id, or 0 when it rolled back on the unused item.
             let order = answer(connection.query(&calls.new_order, &params)?, NAMES[0])?;
             Ok(if order == 0 { Outcome::RolledBack } else { Outcome::Committed })

@@ -7,20 +7,20 @@ use crate::companion::{Companion, CompanionState};
 use crate::consistency::{self, Check};
 use crate::crosscheck;
 use crate::document::{Drive, OltpDocument, OpenLoopSettings};
+use crate::error::OltpError;
 use crate::figures::{StepFigures, step_name, step_test_id};
 use crate::load::{self, LoadInfo, LoadPlan, RoutinesPlan};
 use crate::lock::TablesLock;
 use crate::measured::OltpMeasured;
 use crate::mix::Mix;
-use crate::random::NuRandConstants;
-use crate::random::Zipf;
+use crate::profile::Profile;
+use crate::random::{NuRandConstants, Zipf};
 use crate::render::step_line;
 use crate::routines::Mode;
 use crate::schema::{self, Shape};
 use crate::slo::Slo;
 use crate::sweep::{self, StopReason, Sweep, UsersPlan};
 use crate::users::{self, StepSettings};
-use crate::{OltpError, Profile};
 use envbench_core::text::number;
 use envbench_core::units::format_duration;
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
@@ -235,7 +235,7 @@ impl OltpRun {
             },
             if self.all_warehouses { ", every transaction in any warehouse" } else { "" },
             if self.mix == Mix::TPCC { String::new() } else { format!(", mix {}", self.mix.text()) },
-            crate::place(&self.url, &self.namespace),
+            crate::error::place(&self.url, &self.namespace),
             self.server_version,
             self.shape().describe(self.profile),
             match self.clients_per_user {
@@ -254,7 +254,7 @@ impl OltpRun {
         }
         let (profile, shape) = (self.profile, self.shape());
         let namespace = Namespace::named(self.url.dialect(), name);
-        let place = crate::place(&self.url, &namespace);
+        let place = crate::error::place(&self.url, &namespace);
         let elsewhere = "the coordinator loads the tables before the agents start, so this host reaches another \
                          server than the coordinator did (a loopback or private address means something else on each \
                          host)";
@@ -346,7 +346,7 @@ impl OltpRun {
                 CompanionState::Missing | CompanionState::Foreign(_) => {
                     return Err(OltpError::Other(format!(
                         "{}: {} changed after the run was planned; run it again",
-                        crate::place(&self.url, &self.namespace),
+                        crate::error::place(&self.url, &self.namespace),
                         companion.name()
                     ))
                     .into());

@@ -12,8 +12,11 @@
 //! tables `customer` and `orders` that `envbench tpch` loads into the same database, nor a HammerDB schema; the TPC-B
 //! tables have pgbench's own names, so `pgbench` can run against them for the cross-check.
 
-use crate::{OltpError, Profile};
-use envbench_sql::{Connection, DatabaseUrl, Dialect, Marker, MarkerState, Namespace, Relation, RelationKind, Value};
+use crate::error::OltpError;
+use crate::profile::Profile;
+use envbench_sql::{
+    Connection, DatabaseUrl, Marker, MarkerState, Namespace, RangePartition, Relation, RelationKind, Value,
+};
 
 /// Bumped when the tables or the loaded data change, so an older load is rebuilt instead of reused. Version 2: rows
 /// are loaded with the fixed [`crate::load::LOAD_TIME`], not the clock.
@@ -237,19 +240,11 @@ impl Profile {
     }
 }
 
-/// The `CREATE TABLE` of a table in `namespace`. InnoDB clusters rows on the primary key, so on MySQL the key is
-/// declared with the table (adding it afterwards would copy the table); elsewhere it is added after the load, which is
-/// faster.
+/// The `CREATE TABLE` of a table in `namespace`, as its server makes a table for a load
+/// ([`envbench_sql::Server::create_table`]: the key with the table where rows are clustered on it).
 pub fn create_table(table: &Table, namespace: &Namespace) -> String {
-    let dialect = namespace.dialect();
-    let columns = namespace.adapt(table.columns);
-    let name = namespace.qualify(table.name);
-    match (dialect, table.primary_key) {
-        (Dialect::MySql, Some(key)) => format!("CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB"),
-        (Dialect::MySql, None) => format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB"),
-        (Dialect::Postgres, _) => format!("CREATE TABLE {name} ({columns}) WITH (fillfactor = 100)"),
-        (Dialect::Sqlite, _) => format!("CREATE TABLE {name} ({columns})"),
-    }
+    let server = namespace.dialect().server();
+    server.create_table(&namespace.qualify(table.name), &namespace.adapt(table.columns), table.primary_key)
 }
 
 /// The statements that create [`PARTITIONED_TABLE`] in `namespace` split by warehouse into `shape.partitions` range
@@ -258,60 +253,43 @@ pub fn create_table(table: &Table, namespace: &Namespace) -> String {
 /// InnoDB table holds the partition column, as the order line's key does). SQLite has no partitions.
 pub fn create_partitioned(table: &Table, namespace: &Namespace, shape: Shape) -> Result<Vec<String>, OltpError> {
     let dialect = namespace.dialect();
-    let columns = namespace.adapt(table.columns);
-    let name = namespace.qualify(table.name);
-    let bound = |value: Option<i64>, open: &str| value.map_or(open.to_string(), |v| v.to_string());
-    match (dialect, table.primary_key) {
-        (Dialect::Postgres, _) => {
-            let mut statements =
-                vec![format!("CREATE TABLE {name} ({columns}) PARTITION BY RANGE ({PARTITION_COLUMN})")];
-            for index in 0..shape.partitions {
-                let (from, to) = shape.bounds(index);
-                statements.push(format!(
-                    "CREATE TABLE {} PARTITION OF {name} FOR VALUES FROM ({}) TO ({}) WITH (fillfactor = 100)",
-                    namespace.qualify(&partition_name(index)),
-                    bound(from, "MINVALUE"),
-                    bound(to, "MAXVALUE"),
-                ));
-            }
-            Ok(statements)
-        }
-        (Dialect::MySql, Some(key)) => {
-            let partitions: Vec<String> = (0..shape.partitions)
-                .map(|index| {
-                    let to = shape.bounds(index).1;
-                    let to = to.map_or("MAXVALUE".to_string(), |v| format!("({v})"));
-                    format!("PARTITION p{} VALUES LESS THAN {to}", index + 1)
-                })
-                .collect();
-            Ok(vec![format!(
-                "CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB PARTITION BY RANGE \
-                 ({PARTITION_COLUMN}) ({})",
-                partitions.join(", ")
-            )])
-        }
-        _ => Err(OltpError::BadInput(format!(
+    let partitions: Vec<RangePartition> = (0..shape.partitions)
+        .map(|index| {
+            let (from, to) = shape.bounds(index);
+            // A partition that is a table of its own is named as one; one declared inside its table, within it.
+            let name = match dialect.ops().partitions_are_tables {
+                true => namespace.qualify(&partition_name(index)),
+                false => format!("p{}", index + 1),
+            };
+            RangePartition { name, from, to }
+        })
+        .collect();
+    let key = table.primary_key.unwrap_or_default();
+    let made = dialect.server().create_partitioned(
+        &namespace.qualify(table.name),
+        &namespace.adapt(table.columns),
+        key,
+        PARTITION_COLUMN,
+        &partitions,
+    );
+    made.filter(|_| table.primary_key.is_some()).ok_or_else(|| {
+        OltpError::BadInput(format!(
             "{} cannot be partitioned on {}: --partition needs PostgreSQL or MariaDB/MySQL",
             table.name,
-            dialect.name()
-        ))),
-    }
+            dialect.ops().server_name
+        ))
+    })
 }
 
-/// The statements that add the keys and indexes after the load. An index's own name takes no qualifier: it lives
-/// with its table.
+/// The statements that add the keys and indexes after the load (a key its server made with the table is not added
+/// again). An index's own name takes no qualifier: it lives with its table.
 pub fn keys_and_indexes(profile: Profile, namespace: &Namespace) -> Vec<String> {
     let dialect = namespace.dialect();
     let mut statements = Vec::new();
     for table in profile.tables() {
-        let name = namespace.qualify(table.name);
-        match (dialect, table.primary_key) {
-            (Dialect::Postgres, Some(key)) => statements.push(format!("ALTER TABLE {name} ADD PRIMARY KEY ({key})")),
-            (Dialect::Sqlite, Some(key)) => statements.push(format!(
-                "CREATE UNIQUE INDEX {} ON {name} ({key})",
-                envbench_sql::quote_identifier(dialect, &format!("{}_pkey", table.name))
-            )),
-            _ => {}
+        if let Some(key) = table.primary_key {
+            let key_name = envbench_sql::quote_identifier(dialect, &format!("{}_pkey", table.name));
+            statements.extend(dialect.server().add_key(&namespace.qualify(table.name), &key_name, key));
         }
     }
     for index in profile.indexes() {
@@ -327,13 +305,8 @@ pub fn keys_and_indexes(profile: Profile, namespace: &Namespace) -> Vec<String> 
 
 /// The statements that gather the planner's statistics after the load.
 pub fn gather_statistics(profile: Profile, namespace: &Namespace) -> Vec<String> {
-    let each = |verb: &str| profile.tables().iter().map(|t| format!("{verb} {}", namespace.qualify(t.name))).collect();
-    match namespace.dialect() {
-        // SQLite's one database is its namespace.
-        Dialect::Sqlite => vec!["ANALYZE".to_string()],
-        Dialect::Postgres => each("VACUUM ANALYZE"),
-        Dialect::MySql => each("ANALYZE TABLE"),
-    }
+    let tables: Vec<String> = profile.tables().iter().map(|t| namespace.qualify(t.name)).collect();
+    namespace.dialect().server().gather_statistics(&tables)
 }
 
 /// What a database holds of a profile's tables.
@@ -474,17 +447,8 @@ impl Found {
 /// partitions, on MariaDB/MySQL the partitions declared inside it; none when it is one plain table, is missing, or
 /// on SQLite.
 pub fn order_line_partitions(connection: &mut dyn Connection, namespace: &Namespace) -> Result<Vec<String>, OltpError> {
-    let sql = match namespace.dialect() {
-        Dialect::Postgres => {
-            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
-             JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace n ON n.oid = p.relnamespace \
-             WHERE n.nspname = ? AND p.relname = ? AND c.relkind IN ('r', 'p') ORDER BY 1"
-        }
-        Dialect::MySql => {
-            "SELECT partition_name FROM information_schema.partitions WHERE table_schema = ? AND table_name = ? \
-             AND partition_name IS NOT NULL ORDER BY partition_ordinal_position"
-        }
-        Dialect::Sqlite => return Ok(Vec::new()),
+    let Some(sql) = namespace.dialect().server().partitions() else {
+        return Ok(Vec::new());
     };
     let rows =
         connection.query(sql, &[Value::Text(namespace.name().to_string()), Value::Text(PARTITIONED_TABLE.into())])?;
@@ -506,7 +470,7 @@ pub fn recreate(
 ) -> Result<(), OltpError> {
     let found = existing(connection, namespace, profile)?;
     if let Existing::Foreign(relations) = &found {
-        return Err(OltpError::foreign(&crate::place(url, namespace), profile, relations));
+        return Err(OltpError::foreign(&crate::error::place(url, namespace), profile, relations));
     }
     let marker = profile.marker();
     if found == Existing::Nothing {
@@ -591,52 +555,14 @@ pub fn drop_profile(
 }
 
 /// Settle the database before a step, as HammerDB does before its timed run, so each step starts from the same
-/// kind of state and not from the debris of the one before: PostgreSQL vacuums and analyzes envbench's tables, then
-/// checkpoints (where this user may); MariaDB/MySQL writes envbench's tables' dirty pages out (`FLUSH TABLES ... FOR
-/// EXPORT`, on those tables only); SQLite checkpoints its WAL. Returns a note when a part was not allowed.
+/// kind of state and not from the debris of the one before ([`envbench_sql::Server::settle`]: PostgreSQL vacuums and
+/// analyzes envbench's tables, then checkpoints where this user may; MariaDB/MySQL writes envbench's tables' dirty
+/// pages out; SQLite checkpoints its WAL). Returns a note when a part was not allowed.
 pub fn settle(
     connection: &mut dyn Connection,
     namespace: &Namespace,
     profile: Profile,
 ) -> Result<Option<String>, OltpError> {
     let tables: Vec<String> = profile.tables().iter().map(|t| namespace.qualify(t.name)).collect();
-    match namespace.dialect() {
-        Dialect::Sqlite => {
-            connection.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])?;
-            Ok(None)
-        }
-        Dialect::Postgres => {
-            connection.batch(&format!("VACUUM ANALYZE {}", tables.join(", ")))?;
-            // CHECKPOINT needs a superuser or, from PostgreSQL 15, a member of pg_checkpoint: asked first, so no
-            // refusal lands in the server's log.
-            let allowed = connection
-                .query_optional(
-                    "SELECT (u.rolsuper OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'pg_checkpoint' \
-                     AND pg_has_role(u.oid, r.oid, 'MEMBER')))::int FROM pg_roles u WHERE u.rolname = current_user",
-                    &[],
-                )?
-                .map(|row| row.int(0))
-                .transpose()?
-                == Some(1);
-            if allowed {
-                connection.batch("CHECKPOINT")?;
-                Ok(None)
-            } else {
-                Ok(Some(
-                    "no CHECKPOINT before the steps: this user is not a superuser or a member of pg_checkpoint".into(),
-                ))
-            }
-        }
-        Dialect::MySql => match connection.batch(&format!("FLUSH TABLES {} FOR EXPORT", tables.join(", "))) {
-            Ok(()) => {
-                connection.batch("UNLOCK TABLES")?;
-                Ok(None)
-            }
-            Err(error) if error.kind == envbench_sql::ErrorKind::Refused => Ok(Some(format!(
-                "no flush of the tables before the steps: {} (it needs the RELOAD and LOCK TABLES privileges)",
-                error.message
-            ))),
-            Err(error) => Err(error.into()),
-        },
-    }
+    Ok(namespace.dialect().server().settle(connection, &tables)?)
 }

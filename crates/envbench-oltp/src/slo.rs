@@ -3,7 +3,7 @@
 //! Stock-Level within 20 s, and Delivery, which envbench runs in full rather than deferred, within the 80 s its
 //! deferred part has), and whether a step's response times held them.
 
-use crate::Profile;
+use crate::profile::Profile;
 use crate::transactions::Kind;
 use envbench_core::units::parse_duration;
 use envbench_io::LatencyHistogram;

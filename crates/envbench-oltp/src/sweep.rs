@@ -3,8 +3,8 @@
 //! the step with the highest throughput within the latency target, among the steps that are measurements (a step that
 //! ended no transaction, or in which more than 1% of them failed, is not one, and ends the sweep).
 
-use crate::Profile;
 use crate::figures::StepFigures;
+use crate::profile::Profile;
 use envbench_core::check_settings;
 use envbench_core::text::truncate;
 use envbench_core::workload::MAX_LIST_SETTINGS;

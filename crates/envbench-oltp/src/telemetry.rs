@@ -8,95 +8,30 @@
 //! A counter that went backwards over the window (statistics reset, a server restarted) makes its figure unknown,
 //! with the reason: no figure is ever stored below zero.
 
-use crate::OltpError;
-use envbench_sql::{Connection, Dialect};
+use crate::error::OltpError;
+use envbench_sql::Connection;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+pub use envbench_sql::server::{COMMITS, Counters};
+
 /// The application name of the virtual users' sessions, by which their wait events are found.
 pub const USER_APPLICATION: &str = "envbench-oltp user";
 
-/// The counter of committed transactions, in every dialect that has one.
-pub const COMMITS: &str = "commits";
-
-/// The transactions the server ended in the run's database, as HammerDB counts its TPM: PostgreSQL's
-/// `xact_commit + xact_rollback` of the target database, less the statements envbench's own monitoring sent there.
+/// The transactions the server ended in the run's database, as HammerDB counts its TPM: its commits and rollbacks
+/// there (PostgreSQL's `xact_commit + xact_rollback` of the target database), less the statements envbench's own
+/// monitoring sent there.
 pub const SERVER_TRANSACTIONS: &str = "server transactions";
 
-/// MariaDB/MySQL status variables and the names envbench shows them by: the whole server's, so their commits are
-/// not the run's ([`COMMITS`] and [`SERVER_TRANSACTIONS`] stay unknown there).
-const MYSQL_COUNTERS: &[(&str, &str)] = &[
-    ("Com_commit", "server-wide commits"),
-    ("Com_rollback", "server-wide rollbacks"),
-    ("Innodb_data_reads", "innodb data reads"),
-    ("Innodb_data_fsyncs", "innodb fsyncs"),
-    ("Innodb_os_log_written", "log bytes written"),
-    ("Innodb_row_lock_waits", "row lock waits"),
-    ("Innodb_buffer_pool_reads", "buffer pool reads"),
-    ("Innodb_buffer_pool_read_requests", "buffer pool read requests"),
-];
-
-/// Counter values at one moment.
-pub type Counters = BTreeMap<String, f64>;
-
-/// The server's counters now; counters a server does not offer (or this user may not read) are left out.
+/// The server's counters now ([`envbench_sql::Server::counters`]), with [`SERVER_TRANSACTIONS`] where it counts the
+/// run's database's commits and rollbacks.
 pub fn snapshot(connection: &mut dyn Connection) -> Result<Counters, OltpError> {
-    let mut counters = Counters::new();
-    match connection.dialect() {
-        Dialect::Sqlite => {}
-        Dialect::Postgres => {
-            if let Some(row) = connection.query_optional(
-                "SELECT xact_commit, xact_rollback, blks_read, blks_hit FROM pg_stat_database \
-                 WHERE datname = current_database()",
-                &[],
-            )? {
-                for (i, name) in [COMMITS, "rollbacks", "blocks read", "blocks hit"].into_iter().enumerate() {
-                    counters.insert(name.to_string(), row.real(i)?);
-                }
-            }
-            if let (Some(commits), Some(rollbacks)) = (counters.get(COMMITS), counters.get("rollbacks")) {
-                counters.insert(SERVER_TRANSACTIONS.into(), commits + rollbacks);
-            }
-            // Nothing is sent that this server lacks, so no error lands in its log: a standby has no current WAL
-            // position, and PostgreSQL 17 moved the checkpoint counters to pg_stat_checkpointer. A counter this user
-            // may not read is left out.
-            if let Ok(Some(row)) = connection.query_optional(
-                "SELECT CASE WHEN pg_is_in_recovery() THEN NULL \
-                 ELSE (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint END",
-                &[],
-            ) && !row.is_null(0)
-            {
-                counters.insert("WAL bytes".into(), row.real(0)?);
-            }
-            let version = connection.server_version_number()?.unwrap_or(0);
-            if let Ok(Some(row)) = connection.query_optional(checkpoints_query(version), &[]) {
-                counters.insert("checkpoints".into(), row.real(0)?);
-            }
-        }
-        Dialect::MySql => {
-            for row in connection.query("SHOW GLOBAL STATUS", &[])? {
-                let name = row.text(0)?;
-                if let Some((_, shown)) =
-                    MYSQL_COUNTERS.iter().find(|(variable, _)| variable.eq_ignore_ascii_case(&name))
-                    && let Ok(value) = row.real(1)
-                {
-                    counters.insert(shown.to_string(), value);
-                }
-            }
-        }
+    let mut counters = connection.dialect().server().counters(connection)?;
+    if let (Some(commits), Some(rollbacks)) = (counters.get(COMMITS), counters.get(envbench_sql::server::ROLLBACKS)) {
+        counters.insert(SERVER_TRANSACTIONS.into(), commits + rollbacks);
     }
     Ok(counters)
-}
-
-/// The statement that counts PostgreSQL's checkpoints on a server of this `server_version_num`: version 17 moved the
-/// counters from `pg_stat_bgwriter` to `pg_stat_checkpointer`.
-fn checkpoints_query(version_number: u32) -> &'static str {
-    if version_number >= 170_000 {
-        "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
-    } else {
-        "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
-    }
 }
 
 /// What grew between two snapshots, and the counters that went backwards (left out: their figure is unknown).

@@ -18,15 +18,16 @@
 //! finished (up to a limit) rather than dropped, so the stall a closed loop would hide is measured.
 
 use crate::arrivals::{LATE_AFTER, OpenLoop, Schedule};
+use crate::error::OltpError;
 use crate::figures::{
     Causes, ClientsFigures, KindFigures, MeasuredStep, OpenCounts, OpenLoopTally, StepFigures, open_figures,
 };
 use crate::mix::Mix;
+use crate::profile::Profile;
 use crate::random::{NuRandConstants, Random, Zipf};
 use crate::routines::{self, Calls, Mode};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
-use crate::{OltpError, Profile};
 use envbench_io::LatencyHistogram;
 use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Isolation, Namespace};
 use std::collections::BTreeMap;
@@ -317,9 +318,14 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
             let statement = c.dialect().isolation_statement(level).map_err(|e| DbError::new(ErrorKind::Refused, e))?;
             c.batch(&statement)?;
         }
-        Ok(c)
+        // Procedures mode's calls, made once: a server without stored routines refuses here, never runs as a client.
+        let calls = match settings.mode {
+            Mode::Procedures => Some(Calls::new(&settings.namespace)?),
+            Mode::Client => None,
+        };
+        Ok((c, calls))
     });
-    let mut connection = match connection {
+    let (mut connection, calls) = match connection {
         Ok(connection) => {
             let _ = connected.send(Ok(()));
             connection
@@ -339,7 +345,6 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     let window = *shared.window.get().expect("the window is set before the go");
     let constants = NuRandConstants::run(settings.load_constants, settings.seed);
     let statements = Statements::new(&settings.namespace);
-    let calls = (settings.mode == Mode::Procedures).then(|| Calls::new(&settings.namespace));
     let per_user = settings.clients_per_user.max(1);
     // A user's clients start spread evenly over the ramp-up, so every one is running when the measuring begins.
     let mut clients: Vec<Client> = (0..per_user)

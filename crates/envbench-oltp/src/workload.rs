@@ -5,8 +5,8 @@
 
 use crate::drop::drop_tables;
 use crate::options::OltpArgs;
-use crate::plan::{Planner, plan, usage};
-use crate::{WORKLOAD, WORKLOAD_VERSION};
+use crate::plan::{Planner, plan};
+use crate::profile::{WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::workload::{Plan, Workload, WorkloadError};
 use envbench_sql::DatabaseUrl;
@@ -35,7 +35,7 @@ impl Workload for OltpWorkload {
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
-        let args = OltpArgs::from_arg_matches(matches).map_err(|e| usage(e.to_string()))?;
+        let args = OltpArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
         if args.drop {
             return Ok(Plan::Answer(drop_tables(&args, None)?));
         }

@@ -125,41 +125,39 @@ pub fn parse_jobs(text: &str) -> Result<JobsArg, String> {
     Ok(JobsArg::List(list))
 }
 
-/// A usage error (exit status 2).
-pub(crate) fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
-
 pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     let jobs = match args.jobs {
         JobsArg::Auto => {
             if !(1..=MAX_JOBS).contains(&args.max_jobs) {
-                return Err(usage(format!("--max-jobs {}: give a count from 1 to {MAX_JOBS}", args.max_jobs)));
+                return Err(WorkloadError::usage(format!(
+                    "--max-jobs {}: give a count from 1 to {MAX_JOBS}",
+                    args.max_jobs
+                )));
             }
             JobsPlan::Auto { max_jobs: args.max_jobs }
         }
         JobsArg::List(list) => JobsPlan::List(list),
     };
     let limit = match (&args.iterations, &args.duration) {
-        (Some(0), _) => return Err(usage("--iterations must be at least 1")),
+        (Some(0), _) => return Err(WorkloadError::usage("--iterations must be at least 1")),
         (Some(n), _) if *n > MAX_ITERATIONS => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--iterations {n}: give at most {MAX_ITERATIONS} reads per job (hours even on fast storage); for a \
                  long step give --duration"
             )));
         }
         (Some(n), _) => StepLimit::Iterations(*n),
-        (None, Some(duration)) => {
-            StepLimit::Duration(duration.within("--duration", MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(usage)?)
-        }
+        (None, Some(duration)) => StepLimit::Duration(
+            duration.within("--duration", MIN_STEP_DURATION, MAX_STEP_DURATION).map_err(WorkloadError::usage)?,
+        ),
         (None, None) => StepLimit::Duration(Duration::from_secs(10)),
     };
     let latency = args.target_latency.get();
     if latency.is_zero() {
-        return Err(usage("--target-latency must be longer than zero, e.g. 8ms"));
+        return Err(WorkloadError::usage("--target-latency must be longer than zero, e.g. 8ms"));
     }
     if latency > MAX_TARGET_LATENCY {
-        return Err(usage(format!(
+        return Err(WorkloadError::usage(format!(
             "--target-latency {}: give at most 10s; storage targets are milliseconds (8ms, 10ms)",
             args.target_latency
         )));
@@ -167,7 +165,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
     if let Some(iops) = args.target_iops
         && !(iops > 0.0 && iops.is_finite())
     {
-        return Err(usage("--target-iops must be a positive number, e.g. 2800"));
+        return Err(WorkloadError::usage("--target-iops must be a positive number, e.g. 2800"));
     }
     let block_bytes = args.block.bytes();
     validate_block(block_bytes)?;
@@ -175,7 +173,7 @@ pub(crate) fn plan(args: RanreadArgs) -> Result<RanreadRun, WorkloadError> {
         Some(size) => {
             let size = size.bytes();
             if size == 0 {
-                return Err(usage("--size must be larger than zero, e.g. 8g"));
+                return Err(WorkloadError::usage("--size must be larger than zero, e.g. 8g"));
             }
             Some(size)
         }

@@ -143,7 +143,7 @@ pub fn compare(sides: &[Side], registry: &Registry) -> Comparison {
     let mut comparison = compare_results(sides);
     // A workload whose runs differ more from run to run (storage) needs a larger change to call one.
     for row in &mut comparison.rows {
-        let margin = registry.noise_margin(&row.workload);
+        let margin = registry.read_back(&row.workload).noise_margin();
         for change in row.cells.iter_mut().flatten().filter_map(|c| c.change.as_mut()) {
             if change.significance == Significance::Significant && !change.ratio.is_some_and(|r| beyond(r, margin)) {
                 change.significance = Significance::Negligible;

@@ -37,7 +37,7 @@ pub fn unit_medians<'a>(
 /// What a unit of work costs on each of two sides at these prices: the workload's first cost unit both measured on
 /// the same tests, its value a geometric mean over those tests.
 pub fn unit_costs(sides: [&Side; 2], prices: [f64; 2], workload: &str, registry: &Registry) -> Option<UnitCost> {
-    registry.cost_units(workload).iter().find_map(|unit| {
+    registry.read_back(workload).cost_units().iter().find_map(|unit| {
         let of_workload =
             |side: &'_ Side| unit_medians(side.runs.iter().filter(|r| r.summary.workload == workload), unit);
         let (a, b) = (of_workload(sides[0]), of_workload(sides[1]));

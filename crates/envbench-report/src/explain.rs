@@ -50,7 +50,9 @@ pub(crate) fn serial_evidence(
     let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     let mut tests: Vec<(String, f64)> = Vec::new();
     for row in rows.iter().filter(|r| {
-        r.workload == workload && !is_cross_check(r) && registry.single_threaded(&r.workload, &r.test_id, &r.parameters)
+        r.workload == workload
+            && !is_cross_check(r)
+            && registry.read_back(&r.workload).single_threaded(&r.test_id, &r.parameters)
     }) {
         // One figure per test: its first metric.
         let key = (row.workload.as_str(), row.test_id.as_str(), row.parameters_hash.as_str());

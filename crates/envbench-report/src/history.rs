@@ -285,7 +285,7 @@ pub fn ranks(this: &str, by_environment: &BTreeMap<String, Vec<StoredRun>>, regi
     let own_in_memory = in_memory(own);
     let mut ranks = Vec::new();
     for workload in workloads {
-        let apart = registry.governed_by(workload).contains(&Resource::Storage);
+        let apart = registry.read_back(workload).governed_by().contains(&Resource::Storage);
         let mut ids: Vec<&String> = vec![by_environment.keys().find(|k| *k == this).expect("present")];
         let mut left_out = 0;
         for id in by_environment.keys().filter(|k| *k != this) {

@@ -253,10 +253,10 @@ pub fn leaderboard(
         flagged.retain(|key, _| !ranking.contains(key));
     }
     let mut tests: BTreeMap<String, HeadlineTest> = BTreeMap::new();
-    let unit = registry
-        .cost_units(workload)
-        .iter()
-        .find(|unit| runs.iter().flat_map(|r| &r.results).any(|r| unit.measures(&r.record.test_id, &r.record.metric)));
+    let unit =
+        registry.read_back(workload).cost_units().iter().find(|unit| {
+            runs.iter().flat_map(|r| &r.results).any(|r| unit.measures(&r.record.test_id, &r.record.metric))
+        });
     let unit_cost = |runs: &[StoredRun], price: Option<f64>| -> Option<f64> {
         let unit = unit?;
         let medians: Vec<f64> = crate::cost::unit_medians(runs, unit).into_values().collect();

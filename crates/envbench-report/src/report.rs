@@ -284,7 +284,7 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
             if noisy > 0 { " noisy-card" } else { "" },
             escape(workloads.title(&run.summary.workload)),
             escape(&format!("{} · {}", run_name(run), run.summary.status)),
-            escape(&workloads.headline(run)),
+            escape(&workloads.of_run(run).headline(run)),
             escape(&spread),
             escape(&format!("{} result{}", run.results.len(), if run.results.len() == 1 { "" } else { "s" })),
             [

@@ -163,7 +163,7 @@ pub(crate) fn bar_charts(
     workloads: &Registry,
 ) -> Charted {
     let compared = comparison.sides.len() > 1;
-    let tests_word = workloads.tests_word(workload);
+    let tests_word = workloads.read_back(workload).tests_word();
     let mut out = Charted::default();
     let mut single: Vec<String> = Vec::new();
     let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();

@@ -34,7 +34,7 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
     let mut first: Option<ScalingCurve> = None;
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
-            let Some(curve) = workloads.scaling(run).filter(|c| !c.points.is_empty()) else { continue };
+            let Some(curve) = workloads.of_run(run).scaling(run).filter(|c| !c.points.is_empty()) else { continue };
             let name = series_name(side, run, |r| r.summary.workload == workload);
             let marked = curve
                 .knee
@@ -116,7 +116,7 @@ pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, wor
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
             let name = series_name(side, run, |r| r.summary.workload == workload);
-            for timeline in workloads.timelines(run) {
+            for timeline in workloads.of_run(run).timelines(run) {
                 if !timeline.lines.iter().any(|(_, p)| !p.is_empty()) {
                     continue;
                 }

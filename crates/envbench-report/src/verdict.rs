@@ -135,7 +135,7 @@ impl WorkloadVerdict {
 /// workload's headline metrics it has, or its first time or rate when the workload names none (a spread or a count
 /// says nothing of speed). Cross-checks by other tools are left out.
 pub fn headline_rows<'a>(rows: &'a [ComparisonRow], workload: &str, registry: &Registry) -> Vec<&'a ComparisonRow> {
-    let preferred = registry.headline_metrics(workload);
+    let preferred = registry.read_back(workload).headline_metrics();
     let mut chosen: Vec<&ComparisonRow> = Vec::new();
     for row in rows.iter().filter(|r| r.workload == workload && !is_cross_check(r)) {
         let rank = |r: &ComparisonRow| preferred.iter().position(|m| *m == r.metric);
@@ -190,7 +190,7 @@ pub fn verdicts(
                     verdict.explanations = explain(
                         &verdict.title,
                         verdict.better + verdict.worse,
-                        registry.governed_by(workload),
+                        registry.read_back(workload).governed_by(),
                         (&machines[0], &machines[side]),
                         (&letters[0], &letters[side]),
                         &serial,
@@ -280,11 +280,15 @@ fn workload_verdict(
             let (a, b) = letters;
             format!("{fewest_base} sample{} on {a}, {fewest_side} on {b}", if fewest_base == 1 { "" } else { "s" })
         };
-        (Decision::CannotTell, Some(samples), Some(format!("rerun with {}", registry.more_samples(workload))))
+        (
+            Decision::CannotTell,
+            Some(samples),
+            Some(format!("rerun with {}", registry.read_back(workload).more_samples())),
+        )
     } else {
         let disturbed = [is_disturbed(headline, 0), is_disturbed(headline, side)];
         let spread = [0, side].map(|index| runs_disagree(headline, index));
-        decide(interval, registry.noise_margin(workload), disturbed, spread, letters)
+        decide(interval, registry.read_back(workload).noise_margin(), disturbed, spread, letters)
     };
     Some(WorkloadVerdict {
         workload: workload.to_string(),

@@ -55,9 +55,10 @@ impl Dialect {
             Some(statement) => Ok(statement.replace("{level}", level.sql())),
             None => Err(format!(
                 "--isolation {}: {} runs every transaction serializable and has no other level; leave --isolation \
-                 out, or use a --target postgres://... or mysql://... URL",
+                 out, or use --target {}",
                 level.name(),
-                self.ops().server_name
+                self.ops().server_name,
+                crate::url_forms_where(|ops| ops.set_isolation.is_some())
             )),
         }
     }
@@ -71,6 +72,9 @@ impl Dialect {
 pub struct DialectOps {
     /// What users call the server, in messages: `PostgreSQL`, `MySQL/MariaDB`.
     pub server_name: &'static str,
+    /// A URL of this server as messages show one (`postgres://user@host:5432/database`); `None` for an embedded
+    /// database, named by its file.
+    pub url_example: Option<&'static str>,
     /// The database is a file this process opens (SQLite), not a server reached over a connection.
     pub embedded: bool,
     /// The user may name the namespace the tables go in (`--schema`).
@@ -201,6 +205,7 @@ pub struct SqlTypes {
 /// SQLite: an embedded file, one writer at a time.
 static SQLITE_OPS: DialectOps = DialectOps {
     server_name: "SQLite",
+    url_example: None,
     embedded: true,
     named_namespaces: false,
     namespace_word: "schema",
@@ -253,6 +258,7 @@ static SQLITE_OPS: DialectOps = DialectOps {
 /// PostgreSQL.
 static POSTGRES_OPS: DialectOps = DialectOps {
     server_name: "PostgreSQL",
+    url_example: Some("postgres://user@host:5432/database"),
     embedded: false,
     named_namespaces: true,
     namespace_word: "schema",
@@ -330,6 +336,7 @@ static POSTGRES_OPS: DialectOps = DialectOps {
 /// MariaDB and MySQL.
 static MYSQL_OPS: DialectOps = DialectOps {
     server_name: "MySQL/MariaDB",
+    url_example: Some("mysql://user@host:3306/database"),
     embedded: false,
     named_namespaces: true,
     namespace_word: "database",
@@ -408,12 +415,24 @@ static MYSQL_OPS: DialectOps = DialectOps {
 };
 
 impl Dialect {
-    /// What differs for this dialect: its row of the table.
+    /// Every dialect, for what asks each in turn (which one a URL's scheme names).
+    pub const ALL: [Dialect; 3] = [Dialect::Sqlite, Dialect::Postgres, Dialect::MySql];
+
+    /// What differs for this dialect in data: its row of the table.
     pub fn ops(self) -> &'static DialectOps {
         match self {
             Dialect::Sqlite => &SQLITE_OPS,
             Dialect::Postgres => &POSTGRES_OPS,
             Dialect::MySql => &MYSQL_OPS,
+        }
+    }
+
+    /// What differs for this dialect in behaviour: its server ([`crate::server`]).
+    pub fn server(self) -> &'static dyn crate::Server {
+        match self {
+            Dialect::Sqlite => &crate::sqlite_connection::SQLITE,
+            Dialect::Postgres => &crate::postgres_connection::POSTGRES,
+            Dialect::MySql => &crate::mysql_connection::MYSQL,
         }
     }
 

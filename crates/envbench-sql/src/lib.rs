@@ -18,12 +18,14 @@ pub mod marker;
 mod mysql_connection;
 pub mod namespace;
 mod postgres_connection;
+pub mod server;
 mod sqlite_connection;
 
 pub use dialect::{Catalog, Dialect, DialectOps, Isolation, SqlTypes, TableComment};
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use marker::{Marker, MarkerState};
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
+pub use server::{Counters, RangePartition, Server, UrlConfig};
 pub use sqlite_connection::SqliteOpen;
 
 use envbench_core::model::redact_secrets;
@@ -318,12 +320,23 @@ pub trait Connection: Send {
 
 /// A database as the user named it: `sqlite:PATH` (or a SQLite file path given by a workload), a `postgres://` or
 /// `postgresql://` URL, or a `mysql://` (also `mariadb://`) URL.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct DatabaseUrl {
     dialect: Dialect,
-    /// What to connect with (passwords included).
+    /// The URL as kept (passwords included).
     target: String,
+    /// What its server's driver parsed from it, once ([`server::UrlConfig`]).
+    config: server::UrlConfig,
 }
+
+/// Two URLs are the same when they say the same (the configuration is what the text says).
+impl PartialEq for DatabaseUrl {
+    fn eq(&self, other: &DatabaseUrl) -> bool {
+        self.dialect == other.dialect && self.target == other.target
+    }
+}
+
+impl Eq for DatabaseUrl {}
 
 impl std::fmt::Debug for DatabaseUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -332,35 +345,40 @@ impl std::fmt::Debug for DatabaseUrl {
 }
 
 impl DatabaseUrl {
-    /// Parse a server URL. Anything else is refused with what to write.
+    /// Parse a server URL: the server its scheme names checks it, as its driver reads it. Anything else is refused
+    /// with what to write.
     pub fn parse(text: &str) -> Result<DatabaseUrl, DbError> {
         let refused = |reason: String| {
             DbError::new(
                 ErrorKind::Refused,
                 format!(
-                    "'{}' is not a database URL envbench can use ({reason}); write postgres://user@host:5432/database \
-                     or mysql://user@host:3306/database",
-                    redact_secrets(text)
+                    "'{}' is not a database URL envbench can use ({reason}); write {}",
+                    redact_secrets(text),
+                    url_forms()
                 ),
             )
         };
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            text.parse::<postgres::Config>().map_err(|e| refused(e.to_string()))?;
-            return Ok(DatabaseUrl { dialect: Dialect::Postgres, target: text.to_string() });
-        }
-        if let Some(rest) = text.strip_prefix("mariadb://") {
-            return DatabaseUrl::parse(&format!("mysql://{rest}"));
-        }
-        if text.starts_with("mysql://") {
-            mysql::Opts::from_url(text).map_err(|e| refused(e.to_string()))?;
-            return Ok(DatabaseUrl { dialect: Dialect::MySql, target: text.to_string() });
-        }
-        Err(refused("only postgres://, postgresql://, mysql:// and mariadb:// are supported".into()))
+        let scheme = text.split_once("://").map(|(scheme, _)| scheme);
+        let named = Dialect::ALL.into_iter().find(|d| scheme.is_some_and(|s| d.server().schemes().contains(&s)));
+        let Some(dialect) = named else {
+            let schemes: Vec<String> =
+                Dialect::ALL.iter().flat_map(|d| d.server().schemes()).map(|scheme| format!("{scheme}://")).collect();
+            return Err(refused(format!("only {} are supported", words_list(&schemes, "and"))));
+        };
+        let (target, config) = dialect.server().check_url(text).map_err(refused)?;
+        Ok(DatabaseUrl { dialect, target, config })
     }
 
     /// An embedded SQLite database in a file.
     pub fn sqlite(path: impl Into<PathBuf>) -> DatabaseUrl {
-        DatabaseUrl { dialect: Dialect::Sqlite, target: path.into().display().to_string() }
+        let path: PathBuf = path.into();
+        DatabaseUrl { dialect: Dialect::Sqlite, target: path.display().to_string(), config: std::sync::Arc::new(path) }
+    }
+
+    /// The URL as kept, its password included: for a program of ours that connects on its own (a fleet's agent),
+    /// never for people ([`DatabaseUrl::shown`]).
+    pub fn with_secrets(&self) -> &str {
+        &self.target
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -403,29 +421,46 @@ impl DatabaseUrl {
     /// True when the server runs on this machine (loopback or a socket), so its data directory's storage is this
     /// machine's.
     pub fn is_local(&self) -> bool {
-        let local = |host: &str| matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.");
-        match self.dialect {
-            Dialect::Sqlite => true,
-            Dialect::Postgres => self.target.parse::<postgres::Config>().is_ok_and(|c| {
-                c.get_hosts().iter().all(|h| match h {
-                    postgres::config::Host::Unix(_) => true,
-                    postgres::config::Host::Tcp(name) => local(name),
-                })
-            }),
-            Dialect::MySql => mysql::Opts::from_url(&self.target).is_ok_and(|o| local(&o.get_ip_or_hostname())),
-        }
+        self.dialect.server().is_local(&self.config)
     }
 
     /// Open a connection. `application` names it in the server's session list.
     pub fn connect(&self, application: &str) -> Result<Box<dyn Connection>, DbError> {
-        match self.dialect {
-            Dialect::Sqlite => open_sqlite(std::path::Path::new(&self.target), SqliteOpen::default()),
-            Dialect::Postgres => {
-                Ok(Box::new(postgres_connection::PostgresConnection::open(&self.target, &self.shown(), application)?))
-            }
-            Dialect::MySql => Ok(Box::new(mysql_connection::MySqlConnection::open(&self.target, &self.shown())?)),
-        }
+        self.dialect.server().connect(&self.config, &self.shown(), application)
     }
+}
+
+/// The URL forms envbench takes, as messages show them: `postgres://user@host:5432/database or
+/// mysql://user@host:3306/database`, one a server, from the rows.
+pub fn url_forms() -> String {
+    url_forms_where(|_| true)
+}
+
+/// The URL forms of the servers whose row has what `has` asks (`|ops| ops.partitions`), as [`url_forms`] shows
+/// them.
+pub fn url_forms_where(has: impl Fn(&DialectOps) -> bool) -> String {
+    let forms: Vec<String> = Dialect::ALL
+        .iter()
+        .map(|d| d.ops())
+        .filter(|ops| has(ops))
+        .filter_map(|ops| ops.url_example)
+        .map(String::from)
+        .collect();
+    words_list(&forms, "or")
+}
+
+/// `a`, `a or b`, `a, b or c` (or `and`).
+fn words_list(items: &[String], conjunction: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} {conjunction} {last}", rest.join(", ")),
+    }
+}
+
+/// A host name that is this machine: `localhost`, `::1`, or an address in 127.0.0.0/8.
+pub(crate) fn is_loopback_name(host: &str) -> bool {
+    matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
 }
 
 /// Open a SQLite file the way `how` says.
@@ -440,12 +475,7 @@ pub fn local_data_directory(connection: &mut dyn Connection, url: &DatabaseUrl) 
     if !url.is_local() {
         return None;
     }
-    let sql = match url.dialect() {
-        // pg_settings leaves the row out for a user who may not see it, where SHOW would leave an error in the log.
-        Dialect::Postgres => "SELECT setting FROM pg_settings WHERE name = 'data_directory'",
-        Dialect::MySql => "SELECT @@datadir",
-        Dialect::Sqlite => return None,
-    };
+    let sql = url.dialect().server().data_directory()?;
     let row = connection.query_optional(sql, &[]).ok()??;
     let path = PathBuf::from(row.text(0).ok()?);
     (!row.is_null(0) && path.is_dir()).then_some(path)
@@ -521,85 +551,10 @@ pub fn numbered_placeholders(sql: &str) -> String {
 }
 
 #[cfg(test)]
+mod tree_tests;
+
+#[cfg(test)]
 mod tests {
-    /// What differs between databases lives in [`super::DialectOps`]: no source outside this crate asks whether a
-    /// dialect equals another (a `match` is fine: the compiler finds its missing arm for a new dialect; an `==` takes
-    /// the wrong branch quietly). Issue #56.
-    /// The Rust files of the workspace's crates but this one, with their text: `tests/` folders and fixture trees
-    /// too when `with_tests`, and otherwise only the code before a file's `#[cfg(test)]` module.
-    fn workspace_sources(with_tests: bool) -> Vec<(std::path::PathBuf, String)> {
-        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut sources = Vec::new();
-        let mut folders = vec![crates.clone()];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(&folder).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.file_name().unwrap().to_string_lossy().to_string();
-                if path.is_dir() {
-                    let own = path == crates.join("envbench-sql");
-                    let test_only = name == "tests" || name == "benches" || name == "fixtures";
-                    if !own && !name.starts_with('.') && name != "target" && (with_tests || !test_only) {
-                        folders.push(path);
-                    }
-                } else if name.ends_with(".rs") {
-                    let mut text = std::fs::read_to_string(&path).unwrap();
-                    if !with_tests {
-                        text.truncate(text.find("#[cfg(test)]").unwrap_or(text.len()));
-                    }
-                    sources.push((path, text));
-                }
-            }
-        }
-        sources.sort();
-        sources
-    }
-
-    #[test]
-    fn no_dialect_is_compared_outside_this_crate() {
-        let variants = ["Dialect::Sqlite", "Dialect::Postgres", "Dialect::MySql"];
-        let mut found = Vec::new();
-        for (path, text) in workspace_sources(true) {
-            for (number, line) in text.lines().enumerate() {
-                let compact: String = line.split_whitespace().collect();
-                // `x == Dialect::A`, `x != envbench_sql::Dialect::A`, `Dialect::A == x`, `matches!(x, Dialect::A)`:
-                // the operand next to the operator, a path, names a dialect.
-                let path_char = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
-                let compared = ["==", "!="].iter().any(|op| {
-                    compact.match_indices(op).any(|(at, _)| {
-                        let (left, right) = (&compact[..at], &compact[at + 2..]);
-                        let after = &right[..right.find(|c: char| !path_char(c)).unwrap_or(right.len())];
-                        let before = &left[left.rfind(|c: char| !path_char(c)).map_or(0, |i| i + 1)..];
-                        after.contains("Dialect::") || before.contains("Dialect::")
-                    })
-                }) || compact.contains("matches!(") && variants.iter().any(|d| compact.contains(d));
-                if compared {
-                    found.push(format!("{}:{}: {}", path.display(), number + 1, line.trim()));
-                }
-            }
-        }
-        assert!(
-            found.is_empty(),
-            "read a capability of Dialect::ops() instead of comparing dialects:\n{}",
-            found.join("\n")
-        );
-    }
-
-    /// The files a new database server must touch outside this crate: those whose code (not their tests) names a
-    /// dialect, each a `match` the compiler lists for the new variant. The results store's two backends are not a
-    /// workload target, so a new server need not touch them. `docs/development.md` lists these files.
-    #[test]
-    fn a_new_server_touches_at_most_eight_files_outside_this_crate() {
-        let files: Vec<String> = workspace_sources(false)
-            .into_iter()
-            .filter(|(path, text)| {
-                !path.components().any(|c| c.as_os_str() == "envbench-store")
-                    && ["Dialect::Sqlite", "Dialect::Postgres", "Dialect::MySql"].iter().any(|d| text.contains(d))
-            })
-            .map(|(path, _)| path.display().to_string())
-            .collect();
-        assert!(files.len() <= 8, "{} files name a dialect (at most 8):\n{}", files.len(), files.join("\n"));
-    }
-
     use super::*;
 
     #[test]

@@ -1,5 +1,7 @@
 //! MariaDB and MySQL over a real connection: statements prepared once per connection (the driver's statement cache).
 
+use crate::lock::{ServerLockError, ServerLockMode};
+use crate::server::{Counters, RangePartition, Server, UrlConfig, config_of};
 use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use mysql::prelude::Queryable;
 use std::sync::Mutex;
@@ -15,9 +17,8 @@ pub(crate) struct MySqlConnection {
 }
 
 impl MySqlConnection {
-    pub(crate) fn open(url: &str, shown: &str) -> Result<MySqlConnection, DbError> {
-        let opts = mysql::Opts::from_url(url)
-            .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a MySQL URL ({e})")))?;
+    pub(crate) fn open(opts: &mysql::Opts, shown: &str) -> Result<MySqlConnection, DbError> {
+        let opts = opts.clone();
         // The mysql client's rule: MYSQL_PWD when the URL holds no password.
         let password = opts.get_pass().map(String::from).or_else(|| crate::password_from("MYSQL_PWD"));
         let opts = mysql::OptsBuilder::from_opts(opts)
@@ -169,6 +170,241 @@ pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
             format!("{shown}: {error}; is the server running, and does the URL name the right host and port?"),
         ),
         _ => DbError::other(format!("{shown}: {error}")),
+    }
+}
+
+/// MariaDB's and MySQL's side of [`Server`].
+pub(crate) struct MySqlServer;
+
+/// The one [`MySqlServer`].
+pub(crate) static MYSQL: MySqlServer = MySqlServer;
+
+/// How many runs may share a MariaDB/MySQL run lock at once.
+pub const READER_SLOTS: usize = 64;
+
+/// MariaDB/MySQL status variables and the names envbench shows them by: the whole server's, so their commits are not
+/// the run's, and are named so.
+const STATUS_COUNTERS: &[(&str, &str)] = &[
+    ("Com_commit", "server-wide commits"),
+    ("Com_rollback", "server-wide rollbacks"),
+    ("Innodb_data_reads", "innodb data reads"),
+    ("Innodb_data_fsyncs", "innodb fsyncs"),
+    ("Innodb_os_log_written", "log bytes written"),
+    ("Innodb_row_lock_waits", "row lock waits"),
+    ("Innodb_buffer_pool_reads", "buffer pool reads"),
+    ("Innodb_buffer_pool_read_requests", "buffer pool read requests"),
+];
+
+/// Lock names are at most 64 characters: a hash of the key keeps them short and the same everywhere.
+pub(crate) fn lock_name(key: &str, role: &str) -> String {
+    format!("envbench:{:08x}:{role}", crate::lock::fnv1a(key))
+}
+
+impl Server for MySqlServer {
+    fn schemes(&self) -> &'static [&'static str] {
+        &["mysql", "mariadb"]
+    }
+
+    fn check_url(&self, url: &str) -> Result<(String, UrlConfig), String> {
+        let url = match url.strip_prefix("mariadb://") {
+            Some(rest) => format!("mysql://{rest}"),
+            None => url.to_string(),
+        };
+        let opts = mysql::Opts::from_url(&url).map_err(|e| e.to_string())?;
+        Ok((url, std::sync::Arc::new(opts)))
+    }
+
+    fn connect(&self, config: &UrlConfig, shown: &str, _application: &str) -> Result<Box<dyn Connection>, DbError> {
+        Ok(Box::new(MySqlConnection::open(config_of::<mysql::Opts>(config, "MySQL/MariaDB"), shown)?))
+    }
+
+    fn is_local(&self, config: &UrlConfig) -> bool {
+        crate::is_loopback_name(&config_of::<mysql::Opts>(config, "MySQL/MariaDB").get_ip_or_hostname())
+    }
+
+    fn data_directory(&self) -> Option<&'static str> {
+        Some("SELECT @@datadir")
+    }
+
+    /// User locks are the server's, and the key names the namespace (MySQL's database) already.
+    fn lock_scope(&self, _session: &mut dyn Connection) -> Result<String, DbError> {
+        Ok(String::new())
+    }
+
+    /// User locks (`GET_LOCK`), which have no shared form: readers take one of [`READER_SLOTS`] reader locks and
+    /// then check that no writer holds the writer lock; a writer takes the writer lock and then checks that no reader
+    /// slot is held. Each side re-checks after taking its own, so the two can both be refused but never both succeed.
+    fn take_lock(
+        &self,
+        session: &mut dyn Connection,
+        key: &str,
+        mode: ServerLockMode,
+        label: &str,
+    ) -> Result<(), ServerLockError> {
+        let writer = lock_name(key, "w");
+        let readers: Vec<String> = (0..READER_SLOTS).map(|slot| lock_name(key, &format!("r{slot}"))).collect();
+        let get = |session: &mut dyn Connection, name: &str| -> Result<bool, DbError> {
+            let row = session.query_optional("SELECT GET_LOCK(?, 0)", &[Value::Text(name.to_string())])?;
+            Ok(row.is_some_and(|row| !row.is_null(0) && row.int(0).unwrap_or(0) == 1))
+        };
+        let release = |session: &mut dyn Connection, name: &str| {
+            let _ = session.query_optional("SELECT RELEASE_LOCK(?)", &[Value::Text(name.to_string())]);
+        };
+        let busy = |session: &mut dyn Connection, connection_id: i64, reading: bool| {
+            let found = session
+                .query_optional(
+                    "SELECT HOST, USER, TIME FROM information_schema.PROCESSLIST WHERE ID = ?",
+                    &[Value::Int(connection_id)],
+                )
+                .ok()
+                .flatten();
+            let reading = if reading { ", reading" } else { "" };
+            let holder = match found {
+                Some(row) => format!(
+                    "connection {connection_id} from {} as {}, for {} s{reading}",
+                    row.text(0).unwrap_or_default(),
+                    row.text(1).unwrap_or_default(),
+                    row.text(2).unwrap_or_default()
+                ),
+                None => format!("connection {connection_id}{reading}"),
+            };
+            ServerLockError::Busy { resource: label.to_string(), holder }
+        };
+        let writer_holder = |session: &mut dyn Connection| -> Result<Option<i64>, DbError> {
+            let row = session.query_optional("SELECT IS_USED_LOCK(?)", &[Value::Text(writer.clone())])?;
+            row.filter(|row| !row.is_null(0)).map(|row| row.int(0)).transpose()
+        };
+        match mode {
+            ServerLockMode::Exclusive => {
+                if !get(session, &writer)? {
+                    let holder = writer_holder(session)?.unwrap_or(0);
+                    return Err(busy(session, holder, false));
+                }
+                let columns = vec!["IS_USED_LOCK(?)"; readers.len()].join(", ");
+                let params: Vec<Value> = readers.iter().map(|name| Value::Text(name.clone())).collect();
+                let row = session.query_optional(&format!("SELECT {columns}"), &params)?.unwrap_or_default();
+                if let Some(reader) = (0..readers.len()).find(|&i| !row.is_null(i)) {
+                    let holder = row.int(reader)?;
+                    release(session, &writer);
+                    return Err(busy(session, holder, true));
+                }
+                Ok(())
+            }
+            ServerLockMode::Shared => {
+                for slot in &readers {
+                    if !get(session, slot)? {
+                        continue;
+                    }
+                    if let Some(holder) = writer_holder(session)? {
+                        release(session, slot);
+                        return Err(busy(session, holder, false));
+                    }
+                    return Ok(());
+                }
+                Err(ServerLockError::Busy {
+                    resource: label.to_string(),
+                    holder: format!("{READER_SLOTS} runs already share it, the most that can"),
+                })
+            }
+        }
+    }
+
+    fn release_locks(&self) -> Option<&'static str> {
+        Some("SELECT RELEASE_ALL_LOCKS()")
+    }
+
+    /// InnoDB clusters rows on the primary key, so it is declared with the table (adding it afterwards would copy the
+    /// table).
+    fn create_table(&self, name: &str, columns: &str, key: Option<&str>) -> String {
+        match key {
+            Some(key) => format!("CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB"),
+            None => format!("CREATE TABLE {name} ({columns}) ENGINE=InnoDB"),
+        }
+    }
+
+    fn add_key(&self, _table: &str, _key_name: &str, _key: &str) -> Option<String> {
+        None
+    }
+
+    /// One table with its partitions declared (every unique key of a partitioned InnoDB table holds the partition
+    /// column, as `key` must).
+    fn create_partitioned(
+        &self,
+        name: &str,
+        columns: &str,
+        key: &str,
+        column: &str,
+        partitions: &[RangePartition],
+    ) -> Option<Vec<String>> {
+        let declared: Vec<String> = partitions
+            .iter()
+            .map(|partition| {
+                let to = partition.to.map_or("MAXVALUE".to_string(), |v| format!("({v})"));
+                format!("PARTITION {} VALUES LESS THAN {to}", partition.name)
+            })
+            .collect();
+        Some(vec![format!(
+            "CREATE TABLE {name} ({columns}, PRIMARY KEY ({key})) ENGINE=InnoDB PARTITION BY RANGE ({column}) ({})",
+            declared.join(", ")
+        )])
+    }
+
+    fn partitions(&self) -> Option<&'static str> {
+        Some(
+            "SELECT partition_name FROM information_schema.partitions WHERE table_schema = ? AND table_name = ? \
+             AND partition_name IS NOT NULL ORDER BY partition_ordinal_position",
+        )
+    }
+
+    fn gather_statistics(&self, tables: &[String]) -> Vec<String> {
+        tables.iter().map(|table| format!("ANALYZE TABLE {table}")).collect()
+    }
+
+    /// The tables' dirty pages written out (`FLUSH TABLES ... FOR EXPORT`, on those tables only), where this user
+    /// has the RELOAD and LOCK TABLES privileges.
+    fn settle(&self, connection: &mut dyn Connection, tables: &[String]) -> Result<Option<String>, DbError> {
+        match connection.batch(&format!("FLUSH TABLES {} FOR EXPORT", tables.join(", "))) {
+            Ok(()) => {
+                connection.batch("UNLOCK TABLES")?;
+                Ok(None)
+            }
+            Err(error) if error.kind == ErrorKind::Refused => Ok(Some(format!(
+                "no flush of the tables before the steps: {} (it needs the RELOAD and LOCK TABLES privileges)",
+                error.message
+            ))),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn call(&self, routine: &str, arguments: usize) -> Option<String> {
+        Some(format!("CALL {routine}({})", vec!["?"; arguments].join(", ")))
+    }
+
+    /// One JSON array of `[a,b,c]` rows, which a procedure reads with JSON_TABLE.
+    fn list_arguments(&self, rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+        use std::fmt::Write as _;
+        let mut text = String::with_capacity(16 * rows.len() + 2);
+        text.push('[');
+        for (index, row) in rows.iter().enumerate() {
+            let comma = if index == 0 { "" } else { "," };
+            let _ = write!(text, "{comma}[{},{},{}]", row[0], row[1], row[2]);
+        }
+        text.push(']');
+        Some(vec![Value::Text(text)])
+    }
+
+    /// `SHOW GLOBAL STATUS`: the whole server's counters (there is no per-database commit counter), named so.
+    fn counters(&self, connection: &mut dyn Connection) -> Result<Counters, DbError> {
+        let mut counters = Counters::new();
+        for row in connection.query("SHOW GLOBAL STATUS", &[])? {
+            let name = row.text(0)?;
+            if let Some((_, shown)) = STATUS_COUNTERS.iter().find(|(variable, _)| variable.eq_ignore_ascii_case(&name))
+                && let Ok(value) = row.real(1)
+            {
+                counters.insert(shown.to_string(), value);
+            }
+        }
+        Ok(counters)
     }
 }
 

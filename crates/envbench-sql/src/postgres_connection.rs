@@ -1,5 +1,7 @@
 //! PostgreSQL over a real connection: statements prepared once per connection, values bound in the binary protocol.
 
+use crate::lock::{ServerLockError, ServerLockMode};
+use crate::server::{COMMITS, Counters, ROLLBACKS, RangePartition, Server, UrlConfig, config_of};
 use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value, numbered_placeholders};
 use envbench_core::model::{error_chain, postgres_advice};
 use postgres::types::{FromSql, IsNull, ToSql, Type};
@@ -17,10 +19,12 @@ pub(crate) struct PostgresConnection {
 }
 
 impl PostgresConnection {
-    pub(crate) fn open(url: &str, shown: &str, application: &str) -> Result<PostgresConnection, DbError> {
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e| DbError::new(ErrorKind::Refused, format!("{shown}: not a PostgreSQL URL ({e})")))?;
+    pub(crate) fn open(
+        config: &postgres::Config,
+        shown: &str,
+        application: &str,
+    ) -> Result<PostgresConnection, DbError> {
+        let mut config = config.clone();
         config.application_name(application);
         config.connect_timeout(Duration::from_secs(10));
         crate::postgres_password_from_environment(&mut config);
@@ -221,5 +225,219 @@ pub(crate) fn classify(shown: &str, error: &postgres::Error) -> DbError {
             ErrorKind::Unreachable,
             format!("{shown}: {}", postgres_advice(None, &error_chain(error), "the URL")),
         ),
+    }
+}
+
+/// PostgreSQL's side of [`Server`].
+pub(crate) struct PostgresServer;
+
+/// The one [`PostgresServer`].
+pub(crate) static POSTGRES: PostgresServer = PostgresServer;
+
+/// The first key of every envbench advisory lock ("envb"), high bit clear so it reads the same as int4 and oid.
+const CLASS_KEY: i64 = 0x656e_7662 & 0x7fff_ffff;
+
+impl Server for PostgresServer {
+    fn schemes(&self) -> &'static [&'static str] {
+        &["postgres", "postgresql"]
+    }
+
+    fn check_url(&self, url: &str) -> Result<(String, UrlConfig), String> {
+        let config = url.parse::<postgres::Config>().map_err(|e| e.to_string())?;
+        Ok((url.to_string(), std::sync::Arc::new(config)))
+    }
+
+    fn connect(&self, config: &UrlConfig, shown: &str, application: &str) -> Result<Box<dyn Connection>, DbError> {
+        let config = config_of::<postgres::Config>(config, "PostgreSQL");
+        Ok(Box::new(PostgresConnection::open(config, shown, application)?))
+    }
+
+    fn is_local(&self, config: &UrlConfig) -> bool {
+        config_of::<postgres::Config>(config, "PostgreSQL").get_hosts().iter().all(|host| match host {
+            postgres::config::Host::Unix(_) => true,
+            postgres::config::Host::Tcp(name) => crate::is_loopback_name(name),
+        })
+    }
+
+    fn data_directory(&self) -> Option<&'static str> {
+        // pg_settings leaves the row out for a user who may not see it, where SHOW would leave an error in the log.
+        Some("SELECT setting FROM pg_settings WHERE name = 'data_directory'")
+    }
+
+    fn lock_scope(&self, session: &mut dyn Connection) -> Result<String, DbError> {
+        let row = session.query_optional("SELECT current_database()", &[])?;
+        Ok(row.map(|row| row.text(0)).transpose()?.unwrap_or_default())
+    }
+
+    /// A session advisory lock (`pg_try_advisory_lock` and its `_shared` twin) on the key's hash; the holder is
+    /// named from `pg_locks` and `pg_stat_activity`.
+    fn take_lock(
+        &self,
+        session: &mut dyn Connection,
+        key: &str,
+        mode: ServerLockMode,
+        label: &str,
+    ) -> Result<(), ServerLockError> {
+        let object_key = i64::from(crate::lock::fnv1a(key) & 0x7fff_ffff);
+        let function = match mode {
+            ServerLockMode::Shared => "pg_try_advisory_lock_shared",
+            ServerLockMode::Exclusive => "pg_try_advisory_lock",
+        };
+        let keys = [Value::Int(CLASS_KEY), Value::Int(object_key)];
+        let taken = session.query_optional(&format!("SELECT {function}(?::int4, ?::int4)::int"), &keys)?;
+        if taken.map(|row| row.int(0)).transpose()? == Some(1) {
+            return Ok(());
+        }
+        // Who holds it: the sessions with a granted lock on the key that conflict with the mode asked for.
+        let holders = session.query(
+            "SELECT a.pid, COALESCE(NULLIF(a.application_name, ''), 'no application name'), \
+                    COALESCE(host(a.client_addr), 'a local socket'), to_char(a.backend_start, 'YYYY-MM-DD HH24:MI:SS'), \
+                    l.mode FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 \
+               AND l.classid = ?::int8::oid AND l.objid = ?::int8::oid ORDER BY a.backend_start",
+            &keys,
+        )?;
+        let described: Vec<String> = holders
+            .iter()
+            .take(3)
+            .map(|row| {
+                let reading = if row.text(4).unwrap_or_default().starts_with("Share") { ", reading" } else { "" };
+                format!(
+                    "{} from {}, server process {}, connected since {}{reading}",
+                    row.text(1).unwrap_or_default(),
+                    row.text(2).unwrap_or_default(),
+                    row.text(0).unwrap_or_default(),
+                    row.text(3).unwrap_or_default()
+                )
+            })
+            .collect();
+        let mut holder = described.join("; ");
+        if holders.len() > 3 {
+            holder.push_str(&format!("; and {} more", holders.len() - 3));
+        }
+        if holder.is_empty() {
+            holder = "a session that has just ended".into();
+        }
+        Err(ServerLockError::Busy { resource: label.to_string(), holder })
+    }
+
+    fn release_locks(&self) -> Option<&'static str> {
+        Some("SELECT pg_advisory_unlock_all()")
+    }
+
+    fn create_table(&self, name: &str, columns: &str, _key: Option<&str>) -> String {
+        format!("CREATE TABLE {name} ({columns}) WITH (fillfactor = 100)")
+    }
+
+    fn add_key(&self, table: &str, _key_name: &str, key: &str) -> Option<String> {
+        Some(format!("ALTER TABLE {table} ADD PRIMARY KEY ({key})"))
+    }
+
+    /// A partitioned table and a table for each partition; the key is added after the load, to all of them at once.
+    fn create_partitioned(
+        &self,
+        name: &str,
+        columns: &str,
+        _key: &str,
+        column: &str,
+        partitions: &[RangePartition],
+    ) -> Option<Vec<String>> {
+        let bound = |value: Option<i64>, open: &str| value.map_or(open.to_string(), |v| v.to_string());
+        let mut statements = vec![format!("CREATE TABLE {name} ({columns}) PARTITION BY RANGE ({column})")];
+        for partition in partitions {
+            statements.push(format!(
+                "CREATE TABLE {} PARTITION OF {name} FOR VALUES FROM ({}) TO ({}) WITH (fillfactor = 100)",
+                partition.name,
+                bound(partition.from, "MINVALUE"),
+                bound(partition.to, "MAXVALUE"),
+            ));
+        }
+        Some(statements)
+    }
+
+    fn partitions(&self) -> Option<&'static str> {
+        Some(
+            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace n ON n.oid = p.relnamespace \
+             WHERE n.nspname = ? AND p.relname = ? AND c.relkind IN ('r', 'p') ORDER BY 1",
+        )
+    }
+
+    fn gather_statistics(&self, tables: &[String]) -> Vec<String> {
+        tables.iter().map(|table| format!("VACUUM ANALYZE {table}")).collect()
+    }
+
+    /// `VACUUM ANALYZE` of the tables, then a `CHECKPOINT` where this user may (a superuser or, from PostgreSQL 15,
+    /// a member of pg_checkpoint: asked first, so no refusal lands in the server's log).
+    fn settle(&self, connection: &mut dyn Connection, tables: &[String]) -> Result<Option<String>, DbError> {
+        connection.batch(&format!("VACUUM ANALYZE {}", tables.join(", ")))?;
+        let allowed = connection
+            .query_optional(
+                "SELECT (u.rolsuper OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'pg_checkpoint' \
+                 AND pg_has_role(u.oid, r.oid, 'MEMBER')))::int FROM pg_roles u WHERE u.rolname = current_user",
+                &[],
+            )?
+            .map(|row| row.int(0))
+            .transpose()?
+            == Some(1);
+        if allowed {
+            connection.batch("CHECKPOINT")?;
+            Ok(None)
+        } else {
+            Ok(Some("no CHECKPOINT before the steps: this user is not a superuser or a member of pg_checkpoint".into()))
+        }
+    }
+
+    /// A function answering its figures as OUT arguments.
+    fn call(&self, routine: &str, arguments: usize) -> Option<String> {
+        Some(format!("SELECT {routine}({})", vec!["?"; arguments].join(", ")))
+    }
+
+    /// Three arrays, `{1,2,3}`, which a function reads as integer[].
+    fn list_arguments(&self, rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+        use std::fmt::Write as _;
+        let array = |column: usize| {
+            let mut text = String::with_capacity(8 * rows.len() + 2);
+            text.push('{');
+            for (index, row) in rows.iter().enumerate() {
+                let _ = write!(text, "{}{}", if index == 0 { "" } else { "," }, row[column]);
+            }
+            text.push('}');
+            Value::Text(text)
+        };
+        Some(vec![array(0), array(1), array(2)])
+    }
+
+    /// Commits, rollbacks, blocks read and hit of the run's database (`pg_stat_database`'s row of
+    /// `current_database()`), the WAL position and the checkpoints. A standby has no current WAL position, and
+    /// PostgreSQL 17 moved the checkpoint counters to pg_stat_checkpointer: nothing is sent that this server lacks.
+    fn counters(&self, connection: &mut dyn Connection) -> Result<Counters, DbError> {
+        let mut counters = Counters::new();
+        if let Some(row) = connection.query_optional(
+            "SELECT xact_commit, xact_rollback, blks_read, blks_hit FROM pg_stat_database \
+             WHERE datname = current_database()",
+            &[],
+        )? {
+            for (i, name) in [COMMITS, ROLLBACKS, "blocks read", "blocks hit"].into_iter().enumerate() {
+                counters.insert(name.to_string(), row.real(i)?);
+            }
+        }
+        if let Ok(Some(row)) = connection.query_optional(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint END",
+            &[],
+        ) && !row.is_null(0)
+        {
+            counters.insert("WAL bytes".into(), row.real(0)?);
+        }
+        let version = connection.server_version_number()?.unwrap_or(0);
+        let checkpoints = if version >= 170_000 {
+            "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
+        } else {
+            "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
+        };
+        if let Ok(Some(row)) = connection.query_optional(checkpoints, &[]) {
+            counters.insert("checkpoints".into(), row.real(0)?);
+        }
+        Ok(counters)
     }
 }

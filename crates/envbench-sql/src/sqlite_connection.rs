@@ -1,10 +1,12 @@
 //! Embedded SQLite: a file, WAL-capable, with a busy timeout so concurrent writers wait rather than fail at once.
 
+use crate::lock::{ServerLockError, ServerLockMode};
+use crate::server::{Counters, RangePartition, Server, UrlConfig, config_of};
 use crate::{Conflict, Connection, DbError, Dialect, ErrorKind, Interrupter, Row, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode, OpenFlags};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How to open a SQLite file.
@@ -155,6 +157,102 @@ fn classify(path: &str, error: rusqlite::Error) -> DbError {
             _ => DbError::other(format!("{path}: {error}")),
         },
         _ => DbError::other(format!("{path}: {error}")),
+    }
+}
+
+/// SQLite's side of [`Server`]: an embedded file, locked through the file (`envbench_io::lock`), with no stored
+/// routines, partitions or counters.
+pub(crate) struct SqliteServer;
+
+/// The one [`SqliteServer`].
+pub(crate) static SQLITE: SqliteServer = SqliteServer;
+
+impl Server for SqliteServer {
+    fn schemes(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn check_url(&self, _url: &str) -> Result<(String, UrlConfig), String> {
+        Err("an embedded SQLite database is named by its file, not a URL".into())
+    }
+
+    fn connect(&self, config: &UrlConfig, _shown: &str, _application: &str) -> Result<Box<dyn Connection>, DbError> {
+        let path = config_of::<PathBuf>(config, "SQLite");
+        Ok(Box::new(SqliteConnection::open(path, SqliteOpen::default())?))
+    }
+
+    fn is_local(&self, _config: &UrlConfig) -> bool {
+        true
+    }
+
+    /// The file is the caller's own.
+    fn data_directory(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn lock_scope(&self, _session: &mut dyn Connection) -> Result<String, DbError> {
+        Err(DbError::other("an SQLite database is locked through its file, not a server lock"))
+    }
+
+    fn take_lock(
+        &self,
+        _session: &mut dyn Connection,
+        _key: &str,
+        _mode: ServerLockMode,
+        _label: &str,
+    ) -> Result<(), ServerLockError> {
+        Err(DbError::other("an SQLite database is locked through its file, not a server lock").into())
+    }
+
+    fn release_locks(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn create_table(&self, name: &str, columns: &str, _key: Option<&str>) -> String {
+        format!("CREATE TABLE {name} ({columns})")
+    }
+
+    /// A unique index stands for the key: SQLite cannot add a primary key to a table.
+    fn add_key(&self, table: &str, key_name: &str, key: &str) -> Option<String> {
+        Some(format!("CREATE UNIQUE INDEX {key_name} ON {table} ({key})"))
+    }
+
+    fn create_partitioned(
+        &self,
+        _name: &str,
+        _columns: &str,
+        _key: &str,
+        _column: &str,
+        _partitions: &[RangePartition],
+    ) -> Option<Vec<String>> {
+        None
+    }
+
+    fn partitions(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Its one database is its namespace.
+    fn gather_statistics(&self, _tables: &[String]) -> Vec<String> {
+        vec!["ANALYZE".to_string()]
+    }
+
+    /// The write-ahead log checkpointed into the database.
+    fn settle(&self, connection: &mut dyn Connection, _tables: &[String]) -> Result<Option<String>, DbError> {
+        connection.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])?;
+        Ok(None)
+    }
+
+    fn call(&self, _routine: &str, _arguments: usize) -> Option<String> {
+        None
+    }
+
+    fn list_arguments(&self, _rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+        None
+    }
+
+    fn counters(&self, _connection: &mut dyn Connection) -> Result<Counters, DbError> {
+        Ok(Counters::new())
     }
 }
 

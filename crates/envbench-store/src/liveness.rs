@@ -14,7 +14,7 @@
 
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use envbench_sql::lock::{ServerLock, ServerLockError, ServerLockMode};
-use envbench_sql::{DatabaseUrl, Dialect, Namespace};
+use envbench_sql::{DatabaseUrl, Namespace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -93,21 +93,25 @@ pub(crate) fn clear_file(store: &Path, uuid: &str) {
 }
 
 /// The server lock of run `uuid` of the PostgreSQL store at `url`, in `schema`, taken on a session of its own.
-fn take_server_lock(url: &str, schema: &str, uuid: &str, application: &str) -> Result<ServerLock, ServerLockError> {
-    let url = DatabaseUrl::parse(url)?;
-    let namespace = Namespace::named(Dialect::Postgres, schema);
-    ServerLock::take(&url, &namespace, &format!("store run {uuid}"), ServerLockMode::Exclusive, application)
+fn take_server_lock(
+    url: &DatabaseUrl,
+    schema: &str,
+    uuid: &str,
+    application: &str,
+) -> Result<ServerLock, ServerLockError> {
+    let namespace = Namespace::named(url.dialect(), schema);
+    ServerLock::take(url, &namespace, &format!("store run {uuid}"), ServerLockMode::Exclusive, application)
 }
 
 /// Lock run `uuid` of the PostgreSQL store at `url` (in `schema`); the session is named after the run, so the
 /// server's session list shows which run holds it.
-pub(crate) fn take_server(url: &str, schema: &str, uuid: &str) -> Option<RunLock> {
+pub(crate) fn take_server(url: &DatabaseUrl, schema: &str, uuid: &str) -> Option<RunLock> {
     let application = format!("envbench run {}", &uuid[..uuid.len().min(8)]);
     take_server_lock(url, schema, uuid, &application).ok().map(|lock| RunLock::Server { _lock: lock })
 }
 
 /// Whether the server lock of run `uuid` is held; taking it to tell releases it at once.
-pub(crate) fn probe_server(url: &str, schema: &str, uuid: &str) -> Liveness {
+pub(crate) fn probe_server(url: &DatabaseUrl, schema: &str, uuid: &str) -> Liveness {
     match take_server_lock(url, schema, uuid, "envbench liveness check") {
         Ok(_free) => Liveness::Free,
         Err(ServerLockError::Busy { .. }) => Liveness::Held,

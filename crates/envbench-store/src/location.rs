@@ -1,11 +1,13 @@
 use crate::error::StoreError;
+use envbench_sql::{DatabaseUrl, Dialect};
 use std::path::PathBuf;
 
-/// Where results are kept: a SQLite file, or a PostgreSQL connection URL.
+/// Where results are kept: a SQLite file, or a PostgreSQL server by its URL, parsed once, here, and kept parsed on
+/// its way to the socket (the run locks and liveness checks included).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreLocation {
     Sqlite(PathBuf),
-    Postgres(String),
+    Postgres(DatabaseUrl),
 }
 
 impl StoreLocation {
@@ -16,8 +18,14 @@ impl StoreLocation {
             // SQLite would open an empty name as a temporary database that vanishes with the process.
             return Err(StoreError::NotAFile { location: "''".into(), what: "an empty name" });
         }
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            return Ok(StoreLocation::Postgres(text.to_string()));
+        if let Some((scheme, _)) = text.split_once("://")
+            && Dialect::Postgres.server().schemes().contains(&scheme)
+        {
+            let url = DatabaseUrl::parse(text).map_err(|e| StoreError::Refused {
+                location: envbench_core::model::redact_secrets(text),
+                reason: e.message,
+            })?;
+            return Ok(StoreLocation::Postgres(url));
         }
         if let Some((scheme, _)) = text.split_once("://")
             && !scheme.is_empty()
@@ -44,7 +52,7 @@ impl StoreLocation {
     pub fn display(&self) -> String {
         match self {
             StoreLocation::Sqlite(path) => envbench_core::text::printable(&path.display().to_string()),
-            StoreLocation::Postgres(url) => envbench_core::model::redact_secrets(url),
+            StoreLocation::Postgres(url) => url.shown(),
         }
     }
 }
@@ -65,6 +73,29 @@ pub fn default_store_path() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--store postgres://...` is parsed once, by [`StoreLocation::parse`] (clap's value parser for `--store`):
+    /// no other code of this crate parses a database URL or a driver's configuration, since the store, its run
+    /// locks and its liveness checks all take the parsed [`DatabaseUrl`], which keeps what the driver parsed
+    /// (issue #68).
+    #[test]
+    fn a_store_url_is_parsed_once_on_its_way_to_the_server() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut parses = Vec::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for form in ["DatabaseUrl::parse(", "postgres::Config", "::from_url("] {
+                parses.extend(code.matches(form).map(|_| format!("{}: {form}", path.file_name().unwrap().display())));
+            }
+        }
+        assert_eq!(parses, ["location.rs: DatabaseUrl::parse("], "parse the URL once, in StoreLocation::parse");
+        let StoreLocation::Postgres(url) = StoreLocation::parse("postgres://bob:secret@127.0.0.1/db").unwrap() else {
+            panic!("a PostgreSQL store")
+        };
+        assert_eq!((url.shown(), url.is_local()), ("postgres://bob:***@127.0.0.1/db".to_string(), true));
+    }
 
     #[test]
     fn urls_and_paths() {

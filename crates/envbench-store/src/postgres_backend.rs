@@ -22,7 +22,7 @@ pub struct PostgresBackend {
     /// Reads need a mutable connection too; the store is used from one thread at a time (like the SQLite one).
     connection: RefCell<Box<dyn Connection>>,
     /// The URL connected to (with its password): runs' locks are held on sessions of their own.
-    url: String,
+    url: DatabaseUrl,
     /// The URL without its password, as the connection names the store in its messages.
     shown: String,
 }
@@ -34,21 +34,17 @@ impl SqlStore<PostgresBackend> {
     /// Connect to `url` (`postgres://user@host:5432/database`) and, when `create`, create the store in the current
     /// schema or bring its schema up to date. Refuses a schema holding tables envbench did not create, and a store
     /// written by a newer envbench.
-    pub fn open(url: &str, create: bool) -> Result<PostgresStore, StoreError> {
-        let parsed = DatabaseUrl::parse(url).map_err(|e| StoreError::Refused {
-            location: envbench_core::model::redact_secrets(url),
-            reason: e.message,
-        })?;
-        let location = parsed.shown();
+    pub fn open(url: &DatabaseUrl, create: bool) -> Result<PostgresStore, StoreError> {
+        let location = url.shown();
         let shown = location.clone();
-        let connection = parsed.connect("envbench").map_err(|e| match e.kind {
+        let connection = url.connect("envbench").map_err(|e| match e.kind {
             ErrorKind::Unreachable => {
                 StoreError::Unreachable { location: location.clone(), reason: e.detail(&shown).into() }
             }
             // The server answered and said no (unknown database, wrong password): not a network outage.
             _ => StoreError::Refused { location: location.clone(), reason: e.detail(&shown).into() },
         })?;
-        let backend = PostgresBackend { connection: RefCell::new(connection), url: url.to_string(), shown };
+        let backend = PostgresBackend { connection: RefCell::new(connection), url: url.clone(), shown };
         SqlStore::prepare(backend, location, create)
     }
 }

@@ -4,9 +4,10 @@
 //! [`crate::data_dir`], and the writing of the files in [`crate::generate`].
 
 use crate::data_dir::{MANIFEST_FORMAT, Manifest, check_only_ours, read_manifest, scale_factor_dir};
+use crate::error::TpchError;
 use crate::generate::generate;
+use crate::scale::check_scale_factor;
 use crate::tables::min_row_groups;
-use crate::{TpchError, check_scale_factor};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

@@ -4,8 +4,9 @@
 //! files it recognizes as its own ([`check_only_ours`], [`remove_ours`]); a directory holding anything else is
 //! refused. Before generating, the free space the files need is checked ([`check_space`]).
 
+use crate::error::TpchError;
+use crate::scale::format_scale_factor;
 use crate::tables::{MIN_ROW_GROUPS, TableName};
-use crate::{TpchError, format_scale_factor};
 use envbench_core::ByteSize;
 use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use serde::{Deserialize, Serialize};

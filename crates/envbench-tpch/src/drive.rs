@@ -3,13 +3,16 @@
 //! cache dropped where `--cold` asks.
 
 use crate::cold::{CacheDropper, ColdSteps};
+use crate::error::TpchError;
 use crate::measured::TpchMeasured;
 use crate::plan::TpchRun;
 use crate::queries::QUERY_COUNT;
 use crate::render::{status_text, stream_name};
 use crate::results::{Phase, ThreadPoint, thread_test_id};
+use crate::run::{QueryEvent, RunOptions};
+use crate::scale::format_scale_factor;
+use crate::targets::Target;
 use crate::targets::{LoadInfo, LoadProgress};
-use crate::{QueryEvent, RunOptions, Target, TpchError, format_scale_factor};
 use envbench_core::sampler::StepObserver;
 use envbench_core::text::{count, plural};
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
@@ -30,7 +33,7 @@ impl Planned for TpchRun {
         let cache = CacheDropper::new(self.cold, self.target.cold_cache_note(), progress);
         let load = prepare(self.target.as_mut(), &self.options, self.fresh, context)?;
         let options = &self.options;
-        let users = options.users.unwrap_or_else(|| crate::default_users(options.scale_factor));
+        let users = options.users.unwrap_or_else(|| crate::run::default_users(options.scale_factor));
         let tests = match (options.power, options.throughput) {
             _ if !self.sweep.is_empty() => format!(
                 "the power test at {} threads",

@@ -9,9 +9,9 @@ use crate::measured::TpchMeasured;
 use crate::options::TpchArgs;
 use crate::plan::{TpchRun, plan};
 use crate::results::{Phase, StreamOutcome};
-use crate::run::{self, RunOptions, check_options};
+use crate::run::{self, QueryEvent, RunOptions, check_options};
+use crate::scale::format_scale_factor;
 use crate::targets::{LoadInfo, TargetSpec};
-use crate::{QueryEvent, format_scale_factor};
 use clap::FromArgMatches;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
@@ -57,10 +57,11 @@ impl FleetWorkload for TpchFleet {
 fn fleet_plan(matches: &clap::ArgMatches) -> Result<TpchRun, WorkloadError> {
     let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
     if args.target == TargetSpec::DataFusion {
-        return Err(WorkloadError::usage(
-            "a fleet's tpch drives one database server from every host: give --target postgres://user@host/db or \
-             mysql://user@host/db, a server every agent's host reaches (embedded DataFusion reads one host's files)",
-        ));
+        return Err(WorkloadError::usage(format!(
+            "a fleet's tpch drives one database server from every host: give --target {}, a server every agent's \
+             host reaches (embedded DataFusion reads one host's files)",
+            envbench_sql::url_forms()
+        )));
     }
     if args.cold {
         return Err(WorkloadError::usage(
@@ -257,7 +258,8 @@ impl FleetAgent for TpchAgent {
         let on_event = |event: &QueryEvent| {
             progress.update(&format!("{step} stream {}: {} {:.3} s", event.stream, event.what, event.elapsed_seconds))
         };
-        let (target, options): (&dyn crate::Target, &RunOptions) = (self.run.target.as_ref(), &self.run.options);
+        let (target, options): (&dyn crate::targets::Target, &RunOptions) =
+            (self.run.target.as_ref(), &self.run.options);
         let (streams, seconds) = match share {
             Share::Power => {
                 let refresh = target.refresh_support().is_ok();

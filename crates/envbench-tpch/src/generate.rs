@@ -3,8 +3,8 @@
 //! Ctrl-C everything the generation wrote taken back. The file format (compression, row groups, page statistics) is
 //! chosen in [`writer_properties`].
 
-use crate::TpchError;
 use crate::data_dir::{GENERATOR, MANIFEST_FILE, MANIFEST_FORMAT, Manifest, TableFiles, io_error, remove_ours};
+use crate::error::TpchError;
 use crate::tables::TableName;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::ArrowWriter;

@@ -23,6 +23,7 @@ mod cold;
 pub mod data;
 pub mod data_dir;
 mod drive;
+mod error;
 pub mod fleet;
 pub mod generate;
 mod measured;
@@ -35,74 +36,16 @@ pub mod refresh;
 mod render;
 pub mod results;
 pub mod run;
+mod scale;
 pub mod tables;
 pub mod targets;
 pub mod workload;
 
 pub use data::{DataSet, GenerationOptions, GenerationProgress, TableName};
+pub use error::TpchError;
 pub use params::{QueryOrder, QueryParameters};
 pub use results::{TpchOutcome, WORKLOAD, WORKLOAD_VERSION};
 pub use run::{QueryEvent, RunOptions, default_users, run};
+pub use scale::{check_scale_factor, format_scale_factor};
 pub use targets::{QueryAnswer, QueryFailure, Session, Target, TargetKind, TargetSpec};
 pub use workload::TPCH;
-
-use std::path::PathBuf;
-
-/// Everything that can stop the workload; every message says what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum TpchError {
-    #[error("scale factor {0} is not usable; give a positive number such as 0.01, 1 or 10")]
-    BadScaleFactor(f64),
-    #[error(
-        "{dir}: holds files envbench did not create ({example}); envbench only writes into an empty directory or one \
-         it made. Choose another --dir"
-    )]
-    ForeignFiles { dir: PathBuf, example: String },
-    #[error("{path}: {action} failed: {source}; check that the directory is writable and the disk has room")]
-    Io {
-        path: PathBuf,
-        action: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: the data manifest is unreadable ({reason}); delete the directory or rerun with --fresh")]
-    BadManifest { path: PathBuf, reason: String },
-    #[error("writing Parquet file {path} failed: {reason}; check free space in the data directory")]
-    Parquet { path: PathBuf, reason: String },
-    #[error("DataFusion could not open the data in {dir}: {reason}; regenerate it with --fresh")]
-    DataFusion { dir: PathBuf, reason: String },
-    /// A database server's error; `server` is what users call it (`PostgreSQL`, `MySQL/MariaDB`).
-    #[error("{server} at {url}: {message}")]
-    Server { server: &'static str, url: String, message: String },
-    #[error(
-        "{dir}: the Parquet files of SF {scale_factor} need about {needed} and {available} is free; free some space, \
-         give --dir on a larger filesystem, or a smaller --sf"
-    )]
-    NotEnoughSpace {
-        dir: PathBuf,
-        scale_factor: String,
-        needed: envbench_core::ByteSize,
-        available: envbench_core::ByteSize,
-    },
-    /// Another run holds the data: the message names it and says what to do.
-    #[error("{0}")]
-    Busy(String),
-    #[error("interrupted")]
-    Interrupted,
-    #[error("{0}")]
-    BadOptions(String),
-}
-
-/// The scale factor as text, the way people write it (`1`, `0.01`, `10`).
-pub fn format_scale_factor(scale_factor: f64) -> String {
-    format!("{scale_factor}")
-}
-
-/// Reject scale factors tpchgen cannot generate.
-pub fn check_scale_factor(scale_factor: f64) -> Result<(), TpchError> {
-    if scale_factor.is_finite() && scale_factor > 0.0 && scale_factor <= 100_000.0 {
-        Ok(())
-    } else {
-        Err(TpchError::BadScaleFactor(scale_factor))
-    }
-}

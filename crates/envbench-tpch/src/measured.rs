@@ -2,8 +2,8 @@
 //! speedup and parallel efficiency), the outcome document stored beside them, the rendering for people and how it
 //! ended.
 
-use crate::TpchOutcome;
 use crate::render::{render, render_sweep};
+use crate::results::TpchOutcome;
 use crate::results::{EFFICIENCY_METRIC, SPEEDUP_METRIC, THREADS_KEY, ThreadPoint, WORKLOAD, thread_test_id};
 use envbench_core::model::ResultRecord;
 use envbench_core::sampler::SamplerSeries;

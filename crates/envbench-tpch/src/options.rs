@@ -93,7 +93,7 @@ pub fn parse_scale_factor(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("--sf {text}: not a number; give a positive number such as 0.01, 1 or 10"))?;
-    crate::check_scale_factor(scale_factor).map_err(|e| format!("--sf {scale_factor}: {e}"))?;
+    crate::scale::check_scale_factor(scale_factor).map_err(|e| format!("--sf {scale_factor}: {e}"))?;
     Ok(scale_factor)
 }
 
@@ -132,7 +132,7 @@ mod tests {
         assert!(parse_scale_factor("big").unwrap_err().contains("give a positive number"));
 
         assert_eq!(parse_target("datafusion"), Ok(TargetSpec::DataFusion));
-        assert!(matches!(parse_target("mariadb://root@127.0.0.1/test"), Ok(TargetSpec::MySql(_))));
+        assert!(matches!(parse_target("mariadb://root@127.0.0.1/test"), Ok(TargetSpec::Server(_))));
         assert!(parse_target("oracle://scott@127.0.0.1/test").unwrap_err().contains("give datafusion"));
 
         assert_eq!(parse_query_timeout("10m"), Ok(Duration::from_secs(600)));

@@ -3,32 +3,29 @@
 //! a wrong URL or a stopped server is refused before anything is stored), and the run's options. A single host's run
 //! and a fleet's coordinator and agents plan alike.
 
+use crate::error::TpchError;
 use crate::options::{DATA_DIR, MAX_SETS, MAX_USERS, TpchArgs};
+use crate::run::RunOptions;
 use crate::targets::OpenOptions;
-use crate::{RunOptions, Target, TpchError};
+use crate::targets::Target;
 use envbench_core::workload::WorkloadError;
 use std::path::PathBuf;
 
-/// A usage error (exit status 2).
-fn usage(message: impl Into<String>) -> WorkloadError {
-    WorkloadError::usage(message)
-}
-
 pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     if args.sets == 0 {
-        return Err(usage("--sets must be at least 1"));
+        return Err(WorkloadError::usage("--sets must be at least 1"));
     }
     if args.sets > MAX_SETS {
-        return Err(usage(format!("--sets {}: give at most {MAX_SETS} query sets", args.sets)));
+        return Err(WorkloadError::usage(format!("--sets {}: give at most {MAX_SETS} query sets", args.sets)));
     }
     match args.users {
         Some(0) => {
-            return Err(usage(
+            return Err(WorkloadError::usage(
                 "--users must be at least 1 (or leave it out for the TPC-H minimum for the scale factor)",
             ));
         }
         Some(users) if users > MAX_USERS => {
-            return Err(usage(format!(
+            return Err(WorkloadError::usage(format!(
                 "--users {users}: at most {MAX_USERS} virtual users (each is a thread and a connection)"
             )));
         }
@@ -37,18 +34,22 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     let thread_counts = args.threads.as_ref().map(|t| t.0.clone()).unwrap_or_default();
     let sweep = if thread_counts.len() > 1 { thread_counts.clone() } else { Vec::new() };
     if !sweep.is_empty() && args.throughput_only {
-        return Err(usage(
+        return Err(WorkloadError::usage(
             "--threads with several counts runs the power test at each count: leave out --throughput-only",
         ));
     }
     if let Some(schema) = &args.schema {
-        envbench_core::text::check_name("--schema", schema).map_err(usage)?;
-        envbench_sql::namespace::check_schema_name(schema).map_err(|e| usage(format!("--schema: {e}")))?;
+        envbench_core::text::check_name("--schema", schema).map_err(WorkloadError::usage)?;
+        envbench_sql::namespace::check_schema_name(schema)
+            .map_err(|e| WorkloadError::usage(format!("--schema: {e}")))?;
     }
     if let Some(dir) = &args.dir
         && !dir.is_dir()
     {
-        return Err(usage(format!("--dir {}: not a directory; give an existing directory", dir.display())));
+        return Err(WorkloadError::usage(format!(
+            "--dir {}: not a directory; give an existing directory",
+            dir.display()
+        )));
     }
     let data_parent = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // A server is reached here, before anything is stored: a wrong URL or a stopped server is the user's to fix.
@@ -61,7 +62,7 @@ pub(crate) fn plan(args: &TpchArgs) -> Result<TpchRun, WorkloadError> {
     target.check(args.sf)?;
     if !sweep.is_empty() {
         // A server refuses a thread sweep here, before anything is stored.
-        target.thread_sweep_support().map_err(usage)?;
+        target.thread_sweep_support().map_err(WorkloadError::usage)?;
     }
     // The directory whose storage the fingerprint describes and the sampler watches.
     let watched = match (&args.dir, target.data_directory()) {

@@ -3,7 +3,7 @@
 //! The text is portable SQL that DataFusion, PostgreSQL and MySQL/MariaDB all accept, so one rendering serves every
 //! target: date arithmetic is done here and given to the database as literals (no `interval` syntax, which differs
 //! between dialects), Q13's derived table names its columns inside the subquery, and Q15's view is a common table
-//! expression. A target whose dialect needs a different text writes it in [`crate::Target::query_sql`]. The table names
+//! expression. A target whose dialect needs a different text writes it in [`crate::targets::Target::query_sql`]. The table names
 //! are given by the caller ([`TableNames`]): bare for DataFusion, which registers the tables by name, and qualified
 //! with the schema a server target's tables are in, so no query reaches a table of the same name elsewhere on the
 //! search path.

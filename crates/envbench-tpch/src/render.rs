@@ -3,8 +3,10 @@
 //! streams and query executions are named in progress lines.
 
 use crate::queries::QUERY_COUNT;
+use crate::results::TpchOutcome;
 use crate::results::{ExecutionStatus, Phase, StreamOutcome, ThreadPoint, thread_test_id};
-use crate::{QueryEvent, TpchOutcome, format_scale_factor};
+use crate::run::QueryEvent;
+use crate::scale::format_scale_factor;
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading, number, plural};

@@ -1,7 +1,7 @@
 //! The power test (one stream, RF1 before and RF2 after where the target can refresh) and the throughput test (S
 //! concurrent streams, each running its query sets), written once against the [`Target`] trait.
 
-use crate::TpchError;
+use crate::error::TpchError;
 use crate::params::{QueryOrder, QueryParameters, SeededRandom, query_order};
 use crate::reference::check_sf1_answer;
 use crate::refresh::UpdateSet;
@@ -101,7 +101,7 @@ pub fn run(
 
 /// Check what a run needs of its options; the throughput test's streams.
 pub fn check_options(options: &RunOptions) -> Result<usize, TpchError> {
-    crate::check_scale_factor(options.scale_factor)?;
+    crate::scale::check_scale_factor(options.scale_factor)?;
     if options.sets == 0 {
         return Err(TpchError::BadOptions("--sets must be at least 1".into()));
     }

@@ -3,11 +3,12 @@
 //! `options.rs`, the checks and the opened target in `plan.rs`, the run itself in `drive.rs`, and what it reports in
 //! `measured.rs` and `render.rs`.
 
+use crate::error::TpchError;
 use crate::options::TpchArgs;
 use crate::plan::plan;
 use crate::results::{GEOMEAN_METRIC, GEOMEAN_TEST, QPHH_METRIC, QPHH_TEST, SPEEDUP_METRIC, THREADS_KEY, ThreadPoint};
+use crate::results::{WORKLOAD, WORKLOAD_VERSION};
 use crate::targets::TargetSpec;
-use crate::{TpchError, WORKLOAD, WORKLOAD_VERSION};
 use clap::{Args, FromArgMatches};
 use envbench_core::model::StoredRun;
 use envbench_core::workload::{Plan, ReadBack, ScalingCurve, ScalingPoint, Workload, WorkloadError, has_option};
@@ -91,7 +92,7 @@ sf = 0.01
 
     /// Against a server the sampler should watch the server's data directory, which `tpch` finds itself.
     fn place(&self, suite_dir: &Path, args: &[String]) -> Option<(&'static str, String)> {
-        let server = args.iter().any(|a| TargetSpec::parse(a).is_ok_and(|spec| spec != TargetSpec::DataFusion));
+        let server = args.iter().any(|a| matches!(TargetSpec::parse(a), Ok(TargetSpec::Server(_))));
         (!server && !has_option(args, "--dir")).then(|| ("--dir", suite_dir.display().to_string()))
     }
 }

@@ -2,6 +2,7 @@
 //! viewer, push), and the full command with every registered workload added (see [`crate::registry`]).
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use envbench_store::{StoreLocation, default_store_path};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -14,11 +15,20 @@ use std::path::PathBuf;
 )]
 pub struct Cli {
     /// Results store: a SQLite file (default: $XDG_DATA_HOME/envbench/results.db) or postgres://user@host/database.
-    #[arg(long, global = true, env = "ENVBENCH_STORE", value_name = "PATH|URL")]
-    pub store: Option<String>,
+    #[arg(long, global = true, env = "ENVBENCH_STORE", value_name = "PATH|URL", value_parser = parse_store)]
+    pub store: Option<StoreLocation>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--store` (or `ENVBENCH_STORE`), parsed once, as clap reads it: a SQLite file, or a PostgreSQL URL kept parsed
+/// on its way to the server. Empty (`ENVBENCH_STORE=`) is the default file.
+fn parse_store(text: &str) -> Result<StoreLocation, String> {
+    if text.is_empty() {
+        return Ok(StoreLocation::Sqlite(default_store_path()));
+    }
+    StoreLocation::parse(text).map_err(|e| e.to_string())
 }
 
 /// The commands that are not workloads; each workload's command comes from its crate.

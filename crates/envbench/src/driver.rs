@@ -217,7 +217,7 @@ pub fn serve_metrics(common: &CommonArgs) -> Result<Option<envbench_probe::Metri
 /// governs its results.
 fn memory_backed(workload: &str, fingerprint: &Fingerprint) -> Option<String> {
     let reason = fingerprint.storage.as_ref()?.memory_reason()?;
-    crate::registry::WORKLOADS.governed_by(workload).contains(&Resource::Storage).then_some(reason)
+    crate::registry::WORKLOADS.read_back(workload).governed_by().contains(&Resource::Storage).then_some(reason)
 }
 
 /// How a run through the driver ended: the exit status, and the run's id when it was stored.

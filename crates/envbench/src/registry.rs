@@ -73,7 +73,7 @@ mod tests {
         ];
         for (workload, test, parameters, expected) in cases {
             assert_eq!(
-                WORKLOADS.single_threaded(workload, test, &parameters),
+                WORKLOADS.read_back(workload).single_threaded(test, &parameters),
                 expected,
                 "{workload} {test} {parameters}"
             );

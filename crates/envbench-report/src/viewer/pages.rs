@@ -73,7 +73,7 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
         // Each run's headline figure, as its workload words it (the scorecard's line).
         let headlines: Vec<String> = runs
             .iter()
-            .map(|r| store.load_run(&r.uuid).map(|run| workloads.headline(&run)))
+            .map(|r| store.load_run(&r.uuid).map(|run| workloads.of_run(&run).headline(&run)))
             .collect::<Result<_, _>>()?;
         let rows: Vec<String> = runs
             .iter()

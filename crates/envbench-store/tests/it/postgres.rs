@@ -13,7 +13,7 @@ use envbench_store::{
 use serde_json::json;
 use std::path::PathBuf;
 
-fn url(backend: &Backend) -> String {
+fn url(backend: &Backend) -> envbench_sql::DatabaseUrl {
     match backend.location() {
         StoreLocation::Postgres(url) => url,
         StoreLocation::Sqlite(_) => unreachable!("a PostgreSQL backend"),
@@ -142,9 +142,12 @@ fn missing_store_is_not_created_by_readers() {
 
 #[test]
 fn unreachable_server_says_what_to_check() {
-    let error = PostgresStore::open("postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2", true)
-        .err()
-        .expect("nothing listens on port 1");
+    let error = PostgresStore::open(
+        &envbench_sql::DatabaseUrl::parse("postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2").unwrap(),
+        true,
+    )
+    .err()
+    .expect("nothing listens on port 1");
     let message = error.to_string();
     assert!(matches!(error, StoreError::Unreachable { .. }), "{message}");
     assert!(!message.contains("secret"), "the password must not be shown: {message}");

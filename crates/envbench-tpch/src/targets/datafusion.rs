@@ -2,9 +2,9 @@
 
 use super::local_files::LocalFiles;
 use super::{INTERRUPT_POLL, LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
-use crate::TpchError;
 use crate::data::{DataSet, GenerationInfo, GenerationOptions, TableName, ensure_data};
 use crate::data_dir::{read_manifest, scale_factor_dir};
+use crate::error::TpchError;
 use crate::refresh::UpdateSet;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -115,7 +115,7 @@ impl DataFusionTarget {
             fresh || read_manifest(&scale_factor_dir(&self.data_dir, scale_factor)).ok().flatten().is_none();
         let options =
             GenerationOptions { data_dir: self.data_dir.clone(), scale_factor, fresh, threads: Some(self.threads) };
-        let on_progress = |p: crate::GenerationProgress| {
+        let on_progress = |p: crate::data::GenerationProgress| {
             progress(LoadProgress {
                 rows_loaded: p.rows_generated,
                 rows_expected: p.rows_expected,
@@ -183,7 +183,7 @@ impl Target for DataFusionTarget {
         let summary = format!(
             "{} SF {}{replaced}: {} rows, {} of Parquet in {} ({}generated in {:.1} s, {} rows/s)",
             if data.reused { "reusing" } else { "generated" },
-            crate::format_scale_factor(scale_factor),
+            crate::scale::format_scale_factor(scale_factor),
             count(generation.rows as f64),
             envbench_core::ByteSize(generation.bytes),
             data.dir.display(),

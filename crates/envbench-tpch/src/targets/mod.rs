@@ -10,11 +10,12 @@ pub mod mysql_dialect;
 mod server;
 pub mod server_target;
 
-use crate::TpchError;
 use crate::data::GenerationInfo;
+use crate::error::TpchError;
 use crate::params::QueryParameters;
 use envbench_core::model::redact_secrets;
 use envbench_core::sampler::StepObserver;
+use envbench_sql::DatabaseUrl;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -194,28 +195,24 @@ pub trait Target: Send + Sync {
 pub enum TargetSpec {
     /// Embedded DataFusion over generated Parquet files.
     DataFusion,
-    /// A PostgreSQL server: `postgres://user@host:port/database`.
-    Postgres(String),
-    /// A MySQL or MariaDB server: `mysql://user@host:port/database` (also written `mariadb://`).
-    MySql(String),
+    /// A database server, by its URL (parsed once, here): which one is the URL's dialect.
+    Server(DatabaseUrl),
 }
 
 impl TargetSpec {
     /// `datafusion`, or a server URL. Anything else is refused with what to write.
     pub fn parse(text: &str) -> Result<TargetSpec, TpchError> {
-        match text {
-            "datafusion" => Ok(TargetSpec::DataFusion),
-            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Ok(TargetSpec::Postgres(url.to_string()))
-            }
-            url if url.starts_with("mysql://") || url.starts_with("mariadb://") => {
-                Ok(TargetSpec::MySql(url.to_string()))
-            }
-            other => Err(TpchError::BadOptions(format!(
-                "--target '{}': give datafusion (embedded, the default), a PostgreSQL URL such as \
-                 postgres://user@127.0.0.1:5432/test or a MySQL/MariaDB URL such as mysql://root@127.0.0.1:3306/test",
-                redact_secrets(other)
+        if text == "datafusion" {
+            return Ok(TargetSpec::DataFusion);
+        }
+        match DatabaseUrl::parse(text) {
+            Ok(url) => Ok(TargetSpec::Server(url)),
+            Err(_) if !text.contains("://") => Err(TpchError::BadOptions(format!(
+                "--target '{}': give datafusion (embedded, the default) or a server's URL: {}",
+                redact_secrets(text),
+                envbench_sql::url_forms()
             ))),
+            Err(e) => Err(TpchError::BadOptions(format!("--target: {}", e.message))),
         }
     }
 }
@@ -237,7 +234,7 @@ pub struct OpenOptions {
 pub fn open(spec: &TargetSpec, options: &OpenOptions) -> Result<Box<dyn Target>, TpchError> {
     Ok(match spec {
         TargetSpec::DataFusion => Box::new(DataFusionTarget::generating(options.data_dir.clone(), options.threads)?),
-        TargetSpec::Postgres(url) | TargetSpec::MySql(url) => Box::new(ServerTarget::connect(&ServerOptions {
+        TargetSpec::Server(url) => Box::new(ServerTarget::connect(&ServerOptions {
             url: url.clone(),
             schema: options.schema.clone(),
             load_threads: options.threads,

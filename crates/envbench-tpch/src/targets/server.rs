@@ -7,8 +7,8 @@
 //! (PostgreSQL's `public.orders` behind a schema named after the user, where an unqualified `DROP TABLE orders`
 //! would land).
 
-use crate::TpchError;
 use crate::data::{GENERATOR, TableName};
+use crate::error::TpchError;
 use crate::queries::TableNames;
 use envbench_sql::{
     Connection, DatabaseUrl, DbError, Marker, MarkerState, Namespace, RelationKind, ServerLock, ServerLockError,
@@ -281,7 +281,7 @@ impl ServerTables {
         format!(
             "{} SF {} in {server} ({place} {}): {} rows{}",
             if load.is_none() { "reusing the tables of" } else { "loaded" },
-            crate::format_scale_factor(scale_factor),
+            crate::scale::format_scale_factor(scale_factor),
             self.namespace.quoted(),
             envbench_core::text::count(total as f64),
             load.map(|(seconds, how)| format!(" in {seconds:.1} s ({how})")).unwrap_or_default()

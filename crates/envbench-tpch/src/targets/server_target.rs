@@ -19,8 +19,8 @@ use super::server::{
     APPLICATION_NAME, ExistingLoad, SECONDARY_INDEXES, ServerTables, Stop, primary_key, server_error, watched,
 };
 use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind, mysql_dialect};
-use crate::TpchError;
 use crate::data::TableName;
+use crate::error::TpchError;
 use crate::params::QueryParameters;
 use crate::refresh::UpdateSet;
 use envbench_core::sampler::StepObserver;
@@ -39,8 +39,8 @@ const WATCHER_GRACE: Duration = Duration::from_secs(1);
 /// Where and how to load.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    /// `postgres://user@host:port/database`, or `mysql://user@host:port/database` (also `mariadb://...`).
-    pub url: String,
+    /// The server, `postgres://user@host:port/database` or `mysql://user@host:port/database` (also `mariadb://...`).
+    pub url: DatabaseUrl,
     /// The schema to put the tables in (a MySQL database), created when missing; `None` uses the connection's.
     pub schema: Option<String>,
     /// Parallel load and index jobs; `None` uses every CPU of this machine.
@@ -93,13 +93,19 @@ impl Engine {
     /// Whether the primary keys are made with the tables (InnoDB clusters rows on them) rather than after the load,
     /// in parallel with the indexes.
     fn keys_with_tables(self) -> bool {
-        self != Engine::Postgres
+        match self {
+            Engine::Postgres => false,
+            Engine::MariaDb | Engine::MySql => true,
+        }
     }
 
     /// Whether the tables are replaced in one batch, so in one transaction: another run sees the old tables or the
     /// new ones, never a mix (MySQL's DDL commits each statement anyway).
     fn rebuilds_in_one_transaction(self) -> bool {
-        self == Engine::Postgres
+        match self {
+            Engine::Postgres => true,
+            Engine::MariaDb | Engine::MySql => false,
+        }
     }
 
     /// Rows per bulk statement, and bulk statements per transaction (1: each commits on its own). An `INSERT` of
@@ -151,10 +157,10 @@ impl Engine {
     fn analyze_statements(self, table: TableName, name: &str) -> (String, Vec<String>) {
         match self {
             Engine::Postgres => (format!("ANALYZE {name}"), Vec::new()),
-            Engine::MariaDb | Engine::MySql => (
-                format!("ANALYZE TABLE {name}"),
-                mysql_dialect::histogram_statements(self == Engine::MariaDb, table, name),
-            ),
+            Engine::MariaDb => {
+                (format!("ANALYZE TABLE {name}"), mysql_dialect::histogram_statements(true, table, name))
+            }
+            Engine::MySql => (format!("ANALYZE TABLE {name}"), mysql_dialect::histogram_statements(false, table, name)),
         }
     }
 
@@ -198,8 +204,7 @@ impl ServerTarget {
     /// Connect once to check that the server is reachable, the login right and the schema usable: the one given with
     /// `schema` (created when missing), or the connection's own.
     pub fn connect(options: &ServerOptions) -> Result<ServerTarget, TpchError> {
-        // The refusal names the URL (without its password) and what to write.
-        let url = DatabaseUrl::parse(&options.url).map_err(|e| TpchError::BadOptions(e.message))?;
+        let url = options.url.clone();
         let error = |e: DbError| server_error(&url, &e);
         let mut connection = url.connect(APPLICATION_NAME).map_err(error)?;
         let version = connection.server_version().map_err(error)?;
@@ -382,7 +387,7 @@ impl Target for ServerTarget {
         observer: &dyn StepObserver,
         progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<LoadInfo, TpchError> {
-        crate::check_scale_factor(scale_factor)?;
+        crate::scale::check_scale_factor(scale_factor)?;
         match self.existing_load()? {
             ExistingLoad::Foreign(relations) => return Err(self.tables.foreign(&relations)),
             existing if !fresh => {
@@ -574,7 +579,7 @@ mod tests {
             ("postgres://postgres@127.0.0.1:1/none", "PostgreSQL at postgres://postgres@127.0.0.1:1/none: "),
             ("mysql://root@127.0.0.1:1/test", "MySQL/MariaDB at mysql://root@127.0.0.1:1/test: "),
         ] {
-            let options = ServerOptions { url: url.into(), schema: None, load_threads: None };
+            let options = ServerOptions { url: DatabaseUrl::parse(url).unwrap(), schema: None, load_threads: None };
             let error = ServerTarget::connect(&options).err().expect("nothing listens on port 1").to_string();
             assert!(error.contains("is the server running"), "{error}");
             assert!(error.starts_with(named), "{error}");
@@ -585,11 +590,14 @@ mod tests {
     fn urls_name_the_target() {
         use super::super::TargetSpec;
         for url in ["mysql://root@127.0.0.1/test", "mariadb://root@127.0.0.1:3306/test"] {
-            assert_eq!(TargetSpec::parse(url).unwrap(), TargetSpec::MySql(url.to_string()));
+            let TargetSpec::Server(parsed) = TargetSpec::parse(url).unwrap() else { panic!("{url} is a server") };
+            assert_eq!(parsed.dialect(), Dialect::MySql);
         }
-        let error = TargetSpec::parse("oracle://scott:tiger@db/x").unwrap_err().to_string();
-        assert!(error.contains("give datafusion") && error.contains("mysql://"), "{error}");
-        assert!(!error.contains("tiger"), "{error}");
+        for (bad, says) in [("oracle://scott:tiger@db/x", "postgres://"), ("duckdb", "give datafusion")] {
+            let error = TargetSpec::parse(bad).unwrap_err().to_string();
+            assert!(error.contains(says) && error.contains("mysql://"), "{error}");
+            assert!(!error.contains("tiger"), "{error}");
+        }
         assert_eq!(TargetKind::MySql.as_str(), "mysql");
         assert_eq!(serde_json::to_string(&TargetKind::MySql).unwrap(), "\"mysql\"");
     }

@@ -7,6 +7,7 @@ use crate::common;
 
 use common::decoy_rows;
 use envbench_core::sampler::NoSteps;
+use envbench_sql::DatabaseUrl;
 use envbench_tpch::data::{GenerationOptions, TableName, ensure_data};
 use envbench_tpch::params::{QueryParameters, SeededRandom};
 use envbench_tpch::queries::render;
@@ -55,7 +56,8 @@ fn postgres_answers_match_datafusion_on_the_same_data() {
     let _guards = (SchemaGuard(schema.clone()), SchemaGuard(decoys.clone()));
     // The decoys' schema comes first on the connection's search path.
     let url = format!("{URL}?options=-c%20search_path%3D{decoys},{schema}");
-    let options = ServerOptions { url: url.clone(), schema: Some(schema.clone()), load_threads: None };
+    let options =
+        ServerOptions { url: DatabaseUrl::parse(&url).unwrap(), schema: Some(schema.clone()), load_threads: None };
     let mut postgres = ServerTarget::connect(&options).expect("the local PostgreSQL server must be running");
     assert_eq!(postgres.namespace().name(), schema);
     let load = postgres.prepare(SF, false, &interrupt, &NoSteps, &|_| {}).unwrap();
@@ -175,7 +177,7 @@ fn text_rows(client: &mut postgres::Client, sql: &str) -> Vec<Vec<String>> {
 #[test]
 fn a_missing_database_says_to_create_it() {
     let options = ServerOptions {
-        url: "postgres://postgres@127.0.0.1:5432/envbench_no_such_database".into(),
+        url: DatabaseUrl::parse("postgres://postgres@127.0.0.1:5432/envbench_no_such_database").unwrap(),
         schema: None,
         load_threads: None,
     };

@@ -97,7 +97,7 @@ fn transport(args: &FleetArgs, store: &StoreLocation) -> anyhow::Result<Transpor
 /// What agents are given as their store: a PostgreSQL URL as it is, a SQLite file by its absolute path.
 fn store_for_agents(store: &StoreLocation) -> anyhow::Result<String> {
     Ok(match store {
-        StoreLocation::Postgres(url) => url.clone(),
+        StoreLocation::Postgres(url) => url.with_secrets().to_string(),
         StoreLocation::Sqlite(path) => std::path::absolute(path)?.display().to_string(),
     })
 }

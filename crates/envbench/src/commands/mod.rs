@@ -25,12 +25,8 @@ use std::process::ExitCode;
 
 /// Run the command the user asked for.
 pub fn run(matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
-    let given = matches.get_one::<String>("store").filter(|s| !s.is_empty());
-    let store = match given {
-        Some(text) => location(text, "--store (or ENVBENCH_STORE)")?,
-        None => StoreLocation::Sqlite(default_store_path()),
-    };
-    dispatch(&store, matches)
+    let store = matches.get_one::<StoreLocation>("store").cloned();
+    dispatch(&store.unwrap_or_else(|| StoreLocation::Sqlite(default_store_path())), matches)
 }
 
 /// A store location the user gave, or a usage error naming where it was given.

@@ -271,7 +271,7 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
             run.summary.workload.clone(),
             setting,
             run.summary.status.to_string(),
-            WORKLOADS.headline(run),
+            WORKLOADS.of_run(run).headline(run),
             if noisy { "noisy (CV > 5%)".into() } else { String::new() },
             disturbed_words(run),
         ]);

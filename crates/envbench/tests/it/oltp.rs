@@ -282,7 +282,7 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--target", "mysql:/127.0.0.1/test"], 2, "is not a database URL"),
         (vec!["--dir", view.to_str().unwrap()], 2, "tpcc_item (a view)"),
         (vec!["--profile", "tpce"], 2, "give tpcc or tpcb"),
-        (vec!["--loaders", "100000"], 2, "--loaders 100000: give 1 to 256"),
+        (vec!["--loaders", "100000"], 2, "--loaders '100000': give 1 to 256"),
         (vec!["--target", "oracle://x@y/z"], 2, "postgres://"),
         (vec!["--cross-check", "pgbench"], 2, "--profile tpcb"),
         (vec!["--cross-check", "hammerdb", "--profile", "tpcb"], 2, "pgbench"),
@@ -292,7 +292,7 @@ fn bad_input_is_refused_with_what_to_do_and_nothing_is_stored() {
         (vec!["--partition"], 2, "SQLite has no partitions"),
         (vec!["--partition", "--profile", "tpcb", "--target", POSTGRES], 2, "use it with --profile tpcc"),
         (vec!["--clients-per-user", "10"], 2, "--clients-per-user 10 needs --keying-thinking"),
-        (vec!["--clients-per-user", "0", "--keying-thinking"], 2, "--clients-per-user 0: give a count from 1"),
+        (vec!["--clients-per-user", "0", "--keying-thinking"], 2, "--clients-per-user '0': give a count from 1"),
         (vec!["--target", "postgres://postgres@127.0.0.1:1/test"], 1, "127.0.0.1:1"),
         (vec!["--target", "mysql://root:secret@127.0.0.1:3306/test"], 1, "password"),
         (vec!["--target", "mysql://root@127.0.0.1:3306/no_such_db"], 1, "CREATE DATABASE"),
@@ -860,7 +860,7 @@ fn count_based_steps_over_all_warehouses() {
     );
     let bad = envbench(&store, &["oltp", "--transactions", "0", "--dir", dir.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("--transactions 0: give a count"), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--transactions '0': give a count"), "{}", stderr(&bad));
 }
 
 /// `--partition` loads tpcc_order_line in range partitions by warehouse and says so; a run without it rebuilds the

@@ -56,7 +56,8 @@ impl Backend {
         match self {
             Backend::Sqlite { path, .. } => StoreLocation::Sqlite(path.clone()),
             Backend::Postgres { schema } => {
-                StoreLocation::Postgres(format!("{}?options=-c%20search_path%3D{schema}", server_url()))
+                let url = format!("{}?options=-c%20search_path%3D{schema}", server_url());
+                StoreLocation::Postgres(envbench_sql::DatabaseUrl::parse(&url).unwrap())
             }
         }
     }
