@@ -212,7 +212,10 @@ impl TargetSpec {
                 redact_secrets(text),
                 envbench_sql::url_forms()
             ))),
-            Err(e) => Err(TpchError::BadOptions(format!("--target: {}", e.message))),
+            Err(e) => Err(TpchError::BadOptions(format!(
+                "--target: {}; or give datafusion (embedded, the default)",
+                e.message
+            ))),
         }
     }
 }

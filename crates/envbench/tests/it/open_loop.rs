@@ -142,9 +142,8 @@ fn postgresql_open_loops_retries_and_capacity() {
     // Tries up to the bound: how often a transaction collides grows with how long it takes, which a loaded host
     // stretches; a thousand tries make a failure after all of them a matter of the server, not of the host (#66).
     let mut args = vec!["oltp", "--target", &url, "--users", "2", "--isolation", "serializable", "--no-vacuum"];
-    args.extend(["--max-tries", "1000"]);
     args.extend(["--ramp", "0s", "--duration", "4s", "--target-latency", "1h"]);
-    let output = envbench(&store, &args);
+    let output = envbench(&store, &[args.as_slice(), &["--max-tries", "1000"]].concat());
     let text = stdout(&output);
     assert!(text.contains("Isolation: serializable") && text.contains("serialization"), "{text}");
     let run = show(&store, runs(&store)[0]["uuid"].as_str().unwrap());
