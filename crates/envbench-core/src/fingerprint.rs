@@ -25,6 +25,39 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
+    /// The environment in one line, for exports and the scorecard: CPU, threads (and those usable), SMT, hypervisor
+    /// or bare metal, and the storage under the data directory.
+    pub fn one_line(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(model) = &self.cpu.model {
+            parts.push(model.clone());
+        }
+        if let Some(threads) = self.cpu.threads {
+            // A process held to fewer CPUs than the machine has says so: `2 threads, 1 usable (affinity)`.
+            parts.push(match self.limits.usable_cpus_words(self.cpu.threads) {
+                Some(usable) => format!("{threads} threads, {usable}"),
+                None => format!("{threads} threads"),
+            });
+        }
+        if let Some(smt) = self.cpu.smt_control_words() {
+            parts.push(format!("SMT {smt}"));
+        }
+        parts.push(self.virtualization.hypervisor.clone().unwrap_or_else(|| "bare metal".into()));
+        if let Some(storage) = &self.storage {
+            let device = storage
+                .physical_devices()
+                .map(|d| format!("{}{}", d.name, d.transport.as_ref().map(|t| format!(" ({t})")).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("+");
+            parts.push(if device.is_empty() {
+                format!("{} on {}", storage.filesystem, storage.source)
+            } else {
+                format!("{} on {device}", storage.filesystem)
+            });
+        }
+        parts.join("; ")
+    }
+
     /// A stable hash of the whole fingerprint, used to store each distinct environment once.
     pub fn hash(&self) -> String {
         let value = serde_json::to_value(self).expect("fingerprint serializes");

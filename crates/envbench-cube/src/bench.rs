@@ -360,7 +360,9 @@ pub(crate) fn run_settings(
     // The front end's view of the loaded cube: after the last step 8.
     let retrievals = match &config.retrievals {
         Some(options) => {
-            let drop_page_cache = || envbench_io::can_drop_page_cache() && envbench_io::drop_page_cache().is_ok();
+            let drop_page_cache = || {
+                envbench_base::page_cache::can_drop_page_cache() && envbench_base::page_cache::drop_page_cache().is_ok()
+            };
             Some(run_retrievals(&cube, options, observer, &drop_page_cache, cancel)?)
         }
         None => None,

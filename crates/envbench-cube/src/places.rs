@@ -11,7 +11,7 @@
 //! shared one and never write. The lock file records the writer's pid, so the refusal can name it.
 
 use crate::error::{CubeError, IoContext};
-use envbench_io::lock::{FileLock, LockMode, LockRefused, this_command_line};
+use envbench_base::lock::{FileLock, LockMode, LockRefused, this_command_line};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -145,7 +145,7 @@ fn foreign_files(dir: &Path, names: &[String], marked: bool) -> CubeError {
     }
 }
 
-/// A lock on the cube directory ([`envbench_io::lock`]), held while it lives.
+/// A lock on the cube directory ([`envbench_base::lock`]), held while it lives.
 pub struct CubeLock {
     _lock: FileLock,
 }
@@ -186,7 +186,7 @@ pub fn space_needed(scale: f64, data_reused: bool) -> u64 {
 /// Refuse a run whose files cannot fit in `dir` (measured on its nearest existing directory: `dir` may not exist yet).
 pub fn check_space(dir: &Path, needed_bytes: u64) -> Result<(), CubeError> {
     let existing = dir.ancestors().find(|d| d.is_dir()).unwrap_or(Path::new("."));
-    match envbench_io::testfile::available_bytes(existing).ok().flatten() {
+    match envbench_base::place::available_bytes(existing).ok().flatten() {
         Some(available) if needed_bytes > available => Err(CubeError::NotEnoughSpace {
             dir: dir.to_path_buf(),
             needed: envbench_core::ByteSize(needed_bytes),

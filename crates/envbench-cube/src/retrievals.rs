@@ -17,7 +17,7 @@ use crate::cube::Cube;
 use crate::error::CubeError;
 use crate::outline::{Dim, MemberId, Outline, SparseKey};
 use crate::rng::Rng;
-use envbench_io::LatencyHistogram;
+use envbench_base::latency::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -294,7 +294,7 @@ fn plan(args: &CubeRunArgs) -> Result<CubeRun, WorkloadError> {
     }
     // The storage under test: a pseudo file system (/proc) or devtmpfs (/dev) holds no cube.
     if let Some(existing) = args.dir.ancestors().find(|d| d.is_dir()) {
-        envbench_io::check_directory(existing).map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
+        envbench_base::place::check_directory(existing).map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
     }
     // Directories holding files envbench did not make are refused now, before a run exists.
     crate::places::check(&config.cube_dir, crate::places::Place::Cube)?;

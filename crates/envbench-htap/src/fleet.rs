@@ -266,7 +266,7 @@ impl FleetAgent for HtapAgent {
 mod tests {
     use super::*;
     use crate::queries::QUERIES;
-    use envbench_io::LatencyHistogram;
+    use envbench_base::latency::LatencyHistogram;
     use envbench_oltp::{Kind, KindFigures, StepFigures};
     use std::collections::BTreeMap;
 

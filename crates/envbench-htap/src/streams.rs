@@ -5,8 +5,8 @@
 //! counted; the queries still running when the window closes are cancelled and not counted.
 
 use crate::queries::{self, QUERIES};
+use envbench_base::latency::{HistogramDocument, LatencyHistogram};
 use envbench_core::sampler::StepObserver;
-use envbench_io::{HistogramDocument, LatencyHistogram};
 use envbench_oltp::{MeasuredStep, OltpError, StepSettings};
 use envbench_sql::{DatabaseUrl, ErrorKind, Interrupter, Namespace};
 use serde::{Deserialize, Serialize};

@@ -2,14 +2,11 @@
 //! the page cache must be dropped before every run (possible as root), or the file must be at least twice the RAM,
 //! or the results are flagged `cache-inflated`.
 
+use envbench_base::page_cache::can_drop_page_cache;
 use serde::{Deserialize, Serialize};
-use std::fs::OpenOptions;
-use std::io::{self, Write};
 
 /// The flag put on results that the page cache may have inflated.
 pub const CACHE_INFLATED_FLAG: &str = "cache-inflated";
-
-const DROP_CACHES_PATH: &str = "/proc/sys/vm/drop_caches";
 
 /// How a run keeps the page cache from flattering its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,19 +77,6 @@ pub fn decide_cache_honesty(
 pub fn cache_honesty(direct: bool, file_size_bytes: u64) -> CacheHonesty {
     let can_drop = !direct && can_drop_page_cache();
     decide_cache_honesty(direct, file_size_bytes, ram_bytes(), can_drop)
-}
-
-/// Write back dirty pages, then drop the clean page cache with dentries and inodes (needs root and a writable
-/// /proc/sys): the one page-cache dropper of the workspace, for buffered disk runs and cold analytic queries alike.
-pub fn drop_page_cache() -> io::Result<()> {
-    // SAFETY: sync has no arguments and cannot fail.
-    unsafe { libc::sync() };
-    OpenOptions::new().write(true).open(DROP_CACHES_PATH)?.write_all(b"3\n")
-}
-
-/// True when this process may drop the page cache.
-pub fn can_drop_page_cache() -> bool {
-    OpenOptions::new().write(true).open(DROP_CACHES_PATH).is_ok()
 }
 
 /// MemTotal from /proc/meminfo, in bytes.

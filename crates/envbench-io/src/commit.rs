@@ -10,8 +10,8 @@
 //! The log files are created new in the directory (never an existing file) and removed at the end.
 
 use crate::buffer::{AlignedBuffer, IO_ALIGN_BYTES};
-use crate::latency::LatencyHistogram;
 use crate::testfile::open_for_io;
+use envbench_base::latency::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::os::unix::fs::FileExt;

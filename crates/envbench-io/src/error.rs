@@ -1,6 +1,6 @@
 //! The errors of the storage suite. Every error a user can cause says what was wrong and what to do.
 
-use envbench_core::ByteSize;
+use envbench_base::place::PlaceError;
 use std::io;
 use std::path::PathBuf;
 
@@ -21,31 +21,9 @@ pub enum BenchError {
     )]
     DirectIoRefused { dir: PathBuf, fs_type: String },
 
-    /// The target is a block device: envbench never writes to raw devices.
-    #[error(
-        "{path} is a block device; envbench writes only to files it creates in a directory: give a directory on a \
-         mounted file system"
-    )]
-    BlockDevice { path: PathBuf },
-
-    /// The directory is on a pseudo file system (proc, sysfs, ...) that holds no data.
-    #[error("{path} is on {fs_type}, a pseudo file system that holds no data: give a directory on the storage to test")]
-    PseudoFileSystem { path: PathBuf, fs_type: String },
-
-    /// The directory does not exist or cannot be read.
-    #[error("{path}: {reason}; give an existing directory")]
-    NoDirectory { path: PathBuf, reason: String },
-
-    /// The target is not a directory.
-    #[error("{path} is not a directory: give the directory where envbench should create its test file")]
-    NotADirectory { path: PathBuf },
-
-    /// The file system has less free space than the test file needs.
-    #[error(
-        "{dir}: not enough free space for a {needed} test file ({available} available); choose a smaller --size or \
-         another directory"
-    )]
-    NotEnoughSpace { dir: PathBuf, needed: ByteSize, available: ByteSize },
+    /// The place given for the files is not one envbench writes to, or has too little room.
+    #[error(transparent)]
+    Place(#[from] PlaceError),
 
     /// A test was not understood or is out of range.
     #[error(transparent)]
@@ -82,15 +60,13 @@ pub enum BenchError {
 impl BenchError {
     /// True for errors the user caused by how they called envbench (exit status 2).
     pub fn is_usage(&self) -> bool {
+        if let BenchError::Place(place) = self {
+            return place.is_usage();
+        }
         matches!(
             self,
             BenchError::Spec(_)
                 | BenchError::InvalidSetup(_)
-                | BenchError::NotADirectory { .. }
-                | BenchError::NoDirectory { .. }
-                | BenchError::PseudoFileSystem { .. }
-                | BenchError::BlockDevice { .. }
-                | BenchError::NotEnoughSpace { .. }
                 | BenchError::DirectIoRefused { .. }
                 | BenchError::UringUnavailable { .. }
         )

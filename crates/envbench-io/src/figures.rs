@@ -2,7 +2,7 @@
 //! ([`JobResult`]), and the figures a measured run keeps ([`RunSample`]). The loop that fills them is the runner's.
 
 use crate::engine::EngineKind;
-use crate::latency::{LatencyHistogram, LatencySummary};
+use envbench_base::latency::{LatencyHistogram, LatencySummary};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 

@@ -9,9 +9,9 @@
 //! percentiles are those of the writes alone.
 
 use crate::engine::EngineKind;
-use crate::latency::LatencySummary;
 use crate::runner::RunSample;
 use crate::spec::{Operation, Pattern, TestSpec, WriteSync};
+use envbench_base::latency::LatencySummary;
 use serde_json::Value;
 use std::io::{self, Read};
 use std::path::Path;

@@ -4,14 +4,15 @@
 //! each run's MB/s and IOPS over the hosts and takes latency from every I/O of every host (merged HDR histograms).
 
 use crate::engine::select_engine;
-use crate::latency::{HistogramDocument, LatencyHistogram};
 use crate::measured::DiskMeasured;
 use crate::options::{DiskArgs, DiskProfile, plan};
 use crate::runner::{RunSample, ThreadSample};
 use crate::suite::{NoProgress, SuiteOptions, SuiteOutcome, TestOutcome, TestRunner, validate};
-use crate::testfile::{FillSummary, TestFile, file_system_name};
+use crate::testfile::{FillSummary, TestFile};
 use crate::{CacheHonesty, EngineKind, Profile, TestSpec, cache_honesty};
 use clap::FromArgMatches;
+use envbench_base::latency::{HistogramDocument, LatencyHistogram};
+use envbench_base::place::file_system_name;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
 };

@@ -7,8 +7,8 @@
 //! fresh, filled with incompressible data, removed on every exit path), the storage profiles and the ad-hoc test
 //! syntax, the suite method (warm-up, measured runs, pauses), the cache-honesty policy for buffered runs, the fio
 //! cross-check, the conversion of results into the core model, and the `disk` workload the driver registers
-//! ([`DISK`]: its command line, the rule that flags cache-served reads, its table). It also owns the file lock every
-//! workload that owns files holds on them ([`lock`]). It does not print, store results, probe the environment or
+//! ([`DISK`]: its command line, the rule that flags cache-served reads, its table). It stands on envbench-base for the file lock, the RNG, the
+//! latency histogram and the checks of a place. It does not print, store results, probe the environment or
 //! sample the OS: the driver, `envbench-store` and `envbench-probe` do.
 //!
 //! ```no_run
@@ -33,13 +33,10 @@ pub mod error;
 pub mod figures;
 pub mod fio;
 mod fleet;
-pub mod latency;
-pub mod lock;
 mod measured;
 mod options;
 pub mod profile;
 pub mod records;
-pub mod rng;
 pub mod runner;
 pub mod spec;
 pub mod steady;
@@ -51,17 +48,14 @@ pub mod workload;
 #[cfg(test)]
 mod testing;
 
-pub use cache::{CACHE_INFLATED_FLAG, CacheHonesty, cache_honesty, can_drop_page_cache, drop_page_cache};
+pub use cache::{CACHE_INFLATED_FLAG, CacheHonesty, cache_honesty};
 pub use engine::{Engine, EngineChoice, EngineKind, EngineSelection, open_engine, select_engine};
 pub use error::BenchError;
 pub use fleet::AgentDirectory;
-pub use latency::{HistogramDocument, LatencyHistogram, LatencySummary};
 pub use profile::Profile;
 pub use records::{FIO_CROSS_CHECK_FLAG, WORKLOAD, WORKLOAD_VERSION, result_records, test_parameters};
 pub use runner::{JobConfig, JobResult, Region, RunLimit, RunSample, ThreadResult, ThreadSample, run_job};
 pub use spec::{Operation, Pattern, SpecError, TestSpec, WriteSync};
 pub use suite::{CrossCheck, NoProgress, Progress, ProgressEvent, SuiteOptions, SuiteOutcome, TestOutcome, run_suite};
-pub use testfile::{
-    FillSummary, TestFile, check_directory, check_file_plan, check_free_space, fill_region, open_for_io,
-};
+pub use testfile::{FillSummary, TestFile, check_file_plan, fill_region, open_for_io};
 pub use workload::DISK;

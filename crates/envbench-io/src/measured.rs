@@ -138,6 +138,6 @@ fn row(test: &TestOutcome, series: &SamplerSeries, outcome: &SuiteOutcome) -> Ve
 }
 
 /// Mean, p50, p99, p99.9 and max, in the table's columns.
-fn latency_cells(latency: &crate::LatencySummary) -> [String; 5] {
+fn latency_cells(latency: &envbench_base::latency::LatencySummary) -> [String; 5] {
     [latency.mean_us, latency.p50_us, latency.p99_us, latency.p99_9_us, latency.max_us].map(micros)
 }

@@ -149,7 +149,7 @@ pub(crate) fn plan_commit(
     args: &DiskArgs,
     cross_check: Option<CrossCheckTool>,
 ) -> Result<crate::commit_suite::CommitRun, WorkloadError> {
-    crate::testfile::check_directory(&args.dir)?;
+    envbench_base::place::check_directory(&args.dir)?;
     if args.profile == DiskProfile::Commit {
         // The db profile's suite part takes these; the commit tests alone would silently ignore them.
         for (option, given) in [("--runs", args.runs.is_some()), ("--interval", args.interval.is_some())] {
@@ -242,7 +242,7 @@ pub(crate) fn plan_sustained(args: &DiskArgs) -> Result<crate::sustained::Sustai
         }
         test.validate()?;
     }
-    crate::testfile::check_directory(&args.dir)?;
+    envbench_base::place::check_directory(&args.dir)?;
     let size = args.size.map(ByteSize::bytes);
     let (file_size_bytes, size_note) = crate::sustained::plan_file_size(&args.dir, size)?;
     crate::testfile::check_file_plan(&args.dir, file_size_bytes)?;

@@ -100,9 +100,9 @@ mod tests {
     use super::*;
     use crate::cache::CacheHonesty;
     use crate::engine::EngineKind;
-    use crate::latency::{LatencyHistogram, LatencySummary};
     use crate::runner::RunSample;
     use crate::spec::TestSpec;
+    use envbench_base::latency::{LatencyHistogram, LatencySummary};
 
     fn run(mb_per_s: f64, mean_us: f64) -> RunSample {
         RunSample {

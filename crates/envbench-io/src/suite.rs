@@ -1,14 +1,16 @@
 //! The storage suite: create and fill the test file, then for each test one discarded warm-up run and `runs`
 //! measured runs with a pause between them, optionally the fio cross-check, and remove the file on every exit path.
 
-use crate::cache::{CacheHonesty, cache_honesty, drop_page_cache};
+use crate::cache::{CacheHonesty, cache_honesty};
 use crate::engine::{EngineChoice, EngineKind, select_engine};
 use crate::error::BenchError;
 use crate::fio::{self, FioJob};
-use crate::latency::{LatencyHistogram, LatencySummary};
 use crate::runner::{JobConfig, JobResult, Region, RunLimit, RunSample, run_job};
 use crate::spec::{Pattern, TestSpec, WriteSync};
-use crate::testfile::{FillSummary, TestFile, file_system_name};
+use crate::testfile::{FillSummary, TestFile};
+use envbench_base::latency::{LatencyHistogram, LatencySummary};
+use envbench_base::page_cache::drop_page_cache;
+use envbench_base::place::file_system_name;
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -7,12 +7,13 @@
 use crate::cache::ram_bytes;
 use crate::engine::{EngineChoice, EngineKind, select_engine};
 use crate::error::BenchError;
-use crate::latency::LatencySummary;
 use crate::records::TestRecords;
 use crate::runner::{JobConfig, JobResult, Region, RunLimit, WindowFigures, run_job};
 use crate::spec::{Operation, Pattern, TestSpec, WriteSync};
 use crate::steady::{self, Cliff, SteadyState, WINDOW_ROUNDS};
-use crate::testfile::{FillSummary, TestFile, available_bytes, file_system_name};
+use crate::testfile::{FillSummary, TestFile};
+use envbench_base::latency::LatencySummary;
+use envbench_base::place::{available_bytes, file_system_name};
 use envbench_core::ByteSize;
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;

@@ -5,14 +5,12 @@ use crate::engine::EngineKind;
 use crate::error::BenchError;
 use crate::runner::{JobConfig, Region, RunLimit, run_job};
 use crate::spec::{Operation, Pattern, TestSpec};
-use envbench_core::ByteSize;
+use envbench_base::place::{check_directory, check_free_space, file_system_name};
 use serde::{Deserialize, Serialize};
-use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -183,56 +181,6 @@ pub fn fill_region(
     Ok(FillSummary { elapsed_ms: elapsed * 1e3, mb_per_s: region.len_bytes as f64 / elapsed / 1e6 })
 }
 
-/// Refuse a place envbench must not or cannot put its files: a path that is missing, a block device, not a
-/// directory, or on a pseudo file system such as /proc. Nothing is created.
-pub fn check_directory(dir: &Path) -> Result<(), BenchError> {
-    let metadata = fs::metadata(dir)
-        .map_err(|e| BenchError::NoDirectory { path: dir.to_path_buf(), reason: e.to_string().to_lowercase() })?;
-    if metadata.file_type().is_block_device() {
-        return Err(BenchError::BlockDevice { path: dir.to_path_buf() });
-    }
-    if !metadata.is_dir() {
-        return Err(BenchError::NotADirectory { path: dir.to_path_buf() });
-    }
-    if let Some(fs_type) = pseudo_file_system(dir) {
-        return Err(BenchError::PseudoFileSystem { path: dir.to_path_buf(), fs_type: fs_type.to_string() });
-    }
-    // devtmpfs shares tmpfs's magic number: only the mount table tells it (a 1 GiB file in /dev fills RAM).
-    if mount_type(dir).as_deref() == Some("devtmpfs") {
-        return Err(BenchError::PseudoFileSystem { path: dir.to_path_buf(), fs_type: "devtmpfs".to_string() });
-    }
-    Ok(())
-}
-
-/// The file system type the mount table gives for the mount `path` is on, e.g. `ext4`, `devtmpfs`.
-pub fn mount_type(path: &Path) -> Option<String> {
-    let path = fs::canonicalize(path).ok()?;
-    let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mut best: Option<(usize, String)> = None;
-    for line in table.lines() {
-        // id parent major:minor root mount-point options [optional fields] - type source super-options
-        let mut fields = line.split(' ');
-        let mount_point = fields.nth(4)?.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\");
-        let fs_type = line.split(" - ").nth(1)?.split(' ').next()?.to_string();
-        if path.starts_with(&mount_point) && best.as_ref().is_none_or(|(len, _)| mount_point.len() >= *len) {
-            best = Some((mount_point.len(), fs_type));
-        }
-    }
-    best.map(|(_, fs_type)| fs_type)
-}
-
-/// The name of the pseudo file system `path` is on (proc, sysfs, ...), by its statfs magic number.
-fn pseudo_file_system(path: &Path) -> Option<&'static str> {
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statfs writes only into the struct we pass; the path is NUL-terminated.
-    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut stats) } != 0 {
-        return None;
-    }
-    let magic = stats.f_type as u64 & 0xffff_ffff;
-    PSEUDO_FILE_SYSTEMS.iter().find(|(m, _)| *m == magic).map(|(_, name)| *name)
-}
-
 /// What [`TestFile::create`] checks of its arguments before it creates anything: the directory, and the size (a
 /// positive multiple of 4 KiB). Free space is checked as the file is made.
 pub fn check_file_plan(dir: &Path, size_bytes: u64) -> Result<(), BenchError> {
@@ -243,31 +191,6 @@ pub fn check_file_plan(dir: &Path, size_bytes: u64) -> Result<(), BenchError> {
         )));
     }
     Ok(())
-}
-
-/// File systems that hold no data of their own, by statfs magic number.
-const PSEUDO_FILE_SYSTEMS: &[(u64, &str)] = &[
-    (0x9fa0, "proc"),
-    (0x6265_6572, "sysfs"),
-    (0x1cd1, "devpts"),
-    (0x0027_e0eb, "cgroup"),
-    (0x6367_7270, "cgroup2"),
-    (0x6462_6720, "debugfs"),
-    (0x7472_6163, "tracefs"),
-    (0x7363_6673, "securityfs"),
-];
-
-/// Refuse with [`BenchError::NotEnoughSpace`] when `dir` has less free space than `needed_bytes`; pass when the file
-/// system does not report its capacity.
-pub fn check_free_space(dir: &Path, needed_bytes: u64) -> Result<(), BenchError> {
-    match available_bytes(dir)? {
-        Some(available) if needed_bytes > available => Err(BenchError::NotEnoughSpace {
-            dir: dir.to_path_buf(),
-            needed: ByteSize(needed_bytes),
-            available: ByteSize(available),
-        }),
-        _ => Ok(()),
-    }
 }
 
 /// Open an existing file for reading and writing with O_DIRECT and/or O_DSYNC.
@@ -291,63 +214,11 @@ fn fill_block_bytes(size_bytes: u64) -> u64 {
     block
 }
 
-/// Bytes an unprivileged user may still write in `dir` (statvfs f_bavail x f_frsize); `None` when the file system
-/// reports no capacity at all (ramfs, some FUSE and network file systems), so free space cannot be known.
-pub fn available_bytes(dir: &Path) -> Result<Option<u64>, BenchError> {
-    let c_path = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| BenchError::InvalidSetup(format!("{}: the path contains a NUL byte", dir.display())))?;
-    // SAFETY: statvfs writes only into the struct we pass; the path is NUL-terminated.
-    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } != 0 {
-        return Err(BenchError::Io {
-            context: format!("{}: checking free space", dir.display()),
-            source: io::Error::last_os_error(),
-        });
-    }
-    if stats.f_blocks == 0 {
-        return Ok(None);
-    }
-    Ok(Some((stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64)))
-}
-
-/// The file system type of `path` by its statfs magic number, e.g. `ext4`, `tmpfs`, `nfs`.
-pub fn file_system_name(path: &Path) -> String {
-    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else { return "unknown file system".into() };
-    // SAFETY: statfs writes only into the struct we pass; the path is NUL-terminated.
-    let mut stats: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c_path.as_ptr(), &mut stats) } != 0 {
-        return "unknown file system".into();
-    }
-    let magic = stats.f_type as u64 & 0xffff_ffff;
-    let name = match magic {
-        0xef53 => "ext4",
-        0x5846_5342 => "xfs",
-        0x9123_683e => "btrfs",
-        0x2fc1_2fc1 => "zfs",
-        0xca45_1a4e => "bcachefs",
-        0x0102_1994 => "tmpfs",
-        0x8584_58f6 => "ramfs",
-        0x6969 => "nfs",
-        0xff53_4d42 => "cifs",
-        0xfe53_4d42 => "smb2",
-        0x6573_5546 => "fuse",
-        0x794c_7630 => "overlayfs",
-        0x0102_1997 => "9p",
-        0x4d44 => "vfat",
-        0x2011_bab0 => "exfat",
-        0x5346_544e => "ntfs",
-        0x00c3_6400 => "ceph",
-        0x0bd0_0bd0 => "lustre",
-        0x4750_4653 => "gpfs",
-        _ => return format!("file system type 0x{magic:x}"),
-    };
-    name.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::scratch_dir;
+    use envbench_base::place::PlaceError;
 
     #[test]
     fn fill_block_divides_the_size() {
@@ -399,39 +270,25 @@ mod tests {
     }
 
     #[test]
-    fn pseudo_file_systems_and_missing_directories_are_refused() {
-        assert!(matches!(check_directory(Path::new("/proc")), Err(BenchError::PseudoFileSystem { .. })));
-        assert!(matches!(check_directory(Path::new("/sys")), Err(BenchError::PseudoFileSystem { .. })));
-        let missing = check_directory(Path::new("/no/such/envbench/dir")).unwrap_err();
-        assert!(missing.to_string().contains("no such file or directory"), "{missing}");
-        assert!(missing.is_usage());
-    }
-
-    #[test]
-    fn free_space_is_checked() {
-        let dir = scratch_dir("free-space");
-        assert!(check_free_space(&dir, 4096).is_ok());
-        assert!(matches!(check_free_space(&dir, 1 << 60), Err(BenchError::NotEnoughSpace { .. })));
-        assert!(available_bytes(&dir).unwrap().unwrap() > 4096);
-    }
-
-    #[test]
     fn refuses_block_devices_and_plain_files() {
         let error = TestFile::create(Path::new("/dev/vda"), 1 << 20, true);
         if Path::new("/dev/vda").exists() {
-            assert!(matches!(error, Err(BenchError::BlockDevice { .. })), "{error:?}");
+            assert!(matches!(error, Err(BenchError::Place(PlaceError::BlockDevice { .. }))), "{error:?}");
         }
         let dir = scratch_dir("testfile-plain");
         let plain = dir.join("not-a-dir");
         fs::write(&plain, b"x").unwrap();
-        assert!(matches!(TestFile::create(&plain, 1 << 20, true), Err(BenchError::NotADirectory { .. })));
+        assert!(matches!(
+            TestFile::create(&plain, 1 << 20, true),
+            Err(BenchError::Place(PlaceError::NotADirectory { .. }))
+        ));
     }
 
     #[test]
     fn refuses_sizes_larger_than_the_free_space() {
         let dir = scratch_dir("testfile-space");
         let error = TestFile::create(&dir, 1 << 60, true).unwrap_err();
-        assert!(matches!(error, BenchError::NotEnoughSpace { .. }), "{error:?}");
+        assert!(matches!(error, BenchError::Place(PlaceError::NotEnoughSpace { .. })), "{error:?}");
         assert!(error.to_string().contains("not enough free space"), "{error}");
         assert!(fs::read_dir(&dir).unwrap().next().is_none(), "nothing may be left behind");
     }
@@ -441,13 +298,5 @@ mod tests {
         let dir = scratch_dir("testfile-size");
         assert!(matches!(TestFile::create(&dir, 1000, true), Err(BenchError::InvalidSetup(_))));
         assert!(matches!(TestFile::create(&dir, 0, true), Err(BenchError::InvalidSetup(_))));
-    }
-
-    #[test]
-    fn names_common_file_systems() {
-        assert_eq!(file_system_name(Path::new("/proc/self")), "file system type 0x9fa0");
-        if Path::new("/dev/shm").exists() {
-            assert_eq!(file_system_name(Path::new("/dev/shm")), "tmpfs");
-        }
     }
 }

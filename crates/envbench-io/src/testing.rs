@@ -30,7 +30,7 @@ impl Drop for ScratchDir {
 pub fn scratch_dir(name: &str) -> ScratchDir {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let temp = std::env::temp_dir();
-    let base = match crate::testfile::file_system_name(&temp).as_str() {
+    let base = match envbench_base::place::file_system_name(&temp).as_str() {
         "tmpfs" | "ramfs" => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/envbench-io-tests"),
         _ => temp.join("envbench-io-tests"),
     };

@@ -9,7 +9,7 @@
 //! schedule's lag. With a latency limit, a transaction that cannot start within it of its intended time is skipped
 //! and counted, as pgbench's `--latency-limit` does.
 
-use envbench_io::rng::FastRng;
+use envbench_base::rng::FastRng;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@ use crate::profile::Profile;
 use crate::slo::Judged;
 use crate::telemetry::Counters;
 use crate::transactions::Kind;
-use envbench_io::LatencyHistogram;
+use envbench_base::latency::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

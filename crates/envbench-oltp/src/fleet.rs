@@ -23,13 +23,13 @@ use crate::sweep::{StopReason, Sweep};
 use crate::transactions::Kind;
 use crate::users;
 use clap::FromArgMatches;
+use envbench_base::latency::{HistogramDocument, LatencyHistogram};
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, SHOWN_KEY, StepReport,
     split_evenly,
 };
 use envbench_core::stats::Summary;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_io::{HistogramDocument, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 
 use crate::arrivals::OpenLoop;
 use crate::transactions::Kind;
-use envbench_io::LatencyHistogram;
+use envbench_base::latency::LatencyHistogram;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 

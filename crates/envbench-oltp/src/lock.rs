@@ -1,13 +1,13 @@
 //! The lock an oltp run holds on its tables for its whole life, load and measurement included, so that two runs
 //! never rebuild tables under each other: a run that uses a complete load shares it (parallel runs and a fleet's
 //! users keep working), a run that builds the tables (`--fresh`, or a missing, old or unfinished load) holds it
-//! alone. On SQLite it is a file lock beside the database ([`envbench_io::lock`]); on a server, a lock held by a
+//! alone. On SQLite it is a file lock beside the database ([`envbench_base::lock`]); on a server, a lock held by a
 //! session of its own in the run's namespace ([`ServerLock`]). A run that cannot take it is refused before it
 //! touches anything, with the holder named.
 
 use crate::error::OltpError;
 use crate::profile::Profile;
-use envbench_io::lock::{FileLock, LockMode, LockRefused};
+use envbench_base::lock::{FileLock, LockMode, LockRefused};
 use envbench_sql::{DatabaseUrl, Namespace, ServerLock, ServerLockError, ServerLockMode};
 use std::path::Path;
 
@@ -41,7 +41,7 @@ impl TablesLock {
         let what = format!("the oltp {} tables", profile.name());
         let held = if url.dialect().ops().embedded {
             let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
-            let command = envbench_io::lock::this_command_line();
+            let command = envbench_base::lock::this_command_line();
             match FileLock::take(&dir.join(LOCK_FILE), mode, &command) {
                 Ok(lock) => Held::File { _lock: lock },
                 Err(LockRefused::Io { path, source }) => {

@@ -178,7 +178,7 @@ fn plan_run(
         return Ok(run);
     }
     // What the namespace holds decides whether the run builds the tables (or, in procedures mode, installs their
-    // routines), and so holds them alone ([`envbench_io::lock::take_as_needed`]: looked at again once a shared lock
+    // routines), and so holds them alone ([`envbench_base::lock::take_as_needed`]: looked at again once a shared lock
     // is held).
     let tables_reusable = std::cell::Cell::new(false);
     let must_build = |connection: &mut Option<Box<dyn Connection>>| {
@@ -232,7 +232,7 @@ fn plan_run(
         }
         TablesLock::take(&run.url, &run.namespace, profile, &args.dir, exclusive, run.workload_name())
     };
-    let (lock, alone) = envbench_io::lock::take_as_needed(&mut connection, must_build, take)?;
+    let (lock, alone) = envbench_base::lock::take_as_needed(&mut connection, must_build, take)?;
     // Alone, the run rebuilds the tables unless only their routines were missing.
     run.load_plan = if alone && !tables_reusable.get() { LoadPlan::Rebuild } else { LoadPlan::Reuse };
     run.lock = Some(lock);
@@ -317,7 +317,8 @@ fn check_open_loop(args: &OltpArgs, users: &UsersPlan) -> Result<OpenOptions, Wo
 pub(crate) fn target_url(args: &OltpArgs) -> Result<DatabaseUrl, WorkloadError> {
     let url = match &args.target {
         Target::Sqlite => {
-            envbench_io::check_directory(&args.dir).map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
+            envbench_base::place::check_directory(&args.dir)
+                .map_err(|e| WorkloadError::usage(format!("--dir: {e}")))?;
             DatabaseUrl::sqlite(args.dir.join(SQLITE_FILE))
         }
         Target::Url(url) => url.clone(),
@@ -385,7 +386,7 @@ fn check_space(dir: &Path, url: &DatabaseUrl, profile: Profile, scale: i64) -> R
     if !url.dialect().ops().embedded && !url.is_local() {
         return Ok(());
     }
-    let Ok(Some(free)) = envbench_io::testfile::available_bytes(dir) else {
+    let Ok(Some(free)) = envbench_base::place::available_bytes(dir) else {
         return Ok(());
     };
     let needed = load::expected_bytes(profile, scale);

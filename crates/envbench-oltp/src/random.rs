@@ -1,7 +1,7 @@
 //! The random values of the TPC-C specification (clause 4.3.2): uniform ranges, NURand, a-strings and n-strings, the
 //! customer last names built from syllables, and the run-time constants C that NURand adds.
 
-use envbench_io::rng::FastRng;
+use envbench_base::rng::FastRng;
 
 const ALPHANUMERIC: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 const SYLLABLES: [&str; 10] = ["BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"];

@@ -5,8 +5,8 @@
 
 use crate::profile::Profile;
 use crate::transactions::Kind;
+use envbench_base::latency::LatencyHistogram;
 use envbench_core::units::parse_duration;
-use envbench_io::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -28,7 +28,7 @@ use crate::random::{NuRandConstants, Random, Zipf};
 use crate::routines::{self, Calls, Mode};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
-use envbench_io::LatencyHistogram;
+use envbench_base::latency::LatencyHistogram;
 use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Isolation, Namespace};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -358,7 +358,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
     // This user's live figures, when an endpoint serves them.
     let live = shared.live.get((index - settings.first_user) as usize);
     // The retries' waits draw from a stream of their own, so a retry leaves the transactions' inputs as they were.
-    let mut jitter = envbench_io::rng::FastRng::new(settings.seed ^ 0x0bac_c0ff ^ u64::from(index));
+    let mut jitter = envbench_base::rng::FastRng::new(settings.seed ^ 0x0bac_c0ff ^ u64::from(index));
     loop {
         if stop.load(Ordering::SeqCst) {
             break;
@@ -499,7 +499,7 @@ fn user(shared: &Shared<'_>, index: u32, connected: mpsc::Sender<Result<(), Oltp
 /// How long to wait before running again a transaction that failed its `tries`th try on a conflict: a random wait up
 /// to a bound that doubles with each try from 1 ms to [`MAX_BACKOFF`], so transactions that collided do not collide
 /// again at once (the wait is part of the transaction's response time, as an application's retry loop's would be).
-fn backoff(jitter: &mut envbench_io::rng::FastRng, tries: u32) -> Duration {
+fn backoff(jitter: &mut envbench_base::rng::FastRng, tries: u32) -> Duration {
     let bound = Duration::from_millis(1).saturating_mul(1 << (tries.saturating_sub(1)).min(16)).min(MAX_BACKOFF);
     Duration::from_nanos(jitter.below(bound.as_nanos() as u64 + 1))
 }

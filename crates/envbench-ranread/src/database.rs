@@ -13,8 +13,8 @@
 
 use crate::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner};
+use envbench_base::latency::LatencyHistogram;
 use envbench_core::model::redact_secrets;
-use envbench_io::LatencyHistogram;
 use envbench_sql::{
     Connection, DatabaseUrl, DbError, Namespace, Relation, RelationKind, ServerLock, ServerLockError, ServerLockMode,
     Value, quote_literal,
@@ -163,7 +163,7 @@ impl PostgresRanRead {
         let rows = (table_bytes / block_size).max(1);
         let place = format!("{shown}, schema {}", namespace.quoted());
 
-        // Reuse or build, decided on what the schema holds ([`envbench_io::lock::take_as_needed`]): a run that builds
+        // Reuse or build, decided on what the schema holds ([`envbench_base::lock::take_as_needed`]): a run that builds
         // holds the table alone. A fleet's agent takes no lock (its coordinator holds it) and never builds.
         let must_build =
             |monitor: &mut Box<dyn Connection>| match existing_table(monitor.as_mut(), &namespace).map_err(database)? {
@@ -194,7 +194,7 @@ impl PostgresRanRead {
                     busy => RanReadError::Busy(format!("{shown}: {busy}")),
                 })
             };
-            let (lock, alone) = envbench_io::lock::take_as_needed(&mut monitor, must_build, take)?;
+            let (lock, alone) = envbench_base::lock::take_as_needed(&mut monitor, must_build, take)?;
             (Some(lock), !alone)
         };
         if !reused {

@@ -6,15 +6,16 @@
 //! reused, whatever block size a later run reads with (the data region starts 64 KiB in, so any block up to 64 KiB
 //! stays aligned). Reads go through `envbench-io`'s loop: random, queue depth 1, J threads released together.
 //!
-//! A run holds a lock on the file for its whole life ([`envbench_io::lock`], on `envbench-ranread.lock` beside it):
+//! A run holds a lock on the file for its whole life ([`envbench_base::lock`], on `envbench-ranread.lock` beside it):
 //! shared while it reads a complete file as it is, alone while it creates or refills one (and through its sweep), so
 //! no run replaces the file under another. A run that cannot take the lock is refused before it touches the file,
 //! with the holder named.
 
 use crate::RanReadError;
 use crate::sweep::{STEP_WINDOWS, StepFigures, StepLimit, StepRunner};
-use envbench_io::lock::{FileLock, LockMode, LockRefused};
-use envbench_io::testfile::{check_free_space, file_system_name, fill_region};
+use envbench_base::lock::{FileLock, LockMode, LockRefused};
+use envbench_base::place::{check_free_space, file_system_name};
+use envbench_io::testfile::fill_region;
 use envbench_io::{
     BenchError, EngineKind, JobConfig, Operation, Pattern, Region, RunLimit, TestSpec, open_for_io, run_job,
 };
@@ -118,11 +119,11 @@ impl FileRanRead {
 }
 
 /// Take the lock on the database file at `path`: shared to reuse a complete file of the size asked for, alone to
-/// create or refill it ([`envbench_io::lock::take_as_needed`]: decided on the header, looked at again under a shared
+/// create or refill it ([`envbench_base::lock::take_as_needed`]: decided on the header, looked at again under a shared
 /// lock). Returns the lock, the header found under it, and whether the file is reused.
 fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Header>, bool), RanReadError> {
     let lock_path = path.with_file_name(LOCK_FILE_NAME);
-    let command = envbench_io::lock::this_command_line();
+    let command = envbench_base::lock::this_command_line();
     // read_header refuses a file of this name that is not envbench's.
     let must_build = |_: &mut ()| {
         let header = read_header(path)?;
@@ -141,7 +142,7 @@ fn lock_file(path: &Path, options: &FileOptions) -> Result<(FileLock, Option<Hea
             )),
         })
     };
-    let (lock, alone) = envbench_io::lock::take_as_needed(&mut (), must_build, take)?;
+    let (lock, alone) = envbench_base::lock::take_as_needed(&mut (), must_build, take)?;
     Ok((lock, read_header(path)?, !alone))
 }
 
@@ -217,7 +218,7 @@ fn create(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), RanReadError> {
     let total_bytes = HEADER_BYTES + options.data_bytes;
-    check_free_space(&options.dir, total_bytes)?;
+    check_free_space(&options.dir, total_bytes).map_err(BenchError::from)?;
     let file = OpenOptions::new()
         .read(true)
         .write(true)

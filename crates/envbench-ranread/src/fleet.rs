@@ -16,13 +16,14 @@ use crate::{
     results,
 };
 use clap::FromArgMatches;
+use envbench_base::latency::LatencyHistogram;
 use envbench_core::fleet::{
     AgentPlace, AgentReport, FleetAgent, FleetCoordinator, FleetStep, FleetWorkload, StepReport, split_evenly,
 };
 use envbench_core::model::ResultRecord;
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_io::{AgentDirectory, LatencyHistogram};
+use envbench_io::AgentDirectory;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

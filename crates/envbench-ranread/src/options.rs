@@ -3,9 +3,10 @@
 
 use crate::{JobsPlan, StepLimit, Targets, validate_block};
 use clap::Args;
+use envbench_base::place::check_directory;
 use envbench_core::workload::{MAX_LIST_SETTINGS, WorkloadError};
 use envbench_core::{ByteSize, DurationArg, check_settings};
-use envbench_io::{EngineChoice, check_directory, select_engine};
+use envbench_io::{EngineChoice, select_engine};
 use std::path::PathBuf;
 use std::time::Duration;
 

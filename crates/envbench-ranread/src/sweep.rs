@@ -3,8 +3,8 @@
 //!
 //! This module is pure logic over step figures; where the reads happen (a file or a database) is a [`StepRunner`].
 
+use envbench_base::latency::{HistogramDocument, LatencyHistogram};
 use envbench_core::sampler::StepObserver;
-use envbench_io::{HistogramDocument, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

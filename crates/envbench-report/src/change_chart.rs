@@ -3,7 +3,7 @@
 
 use crate::html::escape;
 use crate::svg::{WIDTH, close_svg, colour, legend, legend_extra, open_plot, open_svg};
-use crate::words::{number, speed_words};
+use envbench_verdict::{number, speed_words};
 use std::fmt::Write;
 
 /// One side's change of one row of a change chart: a speed factor against the baseline (above 1 is better).

@@ -1,24 +1,34 @@
 use envbench_store::StoreError;
+use envbench_verdict::VerdictError;
 
-/// What can go wrong while comparing, reporting or serving; every message says what to do.
+/// What can go wrong while reporting or serving; every message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// The comparison asked for, or the store it reads.
     #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("{0}")]
-    BadSide(String),
-    #[error(
-        "'{0}' matches no complete run: give a run id, a label or tags (key=value); `envbench results list` shows them{1}"
-    )]
-    EmptySide(String, String),
-    #[error("'{0}' is both a run id prefix and a label; write run:{0} or label:{0}")]
-    AmbiguousSide(String),
-    #[error("comparing needs at least two sides (runs, labels or tags); {0} given")]
-    TooFewSides(usize),
+    Verdict(#[from] VerdictError),
     #[error("cannot serve on {address} ({reason}); choose another address or port with --listen")]
     Listen { address: String, reason: String },
     #[error("the web viewer stopped: {0}")]
     Serve(String),
     #[error("TLS: {0}")]
     Tls(String),
+}
+
+impl ReportError {
+    /// A request the viewer cannot answer as asked (400): `what` says what was wrong and what to ask instead.
+    pub fn bad_request(what: String) -> ReportError {
+        ReportError::Verdict(VerdictError::BadSide(what))
+    }
+
+    /// A request for something the store does not hold (404): `what` names it, `hint` what to ask instead.
+    pub fn not_found(what: String, hint: String) -> ReportError {
+        ReportError::Verdict(VerdictError::EmptySide(what, hint))
+    }
+}
+
+impl From<StoreError> for ReportError {
+    fn from(error: StoreError) -> ReportError {
+        ReportError::Verdict(VerdictError::Store(error))
+    }
 }

@@ -3,17 +3,17 @@
 //! shows), and where an environment ranks among every environment in the store that ran the same tests.
 
 use crate::axis::Scale;
-use crate::compare::compare_results;
-use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
-use crate::rows::{ComparisonRow, directed_ratio};
-use crate::side::{SUITE_NAME_TAG, SUITE_TAG, Side, run_name, suite_title, workloads_of};
 use crate::svg::{LineChart, LineSeries};
-use crate::verdict::headline_rows;
-use crate::words::natural_cmp;
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
 use envbench_store::RunEnvironments;
+use envbench_verdict::compare_results;
+use envbench_verdict::headline_rows;
+use envbench_verdict::natural_cmp;
+use envbench_verdict::{ComparisonRow, directed_ratio};
+use envbench_verdict::{EnvironmentIdentity, environment_identity, memory_backed};
+use envbench_verdict::{SUITE_NAME_TAG, SUITE_TAG, Side, run_name, suite_title, workloads_of};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -4,13 +4,13 @@
 //! or measured memory-backed storage are listed apart, never ranked among the rest. Filters narrow the field by what
 //! the fingerprint says: hypervisor, storage transport, file system, CPU model, core count.
 
-use crate::environment::{EnvironmentIdentity, environment_identity, memory_backed};
 use crate::history::{HeadlineTest, headline_medians, scores_of};
-use crate::side::Side;
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::StoredRun;
 use envbench_core::provenance::{Options, PROVENANCE_ATTACHMENT, RunProvenance};
 use envbench_core::workload::Registry;
+use envbench_verdict::Side;
+use envbench_verdict::{EnvironmentIdentity, environment_identity, memory_backed};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -259,7 +259,7 @@ pub fn leaderboard(
         });
     let unit_cost = |runs: &[StoredRun], price: Option<f64>| -> Option<f64> {
         let unit = unit?;
-        let medians: Vec<f64> = crate::cost::unit_medians(runs, unit).into_values().collect();
+        let medians: Vec<f64> = envbench_verdict::unit_medians(runs, unit).into_values().collect();
         unit.cost(price?, envbench_core::stats::geometric_mean(&medians)?)
     };
     let mut ranked = |class: Class| -> Vec<Entry> {
@@ -294,7 +294,7 @@ pub fn leaderboard(
             .zip(&scores)
             .zip(medians)
             .map(|((((key, (identity, runs)), side), score), medians)| {
-                let price_per_hour = crate::cost::price_per_hour(side);
+                let price_per_hour = envbench_verdict::price_per_hour(side);
                 Entry {
                     environment: identity.clone(),
                     submitter: runs[0].summary.submitter.clone(),
@@ -385,7 +385,7 @@ impl Standing {
             (_, Some(position), Some(score)) => format!(
                 "{}: {} of {} environments with {} (beats {:.0}% of {}; {} over {} headline test{}){leader}",
                 self.title,
-                crate::words::ordinal(position),
+                envbench_verdict::ordinal(position),
                 self.of,
                 self.class.words(),
                 self.percentile.unwrap_or(100.0),
@@ -405,7 +405,7 @@ impl Standing {
 
 /// A score in the verdict's words: `1.21x faster than the median`, `1.10x slower than the median`, `the median`.
 pub fn score_words(score: f64) -> String {
-    match crate::words::factor_words(score, envbench_core::model::MetricKind::Speed) {
+    match envbench_verdict::factor_words(score, envbench_core::model::MetricKind::Speed) {
         words if words == "same" => "the median".to_string(),
         words => format!("{words} than the median"),
     }
@@ -499,7 +499,9 @@ pub fn test_percentiles(board: &Leaderboard, run: &StoredRun, registry: &Registr
             theirs.sort_by(f64::total_cmp);
             let beaten = theirs
                 .iter()
-                .filter(|other| crate::rows::directed_ratio(**other, value, test.direction).is_some_and(|f| f > 1.0))
+                .filter(|other| {
+                    envbench_verdict::directed_ratio(**other, value, test.direction).is_some_and(|f| f > 1.0)
+                })
                 .count();
             Some(TestPercentile {
                 environments: theirs.len(),

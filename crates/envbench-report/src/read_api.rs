@@ -10,6 +10,7 @@ use crate::viewer::respond::{all, first, known_workload, only_parameters, parse_
 use envbench_core::model::{RunSummary, StoredRun, parse_tag};
 use envbench_core::workload::Registry;
 use envbench_store::{ResultStore, RunFilter, StoreError, StoreLocation, open_store};
+use envbench_verdict::VerdictError;
 
 /// The most runs `GET /api/v1/runs` lists at once.
 pub const MAX_LIMIT: usize = 10_000;
@@ -33,14 +34,14 @@ pub fn runs(
         ..Default::default()
     };
     for pair in all(&query, "tag") {
-        let (key, value) = parse_tag(pair).map_err(ReportError::BadSide)?;
+        let (key, value) = parse_tag(pair).map_err(VerdictError::BadSide)?;
         filter.tags.insert(key, value);
     }
     if let Some(limit) = first(&query, "limit") {
-        let bad = || ReportError::BadSide(format!("limit '{limit}': give a count from 1 to {MAX_LIMIT}"));
+        let bad = || VerdictError::BadSide(format!("limit '{limit}': give a count from 1 to {MAX_LIMIT}"));
         let limit: usize = limit.parse().map_err(|_| bad())?;
         if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(bad());
+            return Err(bad().into());
         }
         filter.limit = Some(limit);
     }
@@ -67,7 +68,7 @@ pub fn leaderboard(
     let store = open_store(location, false)?;
     match load_leaderboard(&envbench_store::PagesView(store.as_ref()), workloads, &query)? {
         Some((board, _)) => Ok(board),
-        None => Err(ReportError::EmptySide("leaderboard (no complete run here yet)".into(), String::new())),
+        None => Err(VerdictError::EmptySide("leaderboard (no complete run here yet)".into(), String::new()).into()),
     }
 }
 
@@ -75,7 +76,7 @@ pub fn leaderboard(
 /// run (which a client tells apart from a missing one), 400 for what was asked wrong, 500 for the rest.
 pub fn error_status(error: &ReportError) -> u16 {
     match error {
-        ReportError::Store(StoreError::AmbiguousRun { .. }) => 409,
+        ReportError::Verdict(VerdictError::Store(StoreError::AmbiguousRun { .. })) => 409,
         other => crate::viewer::respond::error_status(other).as_u16(),
     }
 }

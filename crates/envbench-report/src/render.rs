@@ -1,11 +1,11 @@
 //! A comparison as text: a terminal table, Markdown for pasting into tickets, or JSON for machines. The HTML report
 //! (in `report`) shows the same cells through [`cells`], so every format says the same thing.
 
-use crate::compare::{Comparison, GeomeanRow};
-use crate::rows::{Change, ComparisonRow, Significance};
-use crate::verdict::{SideVerdict, WorkloadVerdict};
-use crate::words::{factor_words, interval_words, number, speed_words};
 use envbench_core::model::{Direction, MetricKind, metric_kind};
+use envbench_verdict::{Change, ComparisonRow, Significance};
+use envbench_verdict::{Comparison, GeomeanRow};
+use envbench_verdict::{SideVerdict, WorkloadVerdict};
+use envbench_verdict::{factor_words, interval_words, number, speed_words};
 
 /// The output formats of a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,13 +219,13 @@ fn side_lines(comparison: &Comparison) -> Vec<String> {
                     environments.push(&run.environment);
                 }
             }
-            let made = crate::side::runs_made(side.runs.iter().map(|r| (r.uuid.as_str(), r.suite.as_deref())));
+            let made = envbench_verdict::runs_made(side.runs.iter().map(|r| (r.uuid.as_str(), r.suite.as_deref())));
             format!(
                 "{}{}: {} — {}: {runs} — on {}",
                 side.letter,
                 if side.letter == "A" { " (baseline)" } else { "" },
                 side.name,
-                crate::side::run_count_words(made, count),
+                envbench_verdict::run_count_words(made, count),
                 environments.join("; ")
             )
         })

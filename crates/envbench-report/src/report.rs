@@ -7,20 +7,20 @@
 //! sweeps a concurrency (throughput and latency against it, the knee marked; it replaces the percentile charts).
 
 use crate::change_chart::{ChangeChart, ChangePoint, ChangeRow};
-use crate::compare::{Comparison, compare};
 use crate::figures::{Charted, Charts};
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{
     LEGEND, cells, geomean_cells, headings, says_better, says_worse, verdict_evidence, verdict_heading, workloads,
 };
 use crate::result_charts::{bar_charts, baseline_name, percentile_charts, read_write_grid, relative_charts};
-use crate::rows::ComparisonRow;
 use crate::run_charts::{fleet_hosts, has_series, sampler_charts, scaling_curves, series_name, timelines};
-use crate::side::{Side, run_name};
-use crate::verdict::{Decision, WorkloadVerdict};
 use envbench_core::stats::Summary;
 use envbench_core::workload::Registry;
 use envbench_store::StoredRun;
+use envbench_verdict::ComparisonRow;
+use envbench_verdict::{Comparison, compare};
+use envbench_verdict::{Decision, WorkloadVerdict};
+use envbench_verdict::{Side, run_name};
 use std::fmt::Write;
 
 /// The whole report for some sides (the first is the baseline) as one HTML document.
@@ -252,7 +252,7 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
     let mut out = String::from("<section id=\"scorecard\">\n<h2>Scorecard</h2>\n");
     // Said once, above the cards: a disturbed run's figures are lower than a quiet host gives.
     for side in sides {
-        if let Some(count) = crate::verdict::disturbance_count(side) {
+        if let Some(count) = envbench_verdict::disturbance_count(side) {
             let _ = writeln!(
                 out,
                 "<p class=\"caution\"><b>Disturbed:</b> {} was disturbed in {}: other work competed for the \

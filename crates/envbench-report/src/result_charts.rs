@@ -4,16 +4,16 @@
 
 use crate::axis::Scale;
 use crate::change_chart::{ChangeChart, ChangePoint, ChangeRow};
-use crate::compare::Comparison;
 use crate::figures::{Charted, Charts};
 use crate::html::{cell, escape, num, table};
 use crate::render::{change_text, metric_title, says_better, significance_text};
-use crate::rows::ComparisonRow;
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries};
-use crate::verdict::{headline_rows, test_change};
-use crate::words::number;
 use envbench_core::model::{Direction, metric_kind};
 use envbench_core::workload::Registry;
+use envbench_verdict::Comparison;
+use envbench_verdict::ComparisonRow;
+use envbench_verdict::number;
+use envbench_verdict::{headline_rows, test_change};
 use std::fmt::Write;
 
 pub(crate) fn baseline_name(comparison: &Comparison) -> String {
@@ -361,7 +361,7 @@ fn change_caption(rows: &[&ComparisonRow]) -> String {
                 parts.push(format!(
                     "{} {}: {} ({})",
                     row.test_name(),
-                    crate::words::side_letter(side),
+                    envbench_verdict::side_letter(side),
                     change_text(change, row.direction, metric_kind(&row.metric, &row.unit)),
                     significance_text(change.significance, change.p_value)
                 ));

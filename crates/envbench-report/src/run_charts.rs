@@ -5,12 +5,12 @@
 use crate::axis::Scale;
 use crate::figures::Charts;
 use crate::html::{cell, escape, num, table};
-use crate::side::{Side, run_name};
 use crate::svg::{LineChart, LineSeries};
-use crate::words::number;
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::workload::{Registry, ScalingCurve};
 use envbench_store::StoredRun;
+use envbench_verdict::number;
+use envbench_verdict::{Side, run_name};
 use std::fmt::Write;
 
 /// A run's name in a chart: the side's name, plus the run's own when the side has other runs like it.

@@ -5,8 +5,8 @@
 
 use crate::axis::{Axis, Scale};
 use crate::html::escape;
-use crate::words::number;
 use envbench_core::workload::TimelineMark;
+use envbench_verdict::number;
 use std::fmt::Write;
 
 /// Okabe-Ito colours, most distinct first, each with the stroke colour that shows on it.

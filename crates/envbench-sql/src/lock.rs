@@ -5,7 +5,7 @@
 //! session ends, however the run ends (killed hard, machine lost), so it is never stale.
 //! How each server takes it is its [`crate::Server::take_lock`]: PostgreSQL's session advisory locks, MariaDB's and
 //! MySQL's user locks with reader slots; the key is derived from the server's scope ([`crate::Server::lock_scope`]),
-//! the namespace and the resource. SQLite's data is a file: workloads lock it with `envbench_io::lock`.
+//! the namespace and the resource. SQLite's data is a file: workloads lock it with `envbench_base::lock`.
 
 use crate::namespace::Namespace;
 use crate::{Connection, DatabaseUrl, DbError, ErrorKind};

@@ -160,7 +160,7 @@ fn classify(path: &str, error: rusqlite::Error) -> DbError {
     }
 }
 
-/// SQLite's side of [`Server`]: an embedded file, locked through the file (`envbench_io::lock`), with no stored
+/// SQLite's side of [`Server`]: an embedded file, locked through the file (`envbench_base::lock`), with no stored
 /// routines, partitions or counters.
 pub(crate) struct SqliteServer;
 

@@ -3,7 +3,7 @@
 //! lost), and it is seen the same from every PID namespace, container and machine that reaches the store, where a
 //! process id is not.
 //!
-//! - SQLite store: `flock` on `<store>-run-<run uuid>.lock` beside the store file ([`envbench_io::lock`]), removed
+//! - SQLite store: `flock` on `<store>-run-<run uuid>.lock` beside the store file ([`envbench_base::lock`]), removed
 //!   when the run ends (or, left by a process killed hard, when the run is marked interrupted). A process that cannot
 //!   see it (the store file alone bind-mounted into a container) learns nothing from it, never that the run is dead.
 //! - PostgreSQL store: a session advisory lock on the store's database, schema and run ([`envbench_sql::lock`]),
@@ -12,7 +12,7 @@
 //! Locks belong to the process, not to one store handle: a run begun through one handle stays held until it ends
 //! through any handle of this process, or until the process ends, as with the process identity kept before.
 
-use envbench_io::lock::{FileLock, LockMode, LockRefused};
+use envbench_base::lock::{FileLock, LockMode, LockRefused};
 use envbench_sql::lock::{ServerLock, ServerLockError, ServerLockMode};
 use envbench_sql::{DatabaseUrl, Namespace};
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@ use envbench_core::sampler::StepObserver;
 use envbench_core::workload::Progress;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// `--cold`: drops the OS page cache (the workspace's one dropper, in `envbench-io`) before each power-test query and
+/// `--cold`: drops the OS page cache (the workspace's one dropper, in `envbench-base`) before each power-test query and
 /// before the throughput test. Without root and a writable /proc/sys the run goes on warm, with a warning, and says so
 /// in its results.
 pub(crate) struct CacheDropper<'a> {
@@ -19,7 +19,7 @@ impl<'a> CacheDropper<'a> {
     pub(crate) fn new(cold: bool, note: Option<&str>, progress: &'a dyn Progress) -> CacheDropper<'a> {
         let enabled = if !cold {
             false
-        } else if !envbench_io::can_drop_page_cache() {
+        } else if !envbench_base::page_cache::can_drop_page_cache() {
             progress.warn(
                 "--cold needs root to drop the page cache; the queries run with warm caches (run as root, or drop \
                  the cache yourself between runs)",
@@ -38,7 +38,7 @@ impl<'a> CacheDropper<'a> {
         if !self.enabled.load(Ordering::SeqCst) {
             return;
         }
-        match envbench_io::drop_page_cache() {
+        match envbench_base::page_cache::drop_page_cache() {
             Ok(()) => {
                 self.dropped.fetch_add(1, Ordering::SeqCst);
             }

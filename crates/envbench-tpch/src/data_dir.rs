@@ -7,8 +7,8 @@
 use crate::error::TpchError;
 use crate::scale::format_scale_factor;
 use crate::tables::{MIN_ROW_GROUPS, TableName};
+use envbench_base::lock::{FileLock, LockMode, LockRefused};
 use envbench_core::ByteSize;
-use envbench_io::lock::{FileLock, LockMode, LockRefused};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,7 +87,7 @@ pub fn lock(data_dir: &Path, scale_factor: f64, exclusive: bool) -> Result<FileL
     std::fs::create_dir_all(data_dir).map_err(io_error(data_dir, "creating"))?;
     let path = lock_path(data_dir, scale_factor);
     let mode = if exclusive { LockMode::Exclusive } else { LockMode::Shared };
-    let command = envbench_io::lock::this_command_line();
+    let command = envbench_base::lock::this_command_line();
     FileLock::take(&path, mode, &command).map_err(|refused| match refused {
         LockRefused::Io { path, source } => TpchError::Io { path, action: "locking", source },
         busy => TpchError::Busy(format!(
@@ -113,7 +113,7 @@ pub fn space_needed(scale_factor: f64) -> u64 {
 /// it may not exist yet), counting the space the files it replaces will give back. Nothing is created.
 pub fn check_space(data_dir: &Path, scale_factor: f64) -> Result<(), TpchError> {
     let existing = data_dir.ancestors().find(|d| d.is_dir()).unwrap_or(Path::new("."));
-    let Some(available) = envbench_io::testfile::available_bytes(existing).ok().flatten() else { return Ok(()) };
+    let Some(available) = envbench_base::place::available_bytes(existing).ok().flatten() else { return Ok(()) };
     let replaced = read_manifest(&scale_factor_dir(data_dir, scale_factor))
         .ok()
         .flatten()

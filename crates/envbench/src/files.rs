@@ -57,29 +57,6 @@ pub fn read_small_file(path: &Path, option: &str, max_bytes: u64) -> anyhow::Res
 /// How much of an existing file is read to recognise it as envbench's.
 const RECOGNITION_BYTES: u64 = 64 * 1024;
 
-/// The columns of `results export`'s CSV and TSV, in order (their header line): how an export is known as
-/// envbench's before it is written over.
-pub const EXPORT_COLUMNS: &[&str] = &[
-    "run",
-    "label",
-    "tags",
-    "started_at",
-    "status",
-    "host",
-    "environment",
-    "workload",
-    "workload_version",
-    "test",
-    "parameters",
-    "parameters_hash",
-    "metric",
-    "unit",
-    "better",
-    "flags",
-    "sample",
-    "value",
-];
-
 /// A file envbench may write.
 #[derive(Debug)]
 pub struct OutputFile {
@@ -94,18 +71,7 @@ pub fn is_envbench_output(head: &str) -> bool {
         return true;
     }
     let first_line = head.lines().next().unwrap_or_default();
-    let export_header = |separator: &str| EXPORT_COLUMNS.join(separator);
-    if first_line == export_header(",") || first_line == export_header("\t") {
-        return true;
-    }
-    if first_line == envbench_ranread::TSV_HEADER.join("\t") {
-        return true;
-    }
-    // A JSON export: an array of rows, each beginning with the run's id.
-    let json = head.trim_start();
-    json.strip_prefix('[').map(str::trim_start).is_some_and(|rest| {
-        rest.starts_with(']') || rest.strip_prefix('{').is_some_and(|row| row.trim_start().starts_with("\"run\":"))
-    })
+    envbench_export::is_sample_export(head) || first_line == envbench_ranread::TSV_HEADER.join("\t")
 }
 
 /// The (device, inode) of the store's files, so the store is never written over.
@@ -136,7 +102,7 @@ impl OutputFile {
                     )));
                 }
                 // `/dev/sda` where there is no such disk would become a regular file among the devices.
-                if let Err(error) = envbench_io::check_directory(parent) {
+                if let Err(error) = envbench_base::place::check_directory(parent) {
                     return Err(usage(format!("{option} {shown}: {error}; choose another {option}")));
                 }
                 return Ok(OutputFile { path: path.to_path_buf(), stream: false });
@@ -241,7 +207,7 @@ mod tests {
     fn envbench_recognises_its_own_files_only() {
         let report = envbench_report::html::page("envbench report", "<p>x</p>");
         assert!(is_envbench_output(&report));
-        assert!(is_envbench_output(&format!("{}\nx,y\n", EXPORT_COLUMNS.join(","))));
+        assert!(is_envbench_output(&format!("{}\nx,y\n", envbench_export::SAMPLE_COLUMNS.join(","))));
         assert!(is_envbench_output("[\n  {\n    \"run\": \"abc\",\n"));
         assert!(is_envbench_output("[]\n"));
         assert!(is_envbench_output(&format!("{}\n1\t2\n", envbench_ranread::TSV_HEADER.join("\t"))));

@@ -172,9 +172,9 @@ pub fn open_engine(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::FastRng;
     use crate::testfile::open_for_io;
     use crate::testing::scratch_dir;
+    use envbench_base::rng::FastRng;
 
     fn available_engines() -> Vec<EngineKind> {
         match select_engine(EngineChoice::Auto).unwrap().kind {

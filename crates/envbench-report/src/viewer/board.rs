@@ -6,12 +6,12 @@ use super::respond::{Shared, first, html, known_workload, navigation, only_param
 use crate::error::ReportError;
 use crate::html::{cell, escape, num, page, table};
 use crate::leaderboard::Class;
-use crate::words::ordinal;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_core::workload::Registry;
 use envbench_store::{ResultStore, RunFilter};
+use envbench_verdict::ordinal;
 use std::collections::BTreeMap;
 
 /// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
@@ -120,7 +120,7 @@ pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): Raw
                             e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
                         row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
                         if board.cost_unit.is_some() {
-                            let cost = e.unit_cost.map(crate::words::cost_number);
+                            let cost = e.unit_cost.map(envbench_verdict::cost_number);
                             row.push_str(&num(&cost.unwrap_or_else(|| "-".into())));
                         }
                         row.push_str(&num(&per_price.unwrap_or_else(|| "-".into())));
@@ -216,7 +216,7 @@ pub(crate) fn load_leaderboard(
     };
     let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
     if !complete.iter().any(|r| r.workload == workload) {
-        return Err(ReportError::EmptySide(
+        return Err(ReportError::not_found(
             format!("leaderboard of '{workload}' (no complete run of it here)"),
             String::new(),
         ));
@@ -236,7 +236,7 @@ pub(crate) fn load_leaderboard(
     let mut runs = Vec::new();
     for summary in &of_workload {
         let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
-        let key = (crate::environment::environment_identity(fp).id, summary.submitter.clone());
+        let key = (envbench_verdict::environment_identity(fp).id, summary.submitter.clone());
         let count = taken.entry(key).or_default();
         if *count < 2 * RUNS_PER_ENVIRONMENT {
             *count += 1;
@@ -284,7 +284,7 @@ pub(super) fn percentiles_section(
     let rows: Vec<String> = percentiles
         .iter()
         .map(|p| {
-            let unit = |v: f64| format!("{} {}", crate::words::number(v), p.test.unit);
+            let unit = |v: f64| format!("{} {}", envbench_verdict::number(v), p.test.unit);
             format!(
                 "<tr>{}{}{}{}{}{}</tr>",
                 cell(&p.test.name()),

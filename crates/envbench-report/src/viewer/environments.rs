@@ -2,16 +2,16 @@
 //! grouped by machine identity), and one environment's history per workload with where it ranks among the others.
 
 use super::respond::{Shared, html, navigation, with_store};
-use crate::environment::EnvironmentIdentity;
 use crate::error::ReportError;
 use crate::history::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
 use crate::html::{cell, escape, num, page, table};
-use crate::side::{SUITE_TAG, run_name};
-use crate::words::ordinal;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_store::RunFilter;
+use envbench_verdict::EnvironmentIdentity;
+use envbench_verdict::ordinal;
+use envbench_verdict::{SUITE_TAG, run_name};
 use std::collections::BTreeMap;
 
 /// An environment's history shows at most its latest this many runs of each workload.
@@ -150,7 +150,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
             }
         }
         let Some(identity) = identity else {
-            return Err(ReportError::EmptySide(
+            return Err(ReportError::not_found(
                 format!("environment {id} (no complete run in this store)"),
                 String::new(),
             ));
@@ -180,7 +180,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
             };
             let next_to = |neighbour: &Option<crate::history::Neighbour>, place: &str| {
                 neighbour.as_ref().map(|n| {
-                    let words = match crate::words::speed_words(n.factor) {
+                    let words = match envbench_verdict::speed_words(n.factor) {
                         same if same == "about the same" => "about the same as".to_string(),
                         words => format!("{words} than"),
                     };
@@ -226,7 +226,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
                 .map(|(test, unit, values)| {
                     let cells: String = values
                         .iter()
-                        .map(|v| num(&v.map(crate::words::number).unwrap_or_else(|| "-".into())))
+                        .map(|v| num(&v.map(envbench_verdict::number).unwrap_or_else(|| "-".into())))
                         .collect();
                     format!("<tr>{}{}{cells}</tr>", cell(test), cell(unit))
                 })

@@ -3,19 +3,20 @@
 
 use super::board::{load_leaderboard, percentiles_section};
 use super::respond::{Shared, all, first, html, navigation, parse_query, with_store};
-use crate::compare::compare;
-use crate::environment::EnvironmentIdentity;
 use crate::error::ReportError;
 use crate::history::run_identity;
 use crate::html::{cell, escape, num, page, table};
 use crate::render::{render_json, render_markdown};
 use crate::report::{render_report_for, report_sections};
-use crate::side::{Side, resolve_side, run_name, unique_names};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use envbench_core::model::parse_tag;
 use envbench_store::{ResultStore, RunFilter};
+use envbench_verdict::EnvironmentIdentity;
+use envbench_verdict::VerdictError;
+use envbench_verdict::compare;
+use envbench_verdict::{Side, resolve_side, run_name, unique_names};
 use std::collections::BTreeMap;
 
 /// At most this many runs are listed on one page.
@@ -26,7 +27,7 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
     with_store(location, move |store, workloads| {
         let mut tags = BTreeMap::new();
         for text in first(&query, "tag").unwrap_or("").split(',').filter(|t| !t.trim().is_empty()) {
-            let (key, value) = parse_tag(text).map_err(ReportError::BadSide)?;
+            let (key, value) = parse_tag(text).map_err(VerdictError::BadSide)?;
             tags.insert(key, value);
         }
         let filter = RunFilter {
@@ -213,7 +214,7 @@ pub(super) fn requested_sides(store: &dyn ResultStore, query: &[(String, String)
         sides.push(resolve_side(store, &format!("run:{id}"))?);
     }
     if sides.len() < 2 {
-        return Err(ReportError::TooFewSides(sides.len()));
+        return Err(VerdictError::TooFewSides(sides.len()).into());
     }
     unique_names(&mut sides);
     Ok(sides)
@@ -245,7 +246,7 @@ pub(super) async fn report_download(State(location): Shared, RawQuery(raw): RawQ
     with_store(location, move |store, workloads| {
         // One run alone is a report too (the run page links it).
         let sides = match requested_sides(store, &query) {
-            Err(ReportError::TooFewSides(1)) => {
+            Err(ReportError::Verdict(VerdictError::TooFewSides(1))) => {
                 let id = all(&query, "run").first().or(all(&query, "side").first()).copied().unwrap_or_default();
                 vec![resolve_side(store, id)?]
             }

@@ -9,6 +9,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use envbench_core::workload::Registry;
 use envbench_store::{ResultStore, StoreError, StoreLocation, open_store};
+use envbench_verdict::VerdictError;
 use std::sync::Arc;
 
 /// What every request handler needs: the store, and the workloads' own views.
@@ -45,11 +46,15 @@ pub(super) fn html(body: String) -> Response {
 /// 409 to the API, which a client tells apart from a missing run).
 pub(crate) fn error_status(error: &ReportError) -> StatusCode {
     match error {
-        ReportError::Store(StoreError::NoSuchRun(_)) | ReportError::EmptySide(..) => StatusCode::NOT_FOUND,
-        ReportError::Store(StoreError::AmbiguousRun { .. })
-        | ReportError::BadSide(_)
-        | ReportError::AmbiguousSide(_)
-        | ReportError::TooFewSides(_) => StatusCode::BAD_REQUEST,
+        ReportError::Verdict(VerdictError::Store(StoreError::NoSuchRun(_)) | VerdictError::EmptySide(..)) => {
+            StatusCode::NOT_FOUND
+        }
+        ReportError::Verdict(
+            VerdictError::Store(StoreError::AmbiguousRun { .. })
+            | VerdictError::BadSide(_)
+            | VerdictError::AmbiguousSide(_)
+            | VerdictError::TooFewSides(_),
+        ) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -114,7 +119,7 @@ pub(crate) fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> 
 /// answer read as filtered.
 pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ReportError> {
     match query.iter().find(|(key, _)| !taken.contains(&key.as_str())) {
-        Some((key, _)) => Err(ReportError::BadSide(format!(
+        Some((key, _)) => Err(ReportError::bad_request(format!(
             "unknown parameter '{}': this takes {}",
             envbench_core::text::truncate(&envbench_core::text::printable(key), 40),
             taken.join(", ")
@@ -126,7 +131,7 @@ pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Res
 /// Refuse `workload=W` for a workload envbench does not have.
 pub(crate) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
     match first(query, "workload") {
-        Some(asked) if !workloads.names().contains(&asked) => Err(ReportError::BadSide(format!(
+        Some(asked) if !workloads.names().contains(&asked) => Err(ReportError::bad_request(format!(
             "workload '{}' is not one of envbench's: {}",
             envbench_core::text::truncate(&envbench_core::text::printable(asked), 40),
             workloads.names().join(", ")

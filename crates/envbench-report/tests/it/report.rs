@@ -4,10 +4,9 @@ use crate::common;
 
 use common::{HOSTILE_HOST, HOSTILE_LABEL, HOSTILE_TAG, assert_well_formed, build, chart_kinds};
 use envbench_core::model::Direction;
-use envbench_report::{
-    Format, ReportError, Side, Significance, compare, render, render_report, resolve_side, resolve_sides,
-};
+use envbench_report::{Format, render, render_report};
 use envbench_store::{ResultStore, SqliteStore};
+use envbench_verdict::{Side, Significance, VerdictError, compare, resolve_side, resolve_sides};
 
 fn sides(store: &dyn ResultStore, specs: &[&str]) -> Vec<Side> {
     resolve_sides(store, &specs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -26,18 +25,18 @@ fn sides_resolve_by_label_tags_and_run_id() {
     let by_run = resolve_side(&store, &fixture.physical_disk[0][..8]).unwrap();
     assert_eq!(by_run.runs.len(), 1);
     assert_eq!(by_run.name, format!("physical-p3605 ({})", &fixture.physical_disk[0][..8]));
-    assert!(matches!(resolve_side(&store, "nobody"), Err(ReportError::EmptySide(..))));
-    assert!(matches!(resolve_side(&store, "run:ffffffff"), Err(ReportError::Store(_))));
-    assert!(matches!(resolve_side(&store, "tag:=x"), Err(ReportError::BadSide(_))));
+    assert!(matches!(resolve_side(&store, "nobody"), Err(VerdictError::EmptySide(..))));
+    assert!(matches!(resolve_side(&store, "run:ffffffff"), Err(VerdictError::Store(_))));
+    assert!(matches!(resolve_side(&store, "tag:=x"), Err(VerdictError::BadSide(_))));
     // The same runs twice compare nothing: refused, naming both sides (a verdict would read "unchanged").
     let twice = resolve_sides(&store, &["virtual".to_string(), "label:virtual".to_string()]);
     assert!(
-        matches!(&twice, Err(ReportError::BadSide(m)) if m.contains("'virtual' and 'label:virtual' are the same runs")),
+        matches!(&twice, Err(VerdictError::BadSide(m)) if m.contains("'virtual' and 'label:virtual' are the same runs")),
         "{twice:?}"
     );
     // Sides of different runs that happen to share a name get distinct names.
     let mut named = vec![Side::new("nvme", Vec::new()), Side::new("nvme", Vec::new())];
-    envbench_report::unique_names(&mut named);
+    envbench_verdict::unique_names(&mut named);
     assert_eq!((named[0].name.as_str(), named[1].name.as_str()), ("nvme", "nvme #2"));
 }
 

@@ -6,8 +6,9 @@ use crate::common;
 use common::{physical, record, scratch, virtual_machine};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
-use envbench_report::{Format, compare, render, render_report, resolve_sides};
+use envbench_report::{Format, render, render_report};
 use envbench_store::{ResultStore, SqliteStore};
+use envbench_verdict::{compare, resolve_sides};
 use serde_json::json;
 
 /// The workloads of these tests, storage included (its verdict is governed by storage alone).
@@ -94,7 +95,7 @@ fn the_verdict_counts_geomeans_and_explains() {
     assert!(low <= disk.ratio && disk.ratio <= high && high < 1.2 && low > 0.75, "{low}..{high}");
     assert_eq!(disk.metrics, ["throughput"]);
     // Tight samples leave 1 out of the interval, but 10% is within the 20% two runs of one disk differ by.
-    assert_eq!(disk.decision, envbench_report::Decision::Same);
+    assert_eq!(disk.decision, envbench_verdict::Decision::Same);
     assert!(
         disk.summary.starts_with("storage about the same (1.10x slower, within noise)")
             && disk.summary.ends_with(" on B"),
@@ -109,7 +110,7 @@ fn the_verdict_counts_geomeans_and_explains() {
     assert_eq!(tpch.interval, None, "one sample a side: no interval");
     // A single sample a side cannot decide: never counted as unchanged, and the advice names the option.
     assert_eq!((tpch.better, tpch.worse, tpch.unchanged, tpch.cannot_tell), (0, 0, 0, 1));
-    assert_eq!(tpch.decision, envbench_report::Decision::CannotTell);
+    assert_eq!(tpch.decision, envbench_verdict::Decision::CannotTell);
     assert!((tpch.ratio - 0.5).abs() < 1e-9);
     assert!(
         tpch.summary.contains("analytic queries cannot tell: 1 sample each; rerun with --users 2 --sets 2")
@@ -172,7 +173,8 @@ fn a_single_run_report_opens_with_the_scorecard() {
 
 #[test]
 fn environments_are_ranked_and_their_history_shows_a_regression() {
-    use envbench_report::{environment_identity, environment_summaries, histories, ranks};
+    use envbench_report::{environment_summaries, histories, ranks};
+    use envbench_verdict::environment_identity;
     let path = scratch("ranks");
     let mut store = SqliteStore::open(&path, true).unwrap();
     let mut third = virtual_machine();
@@ -280,7 +282,7 @@ fn three_samples_a_side_decide_and_intervals_read_like_the_headline() {
     let sides = resolve_sides(&store, &["two-cpus".to_string(), "one-cpu".to_string()]).unwrap();
     let comparison = compare(&sides, &WORKLOADS);
     let cube = &comparison.verdicts[0].workloads[0];
-    assert_eq!((cube.worse, cube.cannot_tell, cube.decision), (3, 0, envbench_report::Decision::Slower));
+    assert_eq!((cube.worse, cube.cannot_tell, cube.decision), (3, 0, envbench_verdict::Decision::Slower));
     assert!(cube.summary.starts_with("OLAP cube 1.39x slower on B"), "{}", cube.summary);
     let row = &comparison.rows[0];
     let change = row.cells[1].as_ref().unwrap().change.as_ref().unwrap();
@@ -327,10 +329,10 @@ fn several_runs_a_side_are_weighed_run_by_run() {
     let steady = verdict("steady", "slower");
     assert_eq!(steady.caution, None, "three runs a side need no caution");
     let steady = &steady.workloads[0];
-    assert_eq!((steady.decision, steady.runs), (envbench_report::Decision::Slower, [3, 3]));
-    assert_eq!(steady.interval_basis, Some(envbench_report::IntervalBasis::Runs), "three runs a side are the samples");
+    assert_eq!((steady.decision, steady.runs), (envbench_verdict::Decision::Slower, [3, 3]));
+    assert_eq!(steady.interval_basis, Some(envbench_verdict::IntervalBasis::Runs), "three runs a side are the samples");
     let uneven = verdict("uneven", "a-fifth-slower").workloads.remove(0);
-    assert_eq!(uneven.decision, envbench_report::Decision::CannotTell, "{uneven:?}");
+    assert_eq!(uneven.decision, envbench_verdict::Decision::CannotTell, "{uneven:?}");
     assert!(uneven.reason.as_deref().unwrap().starts_with("the runs of A disagree by 1.30x"), "{uneven:?}");
     assert!(uneven.advice.is_some(), "{uneven:?}");
     let (low, high) = uneven.interval.unwrap();
@@ -358,8 +360,8 @@ fn a_change_within_noise_is_not_called_and_spreads_are_not_speeds() {
     let row = comparison.rows.iter().find(|r| r.metric == "throughput").unwrap();
     let change = row.cells[1].as_ref().unwrap().change.as_ref().unwrap();
     assert!(change.p_value.unwrap() < 0.05, "the samples alone would call it");
-    assert_eq!(change.significance, envbench_report::Significance::Negligible);
-    assert_eq!((disk.better, disk.worse, disk.unchanged, disk.decision), (0, 0, 1, envbench_report::Decision::Same));
+    assert_eq!(change.significance, envbench_verdict::Significance::Negligible);
+    assert_eq!((disk.better, disk.worse, disk.unchanged, disk.decision), (0, 0, 1, envbench_verdict::Decision::Same));
     assert!(disk.summary.starts_with("storage about the same (1.03x slower, within noise)"), "{}", disk.summary);
 
     // A coefficient of variation falls from 20% to 0.13%: "less variable", never "155x faster", and it has no
@@ -393,8 +395,8 @@ fn a_side_held_below_its_machine_says_so() {
     store_run(&mut store, "tpch", "free", &free, &tpch(1.0));
     store_run(&mut store, "tpch", "pinned", &pinned, &tpch(8.0));
 
-    let a = envbench_report::environment_identity(&free);
-    let b = envbench_report::environment_identity(&pinned);
+    let a = envbench_verdict::environment_identity(&free);
+    let b = envbench_verdict::environment_identity(&pinned);
     assert!(b.name.contains("x80 CPUs (1 usable)") && !a.name.contains("usable"), "{} / {}", a.name, b.name);
     assert_ne!(a.id, b.id, "one CPU of eighty is another environment");
 
@@ -424,7 +426,8 @@ fn a_side_held_below_its_machine_says_so() {
 /// only among real storage, and compare says a tmpfs side's figures are not storage.
 #[test]
 fn memory_backed_environments_rank_apart_and_are_named() {
-    use envbench_report::{environment_identity, ranks};
+    use envbench_report::ranks;
+    use envbench_verdict::environment_identity;
     let path = scratch("memory-ranks");
     let mut store = SqliteStore::open(&path, true).unwrap();
     let disk = |factor: f64| {

@@ -32,7 +32,7 @@ pub struct DataFusionTarget {
     /// DataFusion settings on top of its defaults, for experiments (`datafusion.execution.batch_size` = `16384`).
     settings: Vec<(String, String)>,
     /// The lock the run holds on the data under `data_dir`, once taken.
-    lock: Option<envbench_io::lock::FileLock>,
+    lock: Option<envbench_base::lock::FileLock>,
 }
 
 impl DataFusionTarget {
@@ -231,7 +231,7 @@ impl Target for DataFusionTarget {
     fn lock(&mut self, scale_factor: f64, fresh: bool, _writes: bool) -> Result<(), TpchError> {
         let must_generate =
             |target: &mut DataFusionTarget| Ok(fresh || !crate::data::reusable(&target.data_dir, scale_factor)?);
-        envbench_io::lock::take_as_needed(self, must_generate, |target, exclusive| {
+        envbench_base::lock::take_as_needed(self, must_generate, |target, exclusive| {
             target.lock = None;
             if exclusive {
                 crate::data_dir::check_space(&target.data_dir, scale_factor)?;

@@ -413,7 +413,7 @@ impl Target for ServerTarget {
     fn lock(&mut self, scale_factor: f64, fresh: bool, writes: bool) -> Result<(), TpchError> {
         // A run that writes (the refresh functions) holds the tables alone whatever they hold.
         let must_load = |target: &mut ServerTarget| Ok(writes || fresh || target.loaded(scale_factor)?.is_none());
-        envbench_io::lock::take_as_needed(self, must_load, |target, exclusive| target.tables.lock(exclusive))
+        envbench_base::lock::take_as_needed(self, must_load, |target, exclusive| target.tables.lock(exclusive))
             .map(|_| ())
     }
 

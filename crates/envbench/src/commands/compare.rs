@@ -27,7 +27,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
     } else {
         Format::Text
     };
-    let comparison = envbench_report::compare(sides, &WORKLOADS);
+    let comparison = envbench_verdict::compare(sides, &WORKLOADS);
     let standings = resolved.standings()?;
     match format {
         Format::Json if !standings.is_empty() => {
@@ -61,7 +61,7 @@ pub fn compare(location: &StoreLocation, args: CompareArgs) -> anyhow::Result<Ex
         );
     }
     if let Some(threshold) = args.fail_if_worse {
-        let gate = envbench_report::gate(&comparison.verdicts, threshold.fraction());
+        let gate = envbench_verdict::gate(&comparison.verdicts, threshold.fraction());
         for line in &gate.passes {
             eprintln!("gate: passed: {line}");
         }

@@ -13,14 +13,13 @@ mod service;
 mod sides;
 mod standings;
 mod tokens;
-mod tracker_export;
 
 use crate::cli::{Cli, Command};
 use crate::registry::WORKLOADS;
 use crate::usage;
 use clap::FromArgMatches;
-use envbench_report::ReportError;
 use envbench_store::{ResultStore, StoreLocation, default_store_path, open_store};
+use envbench_verdict::VerdictError;
 use std::process::ExitCode;
 
 /// Run the command the user asked for.
@@ -62,12 +61,6 @@ pub fn store(location: &StoreLocation, create: bool) -> anyhow::Result<Box<dyn R
 }
 
 /// Side-resolution mistakes are the user's: exit 2.
-pub(super) fn classify(error: ReportError) -> anyhow::Error {
-    match error {
-        ReportError::BadSide(_)
-        | ReportError::EmptySide(..)
-        | ReportError::AmbiguousSide(_)
-        | ReportError::TooFewSides(_) => usage(error.to_string()),
-        other => other.into(),
-    }
+pub(super) fn classify(error: VerdictError) -> anyhow::Error {
+    if error.is_usage() { usage(error.to_string()) } else { error.into() }
 }

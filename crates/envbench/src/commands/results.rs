@@ -124,7 +124,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
             run.label.clone().unwrap_or_default(),
             envbench_report::user_tags(&run.tags, ","),
             run.host.clone().unwrap_or_default(),
-            environments.of(&run.uuid).map(|f| envbench_report::environment_identity(f).id).unwrap_or_default(),
+            environments.of(&run.uuid).map(|f| envbench_verdict::environment_identity(f).id).unwrap_or_default(),
             run.result_count.to_string(),
         ]);
     }

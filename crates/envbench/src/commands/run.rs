@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 /// Tags every run of a suite carries.
-use envbench_report::{SUITE_NAME_TAG, SUITE_TAG};
+use envbench_verdict::{SUITE_NAME_TAG, SUITE_TAG};
 const SUITE_PLAN_TAG: &str = "suite.plan";
 const SUITE_ITEM_TAG: &str = "suite.item";
 
@@ -146,7 +146,7 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     if !stored.is_empty()
         && let Some(report) = &report
     {
-        let sides = envbench_report::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
+        let sides = envbench_verdict::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
         report.write(&envbench_report::render_report(&sides, &WORKLOADS))?;
         // The side to compare by: the label the user gave (every run under it, this suite's included, as the README
         // does it), or this suite when it has none.
@@ -280,7 +280,7 @@ fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
     out.push('\n');
     out.push_str(&table.render());
     if let Some(run) = runs.first() {
-        out.push_str(&format!("Environment: {}\n", super::export::environment_summary(&run.fingerprint)));
+        out.push_str(&format!("Environment: {}\n", run.fingerprint.one_line()));
     }
     out
 }

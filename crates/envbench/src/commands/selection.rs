@@ -24,7 +24,7 @@ pub fn runs_of(
                     printable(side)
                 )));
             }
-            let (_, uuids) = envbench_report::side_runs(store, side).map_err(super::classify)?;
+            let (_, uuids) = envbench_verdict::side_runs(store, side).map_err(super::classify)?;
             named.extend(uuids);
         }
         runs.retain(|run| named.contains(&run.uuid));

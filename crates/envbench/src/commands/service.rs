@@ -2,10 +2,10 @@
 //! fetched once, and its best environment for a side of the user's own (what a bare `https://host/` side is).
 
 use crate::usage;
-use envbench_report::Side;
 use envbench_report::leaderboard::{Leaderboard, options_class};
 use envbench_service::remote::ServiceStore;
 use envbench_store::ResultStore;
+use envbench_verdict::Side;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -37,8 +37,8 @@ impl Service {
 pub(super) fn best_side(service: &Service, reference: &Side) -> anyhow::Result<Side> {
     // A flagged side is still compared with the best of its options' list: the standing says it is flagged.
     let class = options_class(&reference.runs);
-    let own = reference.runs.first().map(|r| envbench_report::environment_identity(&r.fingerprint).id);
-    let workloads = envbench_report::workloads_of(&reference.runs);
+    let own = reference.runs.first().map(|r| envbench_verdict::environment_identity(&r.fingerprint).id);
+    let workloads = envbench_verdict::workloads_of(&reference.runs);
     let mut runs = Vec::new();
     let mut flagged = 0;
     for workload in &workloads {

@@ -7,10 +7,10 @@
 
 use super::service::{Service, host_of};
 use crate::usage;
-use envbench_report::{ReportError, Side};
 use envbench_service::client::Client;
 use envbench_service::remote::ServiceStore;
 use envbench_store::{ResultStore, RunFilter, StoreLocation};
+use envbench_verdict::{Side, VerdictError};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -64,7 +64,7 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
                 local = Some(super::store(location, false)?);
             }
             let store = local.as_deref().expect("opened");
-            sides.push(Some(envbench_report::resolve_side(store, text).map_err(super::classify)?));
+            sides.push(Some(envbench_verdict::resolve_side(store, text).map_err(super::classify)?));
             origins.push(None);
             continue;
         };
@@ -106,7 +106,7 @@ pub fn resolve(location: &StoreLocation, texts: &[String], ca_cert: Option<&Path
         let service = &services[origins[at].expect("a service side")];
         sides[at] = Some(super::service::best_side(service, reference)?);
     }
-    let sides = envbench_report::distinct_sides(sides.into_iter().map(|s| s.expect("resolved")).collect())
+    let sides = envbench_verdict::distinct_sides(sides.into_iter().map(|s| s.expect("resolved")).collect())
         .map_err(super::classify)?;
     Ok(Resolved { sides, origins, services })
 }
@@ -134,13 +134,13 @@ fn service_side(service: &Service, selector: &str) -> anyhow::Result<Side> {
             )));
         }
         Some(name) => {
-            let side = envbench_report::resolve_side(&service.store.of_submitter(name), selector)
+            let side = envbench_verdict::resolve_side(&service.store.of_submitter(name), selector)
                 .map_err(|e| on_the_service(e, base, Some(name)))?;
             (side, format!("{base}/{name}"))
         }
         None => {
             let side =
-                envbench_report::resolve_side(&service.store, selector).map_err(|e| on_the_service(e, base, None))?;
+                envbench_verdict::resolve_side(&service.store, selector).map_err(|e| on_the_service(e, base, None))?;
             (side, base.clone())
         }
     };
@@ -165,16 +165,16 @@ fn service_side(service: &Service, selector: &str) -> anyhow::Result<Side> {
 }
 
 /// A side on a service (within one submitter's runs, when it names one) refers to the service in its error.
-fn on_the_service(error: ReportError, base: &str, submitter: Option<&str>) -> anyhow::Error {
+fn on_the_service(error: VerdictError, base: &str, submitter: Option<&str>) -> anyhow::Error {
     let (within, list) = match submitter {
         Some(name) => (format!("{base}/{name}"), format!("{base}/?submitter={name}")),
         None => (base.to_string(), format!("{base}/")),
     };
     match error {
-        ReportError::BadSide(_) | ReportError::EmptySide(..) | ReportError::AmbiguousSide(_) => {
+        VerdictError::BadSide(_) | VerdictError::EmptySide(..) | VerdictError::AmbiguousSide(_) => {
             usage(format!("{within}: {error}"))
         }
-        ReportError::Store(envbench_store::StoreError::NoSuchRun(id)) => {
+        VerdictError::Store(envbench_store::StoreError::NoSuchRun(id)) => {
             usage(format!("{within}: no run matches '{id}' there; the list of runs is at {list}"))
         }
         other => anyhow::Error::from(other).context(format!("reading {base}")),
@@ -191,8 +191,8 @@ fn latest_local(location: &StoreLocation) -> anyhow::Result<String> {
             location.display()
         )));
     };
-    Ok(match run.tags.get(envbench_report::SUITE_TAG) {
-        Some(suite) => format!("tag:{}={suite}", envbench_report::SUITE_TAG),
+    Ok(match run.tags.get(envbench_verdict::SUITE_TAG) {
+        Some(suite) => format!("tag:{}={suite}", envbench_verdict::SUITE_TAG),
         None => format!("run:{}", run.uuid),
     })
 }

@@ -4,8 +4,8 @@
 
 use super::sides::Resolved;
 use crate::registry::WORKLOADS;
-use envbench_report::Side;
 use envbench_report::leaderboard::{Standing, standing};
+use envbench_verdict::Side;
 use serde::Serialize;
 
 /// Where a local side stands on a service's leaderboards.
@@ -24,7 +24,7 @@ impl Resolved {
         for service in &self.services {
             for (side, _) in self.sides.iter().zip(&self.origins).filter(|(_, o)| o.is_none()) {
                 let mut standings = Vec::new();
-                for workload in envbench_report::workloads_of(&side.runs) {
+                for workload in envbench_verdict::workloads_of(&side.runs) {
                     let Some(board) = service.board(workload)? else { continue };
                     let runs = side.runs.iter().filter(|r| r.summary.workload == workload).cloned().collect();
                     standings.push(standing(&board, &Side::new(side.name.clone(), runs), &WORKLOADS));

@@ -122,7 +122,7 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     let run_page = dom(&profile, &format!("{base}/run/{uuid}"));
     assert!(run_page.contains("RND4K Q8T1 read"), "run page:\n{run_page}");
     // The run page shows each metric's median over the stored samples, formatted as everywhere in the viewer.
-    let median_cell = format!(">{}<", envbench_report::format_number(median));
+    let median_cell = format!(">{}<", envbench_verdict::number(median));
     assert!(run_page.contains(&median_cell), "run page lacks the IOPS median {median_cell}:\n{run_page}");
 
     let compare_url = format!("{base}/compare?side=label:physical&side=label:virtual");

@@ -1,7 +1,7 @@
 //! The sides of a comparison: what the user names on the command line (a run id, a label, tags) and the runs it
 //! stands for.
 
-use crate::error::ReportError;
+use crate::error::VerdictError;
 use envbench_core::model::{RunStatus, parse_tag};
 use envbench_store::{ResultStore, RunFilter, StoreError, StoredRun};
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ pub enum SideSpec {
 impl SideSpec {
     /// Read a side as the user wrote it. `run:ID`, `label:NAME` and `tag:k=v,k=v` say what they are; otherwise text
     /// with `=` is tags, and anything else is a label or a run id (decided by [`resolve_side`]).
-    pub fn parse(text: &str) -> Result<Option<SideSpec>, ReportError> {
+    pub fn parse(text: &str) -> Result<Option<SideSpec>, VerdictError> {
         let text = text.trim();
         if let Some(id) = text.strip_prefix("run:") {
             return Ok(Some(SideSpec::Run(id.trim().to_string())));
@@ -37,11 +37,11 @@ impl SideSpec {
         if tags.is_some() || text.contains('=') {
             let mut parsed = BTreeMap::new();
             for pair in tags.unwrap_or(text).split(',').filter(|p| !p.trim().is_empty()) {
-                let (key, value) = parse_tag(pair).map_err(ReportError::BadSide)?;
+                let (key, value) = parse_tag(pair).map_err(VerdictError::BadSide)?;
                 parsed.insert(key, value);
             }
             if parsed.is_empty() {
-                return Err(ReportError::BadSide(format!("'{text}' names no tag: write tag:key=value")));
+                return Err(VerdictError::BadSide(format!("'{text}' names no tag: write tag:key=value")));
             }
             return Ok(Some(SideSpec::Tags(parsed)));
         }
@@ -66,7 +66,7 @@ impl Side {
 
 /// The runs a side names, newest first, and how it named them: what `compare`, `report`, `push`, `results export`
 /// and `results list` all take for it.
-pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<String>), ReportError> {
+pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<String>), VerdictError> {
     let spec = match SideSpec::parse(text)? {
         Some(spec) => spec,
         None => {
@@ -78,7 +78,7 @@ pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<S
                 Err(error) => return Err(error.into()),
             };
             match (run, labelled.is_empty()) {
-                (Some(_), false) => return Err(ReportError::AmbiguousSide(label)),
+                (Some(_), false) => return Err(VerdictError::AmbiguousSide(label)),
                 (Some(uuid), true) => SideSpec::Run(uuid),
                 (None, _) => SideSpec::Label(label),
             }
@@ -105,14 +105,14 @@ pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<S
             }
             _ => String::new(),
         };
-        return Err(ReportError::EmptySide(text.trim().to_string(), hint));
+        return Err(VerdictError::EmptySide(text.trim().to_string(), hint));
     }
     Ok((spec, uuids))
 }
 
 /// Load the runs a side names. A run id may name a run of any status (the user asked for it); labels and tags take
 /// complete runs only, since a failed or interrupted run's results may be partial.
-pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, ReportError> {
+pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, VerdictError> {
     let (spec, uuids) = side_runs(store, text)?;
     // Oldest first, so pooled samples keep the order they were measured in.
     let runs = uuids.iter().rev().map(|uuid| store.load_run(uuid)).collect::<Result<Vec<_>, _>>()?;
@@ -147,20 +147,20 @@ pub fn suite_title(labels: &[String], name: &str, started_at: &str) -> String {
 }
 
 /// Resolve several sides, renaming repeats so every side's name is unique.
-pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, ReportError> {
+pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, VerdictError> {
     let sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
     distinct_sides(sides)
 }
 
 /// Sides resolved (from one store or several) made ready to compare: no two of the very same runs, and every name
 /// unique.
-pub fn distinct_sides(mut sides: Vec<Side>) -> Result<Vec<Side>, ReportError> {
+pub fn distinct_sides(mut sides: Vec<Side>) -> Result<Vec<Side>, VerdictError> {
     // Two sides of the very same runs compare nothing with anything: a verdict of "unchanged" would be empty.
     let run_set =
         |side: &Side| side.runs.iter().map(|r| r.summary.uuid.clone()).collect::<std::collections::BTreeSet<_>>();
     for (later, side) in sides.iter().enumerate().skip(1) {
         if let Some(earlier) = sides[..later].iter().find(|earlier| run_set(earlier) == run_set(side)) {
-            return Err(ReportError::BadSide(format!(
+            return Err(VerdictError::BadSide(format!(
                 "'{}' and '{}' are the same runs; compare runs of different environments or settings",
                 earlier.name, side.name
             )));
@@ -226,6 +226,6 @@ pub fn run_name(run: &StoredRun) -> String {
     }
 }
 
-fn complete_runs(store: &dyn ResultStore, filter: &RunFilter) -> Result<Vec<String>, ReportError> {
+fn complete_runs(store: &dyn ResultStore, filter: &RunFilter) -> Result<Vec<String>, VerdictError> {
     Ok(store.list_runs(filter)?.into_iter().filter(|r| r.status == RunStatus::Complete).map(|r| r.uuid).collect())
 }

@@ -66,7 +66,7 @@ pub fn work_per_cost(speed: f64, prices: [f64; 2]) -> f64 {
 }
 
 /// `At 1.84 an hour on A and 2.10 on B, B does 1.33x the work per unit of cost.`
-pub(crate) fn cost_words(speed: f64, prices: [f64; 2], letters: (&str, &str)) -> String {
+pub fn cost_words(speed: f64, prices: [f64; 2], letters: (&str, &str)) -> String {
     let factor = work_per_cost(speed, prices);
     let (a, b) = letters;
     let words = if (factor - 1.0).abs() < SAME_WITHIN {

@@ -75,7 +75,7 @@ pub(crate) fn limit_sentences(fp: &Fingerprint, subject: &str) -> Vec<(Resource,
 }
 
 /// True when memory serves a fingerprint's data directory.
-pub(crate) fn memory_backed(fp: &Fingerprint) -> bool {
+pub fn memory_backed(fp: &Fingerprint) -> bool {
     fp.storage.as_ref().is_some_and(|s| s.memory_reason().is_some())
 }
 

@@ -409,7 +409,7 @@ fn disturbed_side(side: &Side, letter: &str) -> Option<String> {
 
 /// How many of a side's runs other work disturbed, counted as the user made them, with the sampler's figures:
 /// `2 of 3 runs (steal 12% of CPU time)`; `None` when none was.
-pub(crate) fn disturbance_count(side: &Side) -> Option<String> {
+pub fn disturbance_count(side: &Side) -> Option<String> {
     let disturbed: Vec<&StoredRun> = side
         .runs
         .iter()
