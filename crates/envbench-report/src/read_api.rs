@@ -9,7 +9,7 @@ use crate::viewer::board::{check_leaderboard_query, load_leaderboard};
 use crate::viewer::respond::{all, first, known_workload, only_parameters, parse_query};
 use envbench_core::model::{RunSummary, StoredRun, parse_tag};
 use envbench_core::workload::Registry;
-use envbench_store::{ResultStore, RunFilter, StoreError, StoreLocation, open_store};
+use envbench_store::{ReadRuns, RunFilter, StoreError, StoreLocation, open_store};
 use envbench_verdict::VerdictError;
 
 /// The most runs `GET /api/v1/runs` lists at once.

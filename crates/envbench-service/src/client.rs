@@ -6,7 +6,7 @@ use crate::api::{ApiError, Known, Limits, UploadAnswer};
 use crate::upload::{UPLOAD_FORMAT, UploadBody, UploadedRun, kept_provenance};
 use envbench_core::provenance::BinaryIdentity;
 use envbench_report::leaderboard::Leaderboard;
-use envbench_store::{ResultStore, StoreError};
+use envbench_store::{ReadRuns, StoreError};
 use std::time::Duration;
 
 /// Why talking to a service failed.
@@ -273,7 +273,7 @@ impl PushedToService {
 /// The upload of these runs (ids or prefixes) as this binary would send it, and the runs it cannot send with the
 /// reason: no provenance, or another binary ran it (whose digest this one cannot state).
 pub fn upload_of(
-    from: &dyn ResultStore,
+    from: &dyn ReadRuns,
     runs: &[String],
     binary: &BinaryIdentity,
     binary_sha256: &str,
@@ -312,7 +312,7 @@ fn uploadable(
 /// Upload runs (ids or prefixes) to a service: those it has are skipped, those without results are not sent, the
 /// rest go in batches within its limits.
 pub fn push(
-    from: &dyn ResultStore,
+    from: &dyn ReadRuns,
     client: &Client,
     runs: &[String],
     binary: &BinaryIdentity,

@@ -1,13 +1,11 @@
 //! A results service read as a store: `envbench compare` and `report` resolve a side named on a service
 //! (`https://host/label:nvme`) through its read API (`GET /api/v1/runs`, `GET /api/v1/runs/{id}`), as they resolve
-//! one in a local store. It is read-only: every write is refused, and nothing of the local store is sent.
+//! one in a local store. It only reads ([`ReadRuns`]): nothing of the local store is sent.
 
 use crate::client::{Client, ClientError};
-use envbench_core::fingerprint::Fingerprint;
-use envbench_core::model::{ResultRecord, RunRequest, RunStatus, RunSummary, StoredRun};
-use envbench_core::sampler::SamplerSeries;
+use envbench_core::model::{RunSummary, StoredRun};
 use envbench_core::text::percent_encode;
-use envbench_store::{FleetEvent, ImportOutcome, ResultStore, RunEnvironments, RunFilter, StoreError};
+use envbench_store::{ReadRuns, RunFilter, StoreError};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -36,10 +34,6 @@ impl ServiceStore {
 
     fn failed(&self, error: ClientError) -> StoreError {
         StoreError::Database { location: self.client.base().to_string(), message: error.to_string() }
-    }
-
-    fn read_only<T>(&self) -> Result<T, StoreError> {
-        Err(StoreError::ReadOnlyService(self.client.base().to_string()))
     }
 
     fn fetch(&self, id: &str) -> Result<StoredRun, StoreError> {
@@ -85,23 +79,7 @@ pub fn filter_query(filter: &RunFilter) -> String {
     pairs.join("&")
 }
 
-impl ResultStore for ServiceStore {
-    fn begin_run(&mut self, _: &RunRequest, _: &Fingerprint) -> Result<String, StoreError> {
-        self.read_only()
-    }
-    fn add_results(&mut self, _: &str, _: &[ResultRecord]) -> Result<(), StoreError> {
-        self.read_only()
-    }
-    fn add_series(&mut self, _: &str, _: &SamplerSeries) -> Result<(), StoreError> {
-        self.read_only()
-    }
-    fn add_attachment(&mut self, _: &str, _: &str, _: &serde_json::Value) -> Result<(), StoreError> {
-        self.read_only()
-    }
-    fn finish_run(&mut self, _: &str, _: RunStatus, _: Option<&str>) -> Result<(), StoreError> {
-        self.read_only()
-    }
-
+impl ReadRuns for ServiceStore {
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
         let filter =
             RunFilter { submitter: self.submitter.clone().or_else(|| filter.submitter.clone()), ..filter.clone() };
@@ -115,25 +93,6 @@ impl ResultStore for ServiceStore {
     fn load_run(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
         self.fetch(run_uuid)
     }
-
-    fn environments(&self) -> Result<RunEnvironments, StoreError> {
-        // Every run's fingerprint of a whole service is not read over the network; the pages that need it are the
-        // service's own.
-        self.read_only()
-    }
-
-    fn import_run(&mut self, _: &StoredRun) -> Result<ImportOutcome, StoreError> {
-        self.read_only()
-    }
-    fn post_fleet_event(&mut self, _: &str, _: &str, _: &str, _: &serde_json::Value) -> Result<FleetEvent, StoreError> {
-        self.read_only()
-    }
-    fn fleet_events(&self, _: &str, _: f64) -> Result<Vec<FleetEvent>, StoreError> {
-        self.read_only()
-    }
-    fn clock_seconds(&self) -> Result<f64, StoreError> {
-        self.read_only()
-    }
 }
 
 #[cfg(test)]
@@ -146,13 +105,5 @@ mod tests {
         filter.tags.insert("suite".into(), "a&b=c".into());
         assert_eq!(filter_query(&filter), "label=nvme%20best&tag=suite%3Da%26b%3Dc&limit=5");
         assert_eq!(filter_query(&RunFilter::default()), "");
-    }
-
-    #[test]
-    fn every_write_is_refused() {
-        let mut store = ServiceStore::new(Client::new("http://127.0.0.1:9/", None, None).unwrap());
-        let error = store.finish_run("x", RunStatus::Complete, None).unwrap_err();
-        assert!(matches!(error, StoreError::ReadOnlyService(_)), "{error}");
-        assert!(error.to_string().contains("envbench push"), "{error}");
     }
 }

@@ -54,12 +54,6 @@ pub enum StoreError {
     Corrupt(String),
     #[error("{location}: results store error: {message}")]
     Database { location: String, message: String },
-    #[error(
-        "{0}: a results service is read here, never written; push runs to it with `envbench push URL --token-file F`"
-    )]
-    ReadOnlyService(String),
-    #[error("the viewer's pages only read the store")]
-    ReadOnlyPages,
 }
 
 impl StoreError {

@@ -1,4 +1,7 @@
 use crate::error::StoreError;
+use crate::postgres_backend::PostgresStore;
+use crate::roles::ResultStore;
+use crate::sqlite_backend::SqliteStore;
 use envbench_sql::{DatabaseUrl, Dialect};
 use std::path::PathBuf;
 
@@ -68,6 +71,14 @@ pub fn default_store_path() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."));
     data_home.join("envbench").join("results.db")
+}
+
+/// Open the store at a location, creating it when `create` is true and it does not exist yet.
+pub fn open_store(location: &StoreLocation, create: bool) -> Result<Box<dyn ResultStore>, StoreError> {
+    match location {
+        StoreLocation::Sqlite(path) => Ok(Box::new(SqliteStore::open(path, create)?)),
+        StoreLocation::Postgres(url) => Ok(Box::new(PostgresStore::open(url, create)?)),
+    }
 }
 
 #[cfg(test)]

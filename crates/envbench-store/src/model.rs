@@ -1,3 +1,4 @@
+use envbench_core::fingerprint::Fingerprint;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -52,4 +53,20 @@ pub struct FleetEvent {
     pub body: serde_json::Value,
     /// The database server's clock when the row was written, in seconds since the Unix epoch.
     pub at_s: f64,
+}
+
+/// The environments of a store's runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunEnvironments {
+    /// Run uuid to fingerprint hash.
+    pub runs: std::collections::BTreeMap<String, String>,
+    /// Fingerprint hash to fingerprint.
+    pub fingerprints: std::collections::BTreeMap<String, Fingerprint>,
+}
+
+impl RunEnvironments {
+    /// The fingerprint of a run, when the store knows the run.
+    pub fn of(&self, run_uuid: &str) -> Option<&Fingerprint> {
+        self.runs.get(run_uuid).and_then(|hash| self.fingerprints.get(hash))
+    }
 }

@@ -3,15 +3,16 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
+use crate::model::RunEnvironments;
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
+use crate::roles::{FleetBoard, ImportRuns, ReadEnvironments, ReadRuns, RecordRuns};
 use crate::schema::{LATEST_VERSION, Rules, insertion_order, migration};
 use crate::series_rows::{CONTENTION_COLUMNS, CPU_COLUMNS, ContentionRow, DISK_COLUMNS, SeriesBuilder};
 use crate::sql::{Row, Sql, SqlValue, params};
 use crate::writes::{
     digest_kept_results, end_run, fingerprint_row, insert_attachment, insert_result, insert_run, insert_series, run_id,
 };
-use crate::{ResultStore, RunEnvironments};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{
     Direction, ResultRecord, RunRequest, RunStatus, RunSummary, StoredResult, StoredRun, now_utc,
@@ -436,7 +437,7 @@ pub(crate) fn import_within<B: Backend>(sql: &mut Sql<'_>, run: &StoredRun) -> R
     Ok(Some(run_id))
 }
 
-impl<B: Backend> ResultStore for SqlStore<B> {
+impl<B: Backend> RecordRuns for SqlStore<B> {
     fn begin_run(&mut self, request: &RunRequest, fingerprint: &Fingerprint) -> Result<String, StoreError> {
         let summary = RunSummary {
             uuid: uuid::Uuid::new_v4().to_string(),
@@ -505,7 +506,9 @@ impl<B: Backend> ResultStore for SqlStore<B> {
         }
         ended
     }
+}
 
+impl<B: Backend> ReadRuns for SqlStore<B> {
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
         self.read(|sql| Self::summaries(sql, filter, None))
     }
@@ -536,7 +539,9 @@ impl<B: Backend> ResultStore for SqlStore<B> {
     fn load_run_for_pages(&self, run_uuid: &str) -> Result<StoredRun, StoreError> {
         self.load(run_uuid, true)
     }
+}
 
+impl<B: Backend> ReadEnvironments for SqlStore<B> {
     fn environments(&self) -> Result<RunEnvironments, StoreError> {
         self.read(|sql| {
             let mut environments = RunEnvironments::default();
@@ -551,7 +556,9 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             Ok(environments)
         })
     }
+}
 
+impl<B: Backend> ImportRuns for SqlStore<B> {
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
         self.write(|sql| {
             Ok(match import_within::<B>(sql, run)? {
@@ -560,7 +567,9 @@ impl<B: Backend> ResultStore for SqlStore<B> {
             })
         })
     }
+}
 
+impl<B: Backend> FleetBoard for SqlStore<B> {
     fn post_fleet_event(
         &mut self,
         fleet: &str,

@@ -3,7 +3,7 @@
 
 use crate::error::VerdictError;
 use envbench_core::model::{RunStatus, parse_tag};
-use envbench_store::{ResultStore, RunFilter, StoreError, StoredRun};
+use envbench_store::{ReadRuns, RunFilter, StoreError, StoredRun};
 use std::collections::BTreeMap;
 
 /// The tag every run of a suite carries: the suite id (the store's, which keeps a suite to one submitter).
@@ -66,7 +66,7 @@ impl Side {
 
 /// The runs a side names, newest first, and how it named them: what `compare`, `report`, `push`, `results export`
 /// and `results list` all take for it.
-pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<String>), VerdictError> {
+pub fn side_runs(store: &dyn ReadRuns, text: &str) -> Result<(SideSpec, Vec<String>), VerdictError> {
     let spec = match SideSpec::parse(text)? {
         Some(spec) => spec,
         None => {
@@ -112,7 +112,7 @@ pub fn side_runs(store: &dyn ResultStore, text: &str) -> Result<(SideSpec, Vec<S
 
 /// Load the runs a side names. A run id may name a run of any status (the user asked for it); labels and tags take
 /// complete runs only, since a failed or interrupted run's results may be partial.
-pub fn resolve_side(store: &dyn ResultStore, text: &str) -> Result<Side, VerdictError> {
+pub fn resolve_side(store: &dyn ReadRuns, text: &str) -> Result<Side, VerdictError> {
     let (spec, uuids) = side_runs(store, text)?;
     // Oldest first, so pooled samples keep the order they were measured in.
     let runs = uuids.iter().rev().map(|uuid| store.load_run(uuid)).collect::<Result<Vec<_>, _>>()?;
@@ -147,7 +147,7 @@ pub fn suite_title(labels: &[String], name: &str, started_at: &str) -> String {
 }
 
 /// Resolve several sides, renaming repeats so every side's name is unique.
-pub fn resolve_sides(store: &dyn ResultStore, texts: &[String]) -> Result<Vec<Side>, VerdictError> {
+pub fn resolve_sides(store: &dyn ReadRuns, texts: &[String]) -> Result<Vec<Side>, VerdictError> {
     let sides: Vec<Side> = texts.iter().map(|text| resolve_side(store, text)).collect::<Result<_, _>>()?;
     distinct_sides(sides)
 }
@@ -226,6 +226,6 @@ pub fn run_name(run: &StoredRun) -> String {
     }
 }
 
-fn complete_runs(store: &dyn ResultStore, filter: &RunFilter) -> Result<Vec<String>, VerdictError> {
+fn complete_runs(store: &dyn ReadRuns, filter: &RunFilter) -> Result<Vec<String>, VerdictError> {
     Ok(store.list_runs(filter)?.into_iter().filter(|r| r.status == RunStatus::Complete).map(|r| r.uuid).collect())
 }

@@ -10,7 +10,7 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_core::workload::Registry;
-use envbench_store::{ResultStore, RunFilter};
+use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::ordinal;
 use std::collections::BTreeMap;
 
@@ -184,7 +184,7 @@ pub(crate) fn check_leaderboard_query(query: &[(String, String)], workloads: &Re
 /// The leaderboard a query asks for (`workload=W`, the first workload with a complete run when none is named, and
 /// any filters), and the workloads that have complete runs; `None` when the store has no complete run.
 pub(crate) fn load_leaderboard(
-    store: &dyn ResultStore,
+    store: &dyn ReadEnvironments,
     workloads: &Registry,
     query: &[(String, String)],
 ) -> Result<Option<(crate::leaderboard::Leaderboard, Vec<String>)>, ReportError> {

@@ -12,7 +12,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use envbench_core::model::parse_tag;
-use envbench_store::{ResultStore, RunFilter};
+use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::VerdictError;
 use envbench_verdict::compare;
@@ -205,7 +205,10 @@ pub(super) fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Opt
 }
 
 /// The sides a compare request names: every `side=` spec, then every ticked `run=`.
-pub(super) fn requested_sides(store: &dyn ResultStore, query: &[(String, String)]) -> Result<Vec<Side>, ReportError> {
+pub(super) fn requested_sides(
+    store: &dyn ReadEnvironments,
+    query: &[(String, String)],
+) -> Result<Vec<Side>, ReportError> {
     let mut sides = Vec::new();
     for spec in all(query, "side") {
         sides.push(resolve_side(store, spec)?);

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use envbench_core::workload::Registry;
-use envbench_store::{ResultStore, StoreError, StoreLocation, open_store};
+use envbench_store::{ReadEnvironments, StoreError, StoreLocation, open_store};
 use envbench_verdict::VerdictError;
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ pub(super) type Shared = State<Arc<Viewer>>;
 /// show them: a result with many samples as its digest, so a page costs the same however many samples a run has.
 pub(super) async fn with_store(
     viewer: Arc<Viewer>,
-    work: impl FnOnce(&dyn ResultStore, &Registry) -> Result<Response, ReportError> + Send + 'static,
+    work: impl FnOnce(&dyn ReadEnvironments, &Registry) -> Result<Response, ReportError> + Send + 'static,
 ) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
         let store = open_store(&viewer.location, false)?;

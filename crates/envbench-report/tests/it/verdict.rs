@@ -7,7 +7,7 @@ use common::{physical, record, scratch, virtual_machine};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
 use envbench_report::{Format, render, render_report};
-use envbench_store::{ResultStore, SqliteStore};
+use envbench_store::{ReadEnvironments, ReadRuns, RecordRuns, SqliteStore};
 use envbench_verdict::{compare, resolve_sides};
 use serde_json::json;
 

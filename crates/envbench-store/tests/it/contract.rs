@@ -11,7 +11,7 @@ use crate::common;
 
 use common::{Backend, fingerprint, record, request, series};
 use envbench_core::model::{Direction, RunStatus};
-use envbench_store::{ImportOutcome, ResultStore, RunFilter, StoreError, StoreLocation, open_store};
+use envbench_store::{ImportOutcome, ReadRuns, ResultStore, RunFilter, StoreError, StoreLocation, open_store};
 use serde_json::json;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;

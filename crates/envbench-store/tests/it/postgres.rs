@@ -8,7 +8,8 @@ use crate::common;
 use common::{Backend, admin, fingerprint, record, request, series};
 use envbench_core::model::RunStatus;
 use envbench_store::{
-    ImportOutcome, PostgresStore, ResultStore, RunFilter, SqliteStore, StoreError, StoreLocation, open_store, push_runs,
+    ImportOutcome, ImportRuns, PostgresStore, ReadRuns, RecordRuns, ResultStore, RunFilter, SqliteStore, StoreError,
+    StoreLocation, open_store, push_runs,
 };
 use serde_json::json;
 use std::path::PathBuf;

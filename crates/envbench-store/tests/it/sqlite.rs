@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{fingerprint, record, request};
 use envbench_core::model::RunStatus;
-use envbench_store::{ResultStore, RunFilter, SqliteStore, StoreError};
+use envbench_store::{ReadRuns, RecordRuns, RunFilter, SqliteStore, StoreError};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use crate::output::println;
 use crate::usage;
 use envbench_core::RunStatus;
 use envbench_service::client::{Client, PushedToService};
-use envbench_store::{ResultStore, StoreLocation, push_runs};
+use envbench_store::{ReadRuns, StoreLocation, push_runs};
 use std::process::ExitCode;
 
 /// True for a destination that is a results service rather than a store.
@@ -81,7 +81,7 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
 
 /// The runs to push, oldest first: those the sides name (as `compare` takes them) that match the filters, or every
 /// ended run that matches the filters when no side is given.
-fn chosen_runs(from: &dyn ResultStore, args: &PushArgs) -> anyhow::Result<Vec<String>> {
+fn chosen_runs(from: &dyn ReadRuns, args: &PushArgs) -> anyhow::Result<Vec<String>> {
     let filter = super::selection::selected(&args.selection)?;
     let runs = super::selection::runs_of(from, &args.runs, &filter)?;
     Ok(runs

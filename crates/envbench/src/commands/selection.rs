@@ -4,13 +4,13 @@
 use crate::cli::RunSelection;
 use crate::driver::parse_tags;
 use envbench_core::text::printable;
-use envbench_store::{ResultStore, RunFilter};
+use envbench_store::{ReadRuns, RunFilter};
 
 /// The runs that `sides` name, as `compare` and `report` take them (`run:ID`, `label:NAME`, `tag:K=V`, `suite=ID`, a
 /// bare label or run id), each once and newest first, narrowed by `filter`; every run `filter` matches when no side
 /// is given. `filter.limit` applies last.
 pub fn runs_of(
-    store: &dyn ResultStore,
+    store: &dyn ReadRuns,
     sides: &[String],
     filter: &RunFilter,
 ) -> anyhow::Result<Vec<envbench_store::RunSummary>> {

@@ -4,7 +4,7 @@
 use crate::usage;
 use envbench_report::leaderboard::{Leaderboard, options_class};
 use envbench_service::remote::ServiceStore;
-use envbench_store::ResultStore;
+use envbench_store::ReadRuns;
 use envbench_verdict::Side;
 use std::cell::RefCell;
 use std::collections::BTreeMap;

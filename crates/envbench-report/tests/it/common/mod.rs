@@ -6,7 +6,7 @@
 use envbench_core::fingerprint::{BlockDevice, Fingerprint, StorageStack};
 use envbench_core::model::{Direction, ResultRecord, RunRequest, RunStatus};
 use envbench_core::sampler::{CpuFigures, DiskFigures, SamplerPoint, SamplerSeries};
-use envbench_store::{ResultStore, SqliteStore};
+use envbench_store::{RecordRuns, SqliteStore};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
