@@ -24,7 +24,5 @@ pub mod units;
 pub mod workload;
 
 pub use model::{Direction, RecordSource, ResultRecord, RunStatus, RunSummary, StoredResult, StoredRun};
+pub use provenance::TOOL_VERSION;
 pub use units::{ByteSize, DurationArg, check_settings, parse_byte_size, parse_duration};
-
-/// The version of envbench itself, recorded with every run.
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

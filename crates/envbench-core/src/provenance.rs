@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The version of envbench itself, recorded with every run.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The name of the attachment that holds a run's [`RunProvenance`].
 pub const PROVENANCE_ATTACHMENT: &str = "provenance";
 

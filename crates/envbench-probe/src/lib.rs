@@ -13,6 +13,7 @@
 
 mod binary;
 mod cpu;
+mod fingerprint;
 mod host;
 mod limits;
 mod live;
@@ -24,49 +25,10 @@ mod system;
 mod virt;
 
 pub use binary::{binary_identity, current_binary, file_sha256};
+pub use fingerprint::fingerprint;
 pub use host::{CpuidInfo, Host};
 pub use live::MetricsEndpoint;
 pub use mountinfo::{MountEntry, parse_mountinfo};
 pub use sampler::{PRESSURE_MISSING_NOTE, RunCounters, Sampler, SamplerOptions, parse_pressure};
-pub use storage::{ProbeError, probe_storage};
+pub use storage::{ProbeError, probe_storage, sampled_devices};
 pub use sysinfo::SYSINFO;
-
-use envbench_core::fingerprint::Fingerprint;
-use std::path::Path;
-
-/// Probe everything about the machine, and the storage under `path` when given.
-pub fn fingerprint(host: &Host, path: Option<&Path>) -> Result<Fingerprint, ProbeError> {
-    let mut unreadable = Vec::new();
-    let storage = match path {
-        Some(path) => Some(probe_storage(host, path, &mut unreadable)?),
-        None => None,
-    };
-    let cpu = cpu::probe_cpu(host, &mut unreadable);
-    let limits = limits::probe_limits(host, cpu.threads, storage.as_ref(), &mut unreadable);
-    let fingerprint = Fingerprint {
-        cpu,
-        memory: system::probe_memory(host, &mut unreadable),
-        os: system::probe_os(host, &mut unreadable),
-        virtualization: virt::probe_virtualization(host, &mut unreadable),
-        storage,
-        limits,
-        unreadable: {
-            unreadable.sort();
-            unreadable.dedup();
-            unreadable
-        },
-    };
-    Ok(fingerprint)
-}
-
-/// The kernel device names the sampler should watch for a storage stack: the top of the chain, then each physical
-/// device below it.
-pub fn sampled_devices(stack: &envbench_core::fingerprint::StorageStack) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for device in stack.devices.iter().filter(|d| d.depth == 0 || d.is_physical) {
-        if !names.contains(&device.name) {
-            names.push(device.name.clone());
-        }
-    }
-    names
-}

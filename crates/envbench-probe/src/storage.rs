@@ -358,6 +358,18 @@ fn nfs_info(mount: &MountEntry) -> NfsInfo {
     }
 }
 
+/// The kernel device names the sampler should watch for a storage stack: the top of the chain, then each physical
+/// device below it.
+pub fn sampled_devices(stack: &envbench_core::fingerprint::StorageStack) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for device in stack.devices.iter().filter(|d| d.depth == 0 || d.is_physical) {
+        if !names.contains(&device.name) {
+            names.push(device.name.clone());
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

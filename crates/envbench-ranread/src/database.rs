@@ -11,7 +11,7 @@
 //! ([`ServerLock`]): shared to read a complete table, alone to build or rebuild one; a run that cannot take it is
 //! refused before it touches the table, with the holder named.
 
-use crate::RanReadError;
+use crate::error::RanReadError;
 use crate::sweep::{DatabaseCounters, StepFigures, StepLimit, StepRunner};
 use envbench_base::latency::LatencyHistogram;
 use envbench_core::model::redact_secrets;
@@ -338,7 +338,7 @@ impl StepRunner for PostgresRanRead {
         let barrier = Arc::new(Barrier::new(jobs as usize + 1));
         let rows = self.info.rows as u64;
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let started_at = crate::now_utc();
+        let started_at = envbench_core::model::now_utc();
         let read = format!("SELECT length(pad) FROM {} WHERE id = ?", self.namespace.qualify(TABLE));
         let outcome = std::thread::scope(|scope| {
             let handles: Vec<_> = connections

@@ -2,25 +2,14 @@
 //! document kept with a run and what makes two sweeps comparable, what a run measured ([`RanreadMeasured`]) and the
 //! table with the knee and the verdict.
 
-use crate::{StepLimit, SweepOutcome, results};
+use crate::records::{WORKLOAD, results, step_test_id};
+use crate::{StepLimit, SweepOutcome};
 use envbench_core::model::{ResultRecord, StoredRun};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::text::{Align, Table, heading, number};
 use envbench_core::workload::Measured;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// The name of the workload.
-pub const WORKLOAD: &str = "ranread";
-/// The test of the knee's figures.
-pub const KNEE_TEST: &str = "knee";
-/// The metrics of each step and of the knee.
-pub const IOPS_METRIC: &str = "iops";
-pub const LATENCY_MEAN_METRIC: &str = "latency_mean";
-/// The test id, and the sampler's step name, of a step of `jobs` jobs.
-pub fn step_test_id(jobs: u32) -> String {
-    format!("J={jobs}")
-}
 
 /// What results are matched by: two sweeps compare only when these are equal.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

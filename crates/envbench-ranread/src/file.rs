@@ -11,7 +11,7 @@
 //! no run replaces the file under another. A run that cannot take the lock is refused before it touches the file,
 //! with the holder named.
 
-use crate::RanReadError;
+use crate::error::RanReadError;
 use crate::sweep::{STEP_WINDOWS, StepFigures, StepLimit, StepRunner};
 use envbench_base::lock::{FileLock, LockMode, LockRefused};
 use envbench_base::place::{check_free_space, file_system_name};

@@ -8,13 +8,13 @@
 //! until the fleet's run ends; it resolves the schema the table is in and names it in every step, and each agent
 //! opens the table there with its first step.
 
-use crate::document::{Comparable, RanreadDocument, RanreadMeasured, WORKLOAD, render, step_test_id};
+use crate::document::{Comparable, RanreadDocument, RanreadMeasured, render};
+use crate::error::RanReadError;
 use crate::options::{RanreadArgs, RanreadRun, plan};
+use crate::records::results;
+use crate::records::{WORKLOAD, step_test_id};
 use crate::run::Prepared;
-use crate::{
-    DatabaseCounters, JobsPlan, RanReadError, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step,
-    results,
-};
+use crate::{DatabaseCounters, JobsPlan, StepFigures, StopReason, SweepOutcome, find_knee, judge, next_auto_step};
 use clap::FromArgMatches;
 use envbench_base::latency::LatencyHistogram;
 use envbench_core::fleet::{

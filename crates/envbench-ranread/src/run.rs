@@ -1,10 +1,11 @@
 //! A planned ranread run: the database file (its size policy) or table built or reused, then the sweep.
 
 use crate::document::{Comparable, RanreadDocument, RanreadMeasured};
+use crate::error::RanReadError;
 use crate::options::RanreadRun;
 use crate::{
-    FileOptions, FileRanRead, FileState, JobsPlan, PostgresOptions, PostgresRanRead, RanReadError, StepFigures,
-    StepLimit, StepRunner, TABLE, sweep,
+    FileOptions, FileRanRead, FileState, JobsPlan, PostgresOptions, PostgresRanRead, StepFigures, StepLimit,
+    StepRunner, TABLE, sweep,
 };
 use envbench_core::ByteSize;
 use envbench_core::model::redact_secrets;

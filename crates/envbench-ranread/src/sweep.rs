@@ -277,7 +277,7 @@ pub trait StepRunner {
         jobs: u32,
         limit: StepLimit,
         interrupt: &AtomicBool,
-    ) -> Result<Option<StepFigures>, crate::RanReadError>;
+    ) -> Result<Option<StepFigures>, crate::error::RanReadError>;
 }
 
 /// Run the sweep: each step is marked for the sampler as `J=<jobs>`, `on_step` sees each step as it finishes.
@@ -289,7 +289,7 @@ pub fn sweep(
     steps_observer: &dyn StepObserver,
     interrupt: &AtomicBool,
     on_step: &mut dyn FnMut(&StepFigures),
-) -> Result<SweepOutcome, crate::RanReadError> {
+) -> Result<SweepOutcome, crate::error::RanReadError> {
     let mut steps: Vec<StepFigures> = Vec::new();
     let mut listed = match plan {
         JobsPlan::List(list) => list.clone().into_iter(),
@@ -321,7 +321,7 @@ pub fn sweep(
             }
             // A step that read nothing measured nothing: not a result.
             None => {
-                return Err(crate::RanReadError::Failed(format!(
+                return Err(crate::error::RanReadError::Failed(format!(
                     "{step_name}: the {jobs} jobs completed no read in {}; the storage did not answer",
                     match limit {
                         StepLimit::Iterations(n) => format!("{n} iterations"),
@@ -344,7 +344,7 @@ pub fn cv_percent(values: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RanReadError;
+    use crate::error::RanReadError;
     use envbench_core::sampler::NoSteps;
 
     fn step(jobs: u32, iops: f64, mean_ms: f64) -> StepFigures {
@@ -380,7 +380,7 @@ mod tests {
             jobs: u32,
             _: StepLimit,
             _: &AtomicBool,
-        ) -> Result<Option<StepFigures>, crate::RanReadError> {
+        ) -> Result<Option<StepFigures>, crate::error::RanReadError> {
             self.1.push(jobs);
             let (iops, mean_ms) = (self.0)(jobs);
             Ok(Some(step(jobs, iops, mean_ms)))

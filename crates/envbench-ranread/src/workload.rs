@@ -3,10 +3,14 @@
 //! [`crate::options`]'s, a run's preparation and sweep [`crate::run`]'s, what a run keeps and its table
 //! [`crate::document`]'s.
 
-use crate::document::{IOPS_METRIC, KNEE_TEST, LATENCY_MEAN_METRIC, RanreadDocument, WORKLOAD};
+use crate::StepFigures;
+use crate::document::RanreadDocument;
+use crate::error::RanReadError;
 use crate::options::RanreadArgs;
 use crate::options::plan;
-use crate::{RanReadError, StepFigures, TSV_HEADER, tsv_rows};
+use crate::records::{IOPS_METRIC, KNEE_TEST, LATENCY_MEAN_METRIC, WORKLOAD};
+use crate::tsv::TSV_HEADER;
+use crate::tsv::tsv_rows;
 use clap::{Args, FromArgMatches};
 use envbench_core::model::StoredRun;
 use envbench_core::workload::{NativeTable, Plan, ReadBack, ScalingCurve, ScalingPoint, Workload, WorkloadError};
@@ -35,7 +39,7 @@ impl Workload for RanreadWorkload {
     }
 
     fn version(&self) -> u32 {
-        crate::WORKLOAD_VERSION
+        crate::records::WORKLOAD_VERSION
     }
 
     fn command(&self) -> clap::Command {
@@ -113,7 +117,7 @@ impl ReadBack for RanreadWorkload {
     /// Each timed step's IOPS per window: five samples a step for the verdict to test; a step's one `iops` figure
     /// where it has none (steps limited by reads, database mode, older runs).
     fn headline_metrics(&self) -> &'static [&'static str] {
-        &[crate::IOPS_WINDOW_METRIC, IOPS_METRIC]
+        &[crate::records::IOPS_WINDOW_METRIC, IOPS_METRIC]
     }
 
     fn more_samples(&self) -> &'static str {

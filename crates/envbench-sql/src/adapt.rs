@@ -168,6 +168,31 @@ fn rewrite_double_colon_casts(sql: &str, cast_types: &[(&str, &str)]) -> String 
     out
 }
 
+/// `?` placeholders numbered `$1`, `$2`, ... as PostgreSQL wants them (outside quoted text: a `'literal'` or a
+/// `"quoted identifier"`, such as a schema named `bob's`).
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let (mut n, mut quote) = (0, None);
+    for c in sql.chars() {
+        match (c, quote) {
+            ('\'' | '"', None) => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (c, Some(open)) if c == open => {
+                quote = None;
+                out.push(c);
+            }
+            ('?', None) => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

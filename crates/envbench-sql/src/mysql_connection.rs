@@ -219,7 +219,7 @@ impl Server for MySqlServer {
     }
 
     fn is_local(&self, config: &UrlConfig) -> bool {
-        crate::is_loopback_name(&config_of::<mysql::Opts>(config, "MySQL/MariaDB").get_ip_or_hostname())
+        crate::server::is_loopback_name(&config_of::<mysql::Opts>(config, "MySQL/MariaDB").get_ip_or_hostname())
     }
 
     fn data_directory(&self) -> Option<&'static str> {

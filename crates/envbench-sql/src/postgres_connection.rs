@@ -255,7 +255,7 @@ impl Server for PostgresServer {
     fn is_local(&self, config: &UrlConfig) -> bool {
         config_of::<postgres::Config>(config, "PostgreSQL").get_hosts().iter().all(|host| match host {
             postgres::config::Host::Unix(_) => true,
-            postgres::config::Host::Tcp(name) => crate::is_loopback_name(name),
+            postgres::config::Host::Tcp(name) => crate::server::is_loopback_name(name),
         })
     }
 

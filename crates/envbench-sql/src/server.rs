@@ -123,3 +123,8 @@ pub trait Server: Sync {
     /// and nothing is sent that this server lacks, so no error lands in its log.
     fn counters(&self, connection: &mut dyn Connection) -> Result<Counters, DbError>;
 }
+
+/// A host name that is this machine: `localhost`, `::1`, or an address in 127.0.0.0/8.
+pub(crate) fn is_loopback_name(host: &str) -> bool {
+    matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
+}

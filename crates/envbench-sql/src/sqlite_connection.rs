@@ -256,6 +256,11 @@ impl Server for SqliteServer {
     }
 }
 
+/// The version of the SQLite library envbench embeds.
+pub fn sqlite_version() -> &'static str {
+    rusqlite::version()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
