@@ -31,6 +31,7 @@ pub use dialect::{Catalog, Dialect, DialectOps, Isolation, SqlTypes, TableCommen
 pub use error::{Conflict, DbError, ErrorKind};
 pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use marker::{Marker, MarkerState};
+pub use mysql_connection::MySqlFlavour;
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
 pub use server::{Counters, RangePartition, Server, UrlConfig};
 pub use sqlite_connection::SqliteOpen;

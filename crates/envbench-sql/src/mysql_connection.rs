@@ -176,6 +176,22 @@ pub(crate) fn classify(shown: &str, error: mysql::Error) -> DbError {
 /// MariaDB's and MySQL's side of [`Server`].
 pub(crate) struct MySqlServer;
 
+/// Which server of the MySQL row a connection reached. MariaDB and MySQL speak one protocol and one dialect and
+/// differ in a few statements (their optimizer statistics, above all), so a workload that needs those asks the
+/// flavour, and a third flavour would be a compiler error in each place that does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MySqlFlavour {
+    MariaDb,
+    MySql,
+}
+
+impl MySqlFlavour {
+    /// The flavour a server's reported version names: `MariaDB 10.11.6-MariaDB-0+deb12u1` or `MySQL 8.0.36`.
+    pub fn of(version: &str) -> MySqlFlavour {
+        if version.starts_with("MariaDB") { MySqlFlavour::MariaDb } else { MySqlFlavour::MySql }
+    }
+}
+
 /// The one [`MySqlServer`].
 pub(crate) static MYSQL: MySqlServer = MySqlServer;
 

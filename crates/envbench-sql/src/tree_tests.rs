@@ -37,7 +37,7 @@ fn sources(with_tests: bool, with_own: bool) -> Vec<(std::path::PathBuf, String)
 }
 
 /// The enums that name a server (or a kind of target), whose every `match` must list each one.
-const SERVER_ENUMS: [&str; 3] = ["Dialect::", "Engine::", "TargetKind::"];
+const SERVER_ENUMS: [&str; 4] = ["Dialect::", "MySqlFlavour::", "TargetKind::", "TargetSpec::"];
 
 /// The `match`es of `text` whose arms name one of [`SERVER_ENUMS`] beside a wildcard arm (`_ =>`), by the line
 /// of the `match`: a new server would take that arm without a word from the compiler. A `match` is a line with
@@ -90,8 +90,8 @@ fn silent_branches(text: &str) -> Vec<usize> {
     found
 }
 
-/// Where `line` compares a value of one of [`SERVER_ENUMS`] with `==` or `!=` (`x == Engine::Postgres`,
-/// `Engine::Postgres != x`).
+/// Where `line` compares a value of one of [`SERVER_ENUMS`] with `==` or `!=` (`x == MySqlFlavour::MariaDb`,
+/// `MySqlFlavour::MariaDb != x`).
 fn compares_a_server(line: &str) -> bool {
     let compact: String = line.split("//").next().unwrap_or("").split_whitespace().collect();
     SERVER_ENUMS.iter().any(|e| {
@@ -130,9 +130,9 @@ fn no_match_on_a_server_has_a_silent_branch() {
     let other = "fn f(d: u8) {\n    match d {\n        1 => '{',\n        _ => '}',\n    };\n}\n";
     assert!(silent_branches(other).is_empty());
     // (Split, so that this file does not compare a server itself.)
-    assert!(compares_a_server(concat!("if self != Engine", "::Postgres {")));
-    assert!(compares_a_server(concat!("let pg = Engine", "::Postgres == self;")));
-    assert!(!compares_a_server("Engine::Postgres => true,"));
+    assert!(compares_a_server(concat!("if self != MySqlFlavour", "::MariaDb {")));
+    assert!(compares_a_server(concat!("let mariadb = MySqlFlavour", "::MariaDb == self;")));
+    assert!(!compares_a_server("MySqlFlavour::MariaDb => true,"));
 }
 
 /// What differs between databases lives in [`super::DialectOps`]: no source outside this crate asks whether a

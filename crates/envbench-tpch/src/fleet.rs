@@ -56,7 +56,7 @@ impl FleetWorkload for TpchFleet {
 /// The arguments of a fleet's tpch, checked as the single-host command checks them, and what a fleet cannot do.
 fn fleet_plan(matches: &clap::ArgMatches) -> Result<TpchRun, WorkloadError> {
     let args = TpchArgs::from_arg_matches(matches).map_err(|e| WorkloadError::usage(e.to_string()))?;
-    if args.target == TargetSpec::DataFusion {
+    if matches!(args.target, TargetSpec::DataFusion) {
         return Err(WorkloadError::usage(format!(
             "a fleet's tpch drives one database server from every host: give --target {}, a server every agent's \
              host reaches (embedded DataFusion reads one host's files)",

@@ -1,6 +1,6 @@
 //! The server target: PostgreSQL, MariaDB and MySQL behind one implementation, written once over envbench-sql's
-//! connection, with what differs between the servers kept as data in one table ([`Engine`]), the way fio keeps its
-//! I/O engines.
+//! connection, with what TPC-H does differently on each server behind one small trait ([`TpchServer`]) with one
+//! implementation per server, the way fio keeps its I/O engines.
 //!
 //! Every server gets the same steps. The tables are created in the run's schema ([`ServerTables`]), then loaded with
 //! parallel bulk statements, the rows streamed straight from the generator: `COPY FROM STDIN` on PostgreSQL,
@@ -15,16 +15,15 @@
 //! asks the server to stop it (a cancel request on PostgreSQL, `KILL QUERY` from a second connection on
 //! MariaDB/MySQL).
 
-use super::server::{
-    APPLICATION_NAME, ExistingLoad, SECONDARY_INDEXES, ServerTables, Stop, primary_key, server_error, watched,
-};
-use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind, mysql_dialect};
+use super::server::{APPLICATION_NAME, ExistingLoad, ServerTables, Stop, server_error, watched};
+use super::tpch_server::{TpchServer, tpch_server};
+use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::data::TableName;
 use crate::error::TpchError;
 use crate::params::QueryParameters;
 use crate::refresh::UpdateSet;
 use envbench_core::sampler::StepObserver;
-use envbench_sql::{Connection, DatabaseUrl, DbError, Dialect, ErrorKind, Interrupter, Namespace};
+use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Interrupter, Namespace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,150 +46,10 @@ pub struct ServerOptions {
     pub load_threads: Option<usize>,
 }
 
-/// The servers envbench loads and queries, and everything that differs between them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Postgres,
-    MariaDb,
-    MySql,
-}
-
-impl Engine {
-    /// The engine behind a connection, by its dialect and the version it reports.
-    fn of(dialect: Dialect, version: &str) -> Option<Engine> {
-        match dialect {
-            Dialect::Postgres => Some(Engine::Postgres),
-            Dialect::MySql if version.starts_with("MariaDB") => Some(Engine::MariaDb),
-            Dialect::MySql => Some(Engine::MySql),
-            Dialect::Sqlite => None,
-        }
-    }
-
-    pub fn kind(self) -> TargetKind {
-        match self {
-            Engine::Postgres => TargetKind::Postgres,
-            Engine::MariaDb | Engine::MySql => TargetKind::MySql,
-        }
-    }
-
-    fn loading(self) -> &'static str {
-        match self {
-            Engine::Postgres => "loading into PostgreSQL",
-            Engine::MariaDb => "loading into MariaDB",
-            Engine::MySql => "loading into MySQL",
-        }
-    }
-
-    /// What follows every table's columns: InnoDB everywhere, compared byte by byte (as DataFusion compares),
-    /// whatever the server's defaults.
-    fn table_options(self) -> &'static str {
-        match self {
-            Engine::Postgres => "",
-            Engine::MariaDb | Engine::MySql => " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-        }
-    }
-
-    /// Whether the primary keys are made with the tables (InnoDB clusters rows on them) rather than after the load,
-    /// in parallel with the indexes.
-    fn keys_with_tables(self) -> bool {
-        match self {
-            Engine::Postgres => false,
-            Engine::MariaDb | Engine::MySql => true,
-        }
-    }
-
-    /// Whether the tables are replaced in one batch, so in one transaction: another run sees the old tables or the
-    /// new ones, never a mix (MySQL's DDL commits each statement anyway).
-    fn rebuilds_in_one_transaction(self) -> bool {
-        match self {
-            Engine::Postgres => true,
-            Engine::MariaDb | Engine::MySql => false,
-        }
-    }
-
-    /// Rows per bulk statement, and bulk statements per transaction (1: each commits on its own). An `INSERT` of
-    /// 1,000 lineitem rows is about 170 KB of SQL, far below any server's `max_allowed_packet`; 20 of them commit
-    /// together, one log flush per 20,000 rows.
-    fn bulk_batches(self) -> (usize, usize) {
-        match self {
-            Engine::Postgres => (10_000, 1),
-            Engine::MariaDb | Engine::MySql => (1_000, 20),
-        }
-    }
-
-    /// How a load is made, for its summary.
-    fn load_method(self) -> &'static str {
-        match self {
-            Engine::Postgres => "COPY, keys, indexes, ANALYZE",
-            Engine::MariaDb | Engine::MySql => "INSERT, indexes, ANALYZE TABLE",
-        }
-    }
-
-    /// The keys and foreign-key indexes the queries join on, big tables first; each statement runs as its own job, in
-    /// parallel. PostgreSQL builds each key and index on its own; InnoDB builds all of a table's indexes in one pass.
-    fn index_statements(self, tables: &ServerTables) -> Vec<String> {
-        let mut statements = Vec::new();
-        for table in TableName::ALL.into_iter().rev() {
-            let name = tables.qualify(table.as_str());
-            let indexes = SECONDARY_INDEXES.iter().filter(|(_, on, _)| *on == table);
-            match self {
-                Engine::Postgres => {
-                    statements.push(format!("ALTER TABLE {name} ADD PRIMARY KEY ({})", primary_key(table)));
-                    for (index, _, columns) in indexes {
-                        statements.push(format!("CREATE INDEX {index} ON {name} ({columns})"));
-                    }
-                }
-                Engine::MariaDb | Engine::MySql => {
-                    let adds: Vec<String> =
-                        indexes.map(|(index, _, columns)| format!("ADD INDEX {index} ({columns})")).collect();
-                    if !adds.is_empty() {
-                        statements.push(format!("ALTER TABLE {name} {}", adds.join(", ")));
-                    }
-                }
-            }
-        }
-        statements
-    }
-
-    /// The statement that gathers a table's statistics, and the statements that add optimizer aids after it, which
-    /// a server too old for them may refuse (the queries are then planned without, as they would be anyway).
-    fn analyze_statements(self, table: TableName, name: &str) -> (String, Vec<String>) {
-        match self {
-            Engine::Postgres => (format!("ANALYZE {name}"), Vec::new()),
-            Engine::MariaDb => {
-                (format!("ANALYZE TABLE {name}"), mysql_dialect::histogram_statements(true, table, name))
-            }
-            Engine::MySql => (format!("ANALYZE TABLE {name}"), mysql_dialect::histogram_statements(false, table, name)),
-        }
-    }
-
-    /// A query's text, already in the server's dialect, with this server's plan aids.
-    fn with_plan_aids(self, sql: String, lineitem: &str) -> String {
-        match self {
-            Engine::Postgres => sql,
-            Engine::MariaDb | Engine::MySql => mysql_dialect::plan_aids(&sql, lineitem),
-        }
-    }
-
-    /// What dropping this machine's page cache does not reach.
-    fn cold_cache_note(self) -> &'static str {
-        match self {
-            Engine::Postgres => {
-                "--cold drops this machine's page cache; PostgreSQL's shared_buffers stay warm (restart the server for \
-                 a fully cold start), and a server on another machine keeps its own cache"
-            }
-            Engine::MariaDb | Engine::MySql => {
-                "--cold drops this machine's page cache; the InnoDB buffer pool stays warm (restart the server, with \
-                 innodb_buffer_pool_load_at_startup=OFF, for a fully cold start), and a server on another machine \
-                 keeps its own cache"
-            }
-        }
-    }
-}
-
 /// A PostgreSQL, MariaDB or MySQL database holding (or about to hold) the TPC-H tables.
 pub struct ServerTarget {
-    engine: Engine,
+    /// What TPC-H does its own way on this server.
+    server: &'static dyn TpchServer,
     /// The schema the tables are in, and the lock the run holds on them.
     tables: ServerTables,
     load_threads: usize,
@@ -208,7 +67,7 @@ impl ServerTarget {
         let error = |e: DbError| server_error(&url, &e);
         let mut connection = url.connect(APPLICATION_NAME).map_err(error)?;
         let version = connection.server_version().map_err(error)?;
-        let engine = Engine::of(url.dialect(), &version).ok_or_else(|| {
+        let server = tpch_server(url.dialect(), &version).ok_or_else(|| {
             TpchError::BadOptions(format!(
                 "'{}' is no database server; give a PostgreSQL or MySQL/MariaDB URL",
                 url.shown()
@@ -223,7 +82,7 @@ impl ServerTarget {
         let local_data_directory = envbench_sql::local_data_directory(connection.as_mut(), &url);
         // MariaDB reports `10.11.6-MariaDB-0+deb12u1`: the packaging is left out.
         let server_version = version.split("-MariaDB").next().unwrap_or_default().to_string();
-        Ok(ServerTarget { engine, tables, load_threads, server_version, local_data_directory })
+        Ok(ServerTarget { server, tables, load_threads, server_version, local_data_directory })
     }
 
     /// The server's version, as `PostgreSQL 15.4`, `MariaDB 10.11.6` or `MySQL 8.0.36`.
@@ -277,11 +136,11 @@ impl ServerTarget {
         observer: &dyn StepObserver,
         progress: &(dyn Fn(LoadProgress) + Sync),
     ) -> Result<BTreeMap<String, u64>, TpchError> {
-        let engine = self.engine;
+        let server = self.server;
         let mut connection = self.connection()?;
         self.tables.mark_under_way(connection.as_mut()).map_err(|e| self.error(&e))?;
-        let rebuild = self.tables.rebuild_statements(engine.table_options(), engine.keys_with_tables());
-        if engine.rebuilds_in_one_transaction() {
+        let rebuild = self.tables.rebuild_statements(server.table_options(), server.keys_with_tables());
+        if server.rebuilds_in_one_transaction() {
             connection.batch(&rebuild.join(";\n")).map_err(|e| self.error(&e))?;
         } else {
             for statement in rebuild {
@@ -293,7 +152,7 @@ impl ServerTarget {
         let jobs = TableName::load_jobs(scale_factor);
         let rows_expected = TableName::approximate_total_rows(scale_factor);
         let rows_loaded = AtomicU64::new(0);
-        let (rows_per_statement, statements_per_commit) = engine.bulk_batches();
+        let (rows_per_statement, statements_per_commit) = server.bulk_batches();
         let grouped = statements_per_commit > 1;
         let loaded = self.parallel(jobs, interrupt, |connection, (table, part, parts)| {
             let name = self.tables.qualify(table.as_str());
@@ -318,7 +177,7 @@ impl ServerTarget {
                     return false;
                 }
                 let loaded = rows_loaded.fetch_add(rows, Ordering::Relaxed) + rows;
-                progress(LoadProgress { rows_loaded: loaded, rows_expected, action: engine.loading() });
+                progress(LoadProgress { rows_loaded: loaded, rows_expected, action: server.loading() });
                 true
             });
             // After an interrupt the partial table is harmless because the marker's payload is never written.
@@ -341,14 +200,14 @@ impl ServerTarget {
         }
 
         observer.step_started("index");
-        let indexed = self.parallel(engine.index_statements(&self.tables), interrupt, |connection, statement| {
+        let indexed = self.parallel(server.index_statements(&self.tables), interrupt, |connection, statement| {
             connection.batch(&statement).map_err(|e| self.error(&e))
         });
         observer.step_finished("index");
         indexed?;
         observer.step_started("analyze");
         let analyzed = self.parallel(TableName::ALL.to_vec(), interrupt, |connection, table| {
-            let (analyze, aids) = engine.analyze_statements(table, &self.tables.qualify(table.as_str()));
+            let (analyze, aids) = server.analyze_statements(table, &self.tables.qualify(table.as_str()));
             connection.batch(&analyze).map_err(|e| self.error(&e))?;
             for statement in aids {
                 let _ = connection.batch(&statement);
@@ -376,7 +235,7 @@ impl ServerTarget {
 
 impl Target for ServerTarget {
     fn kind(&self) -> TargetKind {
-        self.engine.kind()
+        self.server.kind()
     }
 
     fn prepare(
@@ -400,7 +259,7 @@ impl Target for ServerTarget {
         let started = Instant::now();
         let rows = self.load(scale_factor, interrupt, observer, progress)?;
         let load_seconds = started.elapsed().as_secs_f64();
-        let how = Some((load_seconds, self.engine.load_method()));
+        let how = Some((load_seconds, self.server.load_method()));
         let summary = self.tables.summary(&self.server_version, scale_factor, &rows, how);
         let details = self.server_version.clone();
         Ok(LoadInfo { reused: false, rows, load_seconds, details, summary, generation: None })
@@ -437,7 +296,7 @@ impl Target for ServerTarget {
     fn query_sql(&self, parameters: &QueryParameters) -> String {
         let tables = self.tables.table_names();
         let sql = self.namespace().adapt(&crate::queries::render_with(parameters, &tables));
-        self.engine.with_plan_aids(sql, &tables.lineitem)
+        self.server.with_plan_aids(sql, &tables.lineitem)
     }
 
     /// TPC-H tables in the schema that envbench did not load are refused before anything runs.
@@ -454,7 +313,7 @@ impl Target for ServerTarget {
     }
 
     fn cold_cache_note(&self) -> Option<&'static str> {
-        Some(self.engine.cold_cache_note())
+        Some(self.server.cold_cache_note())
     }
 }
 
@@ -572,6 +431,7 @@ fn in_transaction(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use envbench_sql::Dialect;
 
     #[test]
     fn an_absent_server_gives_an_error_that_says_what_to_check() {
@@ -604,11 +464,16 @@ mod tests {
 
     #[test]
     fn each_server_gets_its_own_words() {
-        assert_eq!(Engine::of(Dialect::MySql, "MariaDB 10.11.6-MariaDB-0+deb12u1"), Some(Engine::MariaDb));
-        assert_eq!(Engine::of(Dialect::MySql, "MySQL 8.0.36"), Some(Engine::MySql));
-        assert_eq!(Engine::of(Dialect::Sqlite, "SQLite 3.45"), None);
-        assert!(Engine::MySql.cold_cache_note().contains("InnoDB buffer pool"));
-        assert_eq!(Engine::Postgres.kind(), TargetKind::Postgres);
-        assert_eq!(Engine::MariaDb.kind(), TargetKind::MySql);
+        let mariadb = tpch_server(Dialect::MySql, "MariaDB 10.11.6-MariaDB-0+deb12u1").unwrap();
+        let mysql = tpch_server(Dialect::MySql, "MySQL 8.0.36").unwrap();
+        let postgres = tpch_server(Dialect::Postgres, "PostgreSQL 15.4").unwrap();
+        assert!(tpch_server(Dialect::Sqlite, "SQLite 3.45").is_none());
+        assert_eq!((mariadb.loading(), mysql.loading()), ("loading into MariaDB", "loading into MySQL"));
+        assert!(mysql.cold_cache_note().contains("InnoDB buffer pool"));
+        assert_eq!(postgres.kind(), TargetKind::Postgres);
+        assert_eq!(mariadb.kind(), TargetKind::MySql);
+        let orders = (TableName::Orders, "orders");
+        assert!(mariadb.analyze_statements(orders.0, orders.1).1[1].contains("PERSISTENT FOR COLUMNS"));
+        assert!(mysql.analyze_statements(orders.0, orders.1).1[0].contains("UPDATE HISTOGRAM"));
     }
 }
