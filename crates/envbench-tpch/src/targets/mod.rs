@@ -3,7 +3,7 @@
 //! and MySQL, whose differences are one small trait with one implementation per server (`tpch_server.rs`); and one
 //! factory, [`open`], that picks the target from what the user wrote (`datafusion` or a server URL). A new target
 //! connects, loads, opens sessions, and says whether refresh functions run; a new server is a dialect in
-//! envbench-sql, one file implementing `TpchServer` here, and the arm the compiler asks for in `tpch_server`.
+//! envbench-sql, one file implementing `TpchServer` here, and the arm the compiler asks for in `servers.rs`.
 
 pub mod datafusion;
 mod local_files;
@@ -11,6 +11,7 @@ pub mod mysql_dialect;
 mod postgres_tpch;
 mod server;
 pub mod server_target;
+mod servers;
 mod tpch_server;
 
 use crate::data::GenerationInfo;

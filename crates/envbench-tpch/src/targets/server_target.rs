@@ -16,7 +16,8 @@
 //! MariaDB/MySQL).
 
 use super::server::{APPLICATION_NAME, ExistingLoad, ServerTables, Stop, server_error, watched};
-use super::tpch_server::{TpchServer, tpch_server};
+use super::servers::tpch_server;
+use super::tpch_server::TpchServer;
 use super::{LoadInfo, LoadProgress, QueryAnswer, QueryFailure, Session, Target, TargetKind};
 use crate::data::TableName;
 use crate::error::TpchError;

@@ -1,14 +1,11 @@
 //! What TPC-H does its own way on each server: how the tables are made and loaded, their keys, indexes and
 //! statistics, the plan aids a query gets and what a cold run cannot reach. One small trait, one implementation per
 //! server in its own file (`postgres_tpch.rs`; `mysql_dialect.rs` for MariaDB and MySQL, which differ in their
-//! statistics), and [`tpch_server`], whose match on the dialect and the MySQL flavour has no wildcard: a new server
-//! is a compiler error here and a new file beside these.
+//! statistics); `servers.rs` picks one.
 
 use super::TargetKind;
 use super::server::ServerTables;
-use super::{mysql_dialect, postgres_tpch};
 use crate::data::TableName;
-use envbench_sql::{Dialect, MySqlFlavour};
 
 /// The servers envbench loads and queries, and everything about TPC-H that differs between them.
 pub trait TpchServer: Sync {
@@ -48,16 +45,4 @@ pub trait TpchServer: Sync {
 
     /// What dropping this machine's page cache does not reach.
     fn cold_cache_note(&self) -> &'static str;
-}
-
-/// The server behind a connection, by its dialect and the version it reports; `None` for an embedded database.
-pub fn tpch_server(dialect: Dialect, version: &str) -> Option<&'static dyn TpchServer> {
-    match dialect {
-        Dialect::Sqlite => None,
-        Dialect::Postgres => Some(&postgres_tpch::POSTGRES),
-        Dialect::MySql => Some(match MySqlFlavour::of(version) {
-            MySqlFlavour::MariaDb => &mysql_dialect::MARIADB,
-            MySqlFlavour::MySql => &mysql_dialect::MYSQL,
-        }),
-    }
 }
