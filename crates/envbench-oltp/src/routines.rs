@@ -267,7 +267,7 @@ impl Calls {
         };
         let call = |name: &str, arguments: usize| server.call(&namespace.qualify(name), arguments).ok_or_else(none);
         // New-Order takes the warehouse, district and customer, then its order lines as the server encodes a list.
-        let lines = server.list_arguments(&[]).ok_or_else(none)?.len();
+        let lines = server.list_argument_count().ok_or_else(none)?;
         Ok(Calls {
             dialect,
             new_order: call(NAMES[0], 3 + lines)?,
@@ -310,9 +310,9 @@ pub fn run(
         Kind::NewOrder => {
             let input = NewOrderInput::draw(random, terminal);
             let (w, d, c) = (int(input.w), int(input.d), int(input.c));
-            let lines: Vec<[i64; 3]> = input.lines.iter().map(|l| [l.item, l.supply, l.quantity]).collect();
+            let mut lines = input.lines.iter().map(|l| [l.item, l.supply, l.quantity]);
             let mut params = vec![w, d, c];
-            params.extend(calls.dialect.server().list_arguments(&lines).unwrap_or_default());
+            params.extend(calls.dialect.server().list_arguments(&mut lines).unwrap_or_default());
             // The routine answers the order's id, or 0 when it rolled back on the unused item.
             let order = answer(connection.query(&calls.new_order, &params)?, NAMES[0])?;
             Ok(if order == 0 { Outcome::RolledBack } else { Outcome::Committed })

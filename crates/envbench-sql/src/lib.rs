@@ -106,4 +106,22 @@ mod tests {
         assert_eq!(row.text(2).unwrap(), "3");
         assert!(row.is_null(3) && row.real(3).is_err());
     }
+
+    /// New-Order's lines as each server's routine takes them, read in one pass; the count needs no list.
+    #[test]
+    fn a_list_becomes_each_servers_arguments() {
+        let rows = [[1, 2, 3], [4, 5, 6]];
+        let text = |t: &str| Value::Text(t.to_string());
+        let postgres = Dialect::Postgres.server().list_arguments(&mut rows.into_iter());
+        assert_eq!(postgres, Some(vec![text("{1,4}"), text("{2,5}"), text("{3,6}")]));
+        let mysql = Dialect::MySql.server().list_arguments(&mut rows.into_iter());
+        assert_eq!(mysql, Some(vec![text("[[1,2,3],[4,5,6]]")]));
+        let empty = Dialect::Postgres.server().list_arguments(&mut std::iter::empty());
+        assert_eq!(empty, Some(vec![text("{}"), text("{}"), text("{}")]));
+        for dialect in Dialect::ALL {
+            let server = dialect.server();
+            let made = server.list_arguments(&mut rows.into_iter()).map(|arguments| arguments.len());
+            assert_eq!(server.list_argument_count(), made, "{dialect:?}");
+        }
+    }
 }

@@ -397,16 +397,20 @@ impl Server for MySqlServer {
     }
 
     /// One JSON array of `[a,b,c]` rows, which a procedure reads with JSON_TABLE.
-    fn list_arguments(&self, rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+    fn list_arguments(&self, rows: &mut dyn Iterator<Item = [i64; 3]>) -> Option<Vec<Value>> {
         use std::fmt::Write as _;
-        let mut text = String::with_capacity(16 * rows.len() + 2);
+        let mut text = String::with_capacity(16 * rows.size_hint().0 + 2);
         text.push('[');
-        for (index, row) in rows.iter().enumerate() {
+        for (index, row) in rows.enumerate() {
             let comma = if index == 0 { "" } else { "," };
             let _ = write!(text, "{comma}[{},{},{}]", row[0], row[1], row[2]);
         }
         text.push(']');
         Some(vec![Value::Text(text)])
+    }
+
+    fn list_argument_count(&self) -> Option<usize> {
+        Some(1)
     }
 
     /// `SHOW GLOBAL STATUS`: the whole server's counters (there is no per-database commit counter), named so.

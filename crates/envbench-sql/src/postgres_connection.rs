@@ -394,18 +394,33 @@ impl Server for PostgresServer {
     }
 
     /// Three arrays, `{1,2,3}`, which a function reads as integer[].
-    fn list_arguments(&self, rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+    fn list_arguments(&self, rows: &mut dyn Iterator<Item = [i64; 3]>) -> Option<Vec<Value>> {
         use std::fmt::Write as _;
-        let array = |column: usize| {
-            let mut text = String::with_capacity(8 * rows.len() + 2);
-            text.push('{');
-            for (index, row) in rows.iter().enumerate() {
-                let _ = write!(text, "{}{}", if index == 0 { "" } else { "," }, row[column]);
+        let capacity = 8 * rows.size_hint().0 + 2;
+        let mut arrays: [String; 3] = std::array::from_fn(|_| {
+            let mut array = String::with_capacity(capacity);
+            array.push('{');
+            array
+        });
+        for (index, row) in rows.enumerate() {
+            let comma = if index == 0 { "" } else { "," };
+            for (array, value) in arrays.iter_mut().zip(row) {
+                let _ = write!(array, "{comma}{value}");
             }
-            text.push('}');
-            Value::Text(text)
-        };
-        Some(vec![array(0), array(1), array(2)])
+        }
+        Some(
+            arrays
+                .into_iter()
+                .map(|mut array| {
+                    array.push('}');
+                    Value::Text(array)
+                })
+                .collect(),
+        )
+    }
+
+    fn list_argument_count(&self) -> Option<usize> {
+        Some(3)
     }
 
     /// Commits, rollbacks, blocks read and hit of the run's database (`pg_stat_database`'s row of

@@ -115,8 +115,12 @@ pub trait Server: Sync {
     fn call(&self, routine: &str, arguments: usize) -> Option<String>;
 
     /// A list of `[a, b, c]` rows as a routine's arguments take it (PostgreSQL: three arrays of integers;
-    /// MariaDB/MySQL: one JSON array of rows); `None` where there are no stored routines.
-    fn list_arguments(&self, rows: &[[i64; 3]]) -> Option<Vec<Value>>;
+    /// MariaDB/MySQL: one JSON array of rows), read in one pass; `None` where there are no stored routines.
+    fn list_arguments(&self, rows: &mut dyn Iterator<Item = [i64; 3]>) -> Option<Vec<Value>>;
+
+    /// How many arguments [`Server::list_arguments`] makes of a list, whatever its length; `None` where there are
+    /// no stored routines.
+    fn list_argument_count(&self) -> Option<usize>;
 
     /// The server's own counters now (what it counted for the run's database where it counts per database, named
     /// `server-wide ...` where it counts only for the whole server); a counter this user may not read is left out,

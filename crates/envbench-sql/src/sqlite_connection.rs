@@ -247,7 +247,11 @@ impl Server for SqliteServer {
         None
     }
 
-    fn list_arguments(&self, _rows: &[[i64; 3]]) -> Option<Vec<Value>> {
+    fn list_arguments(&self, _rows: &mut dyn Iterator<Item = [i64; 3]>) -> Option<Vec<Value>> {
+        None
+    }
+
+    fn list_argument_count(&self) -> Option<usize> {
         None
     }
 
