@@ -3,12 +3,12 @@
 //! (`envbench_service::api`, with the write half beside them); what a read answers is the viewer's own model of the
 //! store, so it is written here, beside the pages that show the same runs and leaderboards.
 
-use crate::error::ReportError;
-use crate::leaderboard::Leaderboard;
 use crate::viewer::board::{check_leaderboard_query, load_leaderboard};
 use crate::viewer::respond::{all, first, known_workload, only_parameters, parse_query};
+use crate::viewer_error::ViewerError;
 use envbench_core::model::{RunSummary, StoredRun, parse_tag};
 use envbench_core::workload::Registry;
+use envbench_report::leaderboard::Leaderboard;
 use envbench_store::{ReadRuns, RunFilter, StoreError, StoreLocation, open_store};
 use envbench_verdict::VerdictError;
 
@@ -22,7 +22,7 @@ pub fn runs(
     location: &StoreLocation,
     workloads: &Registry,
     query: Option<&str>,
-) -> Result<Vec<RunSummary>, ReportError> {
+) -> Result<Vec<RunSummary>, ViewerError> {
     let query = parse_query(query);
     only_parameters(&query, &["label", "tag", "workload", "host", "submitter", "limit"])?;
     known_workload(&query, workloads)?;
@@ -51,7 +51,7 @@ pub fn runs(
 
 /// `GET /api/v1/runs/{id}`: one run (by its id or a unique prefix of one) with everything kept about it: results
 /// with every sample, the fingerprint, the sampler's series, the attachments.
-pub fn run(location: &StoreLocation, id: &str) -> Result<StoredRun, ReportError> {
+pub fn run(location: &StoreLocation, id: &str) -> Result<StoredRun, ViewerError> {
     let store = open_store(location, false)?;
     Ok(store.load_run(&store.find_run(id)?)?)
 }
@@ -62,7 +62,7 @@ pub fn leaderboard(
     location: &StoreLocation,
     workloads: &Registry,
     query: Option<&str>,
-) -> Result<Leaderboard, ReportError> {
+) -> Result<Leaderboard, ViewerError> {
     let query = parse_query(query);
     check_leaderboard_query(&query, workloads)?;
     let store = open_store(location, false)?;
@@ -74,9 +74,9 @@ pub fn leaderboard(
 
 /// The HTTP status a read's error answers with: 404 for what is not here, 409 for a run id that names more than one
 /// run (which a client tells apart from a missing one), 400 for what was asked wrong, 500 for the rest.
-pub fn error_status(error: &ReportError) -> u16 {
+pub fn error_status(error: &ViewerError) -> u16 {
     match error {
-        ReportError::Verdict(VerdictError::Store(StoreError::AmbiguousRun { .. })) => 409,
+        ViewerError::Verdict(VerdictError::Store(StoreError::AmbiguousRun { .. })) => 409,
         other => crate::viewer::respond::error_status(other).as_u16(),
     }
 }

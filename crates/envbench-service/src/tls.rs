@@ -1,7 +1,7 @@
 //! HTTPS for the viewer and the results service: a certificate chain and key in PEM files, served with rustls on
 //! ring, through the same router as plain HTTP.
 
-use crate::error::ReportError;
+use crate::viewer_error::ViewerError;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -20,9 +20,9 @@ pub fn load_tls(
     certificate_pem: &str,
     key: &Path,
     key_pem: &str,
-) -> Result<Arc<ServerConfig>, ReportError> {
+) -> Result<Arc<ServerConfig>, ViewerError> {
     let bad =
-        |option: &str, path: &Path, reason: String| ReportError::Tls(format!("{option} {}: {reason}", path.display()));
+        |option: &str, path: &Path, reason: String| ViewerError::Tls(format!("{option} {}: {reason}", path.display()));
     let chain = CertificateDer::pem_slice_iter(certificate_pem.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad("--tls-cert", certificate, format!("not a PEM certificate file ({e})")))?;
@@ -33,10 +33,10 @@ pub fn load_tls(
         .map_err(|e| bad("--tls-key", key, format!("not a PEM private key file ({e})")))?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
-        .map_err(|e| ReportError::Tls(e.to_string()))?
+        .map_err(|e| ViewerError::Tls(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(chain, key_der)
-        .map_err(|e| ReportError::Tls(format!("--tls-cert and --tls-key do not make a pair: {e}")))?;
+        .map_err(|e| ViewerError::Tls(format!("--tls-cert and --tls-key do not make a pair: {e}")))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -1,14 +1,14 @@
 //! The read half of `/api/v1`: each route's store work on a blocking thread, answered as JSON, or as
 //! `{"error": ...}` with the status of what went wrong. What a read answers is envbench-report's
-//! ([`envbench_report::read_api`]), the same model of the store the viewer's pages show.
+//! ([`crate::read_api`]), the same model of the store the viewer's pages show.
 
 use super::refuse;
+use crate::read_api;
+use crate::viewer_error::ViewerError;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use envbench_core::workload::Registry;
-use envbench_report::ReportError;
-use envbench_report::read_api;
 use envbench_store::StoreLocation;
 use serde::Serialize;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ type Shared = State<Arc<Reader>>;
 
 /// Run a read on a blocking thread (the store's handles are not `Sync`) and answer with its JSON or its error.
 async fn answer<T: Serialize + Send + 'static>(
-    read: impl FnOnce() -> Result<T, ReportError> + Send + 'static,
+    read: impl FnOnce() -> Result<T, ViewerError> + Send + 'static,
 ) -> Response {
     match tokio::task::spawn_blocking(read).await {
         Ok(Ok(value)) => axum::Json(value).into_response(),
@@ -31,7 +31,7 @@ async fn answer<T: Serialize + Send + 'static>(
             let status = StatusCode::from_u16(read_api::error_status(&error));
             refuse(status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), error.to_string())
         }
-        Err(join) => refuse(StatusCode::INTERNAL_SERVER_ERROR, ReportError::Serve(join.to_string()).to_string()),
+        Err(join) => refuse(StatusCode::INTERNAL_SERVER_ERROR, ViewerError::Serve(join.to_string()).to_string()),
     }
 }
 

@@ -3,13 +3,13 @@
 //! the read API), and a run's place among the environments on its own page.
 
 use super::respond::{Shared, first, html, known_workload, navigation, only_parameters, parse_query, with_store};
-use crate::error::ReportError;
-use crate::html::{cell, escape, num, page, table};
-use crate::leaderboard::Class;
+use crate::viewer_error::ViewerError;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_core::workload::Registry;
+use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::leaderboard::Class;
 use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::ordinal;
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 /// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
 /// apart, flagged runs listed apart; filters by what the fingerprints say.
 pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): RawQuery) -> Response {
-    use crate::leaderboard::FILTER_FIELDS;
+    use envbench_report::leaderboard::FILTER_FIELDS;
     let query = parse_query(query.as_deref());
     with_store(viewer, move |store, workloads| {
         let mut body = navigation();
@@ -110,7 +110,7 @@ pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): Raw
                             percent_encode(s),
                             escape(s)
                         )),
-                        num(&e.score.map(crate::leaderboard::score_words).unwrap_or_else(|| "-".into())),
+                        num(&e.score.map(envbench_report::leaderboard::score_words).unwrap_or_else(|| "-".into())),
                         num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
                         num(&e.runs.len().to_string()),
                         num(&e.tests.to_string()),
@@ -141,7 +141,7 @@ pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): Raw
 
 /// A leaderboard entry's name: its labels, linked to its environment page, with the fingerprint's name beneath; the
 /// fingerprint's name alone when its runs carry no label.
-pub(super) fn entry_name(entry: &crate::leaderboard::Entry) -> String {
+pub(super) fn entry_name(entry: &envbench_report::leaderboard::Entry) -> String {
     let link = |text: &str| format!("<a href=\"/environment/{}\">{}</a>", escape(&entry.environment.id), escape(text));
     if entry.labels.is_empty() {
         return link(&entry.environment.name);
@@ -155,7 +155,7 @@ pub(super) fn entry_name(entry: &crate::leaderboard::Entry) -> String {
 
 /// Why a leaderboard list is empty, in words: filters that leave nothing, runs that are all flagged (the usual
 /// reason on a busy host), or no run with those options at all.
-pub(super) fn empty_list_reason(board: &crate::leaderboard::Leaderboard, class: Class) -> String {
+pub(super) fn empty_list_reason(board: &envbench_report::leaderboard::Leaderboard, class: Class) -> String {
     let options = match class {
         Class::Default => "with a built-in profile's options",
         _ => "with tuned options",
@@ -174,9 +174,9 @@ pub(super) fn empty_list_reason(board: &crate::leaderboard::Leaderboard, class: 
 }
 
 /// Refuse a leaderboard query with a parameter it does not take or a workload envbench does not have.
-pub(crate) fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+pub(crate) fn check_leaderboard_query(query: &[(String, String)], workloads: &Registry) -> Result<(), ViewerError> {
     let mut taken = vec!["workload"];
-    taken.extend(crate::leaderboard::FILTER_FIELDS.iter().map(|(name, _)| *name));
+    taken.extend(envbench_report::leaderboard::FILTER_FIELDS.iter().map(|(name, _)| *name));
     only_parameters(query, &taken)?;
     known_workload(query, workloads)
 }
@@ -187,8 +187,8 @@ pub(crate) fn load_leaderboard(
     store: &dyn ReadEnvironments,
     workloads: &Registry,
     query: &[(String, String)],
-) -> Result<Option<(crate::leaderboard::Leaderboard, Vec<String>)>, ReportError> {
-    use crate::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
+) -> Result<Option<(envbench_report::leaderboard::Leaderboard, Vec<String>)>, ViewerError> {
+    use envbench_report::leaderboard::{FILTER_FIELDS, Filters, RUNS_PER_ENVIRONMENT, choices, leaderboard};
     // Only the runs of the workload asked for, when one is: a store of many workloads lists less.
     let asked = first(query, "workload");
     let summaries = store.list_runs(&RunFilter { workload: asked.map(str::to_string), ..Default::default() })?;
@@ -216,7 +216,7 @@ pub(crate) fn load_leaderboard(
     };
     let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
     if !complete.iter().any(|r| r.workload == workload) {
-        return Err(ReportError::not_found(
+        return Err(ViewerError::not_found(
             format!("leaderboard of '{workload}' (no complete run of it here)"),
             String::new(),
         ));
@@ -232,7 +232,7 @@ pub(crate) fn load_leaderboard(
     let of_workload: Vec<&&envbench_core::model::RunSummary> =
         complete.iter().filter(|r| r.workload == workload).collect();
     let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
-    let mut taken: BTreeMap<crate::leaderboard::EntryKey, usize> = BTreeMap::new();
+    let mut taken: BTreeMap<envbench_report::leaderboard::EntryKey, usize> = BTreeMap::new();
     let mut runs = Vec::new();
     for summary in &of_workload {
         let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
@@ -249,11 +249,11 @@ pub(crate) fn load_leaderboard(
 /// Where a run stands on each of its headline tests (the test with its parameters' hash) among the environments of
 /// its class in this store.
 pub(super) fn percentiles_section(
-    board: &crate::leaderboard::Leaderboard,
+    board: &envbench_report::leaderboard::Leaderboard,
     run: &envbench_core::model::StoredRun,
     workloads: &Registry,
 ) -> String {
-    use crate::leaderboard::{Class, class, test_percentiles};
+    use envbench_report::leaderboard::{Class, class, test_percentiles};
     let class = class(run);
     let mut body = "<h2>Among the environments here</h2>\n".to_string();
     if class == Class::Flagged {
@@ -276,7 +276,7 @@ pub(super) fn percentiles_section(
          median of it among runs with {} (each environment's latest runs, at most {}): the share of them this run \
          beats. See the <a href=\"/leaderboard?workload={}\">leaderboard</a>.</p>\n",
         class.words(),
-        crate::leaderboard::RUNS_PER_ENVIRONMENT,
+        envbench_report::leaderboard::RUNS_PER_ENVIRONMENT,
         percent_encode(&board.workload)
     ));
     let headings: Vec<String> =

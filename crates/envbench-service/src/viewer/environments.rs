@@ -2,12 +2,12 @@
 //! grouped by machine identity), and one environment's history per workload with where it ranks among the others.
 
 use super::respond::{Shared, html, navigation, with_store};
-use crate::error::ReportError;
-use crate::history::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
-use crate::html::{cell, escape, num, page, table};
+use crate::viewer_error::ViewerError;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
+use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
 use envbench_store::RunFilter;
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::ordinal;
@@ -138,19 +138,20 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
         let mut by_environment: BTreeMap<String, Vec<envbench_store::StoredRun>> = BTreeMap::new();
         let mut own_history: Vec<envbench_store::StoredRun> = Vec::new();
         for ((environment, _), uuids) in &latest {
-            let keep = if *environment == id { HISTORY_RUNS } else { crate::leaderboard::RUNS_PER_ENVIRONMENT };
+            let keep =
+                if *environment == id { HISTORY_RUNS } else { envbench_report::leaderboard::RUNS_PER_ENVIRONMENT };
             let mut runs = Vec::new();
             for uuid in &uuids[uuids.len().saturating_sub(keep)..] {
                 runs.push(store.load_run(uuid)?);
             }
-            let ranked = runs.len().saturating_sub(crate::leaderboard::RUNS_PER_ENVIRONMENT);
+            let ranked = runs.len().saturating_sub(envbench_report::leaderboard::RUNS_PER_ENVIRONMENT);
             by_environment.entry(environment.to_string()).or_default().extend(runs[ranked..].iter().cloned());
             if *environment == id {
                 own_history.extend(runs);
             }
         }
         let Some(identity) = identity else {
-            return Err(ReportError::not_found(
+            return Err(ViewerError::not_found(
                 format!("environment {id} (no complete run in this store)"),
                 String::new(),
             ));
@@ -178,7 +179,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
                     .find(|(_, own)| own.id == environment)
                     .map_or(environment.to_string(), |(_, own)| own.name.clone())
             };
-            let next_to = |neighbour: &Option<crate::history::Neighbour>, place: &str| {
+            let next_to = |neighbour: &Option<envbench_report::Neighbour>, place: &str| {
                 neighbour.as_ref().map(|n| {
                     let words = match envbench_verdict::speed_words(n.factor) {
                         same if same == "about the same" => "about the same as".to_string(),
@@ -209,7 +210,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
             }
             body.push_str("</ul>\n");
         }
-        let mut charts = crate::figures::Charts::default();
+        let mut charts = envbench_report::Charts::default();
         for history in histories(&own_history, workloads) {
             body.push_str(&format!("<h2>History: {}</h2>\n", escape(workloads.title(&history.workload))));
             body.push_str(&charts.lines(

@@ -3,15 +3,15 @@
 
 use super::board::{load_leaderboard, percentiles_section};
 use super::respond::{Shared, all, first, html, navigation, parse_query, with_store};
-use crate::error::ReportError;
-use crate::history::run_identity;
-use crate::html::{cell, escape, num, page, table};
-use crate::render::{render_json, render_markdown};
-use crate::report::{render_report_for, report_sections};
+use crate::viewer_error::ViewerError;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use envbench_core::model::parse_tag;
+use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::run_identity;
+use envbench_report::{render_json, render_markdown};
+use envbench_report::{render_report_for, report_sections};
 use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::VerdictError;
@@ -80,7 +80,7 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
             .iter()
             .zip(&headlines)
             .map(|(r, headline)| {
-                let tags = crate::history::user_tags(&r.tags, ", ");
+                let tags = envbench_report::user_tags(&r.tags, ", ");
                 format!(
                     "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
                      <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}{}</tr>",
@@ -208,7 +208,7 @@ pub(super) fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Opt
 pub(super) fn requested_sides(
     store: &dyn ReadEnvironments,
     query: &[(String, String)],
-) -> Result<Vec<Side>, ReportError> {
+) -> Result<Vec<Side>, ViewerError> {
     let mut sides = Vec::new();
     for spec in all(query, "side") {
         sides.push(resolve_side(store, spec)?);
@@ -249,7 +249,7 @@ pub(super) async fn report_download(State(location): Shared, RawQuery(raw): RawQ
     with_store(location, move |store, workloads| {
         // One run alone is a report too (the run page links it).
         let sides = match requested_sides(store, &query) {
-            Err(ReportError::Verdict(VerdictError::TooFewSides(1))) => {
+            Err(ViewerError::Verdict(VerdictError::TooFewSides(1))) => {
                 let id = all(&query, "run").first().or(all(&query, "side").first()).copied().unwrap_or_default();
                 vec![resolve_side(store, id)?]
             }

@@ -2,12 +2,12 @@
 //! blocking thread turned into a response, HTML and error pages, the navigation bar, and reading and checking a query
 //! string.
 
-use crate::error::ReportError;
-use crate::html::{escape, page};
+use crate::viewer_error::ViewerError;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use envbench_core::workload::Registry;
+use envbench_report::html::{escape, page};
 use envbench_store::{ReadEnvironments, StoreError, StoreLocation, open_store};
 use envbench_verdict::VerdictError;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub(super) type Shared = State<Arc<Viewer>>;
 /// show them: a result with many samples as its digest, so a page costs the same however many samples a run has.
 pub(super) async fn with_store(
     viewer: Arc<Viewer>,
-    work: impl FnOnce(&dyn ReadEnvironments, &Registry) -> Result<Response, ReportError> + Send + 'static,
+    work: impl FnOnce(&dyn ReadEnvironments, &Registry) -> Result<Response, ViewerError> + Send + 'static,
 ) -> Response {
     let outcome = tokio::task::spawn_blocking(move || {
         let store = open_store(&viewer.location, false)?;
@@ -34,7 +34,7 @@ pub(super) async fn with_store(
     match outcome {
         Ok(Ok(response)) => response,
         Ok(Err(error)) => error_page(&error),
-        Err(join) => error_page(&ReportError::Serve(join.to_string())),
+        Err(join) => error_page(&ViewerError::Serve(join.to_string())),
     }
 }
 
@@ -44,12 +44,12 @@ pub(super) fn html(body: String) -> Response {
 
 /// The status of an error's answer: 404 for what is not here, 400 for what was asked wrong (an ambiguous run id is
 /// 409 to the API, which a client tells apart from a missing run).
-pub(crate) fn error_status(error: &ReportError) -> StatusCode {
+pub(crate) fn error_status(error: &ViewerError) -> StatusCode {
     match error {
-        ReportError::Verdict(VerdictError::Store(StoreError::NoSuchRun(_)) | VerdictError::EmptySide(..)) => {
+        ViewerError::Verdict(VerdictError::Store(StoreError::NoSuchRun(_)) | VerdictError::EmptySide(..)) => {
             StatusCode::NOT_FOUND
         }
-        ReportError::Verdict(
+        ViewerError::Verdict(
             VerdictError::Store(StoreError::AmbiguousRun { .. })
             | VerdictError::BadSide(_)
             | VerdictError::AmbiguousSide(_)
@@ -59,7 +59,7 @@ pub(crate) fn error_status(error: &ReportError) -> StatusCode {
     }
 }
 
-pub(super) fn error_page(error: &ReportError) -> Response {
+pub(super) fn error_page(error: &ViewerError) -> Response {
     let status = error_status(error);
     let body = format!("{}<h1>Cannot show this</h1>\n<p>{}</p>", navigation(), escape(&error.to_string()));
     (status, html(page("envbench: error", &body))).into_response()
@@ -117,9 +117,9 @@ pub(crate) fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> 
 
 /// Refuse a query with a parameter the endpoint does not take: a misspelt filter would otherwise be ignored, and the
 /// answer read as filtered.
-pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ReportError> {
+pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ViewerError> {
     match query.iter().find(|(key, _)| !taken.contains(&key.as_str())) {
-        Some((key, _)) => Err(ReportError::bad_request(format!(
+        Some((key, _)) => Err(ViewerError::bad_request(format!(
             "unknown parameter '{}': this takes {}",
             envbench_core::text::truncate(&envbench_core::text::printable(key), 40),
             taken.join(", ")
@@ -129,9 +129,9 @@ pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Res
 }
 
 /// Refuse `workload=W` for a workload envbench does not have.
-pub(crate) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ReportError> {
+pub(crate) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ViewerError> {
     match first(query, "workload") {
-        Some(asked) if !workloads.names().contains(&asked) => Err(ReportError::bad_request(format!(
+        Some(asked) if !workloads.names().contains(&asked) => Err(ViewerError::bad_request(format!(
             "workload '{}' is not one of envbench's: {}",
             envbench_core::text::truncate(&envbench_core::text::printable(asked), 40),
             workloads.names().join(", ")

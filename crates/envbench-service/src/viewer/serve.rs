@@ -8,8 +8,7 @@ use super::board::leaderboard_page;
 use super::environments::{environment_page, environments_page, suites_page};
 use super::pages::{compare_json, compare_markdown, compare_page, list_page, report_download, run_page};
 use super::respond::{Viewer, html, navigation};
-use crate::error::ReportError;
-use crate::html::{escape, page};
+use crate::viewer_error::ViewerError;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -17,6 +16,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use envbench_core::workload::Registry;
+use envbench_report::html::{escape, page};
 use envbench_store::StoreLocation;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -35,7 +35,7 @@ pub(super) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 
 pub struct Extras {
     pub api: Option<Router>,
     pub hosts: Vec<String>,
-    /// Serve HTTPS with these settings ([`crate::load_tls`]) instead of plain HTTP.
+    /// Serve HTTPS with these settings ([`crate::tls::load_tls`]) instead of plain HTTP.
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
 
@@ -137,7 +137,7 @@ pub async fn serve(
     location: StoreLocation,
     listener: tokio::net::TcpListener,
     workloads: Registry,
-) -> Result<(), ReportError> {
+) -> Result<(), ViewerError> {
     serve_with(location, listener, workloads, Extras::default()).await
 }
 
@@ -147,14 +147,14 @@ pub async fn serve_with(
     listener: tokio::net::TcpListener,
     workloads: Registry,
     extras: Extras,
-) -> Result<(), ReportError> {
-    let listening = listener.local_addr().map_err(|e| ReportError::Serve(e.to_string()))?;
+) -> Result<(), ViewerError> {
+    let listening = listener.local_addr().map_err(|e| ViewerError::Serve(e.to_string()))?;
     let tls = extras.tls.clone();
     let router = router_with(location, workloads, listening, extras);
     match tls {
         Some(config) => {
             let listener =
-                crate::tls::TlsListener::new(listener, config).map_err(|e| ReportError::Serve(e.to_string()))?;
+                crate::tls::TlsListener::new(listener, config).map_err(|e| ViewerError::Serve(e.to_string()))?;
             serve_connections(listener, router).await
         }
         None => serve_connections(listener, router).await,
@@ -172,7 +172,7 @@ pub const MAX_CONNECTIONS_PER_PEER: usize = 32;
 /// Serve each connection `listener` accepts with `router`, over HTTP/1.1 with [`HEADER_READ_TIMEOUT`] (axum::serve
 /// sets no timer, so its connections wait for a slow or idle client forever), at most [`MAX_CONNECTIONS_PER_PEER`]
 /// from one peer and [`max_connections`] in all.
-pub(super) async fn serve_connections<L>(mut listener: L, router: Router) -> Result<(), ReportError>
+pub(super) async fn serve_connections<L>(mut listener: L, router: Router) -> Result<(), ViewerError>
 where
     L: axum::serve::Listener<Addr = SocketAddr>,
 {
@@ -282,8 +282,8 @@ pub fn raise_descriptor_limit() -> usize {
 }
 
 /// Bind the viewer's address (e.g. [`DEFAULT_LISTEN`]); port 0 picks a free port (see `local_addr`).
-pub fn bind(address: &str) -> Result<TcpListener, ReportError> {
-    TcpListener::bind(address).map_err(|e| ReportError::Listen { address: address.to_string(), reason: e.to_string() })
+pub fn bind(address: &str) -> Result<TcpListener, ViewerError> {
+    TcpListener::bind(address).map_err(|e| ViewerError::Listen { address: address.to_string(), reason: e.to_string() })
 }
 
 /// True when an address is reachable from this machine only. Anything else exposes the store's runs (host names,
@@ -299,16 +299,16 @@ pub fn serve_blocking(
     listener: TcpListener,
     workloads: Registry,
     extras: Extras,
-) -> Result<(), ReportError> {
+) -> Result<(), ViewerError> {
     let address = listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
     raise_descriptor_limit();
-    let listen_error = |e: std::io::Error| ReportError::Listen { address: address.clone(), reason: e.to_string() };
+    let listen_error = |e: std::io::Error| ViewerError::Listen { address: address.clone(), reason: e.to_string() };
     listener.set_nonblocking(true).map_err(listen_error)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| ReportError::Serve(e.to_string()))?;
+        .map_err(|e| ViewerError::Serve(e.to_string()))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(listen_error)?;
         serve_with(location, listener, workloads, extras).await

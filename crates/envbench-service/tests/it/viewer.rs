@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::{HOSTILE_HOST, HOSTILE_LABEL, HOSTILE_TAG, assert_well_formed, build, chart_kinds};
-use envbench_report::{bind, is_loopback, serve};
+use envbench_service::{bind, is_loopback, serve};
 use envbench_store::{ReadRuns, RecordRuns, RunFilter, SqliteStore, StoreLocation, open_store, push_runs};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

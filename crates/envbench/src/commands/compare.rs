@@ -128,7 +128,7 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
                 crate::files::read_small_file(certificate, "--tls-cert", crate::files::PEM_MAX_BYTES)?;
             let key_pem = crate::files::read_small_file(key, "--tls-key", crate::files::PEM_MAX_BYTES)?;
             Some(
-                envbench_report::load_tls(certificate, &certificate_pem, key, &key_pem)
+                envbench_service::load_tls(certificate, &certificate_pem, key, &key_pem)
                     .map_err(|e| usage(e.to_string()))?,
             )
         }
@@ -141,9 +141,9 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
     } else {
         drop(store(location, false)?);
     }
-    let listener = envbench_report::bind(&args.listen).map_err(|e| usage(e.to_string()))?;
+    let listener = envbench_service::bind(&args.listen).map_err(|e| usage(e.to_string()))?;
     let address = listener.local_addr()?;
-    if !envbench_report::is_loopback(&address) {
+    if !envbench_service::is_loopback(&address) {
         eprintln!(
             "warning: listening on {address}, which other machines can reach: anyone on the network can read these \
              results (read-only). Use --listen 127.0.0.1:8080 to keep them on this machine."
@@ -156,7 +156,7 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
         max_uploads_per_hour: args.max_uploads_per_hour,
     });
     let api = envbench_service::api::router(location.clone(), WORKLOADS, uploads);
-    let extras = envbench_report::Extras { api: Some(api), hosts: args.host_names.clone(), tls };
+    let extras = envbench_service::Extras { api: Some(api), hosts: args.host_names.clone(), tls };
     if args.accept_uploads {
         eprintln!(
             "envbench results service for {} on {scheme}://{address}/: uploads at /api/v1/runs with a token (envbench \
@@ -167,6 +167,6 @@ pub fn serve(location: &StoreLocation, args: ServeArgs) -> anyhow::Result<ExitCo
     } else {
         eprintln!("envbench viewer for {} on {scheme}://{address}/ (read-only; Ctrl-C stops it)", location.display());
     }
-    envbench_report::serve_blocking(location.clone(), listener, WORKLOADS, extras)?;
+    envbench_service::serve_blocking(location.clone(), listener, WORKLOADS, extras)?;
     Ok(ExitCode::SUCCESS)
 }
