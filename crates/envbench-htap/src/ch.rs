@@ -10,7 +10,7 @@
 //! The nation and region names are the ones the published queries name ('Germany', 'Cambodia', 'Europe'), as
 //! OLTPBench and BenchBase load them. Suppliers are numbered 0 to 9999, so every stock row has one.
 
-use envbench_oltp::{Companion, CompanionState, Dropped, NuRandConstants, OltpError, Random};
+use envbench_oltp::{Companion, CompanionState, OltpError, random::NuRandConstants, random::Random, schema::Dropped};
 use envbench_sql::{Connection, Marker, MarkerState, Namespace, Relation, RelationKind, Value};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,7 +5,7 @@ use crate::source::WORKLOAD;
 use crate::streams::AnalyticFigures;
 use envbench_core::model::StoredRun;
 use envbench_core::text::number;
-use envbench_oltp::{Check, Kind, KindFigures, LoadInfo, Mode, StepFigures};
+use envbench_oltp::{KindFigures, StepFigures, consistency::Check, load::LoadInfo, routines::Mode, transactions::Kind};
 use serde::{Deserialize, Serialize};
 
 /// The test id, and the sampler's step name, of a step.

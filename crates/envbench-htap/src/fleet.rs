@@ -23,7 +23,9 @@ use envbench_core::fleet::{
 };
 use envbench_core::text::plural;
 use envbench_core::workload::{Measured, RunContext, WorkloadError};
-use envbench_oltp::{AgentStep, AgentSteps, LoadInfo, Planner, Profile, UsersShare, host_share, merge_steps, numbers};
+use envbench_oltp::{
+    AgentStep, AgentSteps, Planner, Profile, UsersShare, host_share, load::LoadInfo, merge_steps, numbers,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -267,7 +269,7 @@ mod tests {
     use super::*;
     use crate::queries::QUERIES;
     use envbench_base::latency::LatencyHistogram;
-    use envbench_oltp::{Kind, KindFigures, StepFigures};
+    use envbench_oltp::{KindFigures, StepFigures, transactions::Kind};
     use std::collections::BTreeMap;
 
     fn histogram(values_ms: &[u64]) -> LatencyHistogram {

@@ -7,7 +7,9 @@ use crate::source::{SOURCE, WORKLOAD};
 use envbench_core::model::{Direction, ResultRecord};
 use envbench_core::sampler::SamplerSeries;
 use envbench_core::workload::{Ending, Measured};
-use envbench_oltp::{AgentSteps, Check, TPM_WINDOW_METRIC, TPM_WINDOWS, add_transaction_parameters, window_rates};
+use envbench_oltp::{
+    AgentSteps, TPM_WINDOW_METRIC, TPM_WINDOWS, add_transaction_parameters, consistency::Check, window_rates,
+};
 use serde_json::{Value, json};
 
 pub(crate) struct HtapMeasured {

@@ -2,7 +2,7 @@
 //! written once for PostgreSQL and MariaDB/MySQL and made concrete for a run's namespace and dialect; each analytic
 //! stream's order of them; and the comparison of two servers' answers.
 
-use envbench_oltp::{NuRandConstants, Random};
+use envbench_oltp::{random::NuRandConstants, random::Random};
 use envbench_sql::{Namespace, Row};
 
 /// The queries' text: a header, then each query after a line `-- query: N`.

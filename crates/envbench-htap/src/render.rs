@@ -4,7 +4,7 @@
 use crate::document::HtapDocument;
 use crate::streams;
 use envbench_core::text::{Align, Table, heading, number};
-use envbench_oltp::{Profile, Shape, StepFigures, server_figures};
+use envbench_oltp::{Profile, StepFigures, schema::Shape, server_figures};
 
 fn optional(value: Option<f64>, write: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| "-".to_string(), write)
@@ -99,7 +99,7 @@ pub fn render(d: &HtapDocument) -> String {
         })
         .collect();
     out.push_str(&server_figures(&["USERS", "STREAMS"], &steps));
-    out.push_str(&envbench_oltp::render_consistency(&d.consistency));
+    out.push_str(&envbench_oltp::consistency::render(&d.consistency));
     if d.interrupted {
         out.push_str("Interrupted: the steps above ran; the rest did not.\n");
     }

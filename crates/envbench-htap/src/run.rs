@@ -7,7 +7,10 @@ use crate::measured::HtapMeasured;
 use crate::options::{HtapArgs, MAX_QUERY_TIMEOUT, MAX_USERS, MIN_QUERY_TIMEOUT};
 use crate::streams::{self, HtapStepSettings, StepOutcome};
 use envbench_core::workload::{Measured, Planned, RunContext, WorkloadError};
-use envbench_oltp::{Check, LoadInfo, Mode, OltpRun, Planner, Profile, RatePlan, Target, UsersPlan};
+use envbench_oltp::{
+    OltpRun, Planner, Profile, Target, UsersPlan, arrivals::RatePlan, consistency::Check, load::LoadInfo,
+    routines::Mode,
+};
 use std::path::Path;
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 use crate::queries::{self, QUERIES};
 use envbench_base::latency::{HistogramDocument, LatencyHistogram};
 use envbench_core::sampler::StepObserver;
-use envbench_oltp::{MeasuredStep, OltpError, StepSettings};
+use envbench_oltp::{MeasuredStep, OltpError, users::StepSettings};
 use envbench_sql::{DatabaseUrl, ErrorKind, Interrupter, Namespace};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -324,7 +324,7 @@ pub fn run_step(
                     shared.go.store(true, Ordering::SeqCst);
                     // `Some(figures)`: measured (`Some(None)` without transactional users); `None`: interrupted.
                     if settings.oltp.users > 0 {
-                        envbench_oltp::run_step(settings.url, &settings.oltp, name, &window, interrupt, on_tick)
+                        envbench_oltp::users::run_step(settings.url, &settings.oltp, name, &window, interrupt, on_tick)
                             .map(|step| step.map(Some))
                     } else {
                         Ok(analytics_window(&settings.oltp, name, &window, interrupt, &shared.stop, on_tick)

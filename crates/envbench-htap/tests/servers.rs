@@ -8,7 +8,8 @@ use envbench_htap::queries::{self, Answer, QUERIES};
 use envbench_htap::streams::{self, AnalyticFigures, HtapStepSettings};
 use envbench_oltp::load::{self, LoadPlan, RoutinesPlan};
 use envbench_oltp::{
-    Companion, CompanionState, Mode, NuRandConstants, OltpError, Profile, Shape, StepSettings, consistency,
+    Companion, CompanionState, OltpError, Profile, consistency, random::NuRandConstants, routines::Mode, schema::Shape,
+    users::StepSettings,
 };
 use envbench_sql::{Connection, DatabaseUrl, Dialect, Namespace};
 use std::sync::atomic::AtomicBool;

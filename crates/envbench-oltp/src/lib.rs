@@ -13,8 +13,9 @@
 //!
 //! The names at the crate's root are the surface other workloads use (`envbench htap` runs on these tables, loader,
 //! transactions and users): the options and the plan of a run ([`OltpArgs`], [`plan_with`], [`OltpRun`]), the
-//! companion tables another workload keeps beside them ([`Companion`]), a step's users and figures ([`run_step`],
-//! [`StepFigures`]), the fleet's merging ([`merge_steps`]), and the records' and tables' shared parts.
+//! companion tables another workload keeps beside them ([`Companion`]), a step's figures ([`StepFigures`]), the
+//! fleet's merging ([`merge_steps`]), and the records' and tables' shared parts; the public modules (`users`,
+//! `transactions`, `load`, `schema`, `routines`, ...) are the rest of it, each item by its module's path alone.
 //!
 //! These are TPC-derived workloads, not TPC benchmarks: their results are not TPC results and must not be called so.
 
@@ -52,27 +53,20 @@ mod workload;
 
 pub use workload::OLTP;
 
-// The surface other workloads use (htap runs on oltp's tables, loader, transactions and users): every name of oltp's
-// that another crate's code needs is re-exported here, at the crate's root, and imported from here.
-pub use arrivals::{Arrivals, OpenLoopFigures, RatePlan};
+// The surface other workloads use (htap runs on oltp's tables, loader, transactions and users). Each name has one
+// public path: the public modules' items by their module (`envbench_oltp::users::run_step`), the private modules'
+// here, at the crate's root.
 pub use companion::{Companion, CompanionState};
-pub use consistency::{Check, render as render_consistency};
 pub use document::Drive;
 pub use drop::drop_tables;
 pub use error::{OltpError, place};
 pub use figures::{KindFigures, MeasuredStep, StepFigures};
 pub use fleet::{AgentStep, SCHEMA_KEY, UsersShare, host_share, merge_steps, numbers};
-pub use load::LoadInfo;
 pub use measured::{AgentSteps, TPM_WINDOW_METRIC, TPM_WINDOWS, add_transaction_parameters, window_rates};
 pub use mix::Mix;
 pub use options::{MAX_USERS, OltpArgs, Target};
 pub use plan::{Planner, plan_with};
 pub use profile::{Profile, SOURCE, WORKLOAD, WORKLOAD_VERSION};
-pub use random::{NuRandConstants, Random};
 pub use render::server_figures;
-pub use routines::Mode;
 pub use run::OltpRun;
-pub use schema::{Dropped, Shape};
 pub use sweep::UsersPlan;
-pub use transactions::Kind;
-pub use users::{StepSettings, run_step};
