@@ -14,10 +14,21 @@ impl Exporter for Csv {
         let mut writer = ::csv::WriterBuilder::new().from_writer(Vec::new());
         writer.write_record(SAMPLE_COLUMNS)?;
         for row in &rows {
-            writer.write_record(row.cells().iter().map(|cell| spreadsheet_safe(cell).into_owned()))?;
+            write_safe(&mut writer, row.cells().iter().map(String::as_str))?;
         }
         Ok(Export { text: text_of(writer)?, rows: rows.len() })
     }
+}
+
+/// One CSV record of `cells`, each made spreadsheet-safe first.
+fn write_safe<'a>(
+    writer: &mut ::csv::Writer<Vec<u8>>,
+    cells: impl IntoIterator<Item = &'a str>,
+) -> Result<(), ::csv::Error> {
+    for cell in cells {
+        writer.write_field(spreadsheet_safe(cell).as_bytes())?;
+    }
+    writer.write_record(None::<&[u8]>)
 }
 
 #[cfg(test)]
@@ -26,7 +37,7 @@ mod tests {
 
     fn csv_line(cells: &[&str]) -> String {
         let mut writer = ::csv::WriterBuilder::new().from_writer(Vec::new());
-        writer.write_record(cells.iter().map(|cell| spreadsheet_safe(cell).into_owned())).unwrap();
+        write_safe(&mut writer, cells.iter().copied()).unwrap();
         text_of(writer).unwrap()
     }
 
