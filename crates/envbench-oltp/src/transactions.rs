@@ -103,7 +103,9 @@ pub struct Statements {
 
 impl Statements {
     pub fn new(namespace: &Namespace) -> Statements {
-        let lock = namespace.dialect().ops().for_update;
+        let dialect = namespace.dialect();
+        // Portable SQL, as the dialect runs it (` FOR UPDATE` is the dialect's row lock, `LIMIT` its row limit).
+        let adapt = |portable: String| dialect.adapt(&portable);
         let [warehouse, district, customer, history, new_order, orders, order_line, item, stock] = [
             "tpcc_warehouse",
             "tpcc_district",
@@ -120,106 +122,113 @@ impl Statements {
             ["pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"]
                 .map(|table| namespace.qualify(table));
         Statements {
-            customer_discount: format!(
+            customer_discount: adapt(format!(
                 "SELECT c_discount, c_last, c_credit FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-            ),
-            warehouse_tax: format!("SELECT w_tax FROM {warehouse} WHERE w_id = ?"),
-            district_for_update: format!(
-                "SELECT d_next_o_id, d_tax FROM {district} WHERE d_w_id = ? AND d_id = ?{lock}"
-            ),
-            next_order_id: format!("UPDATE {district} SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?"),
-            insert_order: format!(
+            )),
+            warehouse_tax: adapt(format!("SELECT w_tax FROM {warehouse} WHERE w_id = ?")),
+            district_for_update: adapt(format!(
+                "SELECT d_next_o_id, d_tax FROM {district} WHERE d_w_id = ? AND d_id = ? FOR UPDATE"
+            )),
+            next_order_id: adapt(format!(
+                "UPDATE {district} SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?"
+            )),
+            insert_order: adapt(format!(
                 "INSERT INTO {orders} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
                  VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)"
-            ),
-            insert_new_order: format!("INSERT INTO {new_order} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"),
-            item: format!("SELECT i_price, i_name, i_data FROM {item} WHERE i_id = ?"),
+            )),
+            insert_new_order: adapt(format!("INSERT INTO {new_order} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)")),
+            item: adapt(format!("SELECT i_price, i_name, i_data FROM {item} WHERE i_id = ?")),
             stock_for_district: (1..=DISTRICTS)
                 .map(|d| {
-                    format!(
-                        "SELECT s_quantity, s_data, s_dist_{d:02} FROM {stock} WHERE s_i_id = ? AND s_w_id = ?{lock}"
-                    )
+                    adapt(format!(
+                        "SELECT s_quantity, s_data, s_dist_{d:02} FROM {stock} WHERE s_i_id = ? AND s_w_id = ? \
+                         FOR UPDATE"
+                    ))
                 })
                 .collect(),
-            update_stock: format!(
+            update_stock: adapt(format!(
                 "UPDATE {stock} SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, \
                  s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
-            ),
-            insert_order_line: format!(
+            )),
+            insert_order_line: adapt(format!(
                 "INSERT INTO {order_line} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, \
                  ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
-            ),
-            customers_by_last_name: format!(
+            )),
+            customers_by_last_name: adapt(format!(
                 "SELECT c_id FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first"
-            ),
-            warehouse_payment: format!("UPDATE {warehouse} SET w_ytd = w_ytd + ? WHERE w_id = ?"),
-            warehouse_address: format!(
+            )),
+            warehouse_payment: adapt(format!("UPDATE {warehouse} SET w_ytd = w_ytd + ? WHERE w_id = ?")),
+            warehouse_address: adapt(format!(
                 "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM {warehouse} WHERE w_id = ?"
-            ),
-            district_payment: format!("UPDATE {district} SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"),
-            district_address: format!(
+            )),
+            district_payment: adapt(format!("UPDATE {district} SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?")),
+            district_address: adapt(format!(
                 "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM {district} WHERE d_w_id = ? AND \
                  d_id = ?"
-            ),
-            customer_for_update: format!(
+            )),
+            customer_for_update: adapt(format!(
                 "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_credit, \
                  c_credit_lim, c_discount, c_balance, c_since FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND \
-                 c_id = ?{lock}"
-            ),
-            customer_data: format!("SELECT c_data FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"),
-            customer_payment_bad_credit: format!(
+                 c_id = ? FOR UPDATE"
+            )),
+            customer_data: adapt(format!("SELECT c_data FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")),
+            customer_payment_bad_credit: adapt(format!(
                 "UPDATE {customer} SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
                  c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-            ),
-            customer_payment: format!(
+            )),
+            customer_payment: adapt(format!(
                 "UPDATE {customer} SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, \
                  c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-            ),
-            insert_history: format!(
+            )),
+            insert_history: adapt(format!(
                 "INSERT INTO {history} (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
                  VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"
-            ),
-            customer_balance: format!(
+            )),
+            customer_balance: adapt(format!(
                 "SELECT c_balance, c_first, c_middle, c_last FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND \
                  c_id = ?"
-            ),
-            last_order: format!(
+            )),
+            last_order: adapt(format!(
                 "SELECT o_id, o_carrier_id, o_entry_d FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? \
                  ORDER BY o_id DESC LIMIT 1"
-            ),
-            order_lines: format!(
+            )),
+            order_lines: adapt(format!(
                 "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM {order_line} \
                  WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-            ),
-            oldest_new_order: format!(
-                "SELECT no_o_id FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{lock}"
-            ),
-            delete_new_order: format!("DELETE FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"),
-            order_customer: format!("SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"),
-            set_carrier: format!("UPDATE {orders} SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"),
-            deliver_lines: format!(
+            )),
+            oldest_new_order: adapt(format!(
+                "SELECT no_o_id FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE"
+            )),
+            delete_new_order: adapt(format!(
+                "DELETE FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?"
+            )),
+            order_customer: adapt(format!("SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?")),
+            set_carrier: adapt(format!(
+                "UPDATE {orders} SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
+            )),
+            deliver_lines: adapt(format!(
                 "UPDATE {order_line} SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND \
                  ol_o_id = ?"
-            ),
-            order_amount: format!(
+            )),
+            order_amount: adapt(format!(
                 "SELECT SUM(ol_amount) FROM {order_line} WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
-            ),
-            customer_delivery: format!(
+            )),
+            customer_delivery: adapt(format!(
                 "UPDATE {customer} SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 \
                  WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-            ),
-            district_next_order: format!("SELECT d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ?"),
-            low_stock: format!(
+            )),
+            district_next_order: adapt(format!("SELECT d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ?")),
+            low_stock: adapt(format!(
                 "SELECT COUNT(DISTINCT s_i_id) FROM {order_line}, {stock} WHERE ol_w_id = ? AND ol_d_id = ? AND \
                  ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?"
-            ),
-            update_account: format!("UPDATE {accounts} SET abalance = abalance + ? WHERE aid = ?"),
-            read_account: format!("SELECT abalance FROM {accounts} WHERE aid = ?"),
-            update_teller: format!("UPDATE {tellers} SET tbalance = tbalance + ? WHERE tid = ?"),
-            update_branch: format!("UPDATE {branches} SET bbalance = bbalance + ? WHERE bid = ?"),
-            insert_tpcb_history: format!(
+            )),
+            update_account: adapt(format!("UPDATE {accounts} SET abalance = abalance + ? WHERE aid = ?")),
+            read_account: adapt(format!("SELECT abalance FROM {accounts} WHERE aid = ?")),
+            update_teller: adapt(format!("UPDATE {tellers} SET tbalance = tbalance + ? WHERE tid = ?")),
+            update_branch: adapt(format!("UPDATE {branches} SET bbalance = bbalance + ? WHERE bid = ?")),
+            insert_tpcb_history: adapt(format!(
                 "INSERT INTO {tpcb_history} (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)"
-            ),
+            )),
         }
     }
 }

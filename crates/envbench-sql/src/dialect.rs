@@ -1,6 +1,8 @@
 //! The databases envbench speaks to, and what differs between them: one `&'static` row of [`DialectOps`] per
 //! [`Dialect`], read by every workload and the results store instead of asking which dialect they have.
 
+use crate::forms::{DateFields, DateLiterals, Intervals, RowLimit, RowLock};
+
 /// Which SQL a database speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -68,7 +70,7 @@ impl Dialect {
 /// `ioengine_ops`: the workloads read a capability here instead of asking which dialect they have, so a new database
 /// is a new row, and no `==` on a dialect outside this crate quietly takes the wrong branch for it (a test refuses
 /// one).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DialectOps {
     /// What users call the server, in messages: `PostgreSQL`, `MySQL/MariaDB`.
     pub server_name: &'static str,
@@ -120,8 +122,6 @@ pub struct DialectOps {
     /// The statement that sets the isolation of a session's next transactions, `{level}` its level in SQL's words
     /// ([`Isolation::sql`]); `None` where there is one level (SQLite's transactions are serializable).
     pub set_isolation: Option<&'static str>,
-    /// ` FOR UPDATE` where the database locks rows that way; SQLite locks the whole database at `BEGIN IMMEDIATE`.
-    pub for_update: &'static str,
     /// Session settings of a connection that bulk-loads tables an interrupted load rebuilds anyway: commits need not
     /// wait for the disk, and checks a fresh table cannot fail are skipped.
     pub bulk_load_session: &'static str,
@@ -144,10 +144,18 @@ pub struct DialectOps {
     pub case_sensitive: &'static str,
     /// The type names a cast may not name here, and the name it takes instead ([`Dialect::adapt`]).
     pub cast_types: &'static [(&'static str, &'static str)],
-    /// An interval's count may be quoted, as in `interval '90' day`.
-    pub quoted_interval_counts: bool,
     /// `x::type` casts.
     pub double_colon_casts: bool,
+    /// How a query keeps its first rows (portable: `LIMIT n`).
+    pub row_limit: RowLimit,
+    /// How a read locks the rows it will update (portable: ` FOR UPDATE`).
+    pub row_lock: RowLock,
+    /// How a date's field is read (portable: `extract(year from x)`).
+    pub date_fields: DateFields,
+    /// How a date literal is written (portable: `date '1998-12-01'`).
+    pub date_literals: DateLiterals,
+    /// How a date moves by an interval (portable: `x + interval '90' day`).
+    pub intervals: Intervals,
 }
 
 /// How a table can carry a comment, which the catalog then shows beside its name.
@@ -163,7 +171,7 @@ pub enum TableComment {
 
 /// How a dialect names things and how its catalog answers what [`Namespace`](crate::Namespace) asks: every query
 /// takes the namespace's name as its first parameter, then the names asked about (`{list}` their placeholders).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Catalog {
     /// The character that quotes an identifier, doubled inside it.
     pub identifier_quote: char,
@@ -192,7 +200,7 @@ pub struct Catalog {
 }
 
 /// The names of the column types envbench's tables use, in one dialect.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SqlTypes {
     /// A 64-bit integer key the database numbers itself, with its `PRIMARY KEY`.
     pub serial_key: &'static str,
@@ -226,7 +234,6 @@ static SQLITE_OPS: DialectOps = DialectOps {
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN DEFERRED",
     set_isolation: None,
-    for_update: "",
     bulk_load_session: "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF",
     analyze_table: "ANALYZE {table}",
     namespace_choice: "another database file",
@@ -251,8 +258,12 @@ static SQLITE_OPS: DialectOps = DialectOps {
     },
     case_sensitive: "{x}",
     cast_types: &[],
-    quoted_interval_counts: true,
     double_colon_casts: false,
+    row_limit: RowLimit::Limit,
+    row_lock: RowLock::WholeDatabase,
+    date_fields: DateFields::Strftime,
+    date_literals: DateLiterals::Text,
+    intervals: Intervals::DateModifier,
 };
 
 /// PostgreSQL.
@@ -279,7 +290,6 @@ static POSTGRES_OPS: DialectOps = DialectOps {
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     set_isolation: Some("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}"),
-    for_update: " FOR UPDATE",
     bulk_load_session: "SET synchronous_commit = off",
     analyze_table: "ANALYZE {table}",
     namespace_choice: "another schema with --schema (created when missing)",
@@ -329,8 +339,12 @@ static POSTGRES_OPS: DialectOps = DialectOps {
     },
     case_sensitive: "{x}",
     cast_types: &[],
-    quoted_interval_counts: true,
     double_colon_casts: true,
+    row_limit: RowLimit::Limit,
+    row_lock: RowLock::ForUpdate,
+    date_fields: DateFields::Extract,
+    date_literals: DateLiterals::Keyword,
+    intervals: Intervals::QuotedCount,
 };
 
 /// MariaDB and MySQL.
@@ -357,7 +371,6 @@ static MYSQL_OPS: DialectOps = DialectOps {
     begin_read: "BEGIN",
     begin_snapshot: "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
     set_isolation: Some("SET SESSION TRANSACTION ISOLATION LEVEL {level}"),
-    for_update: " FOR UPDATE",
     // Not foreign_key_checks = 0 as well (envbench's tables have no foreign keys): with both off, MariaDB 10.6+
     // inserts into an empty table in bulk under a table lock, and parallel loaders starting on the same empty table
     // deadlock on it.
@@ -410,8 +423,12 @@ static MYSQL_OPS: DialectOps = DialectOps {
         ("varchar", "char"),
         ("text", "char"),
     ],
-    quoted_interval_counts: false,
     double_colon_casts: false,
+    row_limit: RowLimit::Limit,
+    row_lock: RowLock::ForUpdate,
+    date_fields: DateFields::Extract,
+    date_literals: DateLiterals::Keyword,
+    intervals: Intervals::BareCount,
 };
 
 impl Dialect {
