@@ -13,18 +13,14 @@ pub enum ViewerError {
     Serve(String),
     #[error("TLS: {0}")]
     Tls(String),
-}
-
-impl ViewerError {
-    /// A request the viewer cannot answer as asked (400): `what` says what was wrong and what to ask instead.
-    pub fn bad_request(what: String) -> ViewerError {
-        ViewerError::Verdict(VerdictError::BadSide(what))
-    }
-
-    /// A request for something the store does not hold (404): `what` names it, `hint` what to ask instead.
-    pub fn not_found(what: String, hint: String) -> ViewerError {
-        ViewerError::Verdict(VerdictError::EmptySide(what, hint))
-    }
+    /// A request the viewer cannot answer as asked (400): what was wrong and what to ask instead.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A request for something the store does not hold (404): what was asked, then what to ask instead.
+    #[error(
+        "'{0}' matches no complete run: give a run id, a label or tags (key=value); `envbench results list` shows them{1}"
+    )]
+    NotFound(String, String),
 }
 
 impl From<StoreError> for ViewerError {

@@ -216,7 +216,7 @@ pub(crate) fn load_leaderboard(
     };
     let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
     if !complete.iter().any(|r| r.workload == workload) {
-        return Err(ViewerError::not_found(
+        return Err(ViewerError::NotFound(
             format!("leaderboard of '{workload}' (no complete run of it here)"),
             String::new(),
         ));

@@ -151,7 +151,7 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
             }
         }
         let Some(identity) = identity else {
-            return Err(ViewerError::not_found(
+            return Err(ViewerError::NotFound(
                 format!("environment {id} (no complete run in this store)"),
                 String::new(),
             ));

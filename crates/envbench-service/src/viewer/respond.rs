@@ -46,9 +46,9 @@ pub(super) fn html(body: String) -> Response {
 /// 409 to the API, which a client tells apart from a missing run).
 pub(crate) fn error_status(error: &ViewerError) -> StatusCode {
     match error {
-        ViewerError::Verdict(VerdictError::Store(StoreError::NoSuchRun(_)) | VerdictError::EmptySide(..)) => {
-            StatusCode::NOT_FOUND
-        }
+        ViewerError::Verdict(VerdictError::Store(StoreError::NoSuchRun(_)) | VerdictError::EmptySide(..))
+        | ViewerError::NotFound(..) => StatusCode::NOT_FOUND,
+        ViewerError::BadRequest(_) => StatusCode::BAD_REQUEST,
         ViewerError::Verdict(
             VerdictError::Store(StoreError::AmbiguousRun { .. })
             | VerdictError::BadSide(_)
@@ -119,7 +119,7 @@ pub(crate) fn all<'a>(query: &'a [(String, String)], key: &str) -> Vec<&'a str> 
 /// answer read as filtered.
 pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Result<(), ViewerError> {
     match query.iter().find(|(key, _)| !taken.contains(&key.as_str())) {
-        Some((key, _)) => Err(ViewerError::bad_request(format!(
+        Some((key, _)) => Err(ViewerError::BadRequest(format!(
             "unknown parameter '{}': this takes {}",
             envbench_core::text::truncate(&envbench_core::text::printable(key), 40),
             taken.join(", ")
@@ -131,7 +131,7 @@ pub(crate) fn only_parameters(query: &[(String, String)], taken: &[&str]) -> Res
 /// Refuse `workload=W` for a workload envbench does not have.
 pub(crate) fn known_workload(query: &[(String, String)], workloads: &Registry) -> Result<(), ViewerError> {
     match first(query, "workload") {
-        Some(asked) if !workloads.names().contains(&asked) => Err(ViewerError::bad_request(format!(
+        Some(asked) if !workloads.names().contains(&asked) => Err(ViewerError::BadRequest(format!(
             "workload '{}' is not one of envbench's: {}",
             envbench_core::text::truncate(&envbench_core::text::printable(asked), 40),
             workloads.names().join(", ")
