@@ -19,7 +19,7 @@ use crate::error::TpchError;
 use crate::params::QueryParameters;
 use envbench_core::model::redact_secrets;
 use envbench_core::sampler::StepObserver;
-use envbench_sql::DatabaseUrl;
+use envbench_sql::{DatabaseUrl, Dialect};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -32,24 +32,41 @@ pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 pub use self::server::MARKER_TABLE;
 pub use self::server_target::{ServerOptions, ServerTarget};
 
-/// Which kind of target ran the queries; part of the result parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Which kind of target ran the queries; part of the result parameters: `datafusion`, or a server by its dialect's
+/// name (`postgres`, `mysql` for MySQL and MariaDB), so a new server names itself here through its row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TargetKind {
     DataFusion,
-    Postgres,
-    /// MySQL or MariaDB.
-    #[serde(rename = "mysql")]
-    MySql,
+    Server(Dialect),
 }
 
 impl TargetKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::DataFusion => "datafusion",
-            TargetKind::Postgres => "postgres",
-            TargetKind::MySql => "mysql",
+            TargetKind::Server(dialect) => dialect.name(),
         }
+    }
+
+    /// The kind a stored result names, `None` for a name no target has.
+    pub fn from_name(name: &str) -> Option<TargetKind> {
+        let kinds = std::iter::once(TargetKind::DataFusion).chain(Dialect::ALL.map(TargetKind::Server));
+        kinds.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+impl Serialize for TargetKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TargetKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TargetKind, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        TargetKind::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown TPC-H target '{name}': datafusion or a server's dialect name"))
+        })
     }
 }
 

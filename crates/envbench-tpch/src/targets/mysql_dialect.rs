@@ -3,7 +3,6 @@
 //! optimizers see what PostgreSQL's `ANALYZE` sees (the one place the two flavours differ), and Q15's plan aid. The
 //! query text itself reaches their dialect as every workload's SQL does, through [`envbench_sql::Dialect::adapt`].
 
-use super::TargetKind;
 use super::server::{SECONDARY_INDEXES, ServerTables};
 use super::tpch_server::TpchServer;
 use crate::data::TableName;
@@ -20,10 +19,6 @@ pub static MARIADB: MySqlTpch = MySqlTpch { flavour: MySqlFlavour::MariaDb };
 pub static MYSQL: MySqlTpch = MySqlTpch { flavour: MySqlFlavour::MySql };
 
 impl TpchServer for MySqlTpch {
-    fn kind(&self) -> TargetKind {
-        TargetKind::MySql
-    }
-
     fn loading(&self) -> &'static str {
         match self.flavour {
             MySqlFlavour::MariaDb => "loading into MariaDB",

@@ -1,7 +1,6 @@
 //! PostgreSQL's side of [`TpchServer`]: `COPY`, then the keys and indexes built one by one in parallel, then
 //! `ANALYZE`.
 
-use super::TargetKind;
 use super::server::{SECONDARY_INDEXES, ServerTables, primary_key};
 use super::tpch_server::TpchServer;
 use crate::data::TableName;
@@ -13,10 +12,6 @@ pub struct PostgresTpch;
 pub static POSTGRES: PostgresTpch = PostgresTpch;
 
 impl TpchServer for PostgresTpch {
-    fn kind(&self) -> TargetKind {
-        TargetKind::Postgres
-    }
-
     fn loading(&self) -> &'static str {
         "loading into PostgreSQL"
     }

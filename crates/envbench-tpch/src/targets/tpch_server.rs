@@ -3,15 +3,11 @@
 //! server in its own file (`postgres_tpch.rs`; `mysql_dialect.rs` for MariaDB and MySQL, which differ in their
 //! statistics); `servers.rs` picks one.
 
-use super::TargetKind;
 use super::server::ServerTables;
 use crate::data::TableName;
 
 /// The servers envbench loads and queries, and everything about TPC-H that differs between them.
 pub trait TpchServer: Sync {
-    /// The target kind the results name.
-    fn kind(&self) -> TargetKind;
-
     /// What the progress line says while rows go in.
     fn loading(&self) -> &'static str;
 

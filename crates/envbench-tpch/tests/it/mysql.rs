@@ -143,7 +143,7 @@ fn mysql_answers_match_datafusion_on_the_same_data() {
         load_threads: None,
     })
     .unwrap_or_else(|e| panic!("the local MariaDB/MySQL server must be running: {e}"));
-    assert_eq!(mysql.kind(), TargetKind::MySql);
+    assert_eq!(mysql.kind(), TargetKind::Server(envbench_sql::Dialect::MySql));
     assert_eq!(mysql.database(), database.0);
     assert!(mysql.check(SF).is_ok());
     // The server runs on this machine: its data directory is what the sampler watches, when this user can see it.
@@ -473,5 +473,5 @@ fn bad_urls_wrong_passwords_and_missing_databases_are_explained() {
     assert!(database.tables().is_empty());
     let spec = TargetSpec::parse(&format!("mariadb://root@127.0.0.1/{}", database.0)).unwrap();
     let options = OpenOptions { data_dir: PathBuf::from("/nonexistent"), schema: None, threads: None };
-    assert_eq!(open(&spec, &options).unwrap().kind(), TargetKind::MySql);
+    assert_eq!(open(&spec, &options).unwrap().kind(), TargetKind::Server(envbench_sql::Dialect::MySql));
 }
