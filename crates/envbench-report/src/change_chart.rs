@@ -1,10 +1,9 @@
 //! The change chart (a forest plot against the baseline): per test a row, per side its speed factor with its 95%
 //! interval on a logarithmic axis symmetric around "same", so 2x slower and 2x faster lie equally far out.
 
-use crate::html::escape;
-use crate::svg::{WIDTH, close_svg, colour, legend, legend_extra, open_plot, open_svg};
+use crate::svg::{WIDTH, colour, f1, frame, legend, legend_extra, shortened};
 use envbench_verdict::{number, speed_words};
-use std::fmt::Write;
+use maud::{Markup, html};
 
 /// One side's change of one row of a change chart: a speed factor against the baseline (above 1 is better).
 #[derive(Clone, Debug, PartialEq)]
@@ -85,7 +84,7 @@ fn change_tick_label(tick: f64) -> String {
 /// A forest plot: a row per test or workload, a point per side at its speed factor on a log axis centred on "same",
 /// whiskers for intervals, filled points for significant changes and hollow ones for the rest, and the factor in
 /// words at the end of each row.
-pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
+pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> Markup {
     const LABEL_WIDTH: f64 = 210.0;
     const VALUE_WIDTH: f64 = 110.0;
     const ROW_HEIGHT: f64 = 18.0;
@@ -109,93 +108,56 @@ pub fn change_chart(chart: &ChangeChart, chart_id: &str) -> String {
     let plot_bottom = top + row_height * chart.rows.len().max(1) as f64;
     let extra = if chart.series.len() > 1 { legend_extra(&chart.series) } else { 0.0 };
     let height = plot_bottom + 48.0 + extra;
-    let mut out = String::new();
-    open_svg(&mut out, chart_id, &chart.title, height);
-    if chart.series.len() > 1 {
-        legend(&mut out, chart_id, &chart.series, true);
-    }
-    open_plot(&mut out, extra);
-    for tick in &ticks {
-        let x = x_of(*tick);
-        let class = if (*tick - 1.0).abs() < 1e-9 { "axis" } else { "grid" };
-        let _ = write!(
-            out,
-            r#"<line class="{class}" x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{plot_bottom:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            plot_bottom + 14.0,
-            change_tick_label(*tick)
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-        (plot_left + plot_right) / 2.0,
-        plot_bottom + 34.0,
-        escape(&format!("speed factor against {} (log scale): slower ← → faster", chart.baseline))
-    );
-    for (r, row) in chart.rows.iter().enumerate() {
-        let row_top = top + row_height * r as f64;
-        if r % 2 == 1 {
-            let _ = write!(
-                out,
-                r##"<rect x="0" y="{row_top:.1}" width="{WIDTH}" height="{row_height:.1}" fill="#f4f4f4"/>"##
-            );
+    let plot = html! {
+        @for tick in &ticks {
+            @let x = f1(x_of(*tick));
+            @let class = if (*tick - 1.0).abs() < 1e-9 { "axis" } else { "grid" };
+            line class=(class) x1=(x) y1=(top) x2=(x) y2=(f1(plot_bottom)) {}
+            text class="tick" x=(x) y=(f1(plot_bottom + 14.0)) text-anchor="middle" { (change_tick_label(*tick)) }
         }
-        let shown: String = if row.label.chars().count() > 34 {
-            row.label.chars().take(33).chain(['…']).collect()
-        } else {
-            row.label.clone()
-        };
-        let _ = write!(
-            out,
-            r#"<text class="category" x="{:.1}" y="{:.1}" text-anchor="end"><title>{}</title>{}</text>"#,
-            plot_left - 8.0,
-            row_top + row_height / 2.0 + 4.0,
-            escape(&row.label),
-            escape(&shown)
-        );
-        for (s, point) in row.points.iter().enumerate() {
-            let Some(point) = point else { continue };
-            let y = row_top + 3.0 + ROW_HEIGHT * (s as f64 + 0.5);
-            if let Some((low, high)) = point.interval {
-                let _ = write!(
-                    out,
-                    r#"<path class="whisker" d="M{:.1},{y:.1} H{:.1} M{:.1},{:.1} v8 M{:.1},{:.1} v8" stroke="{}"/>"#,
-                    x_of(low),
-                    x_of(high),
-                    x_of(low),
-                    y - 4.0,
-                    x_of(high),
-                    y - 4.0,
-                    colour(s)
-                );
+        text class="axis-label" x=(f1((plot_left + plot_right) / 2.0)) y=(f1(plot_bottom + 34.0)) text-anchor="middle" {
+            "speed factor against " (chart.baseline) " (log scale): slower ← → faster"
+        }
+        @for (r, row) in chart.rows.iter().enumerate() {
+            @let row_top = top + row_height * r as f64;
+            @if r % 2 == 1 {
+                rect x="0" y=(f1(row_top)) width=(WIDTH) height=(f1(row_height)) fill="#f4f4f4" {}
             }
-            let x = x_of(point.ratio);
-            let fill = if point.significant { colour(s) } else { "#ffffff" };
-            let _ = write!(
-                out,
-                r#"<circle class="change{}" cx="{x:.1}" cy="{y:.1}" r="5" fill="{fill}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
-                if point.significant { " significant" } else { "" },
-                colour(s),
-                escape(&format!(
-                    "{}{}: {:.3}x{}",
-                    row.label,
-                    chart.series.get(s).map(|n| format!(", {n}")).unwrap_or_default(),
-                    point.ratio,
-                    if point.significant { " (significant)" } else { " (not significant)" }
-                ))
-            );
-            let _ = write!(
-                out,
-                r#"<text class="value" x="{:.1}" y="{:.1}">{}{}</text>"#,
-                plot_right + 6.0,
-                y + 3.5,
-                escape(&speed_words(point.ratio)),
-                if point.significant { "" } else { " ~" }
-            );
+            text class="category" x=(f1(plot_left - 8.0)) y=(f1(row_top + row_height / 2.0 + 4.0)) text-anchor="end" {
+                title { (row.label) }
+                (shortened(&row.label, 34))
+            }
+            @for (s, point) in row.points.iter().enumerate() {
+                @if let Some(point) = point {
+                    @let y = row_top + 3.0 + ROW_HEIGHT * (s as f64 + 0.5);
+                    @if let Some((low, high)) = point.interval {
+                        path class="whisker" d={ "M" (f1(x_of(low))) "," (f1(y)) " H" (f1(x_of(high))) " M"
+                            (f1(x_of(low))) "," (f1(y - 4.0)) " v8 M" (f1(x_of(high))) "," (f1(y - 4.0)) " v8" }
+                            stroke=(colour(s)) {}
+                    }
+                    circle class={ "change" @if point.significant { " significant" } } cx=(f1(x_of(point.ratio)))
+                        cy=(f1(y)) r="5" fill=(if point.significant { colour(s) } else { "#ffffff" })
+                        stroke=(colour(s)) stroke-width="2" {
+                        title {
+                            (row.label)
+                            @if let Some(name) = chart.series.get(s) { ", " (name) }
+                            ": " (format!("{:.3}", point.ratio)) "x"
+                            (if point.significant { " (significant)" } else { " (not significant)" })
+                        }
+                    }
+                    text class="value" x=(f1(plot_right + 6.0)) y=(f1(y + 3.5)) {
+                        (speed_words(point.ratio)) @if !point.significant { " ~" }
+                    }
+                }
+            }
         }
-    }
-    close_svg(&mut out, extra);
-    out
+    };
+    let above = html! {
+        @if chart.series.len() > 1 {
+            (legend(chart_id, &chart.series, true))
+        }
+    };
+    frame(chart_id, &chart.title, height, extra, above, plot)
 }
 
 #[cfg(test)]

@@ -1,21 +1,8 @@
-//! HTML building blocks shared by the report and the web viewer: escaping, the page frame with its inline style
-//! sheet, and tables. Nothing here loads anything from the network: no scripts, fonts or images.
+//! HTML building blocks shared by the report and the web viewer: the page frame with its inline style sheet, and
+//! tables. Every page is built with maud's `html!`, which escapes each value it inserts, so nothing is escaped by
+//! hand. Nothing here loads anything from the network: no scripts, fonts or images.
 
-/// Escape text for HTML element content and attribute values (and inline SVG).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 /// The style sheet of every page: print-friendly, system fonts only.
 pub const STYLE: &str = r#"
@@ -82,41 +69,50 @@ pub fn is_envbench_page(head: &str) -> bool {
         && (head.contains(GENERATOR) || STYLE.lines().filter(|l| l.len() > 40).take(3).all(|l| head.contains(l)))
 }
 
-/// A complete page around `body` (already HTML).
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{GENERATOR}\n<meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         {body}\n</body>\n</html>\n",
-        escape(title)
-    )
+/// A complete page around `body`.
+pub fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            "\n" head {
+                "\n" meta charset="utf-8";
+                "\n" meta name="generator" content="envbench";
+                "\n" meta name="viewport" content="width=device-width, initial-scale=1";
+                "\n" title { (title) }
+                "\n" style { (PreEscaped(STYLE)) }
+                "\n"
+            }
+            "\n" body { "\n" (body) "\n" }
+            "\n"
+        }
+        "\n"
+    }
+    .into_string()
 }
 
-/// A table: headings and rows of cells that are already HTML. Cells starting with a number-like text are
-/// right-aligned by the caller through [`num`]. The table scrolls sideways inside its own box on a narrow screen, so
-/// the page never does.
-pub fn table(headings: &[String], rows: &[String]) -> String {
-    let mut out = String::from("<div class=\"wide\"><table>\n<thead><tr>");
-    for heading in headings {
-        out.push_str(&format!("<th scope=\"col\">{}</th>", escape(heading)));
+/// A table: headings and rows (each a `tr`). Cells starting with a number-like text are right-aligned by the caller
+/// through [`num`]. The table scrolls sideways inside its own box on a narrow screen, so the page never does.
+pub fn table(headings: &[String], rows: &[Markup]) -> Markup {
+    html! {
+        div.wide {
+            table {
+                "\n" thead { tr { @for heading in headings { th scope="col" { (heading) } } } }
+                "\n" tbody { "\n" @for row in rows { (row) "\n" } }
+                "\n"
+            }
+        }
+        "\n"
     }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in rows {
-        out.push_str(row);
-        out.push('\n');
-    }
-    out.push_str("</tbody>\n</table></div>\n");
-    out
 }
 
 /// A right-aligned numeric cell.
-pub fn num(text: &str) -> String {
-    format!("<td class=\"num\">{}</td>", escape(text))
+pub fn num(text: &str) -> Markup {
+    html! { td.num { (text) } }
 }
 
 /// A plain cell.
-pub fn cell(text: &str) -> String {
-    format!("<td>{}</td>", escape(text))
+pub fn cell(text: &str) -> Markup {
+    html! { td { (text) } }
 }
 
 #[cfg(test)]
@@ -124,10 +120,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup_and_quotes() {
+    fn values_are_escaped_and_quotes_stay_inside_attributes() {
         assert_eq!(
-            escape(r#"<script>alert("x")</script> & 'y'"#),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+            cell(r#"<script>alert("x")</script> & 'y'"#).into_string(),
+            "<td>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'y'</td>"
         );
+        let page = page("a \"title\" <b>", html! { p title=(r#"say "hi" & <go>"#) { "x" } });
+        assert!(page.contains("<title>a &quot;title&quot; &lt;b&gt;</title>"), "{page}");
+        assert!(page.contains(r#"<p title="say &quot;hi&quot; &amp; &lt;go&gt;">x</p>"#), "{page}");
+        assert!(is_envbench_page(&page));
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::change_chart::{ChangeChart, ChangePoint, ChangeRow};
 use crate::figures::{Charted, Charts};
-use crate::html::{cell, escape, num, page, table};
+use crate::html::{cell, num, page, table};
 use crate::render::{
     LEGEND, cells, geomean_cells, headings, says_better, says_worse, verdict_evidence, verdict_heading, workloads,
 };
@@ -21,7 +21,7 @@ use envbench_verdict::ComparisonRow;
 use envbench_verdict::{Comparison, compare};
 use envbench_verdict::{Decision, WorkloadVerdict};
 use envbench_verdict::{Side, run_name};
-use std::fmt::Write;
+use maud::{Markup, html};
 
 /// The whole report for some sides (the first is the baseline) as one HTML document.
 pub fn render_report(sides: &[Side], workloads: &Registry) -> String {
@@ -33,62 +33,56 @@ pub fn render_report(sides: &[Side], workloads: &Registry) -> String {
 pub fn render_report_for(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> String {
     let names: Vec<&str> = comparison.sides.iter().map(|s| s.name.as_str()).collect();
     let title = format!("envbench report: {}", names.join(" vs "));
-    let body = format!("<h1>{}</h1>\n{}", escape(&title), report_sections(comparison, sides, workloads));
-    page(&title, &body)
+    page(&title, html! { h1 { (title) } "\n" (report_sections(comparison, sides, workloads)) })
 }
 
 /// The report's sections without the page around them (the web viewer frames them with its navigation): the
 /// answer first (the verdict against the baseline, or a single run's scorecard), then per workload its charts with
 /// the tables collapsed, then the OS sampler and the environment, collapsed too.
-pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> String {
+pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Registry) -> Markup {
     let mut charts = Charts::default();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Made by envbench {} at {} UTC; the first side is the baseline.</p>",
-        escape(envbench_core::TOOL_VERSION),
-        escape(&envbench_core::model::now_utc().replace('T', " ").replace('Z', "")),
-    );
-    if comparison.sides.len() > 1 {
-        out.push_str(&verdict_section(&mut charts, comparison));
-    } else {
-        out.push_str(&scorecard_section(sides, workloads));
-    }
-    out.push_str(&sides_section(comparison));
-    if comparison.sides.len() > 1 {
-        out.push_str("<h2>Environment differences</h2>\n<ul>\n");
-        if comparison.differences.is_empty() {
-            out.push_str("<li>none found in the fingerprints</li>\n");
-        }
-        for difference in &comparison.differences {
-            let _ = writeln!(out, "<li>{}</li>", escape(difference));
-        }
-        out.push_str("</ul>\n");
-    }
-    if comparison.rows.is_empty() {
-        out.push_str("<p>No result matches across the sides.</p>\n");
-    }
+    let compared = comparison.sides.len() > 1;
+    let made_at = envbench_core::model::now_utc().replace('T', " ").replace('Z', "");
     let headings = headings(comparison);
-    for workload in self::workloads(comparison) {
-        out.push_str(&workload_section(&mut charts, comparison, sides, &workload, workloads, &headings));
-    }
-    out.push_str(&unmatched_section(comparison));
     let sampled: Vec<(String, &StoredRun)> = sides
         .iter()
         .flat_map(|side| side.runs.iter().map(move |run| (series_name(side, run, has_series), run)))
         .filter(|(_, run)| has_series(run))
         .collect();
-    if !sampled.is_empty() {
-        out.push_str("<details class=\"sampler\">\n<summary><h2>OS sampler</h2></summary>\n");
-        for (name, run) in sampled {
-            let _ = writeln!(out, "<h3>{}</h3>", escape(&name));
-            out.push_str(&sampler_charts(&mut charts, run.series.as_ref().expect("filtered on series")));
+    html! {
+        p class="note" {
+            "Made by envbench " (envbench_core::TOOL_VERSION) " at " (made_at) " UTC; the first side is the baseline."
         }
-        out.push_str("</details>\n");
+        "\n"
+        @if compared { (verdict_section(&mut charts, comparison)) } @else { (scorecard_section(sides, workloads)) }
+        (sides_section(comparison))
+        @if compared {
+            h2 { "Environment differences" } "\n"
+            ul {
+                "\n"
+                @if comparison.differences.is_empty() { li { "none found in the fingerprints" } "\n" }
+                @for difference in &comparison.differences { li { (difference) } "\n" }
+            }
+            "\n"
+        }
+        @if comparison.rows.is_empty() { p { "No result matches across the sides." } "\n" }
+        @for workload in self::workloads(comparison) {
+            (workload_section(&mut charts, comparison, sides, &workload, workloads, &headings))
+        }
+        (unmatched_section(comparison))
+        @if !sampled.is_empty() {
+            details class="sampler" {
+                "\n" summary { h2 { "OS sampler" } } "\n"
+                @for (name, run) in &sampled {
+                    h3 { (name) } "\n"
+                    (sampler_charts(&mut charts, run.series.as_ref().expect("filtered on series")))
+                }
+            }
+            "\n"
+        }
+        (environment_section(comparison))
+        p class="note legend" { (LEGEND) } "\n"
     }
-    out.push_str(&environment_section(comparison));
-    let _ = writeln!(out, "<p class=\"note legend\">{}</p>", escape(LEGEND));
-    out
 }
 
 /// One workload: its headline first (a read/write grid for disk-shaped tests, then at most one chart: the change
@@ -101,19 +95,10 @@ fn workload_section(
     workload: &str,
     workloads: &Registry,
     headings: &[String],
-) -> String {
+) -> Markup {
     let compared = comparison.sides.len() > 1;
     let title = workloads.title(workload);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<section class=\"workload\" id=\"workload-{}\">\n<h2>{} <span class=\"note\">({})</span></h2>",
-        escape(&slug(workload)),
-        escape(title),
-        escape(workload)
-    );
     let grid = read_write_grid(comparison, workload);
-    out.push_str(&grid);
     // Which part offers the headline, in order: a comparison's change chart; a single run's scaling curve, timeline
     // or headline bars. A disk-shaped grid is the headline itself, so nothing after it offers one.
     let curves = Charted::later(scaling_curves(charts, sides, workload, workloads));
@@ -121,7 +106,7 @@ fn workload_section(
     let bars = bar_charts(charts, comparison, workload, workloads);
     let parts = if compared {
         vec![relative_charts(charts, comparison, workload, workloads), bars, curves, lines]
-    } else if grid.is_empty() {
+    } else if grid.is_none() {
         vec![curves, lines, bars]
     } else {
         vec![Charted::none(), bars, curves, lines]
@@ -131,25 +116,28 @@ fn workload_section(
         more.add(part);
     }
     more.add(Charted::later(percentile_charts(charts, comparison, workload, workloads)));
-    out.push_str(more.headline.as_deref().unwrap_or_default());
-    let fleet = fleet_hosts(sides, workload);
     let rows = comparison.rows.iter().filter(|r| r.workload == workload).count();
-    let _ = writeln!(
-        out,
-        "<details class=\"more\"><summary>More on {}: {}{rows} result{} in a table</summary>",
-        escape(title),
-        match more.count {
-            0 => String::new(),
-            1 => "1 more chart, ".to_string(),
-            n => format!("{n} more charts, "),
-        },
-        if rows == 1 { "" } else { "s" }
-    );
-    out.push_str(&more.rest);
-    out.push_str(&fleet);
-    out.push_str(&workload_table(comparison, workload, headings));
-    out.push_str("</details>\n</section>\n");
-    out
+    let more_charts = match more.count {
+        0 => String::new(),
+        1 => "1 more chart, ".to_string(),
+        n => format!("{n} more charts, "),
+    };
+    html! {
+        section class="workload" id={ "workload-" (slug(workload)) } {
+            "\n" h2 { (title) " " span class="note" { "(" (workload) ")" } } "\n"
+            @if let Some(grid) = &grid { (grid) }
+            @if let Some(headline) = &more.headline { (headline) }
+            details class="more" {
+                summary { "More on " (title) ": " (more_charts) (rows) " result" @if rows != 1 { "s" } " in a table" }
+                "\n"
+                @for chart in &more.rest { (chart) }
+                (fleet_hosts(sides, workload))
+                (workload_table(comparison, workload, headings))
+            }
+            "\n"
+        }
+        "\n"
+    }
 }
 
 /// An id-safe form of a name: letters, digits and dashes.
@@ -159,41 +147,35 @@ fn slug(name: &str) -> String {
 
 /// The answer first: per side, each workload's change with its interval, test counts and explanations, and a chart
 /// of every workload's change against the baseline.
-fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
-    let mut out = String::from("<section id=\"verdict\">\n<h2>Verdict</h2>\n");
-    for side in &comparison.verdicts {
-        let _ = writeln!(out, "<h3>{}</h3>", escape(&verdict_heading(comparison, side)));
-        if side.workloads.is_empty() {
-            out.push_str("<p>No result matches the baseline.</p>\n");
-            continue;
-        }
-        out.push_str("<ul class=\"verdict\">\n");
-        for workload in &side.workloads {
-            let class = verdict_class(workload);
-            let _ = write!(
-                out,
-                "<li class=\"{class}\"><b>{}</b>: <span class=\"{class}\">{}</span>. {}",
-                escape(&workload.title),
-                escape(&workload.change_words()),
-                escape(&verdict_evidence(workload))
-            );
-            if !workload.explanations.is_empty() {
-                out.push_str("<ul>");
-                for sentence in &workload.explanations {
-                    let _ = write!(out, "<li>{}</li>", escape(sentence));
+fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> Markup {
+    let sides = html! {
+        @for side in &comparison.verdicts {
+            h3 { (verdict_heading(comparison, side)) } "\n"
+            @if side.workloads.is_empty() {
+                p { "No result matches the baseline." } "\n"
+            } @else {
+                ul class="verdict" {
+                    "\n"
+                    @for workload in &side.workloads {
+                        @let class = verdict_class(workload);
+                        li class=(class) {
+                            b { (workload.title) } ": " span class=(class) { (workload.change_words()) } ". "
+                            (verdict_evidence(workload))
+                            @if !workload.explanations.is_empty() {
+                                ul { @for sentence in &workload.explanations { li { (sentence) } } }
+                            }
+                        }
+                        "\n"
+                    }
                 }
-                out.push_str("</ul>");
+                "\n"
+                @for sentence in &side.disturbance {
+                    p class="caution" { b { "Disturbed:" } " " (sentence) "." } "\n"
+                }
+                @if let Some(caution) = &side.caution { p class="caution" { (caution) } "\n" }
             }
-            out.push_str("</li>\n");
         }
-        out.push_str("</ul>\n");
-        for sentence in &side.disturbance {
-            let _ = writeln!(out, "<p class=\"caution\"><b>Disturbed:</b> {}.</p>", escape(sentence));
-        }
-        if let Some(caution) = &side.caution {
-            let _ = writeln!(out, "<p class=\"caution\">{}</p>", escape(caution));
-        }
-    }
+    };
     let mut titles: Vec<(String, String)> = Vec::new();
     for side in &comparison.verdicts {
         for workload in &side.workloads {
@@ -202,7 +184,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
             }
         }
     }
-    if !titles.is_empty() {
+    let chart = (!titles.is_empty()).then(|| {
         let chart = ChangeChart {
             title: "Change per workload against the baseline (geometric mean of its tests)".to_string(),
             baseline: baseline_name(comparison),
@@ -225,16 +207,18 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> String {
                 })
                 .collect(),
         };
-        out.push_str(&charts.changes(
+        charts.changes(
             "verdict",
             &chart,
             "Points: geometric mean of each workload's headline figures as a speed factor (right is better); \
              whiskers: 95% interval (from the runs when a side has several); filled: called faster or slower (the interval excludes \"same\" and the \
              change is beyond the noise margin); ~ marks the rest.",
-        ));
+        )
+    });
+    html! {
+        section id="verdict" { "\n" h2 { "Verdict" } "\n" (sides) @if let Some(chart) = chart { (chart) } }
+        "\n"
     }
-    out.push_str("</section>\n");
-    out
 }
 
 /// `better`, `worse` or `same`, as the verdict decided: a change within the noise margin is `same` even when its
@@ -248,23 +232,8 @@ fn verdict_class(verdict: &WorkloadVerdict) -> &'static str {
 }
 
 /// A single run's answer first: one card per run with its headline, its spread and whether it was noisy.
-fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
-    let mut out = String::from("<section id=\"scorecard\">\n<h2>Scorecard</h2>\n");
-    // Said once, above the cards: a disturbed run's figures are lower than a quiet host gives.
-    for side in sides {
-        if let Some(count) = envbench_verdict::disturbance_count(side) {
-            let _ = writeln!(
-                out,
-                "<p class=\"caution\"><b>Disturbed:</b> {} was disturbed in {}: other work competed for the \
-                 machine while it measured, so its figures may be below what this environment gives on a quiet host. \
-                 Run again when the host is quiet before comparing it.</p>",
-                escape(&side.name),
-                escape(&count)
-            );
-        }
-    }
-    out.push_str("<div class=\"cards\">\n");
-    for run in sides.iter().flat_map(|s| s.runs.iter()) {
+fn scorecard_section(sides: &[Side], workloads: &Registry) -> Markup {
+    let card = |run: &StoredRun| {
         let cvs: Vec<f64> = run
             .results
             .iter()
@@ -277,165 +246,177 @@ fn scorecard_section(sides: &[Side], workloads: &Registry) -> String {
             None => "one sample per result: no spread".to_string(),
             Some(cv) => format!("spread: median cv {:.1}%, worst {:.1}%", cv.median * 100.0, cv.max * 100.0),
         };
-        let _ = writeln!(
-            out,
-            "<div class=\"card{}\"><div class=\"card-title\">{} <span class=\"note\">{}</span></div>\
-             <div class=\"headline\">{}</div><div class=\"note\">{}; {}</div>{}</div>",
-            if noisy > 0 { " noisy-card" } else { "" },
-            escape(workloads.title(&run.summary.workload)),
-            escape(&format!("{} · {}", run_name(run), run.summary.status)),
-            escape(&workloads.of_run(run).headline(run)),
-            escape(&spread),
-            escape(&format!("{} result{}", run.results.len(), if run.results.len() == 1 { "" } else { "s" })),
-            [
-                (noisy > 0).then(|| {
-                    format!(
-                        "<div class=\"flag\">noisy: {noisy} result{} over 5% cv</div>",
-                        if noisy == 1 { "" } else { "s" }
-                    )
-                }),
-                run.summary.disturbed.then(|| "<div class=\"flag\">disturbed</div>".to_string()),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<String>()
-        );
+        let results = run.results.len();
+        html! {
+            div class={ "card" @if noisy > 0 { " noisy-card" } } {
+                div class="card-title" {
+                    (workloads.title(&run.summary.workload)) " "
+                    span class="note" { (run_name(run)) " · " (run.summary.status) }
+                }
+                div class="headline" { (workloads.of_run(run).headline(run)) }
+                div class="note" { (spread) "; " (results) " result" @if results != 1 { "s" } }
+                @if noisy > 0 {
+                    div class="flag" { "noisy: " (noisy) " result" @if noisy != 1 { "s" } " over 5% cv" }
+                }
+                @if run.summary.disturbed { div class="flag" { "disturbed" } }
+            }
+            "\n"
+        }
+    };
+    html! {
+        section id="scorecard" {
+            "\n" h2 { "Scorecard" } "\n"
+            // Said once, above the cards: a disturbed run's figures are lower than a quiet host gives.
+            @for side in sides {
+                @if let Some(count) = envbench_verdict::disturbance_count(side) {
+                    p class="caution" {
+                        b { "Disturbed:" } " " (side.name) " was disturbed in " (count) ": other work competed for \
+                        the machine while it measured, so its figures may be below what this environment gives on a \
+                        quiet host. Run again when the host is quiet before comparing it."
+                    }
+                    "\n"
+                }
+            }
+            div class="cards" { "\n" @for run in sides.iter().flat_map(|s| s.runs.iter()) { (card(run)) } }
+            "\n"
+        }
+        "\n"
     }
-    out.push_str("</div>\n</section>\n");
-    out
 }
 
 /// A workload's comparison table with its geometric means, collapsed.
-fn workload_table(comparison: &Comparison, workload: &str, headings: &[String]) -> String {
-    let mut rows: Vec<String> =
+fn workload_table(comparison: &Comparison, workload: &str, headings: &[String]) -> Markup {
+    let mut rows: Vec<Markup> =
         comparison.rows.iter().filter(|r| r.workload == workload).map(|row| comparison_row(row, headings)).collect();
     let count = rows.len();
     for geomean in comparison.geomeans.iter().filter(|g| g.workload == workload) {
-        let cells: String = geomean_cells(geomean).iter().map(|c| num(c)).collect();
-        rows.push(format!("<tr class=\"geomean\">{cells}</tr>"));
+        rows.push(html! { tr class="geomean" { @for text in geomean_cells(geomean) { (num(&text)) } } });
     }
-    format!(
-        "<details class=\"table\"><summary>Table: {count} result{} of {}</summary>\n{}\n</details>\n",
-        if count == 1 { "" } else { "s" },
-        escape(workload),
-        table(headings, &rows)
-    )
+    html! {
+        details class="table" {
+            summary { "Table: " (count) " result" @if count != 1 { "s" } " of " (workload) }
+            "\n" (table(headings, &rows)) "\n"
+        }
+        "\n"
+    }
 }
 
-fn unmatched_section(comparison: &Comparison) -> String {
-    if comparison.unmatched.is_empty() {
-        return String::new();
+fn unmatched_section(comparison: &Comparison) -> Markup {
+    let count = comparison.unmatched.len();
+    html! {
+        @if count > 0 {
+            details class="unmatched" {
+                summary { "Not compared: " (count) " result" @if count != 1 { "s" } " match nothing on the other sides" }
+                "\n"
+                ul {
+                    "\n"
+                    @for u in &comparison.unmatched {
+                        li { (u.side) ": " (u.workload) " " b { (u.test_id) } " " (u.metric) " — " (u.reason) } "\n"
+                    }
+                }
+                "\n"
+            }
+            "\n"
+        }
     }
-    let mut out = format!(
-        "<details class=\"unmatched\"><summary>Not compared: {} result{} match nothing on the other sides</summary>\n<ul>\n",
-        comparison.unmatched.len(),
-        if comparison.unmatched.len() == 1 { "" } else { "s" }
-    );
-    for u in &comparison.unmatched {
-        let _ = writeln!(
-            out,
-            "<li>{}: {} <b>{}</b> {} — {}</li>",
-            escape(&u.side),
-            escape(&u.workload),
-            escape(&u.test_id),
-            escape(&u.metric),
-            escape(&u.reason)
-        );
-    }
-    out.push_str("</ul>\n</details>\n");
-    out
 }
 
 /// The sides, one line each with their environment, and every run collapsed below.
-fn sides_section(comparison: &Comparison) -> String {
-    let mut out = String::from("<h2>Sides</h2>\n<ul class=\"sides\">\n");
-    for side in &comparison.sides {
-        let mut environments: Vec<&str> = Vec::new();
-        for run in &side.runs {
-            if !environments.contains(&run.environment.as_str()) {
-                environments.push(&run.environment);
-            }
-        }
-        let _ = writeln!(
-            out,
-            "<li><b>{}{}</b>: {} — {} run{} on {}</li>",
-            escape(&side.letter),
-            if side.letter == "A" { " (baseline)" } else { "" },
-            escape(&side.name),
-            side.runs.len(),
-            if side.runs.len() == 1 { "" } else { "s" },
-            escape(&environments.join("; "))
-        );
-    }
-    out.push_str("</ul>\n");
+fn sides_section(comparison: &Comparison) -> Markup {
     let mut rows = Vec::new();
     for side in &comparison.sides {
         for run in &side.runs {
-            rows.push(format!(
-                "<tr>{}{}{}{}{}{}{}{}</tr>",
-                cell(&side.letter),
-                cell(&side.name),
-                cell(&run.uuid),
-                cell(&run.name),
-                cell(&run.workload),
-                cell(&run.started_at),
-                cell(&format!("{} on {}", run.status, run.host.as_deref().unwrap_or("?"))),
-                cell(&run.environment)
-            ));
+            rows.push(html! {
+                tr {
+                    (cell(&side.letter)) (cell(&side.name)) (cell(&run.uuid)) (cell(&run.name)) (cell(&run.workload))
+                    (cell(&run.started_at)) (cell(&format!("{} on {}", run.status, run.host.as_deref().unwrap_or("?"))))
+                    (cell(&run.environment))
+                }
+            });
         }
     }
     let headings: Vec<String> =
         ["", "Side", "Run", "Name", "Workload", "Started (UTC)", "Status", "Environment"].map(String::from).to_vec();
-    let _ = writeln!(out, "<details class=\"runs\"><summary>Runs</summary>\n{}</details>", table(&headings, &rows));
-    out
+    html! {
+        h2 { "Sides" } "\n"
+        ul class="sides" {
+            "\n"
+            @for side in &comparison.sides {
+                @let environments = environments_of(side);
+                li {
+                    b { (side.letter) @if side.letter == "A" { " (baseline)" } } ": " (side.name) " — " (side.runs.len())
+                    " run" @if side.runs.len() != 1 { "s" } " on " (environments.join("; "))
+                }
+                "\n"
+            }
+        }
+        "\n"
+        details class="runs" { summary { "Runs" } "\n" (table(&headings, &rows)) }
+        "\n"
+    }
+}
+
+/// The environments a side's runs ran in, each once, in the runs' order.
+fn environments_of(side: &envbench_verdict::SideInfo) -> Vec<&str> {
+    let mut environments: Vec<&str> = Vec::new();
+    for run in &side.runs {
+        if !environments.contains(&run.environment.as_str()) {
+            environments.push(&run.environment);
+        }
+    }
+    environments
 }
 
 /// One comparison row as HTML, with classes for better and worse changes and noisy spreads.
-fn comparison_row(row: &ComparisonRow, headings: &[String]) -> String {
+fn comparison_row(row: &ComparisonRow, headings: &[String]) -> Markup {
     let texts = cells(row);
-    let mut out = String::from("<tr>");
-    for (i, text) in texts.iter().enumerate() {
-        let heading = headings.get(i).map(String::as_str).unwrap_or("");
-        if i < 3 || heading == "FLAGS" {
-            out.push_str(&cell(text));
-        } else if heading.contains(" vs ") {
-            let class = if says_better(text) {
-                "num better"
-            } else if says_worse(text) {
-                "num worse"
-            } else {
-                "num"
-            };
-            let _ = write!(out, "<td class=\"{class}\">{}</td>", escape(text));
-        } else if text.ends_with('!') {
-            let _ = write!(
-                out,
-                "<td class=\"num noisy\" title=\"noisy: coefficient of variation over 5%\">{}</td>",
-                escape(text)
-            );
-        } else {
-            out.push_str(&num(text));
+    html! {
+        tr {
+            @for (i, text) in texts.iter().enumerate() {
+                @let heading = headings.get(i).map(String::as_str).unwrap_or("");
+                @if i < 3 || heading == "FLAGS" {
+                    (cell(text))
+                } @else if heading.contains(" vs ") {
+                    @let class = if says_better(text) {
+                        "num better"
+                    } else if says_worse(text) {
+                        "num worse"
+                    } else {
+                        "num"
+                    };
+                    td class=(class) { (text) }
+                } @else if text.ends_with('!') {
+                    td class="num noisy" title="noisy: coefficient of variation over 5%" { (text) }
+                } @else {
+                    (num(text))
+                }
+            }
         }
     }
-    out.push_str("</tr>");
-    out
 }
 
-fn environment_section(comparison: &Comparison) -> String {
+fn environment_section(comparison: &Comparison) -> Markup {
     let mut headings = vec!["".to_string()];
     headings.extend(comparison.sides.iter().map(|s| format!("{}: {}", s.letter, s.name)));
-    let rows: Vec<String> = comparison
+    let rows: Vec<Markup> = comparison
         .environment
         .iter()
         .map(|field| {
-            let class = if field.differs && comparison.sides.len() > 1 { " class=\"differs\"" } else { "" };
-            let values: String = field.values.iter().map(|v| cell(v)).collect();
-            format!("<tr{class}><th scope=\"row\">{}</th>{values}</tr>", escape(&field.name))
+            let differs = field.differs && comparison.sides.len() > 1;
+            html! {
+                tr class=[differs.then_some("differs")] {
+                    th scope="row" { (field.name) }
+                    @for value in &field.values { (cell(value)) }
+                }
+            }
         })
         .collect();
-    format!(
-        "<details class=\"environment\">\n<summary><h2>Environment</h2></summary>\n<p class=\"note\">Rows marked ≠ \
-         (highlighted) differ between the sides.</p>\n{}</details>\n",
-        table(&headings, &rows)
-    )
+    html! {
+        details class="environment" {
+            "\n" summary { h2 { "Environment" } } "\n"
+            p class="note" { "Rows marked ≠ (highlighted) differ between the sides." } "\n"
+            (table(&headings, &rows))
+        }
+        "\n"
+    }
 }

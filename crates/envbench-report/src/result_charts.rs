@@ -5,7 +5,7 @@
 use crate::axis::Scale;
 use crate::change_chart::{ChangeChart, ChangePoint, ChangeRow};
 use crate::figures::{Charted, Charts};
-use crate::html::{cell, escape, num, table};
+use crate::html::{cell, num, table};
 use crate::render::{change_text, metric_title, says_better, significance_text};
 use crate::svg::{BarChart, BarSeries, LineChart, LineSeries};
 use envbench_core::model::{Direction, metric_kind};
@@ -14,7 +14,7 @@ use envbench_verdict::Comparison;
 use envbench_verdict::ComparisonRow;
 use envbench_verdict::number;
 use envbench_verdict::{headline_rows, test_change};
-use std::fmt::Write;
+use maud::{Markup, html};
 
 pub(crate) fn baseline_name(comparison: &Comparison) -> String {
     comparison.sides.first().map(|s| format!("{}: {}", s.letter, s.name)).unwrap_or_default()
@@ -61,7 +61,7 @@ pub(crate) fn relative_charts(
              few samples.",
         )
     } else {
-        format!("<p class=\"single-change\">{}</p>\n", escape(&change_caption(&headline)))
+        html! { p class="single-change" { (change_caption(&headline)) } "\n" }
     });
     let mut others: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
@@ -79,7 +79,7 @@ pub(crate) fn relative_charts(
             .filter(|r| !headline.iter().any(|h| std::ptr::eq(*h, *r)))
             .collect();
         let title = format!("{}: change of {} per test", workloads.title(workload), metric_title(metric));
-        out.rest.push_str(&charts.changes(
+        out.rest.push(charts.changes(
             "relative",
             &change_rows_chart(comparison, &title, &rows),
             "Right is better whatever the metric's direction.",
@@ -165,7 +165,7 @@ pub(crate) fn bar_charts(
     let compared = comparison.sides.len() > 1;
     let tests_word = workloads.read_back(workload).tests_word();
     let mut out = Charted::default();
-    let mut single: Vec<String> = Vec::new();
+    let mut single: Vec<Markup> = Vec::new();
     let mut metrics: Vec<(&str, &str, Direction)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {
         if !metrics.iter().any(|(m, u, _)| *m == row.metric && *u == row.unit) {
@@ -195,12 +195,9 @@ pub(crate) fn bar_charts(
                             format!("{who}{} {unit}", number(c.summary.median))
                         })
                         .collect();
-                    single.push(format!(
-                        "<tr>{}{}{}</tr>",
-                        cell(&row.test_name()),
-                        cell(&metric_title(metric)),
-                        num(&values.join(", "))
-                    ));
+                    single.push(html! {
+                        tr { (cell(&row.test_name())) (cell(&metric_title(metric))) (num(&values.join(", "))) }
+                    });
                 }
                 continue;
             }
@@ -233,14 +230,14 @@ pub(crate) fn bar_charts(
             if out.headline.is_none() && headline.iter().any(|m| m == metric) {
                 out.headline = Some(figure);
             } else {
-                out.rest.push_str(&figure);
+                out.rest.push(figure);
                 out.count += 1;
             }
         }
     }
     if !single.is_empty() {
         let headings: Vec<String> = ["Test", "Metric", "Median"].map(String::from).to_vec();
-        let _ = writeln!(out.rest, "<h3>Single figures</h3>\n{}", table(&headings, &single));
+        out.rest.push(html! { h3 { "Single figures" } "\n" (table(&headings, &single)) "\n" });
     }
     out
 }
@@ -284,10 +281,10 @@ const GRID_METRICS: [&str; 3] = ["throughput", "iops", "latency_mean"];
 /// Write columns per side, each cell MB/s over IOPS and mean latency; in a comparison each side's cell says its
 /// change against the baseline. Empty unless at least two profiles have tests named `<profile> read` or
 /// `<profile> write` (the disk suite's `SEQ1M Q8T1 read`, `RND4K Q1T1 write`).
-pub(crate) fn read_write_grid(comparison: &Comparison, workload: &str) -> String {
+pub(crate) fn read_write_grid(comparison: &Comparison, workload: &str) -> Option<Markup> {
     let profiles = grid_profiles(comparison, workload);
     if profiles.len() < 2 {
-        return String::new();
+        return None;
     }
     let find = |test: &str, metric: &str| {
         comparison
@@ -302,52 +299,67 @@ pub(crate) fn read_write_grid(comparison: &Comparison, workload: &str) -> String
             headings.push(if compared { format!("{name} {}", side.letter) } else { name.to_string() });
         }
     }
-    let mut rows = Vec::new();
-    for (profile, _) in &profiles {
-        let mut row = format!("<tr><th scope=\"row\">{}</th>", escape(profile));
-        for (operation, _) in GRID_OPERATIONS {
-            let test = format!("{profile} {operation}");
-            for side in 0..comparison.sides.len() {
-                let mut lines: Vec<String> = Vec::new();
-                let mut change_line = String::new();
-                for (index, metric) in GRID_METRICS.iter().enumerate() {
-                    let Some(found) = find(&test, metric) else { continue };
-                    let Some(cell) = &found.cells[side] else { continue };
-                    let value = format!("{} {}", number(cell.summary.median), found.unit);
-                    lines.push(if index == 0 { format!("<b>{}</b>", escape(&value)) } else { escape(&value) });
-                    if index == 0
-                        && let Some(change) = &cell.change
-                    {
-                        let text = change_text(change, found.direction, metric_kind(&found.metric, &found.unit));
-                        let class = if !change.significance.is_significant() {
-                            "same"
-                        } else if says_better(&text) {
-                            "better"
-                        } else {
-                            "worse"
-                        };
-                        change_line = format!(
-                            "<br><span class=\"{class}\">{} {}</span>",
-                            escape(&text),
-                            escape(&significance_text(change.significance, change.p_value))
-                        );
-                    }
-                }
-                if lines.is_empty() {
-                    row.push_str("<td class=\"num\">-</td>");
+    let cell_of = |test: &str, side: usize| {
+        let mut lines: Vec<(bool, String)> = Vec::new();
+        let mut change_line = None;
+        for (index, metric) in GRID_METRICS.iter().enumerate() {
+            let Some(found) = find(test, metric) else { continue };
+            let Some(cell) = &found.cells[side] else { continue };
+            lines.push((index == 0, format!("{} {}", number(cell.summary.median), found.unit)));
+            if index == 0
+                && let Some(change) = &cell.change
+            {
+                let text = change_text(change, found.direction, metric_kind(&found.metric, &found.unit));
+                let class = if !change.significance.is_significant() {
+                    "same"
+                } else if says_better(&text) {
+                    "better"
                 } else {
-                    let _ = write!(row, "<td class=\"num grid\">{}{change_line}</td>", lines.join("<br>"));
+                    "worse"
+                };
+                change_line = Some((class, text, significance_text(change.significance, change.p_value)));
+            }
+        }
+        html! {
+            @if lines.is_empty() {
+                td class="num" { "-" }
+            } @else {
+                td class="num grid" {
+                    @for (at, (bold, value)) in lines.iter().enumerate() {
+                        @if at > 0 { br; }
+                        @if *bold { b { (value) } } @else { (value) }
+                    }
+                    @if let Some((class, text, significance)) = &change_line {
+                        br; span class=(class) { (text) " " (significance) }
+                    }
                 }
             }
         }
-        row.push_str("</tr>");
-        rows.push(row);
-    }
-    format!(
-        "<div class=\"disk-grid\" data-grid=\"read-write\">{}<p class=\"note\">Medians: MB/s (10^6 bytes/s) in \
-         bold, then IOPS and mean latency; the change is against A, by MB/s.</p></div>\n",
-        table(&headings, &rows)
-    )
+    };
+    let rows: Vec<Markup> = profiles
+        .iter()
+        .map(|(profile, _)| {
+            html! {
+                tr {
+                    th scope="row" { (profile) }
+                    @for (operation, _) in GRID_OPERATIONS {
+                        @for side in 0..comparison.sides.len() {
+                            (cell_of(&format!("{profile} {operation}"), side))
+                        }
+                    }
+                }
+            }
+        })
+        .collect();
+    Some(html! {
+        div class="disk-grid" data-grid="read-write" {
+            (table(&headings, &rows))
+            p class="note" {
+                "Medians: MB/s (10^6 bytes/s) in bold, then IOPS and mean latency; the change is against A, by MB/s."
+            }
+        }
+        "\n"
+    })
 }
 
 /// A caption naming each side's change per test, so the chart's message survives without colour.
@@ -391,7 +403,7 @@ pub(crate) fn percentile_charts(
     comparison: &Comparison,
     workload: &str,
     workloads: &Registry,
-) -> Vec<String> {
+) -> Vec<Markup> {
     let mut out = Vec::new();
     let mut tests: Vec<(String, String)> = Vec::new();
     for row in comparison.rows.iter().filter(|r| r.workload == workload) {

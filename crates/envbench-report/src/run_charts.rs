@@ -4,14 +4,14 @@
 
 use crate::axis::Scale;
 use crate::figures::Charts;
-use crate::html::{cell, escape, num, table};
+use crate::html::{cell, num, table};
 use crate::svg::{LineChart, LineSeries};
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
 use envbench_core::workload::{Registry, ScalingCurve};
 use envbench_store::StoredRun;
 use envbench_verdict::number;
 use envbench_verdict::{Side, run_name};
-use std::fmt::Write;
+use maud::{Markup, html};
 
 /// A run's name in a chart: the side's name, plus the run's own when the side has other runs like it.
 pub(crate) fn series_name(side: &Side, run: &StoredRun, alike: impl Fn(&StoredRun) -> bool) -> String {
@@ -28,7 +28,7 @@ pub(crate) fn has_series(run: &StoredRun) -> bool {
 
 /// Throughput and latency against concurrency, one line per run of a workload that draws a scaling curve, the knee
 /// marked and the latency target drawn.
-pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<String> {
+pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<Markup> {
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
     let mut first: Option<ScalingCurve> = None;
@@ -111,7 +111,7 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
 
 /// Throughput each second of each step, one chart per run (per test, for runs that keep several) of a workload that
 /// keeps a timeline: ramp-up, steady state, stalls (checkpoints) and cliffs show here and nowhere else.
-pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<String> {
+pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, workloads: &Registry) -> Vec<Markup> {
     let mut out = Vec::new();
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
@@ -159,8 +159,8 @@ pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, wor
 }
 
 /// Each fleet run's per-host breakdown: every step's shares with the start skew and each host's own sampler.
-pub(crate) fn fleet_hosts(sides: &[Side], workload: &str) -> String {
-    let mut out = String::new();
+pub(crate) fn fleet_hosts(sides: &[Side], workload: &str) -> Markup {
+    let mut out = Vec::new();
     for side in sides {
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
             let Some(value) = run.attachments.get(envbench_core::fleet::FLEET_ATTACHMENT) else { continue };
@@ -170,38 +170,34 @@ pub(crate) fn fleet_hosts(sides: &[Side], workload: &str) -> String {
             let name = series_name(side, run, |r| r.attachments.contains_key(envbench_core::fleet::FLEET_ATTACHMENT));
             let (headings, rows) = fleet.share_table();
             let text_columns = envbench_core::fleet::SHARE_TEXT_COLUMNS;
-            let rows: Vec<String> = rows
+            let rows: Vec<Markup> = rows
                 .iter()
                 .map(|row| {
-                    let cells: String = row
-                        .iter()
-                        .enumerate()
-                        .map(|(column, value)| if column < text_columns { cell(value) } else { num(value) })
-                        .collect();
-                    format!("<tr>{cells}</tr>")
+                    html! {
+                        tr {
+                            @for (column, value) in row.iter().enumerate() {
+                                (if column < text_columns { cell(value) } else { num(value) })
+                            }
+                        }
+                    }
                 })
                 .collect();
-            let _ = writeln!(
-                out,
-                "<details class=\"fleet\" open>\n<summary><h3>{}: {} hosts at once ({} transport), each host's share\
-                 </h3></summary>",
-                escape(&name),
-                fleet.hosts.len(),
-                escape(&fleet.transport)
-            );
-            out.push_str(&table(&headings, &rows));
-            for host in fleet.hosts.iter().filter(|h| h.error.is_some()) {
-                let _ = writeln!(
-                    out,
-                    "<p class=\"note\">{} took no (further) part: {}</p>",
-                    escape(&host.name),
-                    escape(host.error.as_deref().unwrap_or(""))
-                );
-            }
-            out.push_str("</details>\n");
+            out.push(html! {
+                details class="fleet" open {
+                    "\n" summary {
+                        h3 { (name) ": " (fleet.hosts.len()) " hosts at once (" (fleet.transport) " transport), each host's share" }
+                    }
+                    "\n" (table(&headings, &rows))
+                    @for host in fleet.hosts.iter().filter(|h| h.error.is_some()) {
+                        p class="note" { (host.name) " took no (further) part: " (host.error.as_deref().unwrap_or("")) }
+                        "\n"
+                    }
+                }
+                "\n"
+            });
         }
     }
-    out
+    html! { @for part in &out { (part) } }
 }
 
 /// The device figures a chart shows: the top of the storage chain (the first device watched).
@@ -210,7 +206,7 @@ fn top_disk<'a>(series: &SamplerSeries, disks: &'a [DiskFigures]) -> Option<&'a 
 }
 
 /// MB/s, IOPS and CPU (with steal) over time for one run.
-pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> String {
+pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> Markup {
     let seconds = |t_ms: u64| t_ms as f64 / 1000.0;
     let line = |name: &str, read: &dyn Fn(&DiskFigures) -> f64| LineSeries {
         name: name.to_string(),
@@ -233,9 +229,9 @@ pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> Str
         x_names: None,
         marks: Vec::new(),
     };
-    let mut out = String::new();
+    let mut out = Vec::new();
     if series.points.iter().any(|p| !p.disks.is_empty()) {
-        out.push_str(&charts.lines(
+        out.push(charts.lines(
             "sampler-mbps",
             &time_chart(
                 format!("{device}: throughput"),
@@ -244,7 +240,7 @@ pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> Str
             ),
             "iostat's rMB/s and wMB/s per sampler interval.",
         ));
-        out.push_str(&charts.lines(
+        out.push(charts.lines(
             "sampler-iops",
             &time_chart(
                 format!("{device}: I/O per second"),
@@ -259,7 +255,7 @@ pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> Str
         points: series.points.iter().map(|p| (seconds(p.t_ms), read(&p.cpu))).collect(),
         marked: None,
     };
-    out.push_str(&charts.lines(
+    out.push(charts.lines(
         "sampler-cpu",
         &time_chart(
             "CPU".into(),
@@ -273,5 +269,5 @@ pub(crate) fn sampler_charts(charts: &mut Charts, series: &SamplerSeries) -> Str
         ),
         "Steal is time the hypervisor gave this VM's CPUs to others: how a VM sees a busy host.",
     ));
-    out
+    html! { @for chart in &out { (chart) } }
 }

@@ -4,10 +4,9 @@
 //! The change chart (a forest plot against the baseline) is drawn in `change_chart` with these helpers.
 
 use crate::axis::{Axis, Scale};
-use crate::html::escape;
 use envbench_core::workload::TimelineMark;
 use envbench_verdict::number;
-use std::fmt::Write;
+use maud::{Markup, html};
 
 /// Okabe-Ito colours, most distinct first, each with the stroke colour that shows on it.
 const PALETTE: [(&str, &str); 8] = [
@@ -55,21 +54,25 @@ pub fn colour(index: usize) -> &'static str {
     PALETTE[index % PALETTE.len()].0
 }
 
-fn pattern_defs(chart_id: &str, count: usize) -> String {
-    let mut defs = String::from("<defs>");
-    for i in 0..count.min(PATTERNS.len()) {
-        let (colour, stroke) = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            defs,
-            r#"<pattern id="{chart_id}-p{i}" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="{colour}"/>"#
-        );
-        if !PATTERNS[i].is_empty() {
-            let _ = write!(defs, r#"<path d="{}" stroke="{stroke}" stroke-width="1.3" fill="{stroke}"/>"#, PATTERNS[i]);
+fn pattern_defs(chart_id: &str, count: usize) -> Markup {
+    html! {
+        defs {
+            @for i in 0..count.min(PATTERNS.len()) {
+                @let (colour, stroke) = PALETTE[i % PALETTE.len()];
+                pattern id={ (chart_id) "-p" (i) } patternUnits="userSpaceOnUse" width="8" height="8" {
+                    rect width="8" height="8" fill=(colour) {}
+                    @if !PATTERNS[i].is_empty() {
+                        path d=(PATTERNS[i]) stroke=(stroke) stroke-width="1.3" fill=(stroke) {}
+                    }
+                }
+            }
         }
-        defs.push_str("</pattern>");
     }
-    defs.push_str("</defs>");
-    defs
+}
+
+/// A number with one decimal, as every coordinate is drawn.
+pub(crate) fn f1(value: f64) -> String {
+    format!("{value:.1}")
 }
 
 /// A series of a bar chart: one value (and optional min..max) per category.
@@ -116,18 +119,23 @@ pub struct LineChart {
     pub marks: Vec<TimelineMark>,
 }
 
-pub(crate) fn open_svg(out: &mut String, chart_id: &str, title: &str, height: f64) {
-    let _ = write!(
-        out,
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-labelledby="{chart_id}-title"><title id="{chart_id}-title">{}</title>"#,
-        escape(title)
-    );
-    let _ = write!(
-        out,
-        r#"<text class="chart-title" x="{}" y="20" text-anchor="middle">{}</text>"#,
-        WIDTH / 2.0,
-        escape(title)
-    );
+/// A chart's frame: the SVG with its title (named for screen readers, and drawn as its heading), what goes above the
+/// plot (pattern definitions, the legend), and the plot, moved down by `extra` below a legend of several rows
+/// ([`legend_extra`]).
+pub(crate) fn frame(chart_id: &str, title: &str, height: f64, extra: f64, above: Markup, plot: Markup) -> Markup {
+    html! {
+        svg class="chart" viewBox={ "0 0 " (WIDTH) " " (height) } width=(WIDTH) height=(height) role="img"
+            aria-labelledby={ (chart_id) "-title" } {
+            title id={ (chart_id) "-title" } { (title) }
+            text class="chart-title" x=(WIDTH / 2.0) y="20" text-anchor="middle" { (title) }
+            (above)
+            @if extra > 0.0 {
+                g transform={ "translate(0 " (extra) ")" } { (plot) }
+            } @else {
+                (plot)
+            }
+        }
+    }
 }
 
 /// The height of one row of the legend.
@@ -161,121 +169,65 @@ pub(crate) fn legend_extra(names: &[String]) -> f64 {
 
 /// The legend: every series named, on as many rows as it takes ([`legend_extra`] is the room below the first).
 /// The caller shifts the plot down by that room.
-pub(crate) fn legend(out: &mut String, chart_id: &str, names: &[String], lines: bool) {
-    for (i, (name, (row, x))) in names.iter().zip(legend_layout(names)).enumerate() {
-        let y = 38.0 + row as f64 * LEGEND_ROW;
-        if lines {
-            let _ = write!(
-                out,
-                r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>"#,
-                x + 22.0,
-                colour(i),
-                DASHES[i % DASHES.len()]
-            );
-            out.push_str(&marker(i, x + 11.0, y, colour(i)));
-        } else {
-            let _ = write!(
-                out,
-                r#"<rect x="{x}" y="{}" width="16" height="12" fill="{}" stroke="{GRID_STROKE}" stroke-width="0.6"/>"#,
-                y - 6.0,
-                fill(chart_id, i)
-            );
+pub(crate) fn legend(chart_id: &str, names: &[String], lines: bool) -> Markup {
+    html! {
+        @for (i, (name, (row, x))) in names.iter().zip(legend_layout(names)).enumerate() {
+            @let y = 38.0 + row as f64 * LEGEND_ROW;
+            @if lines {
+                line x1=(x) y1=(y) x2=(x + 22.0) y2=(y) stroke=(colour(i)) stroke-width="2"
+                    stroke-dasharray=(DASHES[i % DASHES.len()]) {}
+                (marker(i, x + 11.0, y, colour(i)))
+            } @else {
+                rect x=(x) y=(y - 6.0) width="16" height="12" fill=(fill(chart_id, i)) stroke=(GRID_STROKE)
+                    stroke-width="0.6" {}
+            }
+            text class="legend" x=(x + 26.0) y=(y + 4.0) { (shortened(name, 60)) }
         }
-        let shown: String =
-            if name.chars().count() > 60 { name.chars().take(59).chain(['…']).collect() } else { name.clone() };
-        let _ = write!(out, r#"<text class="legend" x="{}" y="{}">{}</text>"#, x + 26.0, y + 4.0, escape(&shown));
     }
 }
 
-/// Open the group that holds the plot below a legend of several rows.
-pub(crate) fn open_plot(out: &mut String, extra: f64) {
-    if extra > 0.0 {
-        let _ = write!(out, r#"<g transform="translate(0 {extra})">"#);
-    }
-}
-
-/// Close what [`open_plot`] opened, and the SVG.
-pub(crate) fn close_svg(out: &mut String, extra: f64) {
-    if extra > 0.0 {
-        out.push_str("</g>");
-    }
-    out.push_str("</svg>");
+/// `text` cut to `limit` characters, the last an ellipsis, when it is longer.
+pub(crate) fn shortened(text: &str, limit: usize) -> String {
+    if text.chars().count() > limit { text.chars().take(limit - 1).chain(['…']).collect() } else { text.to_string() }
 }
 
 /// A marker shape for series i at (x, y).
-fn marker(index: usize, x: f64, y: f64, colour: &str) -> String {
+fn marker(index: usize, x: f64, y: f64, colour: &str) -> Markup {
     let s = 4.5;
-    let stroke = r##"stroke="#000" stroke-width="0.8""##;
-    match index % 6 {
-        0 => format!(r#"<circle cx="{x}" cy="{y}" r="{s}" fill="{colour}" {stroke}/>"#),
-        1 => format!(
-            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{colour}" {stroke}/>"#,
-            x - s,
-            y - s,
-            2.0 * s,
-            2.0 * s
-        ),
-        2 => format!(
-            r#"<path d="M{x},{} L{},{} L{},{} Z" fill="{colour}" {stroke}/>"#,
-            y - s - 1.0,
-            x + s + 1.0,
-            y + s,
-            x - s - 1.0,
-            y + s
-        ),
-        3 => format!(
-            r#"<path d="M{x},{} L{},{y} L{x},{} L{},{y} Z" fill="{colour}" {stroke}/>"#,
-            y - s - 1.5,
-            x + s + 1.5,
-            y + s + 1.5,
-            x - s - 1.5
-        ),
-        4 => format!(
-            r#"<path d="M{},{} L{},{} M{},{} L{},{}" stroke="{colour}" stroke-width="2.6"/>"#,
-            x - s,
-            y - s,
-            x + s,
-            y + s,
-            x - s,
-            y + s,
-            x + s,
-            y - s
-        ),
-        _ => format!(
-            r#"<path d="M{x},{} L{},{} L{},{} Z" fill="{colour}" {stroke}/>"#,
-            y + s + 1.0,
-            x + s + 1.0,
-            y - s,
-            x - s - 1.0,
-            y - s
-        ),
+    let (stroke, width) = ("#000", "0.8");
+    html! {
+        @match index % 6 {
+            0 => circle cx=(x) cy=(y) r=(s) fill=(colour) stroke=(stroke) stroke-width=(width) {},
+            1 => rect x=(x - s) y=(y - s) width=(2.0 * s) height=(2.0 * s) fill=(colour) stroke=(stroke)
+                stroke-width=(width) {},
+            2 => path d={ "M" (x) "," (y - s - 1.0) " L" (x + s + 1.0) "," (y + s) " L" (x - s - 1.0) "," (y + s) " Z" }
+                fill=(colour) stroke=(stroke) stroke-width=(width) {},
+            3 => path d={ "M" (x) "," (y - s - 1.5) " L" (x + s + 1.5) "," (y) " L" (x) "," (y + s + 1.5) " L"
+                (x - s - 1.5) "," (y) " Z" } fill=(colour) stroke=(stroke) stroke-width=(width) {},
+            4 => path d={ "M" (x - s) "," (y - s) " L" (x + s) "," (y + s) " M" (x - s) "," (y + s) " L" (x + s) ","
+                (y - s) } stroke=(colour) stroke-width="2.6" {},
+            _ => path d={ "M" (x) "," (y + s + 1.0) " L" (x + s + 1.0) "," (y - s) " L" (x - s - 1.0) "," (y - s) " Z" }
+                fill=(colour) stroke=(stroke) stroke-width=(width) {},
+        }
     }
 }
 
 /// Horizontal grid lines and tick labels of a value axis on the left.
-fn value_axis(out: &mut String, axis: &Axis, label: &str, right_edge: f64) {
-    for tick in &axis.ticks {
-        let y = PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(*tick));
-        let _ = write!(out, r#"<line class="grid" x1="{LEFT}" y1="{y:.1}" x2="{right_edge}" y2="{y:.1}"/>"#);
-        let _ = write!(
-            out,
-            r#"<text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            LEFT - 6.0,
-            y + 4.0,
-            number(*tick)
-        );
+fn value_axis(axis: &Axis, label: &str, right_edge: f64) -> Markup {
+    html! {
+        @for tick in &axis.ticks {
+            @let y = PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(*tick));
+            line class="grid" x1=(LEFT) y1=(f1(y)) x2=(right_edge) y2=(f1(y)) {}
+            text class="tick" x=(LEFT - 6.0) y=(f1(y + 4.0)) text-anchor="end" { (number(*tick)) }
+        }
+        line class="axis" x1=(LEFT) y1=(PLOT_TOP) x2=(LEFT) y2=(PLOT_TOP + PLOT_HEIGHT) {}
+        text class="axis-label" transform={ "translate(16 " (PLOT_TOP + PLOT_HEIGHT / 2.0) ") rotate(-90)" }
+            text-anchor="middle" { (label) }
     }
-    let _ = write!(
-        out,
-        r#"<line class="axis" x1="{LEFT}" y1="{PLOT_TOP}" x2="{LEFT}" y2="{}"/><text class="axis-label" transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
-        PLOT_TOP + PLOT_HEIGHT,
-        PLOT_TOP + PLOT_HEIGHT / 2.0,
-        escape(label)
-    );
 }
 
 /// Grouped bars with value labels, whiskers from min to max, a pattern per series and a legend.
-pub fn bar_chart(chart: &BarChart, chart_id: &str) -> String {
+pub fn bar_chart(chart: &BarChart, chart_id: &str) -> Markup {
     let values = chart.series.iter().flat_map(|s| s.values.iter().flatten().copied());
     let highs = chart.series.iter().flat_map(|s| s.ranges.iter().flatten().map(|r| r.1));
     let max = values.chain(highs).fold(0.0f64, f64::max);
@@ -288,89 +240,53 @@ pub fn bar_chart(chart: &BarChart, chart_id: &str) -> String {
     let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
     let extra = legend_extra(&names);
     let height = PLOT_TOP + PLOT_HEIGHT + label_room + 10.0 + extra;
-    let mut out = String::new();
-    open_svg(&mut out, chart_id, &chart.title, height);
-    out.push_str(&pattern_defs(chart_id, series));
-    legend(&mut out, chart_id, &names, false);
-    open_plot(&mut out, extra);
-    value_axis(&mut out, &axis, &chart.value_label, WIDTH - RIGHT);
     let group_width = (WIDTH - LEFT - RIGHT) / groups as f64;
     let bar_width = (group_width * 0.8 / series as f64).min(60.0);
     let baseline = PLOT_TOP + PLOT_HEIGHT;
-    for (g, category) in chart.categories.iter().enumerate() {
-        let group_left = LEFT + g as f64 * group_width + (group_width - bar_width * series as f64) / 2.0;
-        for (s, line) in chart.series.iter().enumerate() {
-            let Some(value) = line.values.get(g).copied().flatten() else { continue };
-            let x = group_left + s as f64 * bar_width;
-            let top = PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(value.max(0.0)));
-            let _ = write!(
-                out,
-                r#"<rect class="bar" x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}" stroke="{GRID_STROKE}" stroke-width="0.6"><title>{}: {}</title></rect>"#,
-                bar_width - 2.0,
-                baseline - top,
-                fill(chart_id, s),
-                escape(&format!("{} — {category}", line.name)),
-                number(value)
-            );
-            let centre = x + (bar_width - 2.0) / 2.0;
-            let mut label_y = top - 4.0;
-            if let Some((low, high)) = line.ranges.get(g).copied().flatten() {
-                let (y_low, y_high) = (
-                    PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(low.max(0.0))),
-                    PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(high.max(0.0))),
-                );
-                let _ = write!(
-                    out,
-                    r#"<path class="whisker" d="M{centre:.1},{y_low:.1} V{y_high:.1} M{:.1},{y_low:.1} h6 M{:.1},{y_high:.1} h6"/>"#,
-                    centre - 3.0,
-                    centre - 3.0
-                );
-                label_y = label_y.min(y_high - 4.0);
+    let y_of = |value: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - axis.fraction(value.max(0.0)));
+    let plot = html! {
+        (value_axis(&axis, &chart.value_label, WIDTH - RIGHT))
+        @for (g, category) in chart.categories.iter().enumerate() {
+            @let group_left = LEFT + g as f64 * group_width + (group_width - bar_width * series as f64) / 2.0;
+            @for (s, line) in chart.series.iter().enumerate() {
+                @if let Some(value) = line.values.get(g).copied().flatten() {
+                    @let x = group_left + s as f64 * bar_width;
+                    @let top = y_of(value);
+                    rect class="bar" x=(f1(x)) y=(f1(top)) width=(f1(bar_width - 2.0)) height=(f1(baseline - top))
+                        fill=(fill(chart_id, s)) stroke=(GRID_STROKE) stroke-width="0.6" {
+                        title { (line.name) " — " (category) ": " (number(value)) }
+                    }
+                    @let centre = x + (bar_width - 2.0) / 2.0;
+                    @let range = line.ranges.get(g).copied().flatten().map(|(low, high)| (y_of(low), y_of(high)));
+                    @if let Some((y_low, y_high)) = range {
+                        path class="whisker" d={ "M" (f1(centre)) "," (f1(y_low)) " V" (f1(y_high)) " M"
+                            (f1(centre - 3.0)) "," (f1(y_low)) " h6 M" (f1(centre - 3.0)) "," (f1(y_high)) " h6" } {}
+                    }
+                    @let label_y = range.map_or(top - 4.0, |(_, y_high)| (top - 4.0).min(y_high - 4.0));
+                    @if bar_width >= 34.0 {
+                        text class="value" x=(f1(centre)) y=(f1(label_y)) text-anchor="middle" { (number(value)) }
+                    } @else {
+                        text class="value" transform={ "translate(" (f1(centre + 3.0)) " " (f1(label_y)) ") rotate(-90)" }
+                            { (number(value)) }
+                    }
+                }
             }
-            if bar_width >= 34.0 {
-                let _ = write!(
-                    out,
-                    r#"<text class="value" x="{centre:.1}" y="{label_y:.1}" text-anchor="middle">{}</text>"#,
-                    number(value)
-                );
-            } else {
-                let _ = write!(
-                    out,
-                    r#"<text class="value" transform="translate({:.1} {label_y:.1}) rotate(-90)">{}</text>"#,
-                    centre + 3.0,
-                    number(value)
-                );
+            @let centre = LEFT + (g as f64 + 0.5) * group_width;
+            @if slanted {
+                text class="category" transform={ "translate(" (f1(centre)) " " (baseline + 14.0) ") rotate(-35)" }
+                    text-anchor="end" { (shortened(category, 40)) }
+            } @else {
+                text class="category" x=(f1(centre)) y=(baseline + 18.0) text-anchor="middle" { (category) }
             }
         }
-        let centre = LEFT + (g as f64 + 0.5) * group_width;
-        let shown: String = if slanted && category.chars().count() > 40 {
-            category.chars().take(39).chain(['…']).collect()
-        } else {
-            category.clone()
-        };
-        if slanted {
-            let _ = write!(
-                out,
-                r#"<text class="category" transform="translate({centre:.1} {}) rotate(-35)" text-anchor="end">{}</text>"#,
-                baseline + 14.0,
-                escape(&shown)
-            );
-        } else {
-            let _ = write!(
-                out,
-                r#"<text class="category" x="{centre:.1}" y="{}" text-anchor="middle">{}</text>"#,
-                baseline + 18.0,
-                escape(&shown)
-            );
-        }
-    }
-    let _ = write!(out, r#"<line class="axis" x1="{LEFT}" y1="{baseline}" x2="{}" y2="{baseline}"/>"#, WIDTH - RIGHT);
-    close_svg(&mut out, extra);
-    out
+        line class="axis" x1=(LEFT) y1=(baseline) x2=(WIDTH - RIGHT) y2=(baseline) {}
+    };
+    let above = html! { (pattern_defs(chart_id, series)) (legend(chart_id, &names, false)) };
+    frame(chart_id, &chart.title, height, extra, above, plot)
 }
 
 /// Lines with a marker shape and dash style per series, an optional reference line, and marked points.
-pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
+pub fn line_chart(chart: &LineChart, chart_id: &str) -> Markup {
     let points = || chart.series.iter().flat_map(|s| s.points.iter());
     let (x_min, x_max) = points().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
     let (mut y_min, mut y_max) =
@@ -398,111 +314,71 @@ pub fn line_chart(chart: &LineChart, chart_id: &str) -> String {
     let plot_width = WIDTH - LEFT - RIGHT;
     let x_of = |x: f64| LEFT + plot_width * x_axis.fraction(x);
     let y_of = |y: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - y_axis.fraction(y));
-    let mut out = String::new();
-    open_svg(&mut out, chart_id, &chart.title, height);
-    legend(&mut out, chart_id, &names, true);
-    open_plot(&mut out, extra);
-    value_axis(&mut out, &y_axis, &chart.y_label, WIDTH - RIGHT);
     let baseline = PLOT_TOP + PLOT_HEIGHT;
-    for tick in &x_axis.ticks {
-        let x = x_of(*tick);
-        let label = match &chart.x_names {
-            Some(names) => names.get(*tick as usize).cloned().unwrap_or_default(),
-            None => number(*tick),
-        };
-        let _ = write!(
-            out,
-            r#"<line class="axis" x1="{x:.1}" y1="{baseline}" x2="{x:.1}" y2="{}"/><text class="tick" x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            baseline + 5.0,
-            baseline + 18.0,
-            escape(&label)
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<line class="axis" x1="{LEFT}" y1="{baseline}" x2="{}" y2="{baseline}"/><text class="axis-label" x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        WIDTH - RIGHT,
-        LEFT + plot_width / 2.0,
-        baseline + 40.0,
-        escape(&chart.x_label)
-    );
-    if let Some((value, label)) = &chart.reference {
-        let y = y_of(*value);
-        let _ = write!(
-            out,
-            r#"<line class="reference" x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}"/><text class="reference-label" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            WIDTH - RIGHT,
-            WIDTH - RIGHT - 4.0,
-            y - 5.0,
-            escape(label)
-        );
-    }
-    for mark in &chart.marks {
-        match mark {
-            TimelineMark::Span { from, to, label } => {
-                let (x1, x2) = (x_of(*from), x_of(*to));
-                let _ = write!(
-                    out,
-                    r#"<rect class="span" x="{x1:.1}" y="{PLOT_TOP}" width="{:.1}" height="{PLOT_HEIGHT}"/><text class="mark-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                    (x2 - x1).max(1.0),
-                    (x1 + x2) / 2.0,
-                    PLOT_TOP + 14.0,
-                    escape(label)
-                );
-            }
-            TimelineMark::At { x, label } => {
-                let x = x_of(*x);
-                let _ = write!(
-                    out,
-                    r#"<line class="reference" x1="{x:.1}" y1="{PLOT_TOP}" x2="{x:.1}" y2="{baseline}"/><text class="mark-label" x="{:.1}" y="{:.1}">{}</text>"#,
-                    x + 4.0,
-                    PLOT_TOP + 30.0,
-                    escape(label)
-                );
+    let tick_label = |tick: f64| match &chart.x_names {
+        Some(names) => names.get(tick as usize).cloned().unwrap_or_default(),
+        None => number(tick),
+    };
+    let plot = html! {
+        (value_axis(&y_axis, &chart.y_label, WIDTH - RIGHT))
+        @for tick in &x_axis.ticks {
+            @let x = f1(x_of(*tick));
+            line class="axis" x1=(x) y1=(baseline) x2=(x) y2=(baseline + 5.0) {}
+            text class="tick" x=(x) y=(baseline + 18.0) text-anchor="middle" { (tick_label(*tick)) }
+        }
+        line class="axis" x1=(LEFT) y1=(baseline) x2=(WIDTH - RIGHT) y2=(baseline) {}
+        text class="axis-label" x=(LEFT + plot_width / 2.0) y=(baseline + 40.0) text-anchor="middle" { (chart.x_label) }
+        @if let Some((value, label)) = &chart.reference {
+            @let y = y_of(*value);
+            line class="reference" x1=(LEFT) y1=(f1(y)) x2=(WIDTH - RIGHT) y2=(f1(y)) {}
+            text class="reference-label" x=(WIDTH - RIGHT - 4.0) y=(f1(y - 5.0)) text-anchor="end" { (label) }
+        }
+        @for mark in &chart.marks {
+            @match mark {
+                TimelineMark::Span { from, to, label } => {
+                    @let (x1, x2) = (x_of(*from), x_of(*to));
+                    rect class="span" x=(f1(x1)) y=(PLOT_TOP) width=(f1((x2 - x1).max(1.0))) height=(PLOT_HEIGHT) {}
+                    text class="mark-label" x=(f1((x1 + x2) / 2.0)) y=(f1(PLOT_TOP + 14.0)) text-anchor="middle" { (label) }
+                }
+                TimelineMark::At { x, label } => {
+                    @let x = x_of(*x);
+                    line class="reference" x1=(f1(x)) y1=(PLOT_TOP) x2=(f1(x)) y2=(baseline) {}
+                    text class="mark-label" x=(f1(x + 4.0)) y=(f1(PLOT_TOP + 30.0)) { (label) }
+                }
             }
         }
-    }
-    for (i, line) in chart.series.iter().enumerate() {
-        let path: Vec<String> = line
-            .points
-            .iter()
-            .enumerate()
-            .map(|(j, (x, y))| format!("{}{:.1},{:.1}", if j == 0 { "M" } else { "L" }, x_of(*x), y_of(*y)))
-            .collect();
-        let _ = write!(
-            out,
-            r#"<path class="line" d="{}" stroke="{}" stroke-dasharray="{}"/>"#,
-            path.join(" "),
-            colour(i),
-            DASHES[i % DASHES.len()]
-        );
-        if line.points.len() <= 60 {
-            for (x, y) in &line.points {
-                out.push_str(&marker(i, x_of(*x), y_of(*y), colour(i)));
+        @for (i, line) in chart.series.iter().enumerate() {
+            @let steps: Vec<String> = line
+                .points
+                .iter()
+                .enumerate()
+                .map(|(j, (x, y))| format!("{}{:.1},{:.1}", if j == 0 { "M" } else { "L" }, x_of(*x), y_of(*y)))
+                .collect();
+            path class="line" d=(steps.join(" ")) stroke=(colour(i)) stroke-dasharray=(DASHES[i % DASHES.len()]) {}
+            @if line.points.len() <= 60 {
+                @for (x, y) in &line.points {
+                    (marker(i, x_of(*x), y_of(*y), colour(i)))
+                }
             }
-        }
-        if let Some((index, label)) = &line.marked
-            && let Some((x, y)) = line.points.get(*index)
-        {
-            let (cx, cy) = (x_of(*x), y_of(*y));
-            // Right of the mark, or left of it where the label would run past the chart's right edge.
-            let (label_x, anchor) = if cx + 12.0 + mark_label_width(label) > WIDTH - RIGHT {
-                (cx - 12.0, "end")
-            } else {
-                (cx + 12.0, "start")
-            };
-            let _ = write!(
-                out,
-                r#"<circle class="mark" cx="{cx:.1}" cy="{cy:.1}" r="10"/><text class="mark-label" x="{label_x:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+            @if let Some((index, label)) = &line.marked
+                && let Some((x, y)) = line.points.get(*index) {
+                @let (cx, cy) = (x_of(*x), y_of(*y));
+                // Right of the mark, or left of it where the label would run past the chart's right edge.
+                @let (label_x, anchor) = if cx + 12.0 + mark_label_width(label) > WIDTH - RIGHT {
+                    (cx - 12.0, "end")
+                } else {
+                    (cx + 12.0, "start")
+                };
+                circle class="mark" cx=(f1(cx)) cy=(f1(cy)) r="10" {}
                 // Marks of several series at one point must not print over each other.
-                (cy - 12.0 - 14.0 * i as f64).max(PLOT_TOP + 10.0),
-                escape(label)
-            );
+                text class="mark-label" x=(f1(label_x)) y=(f1((cy - 12.0 - 14.0 * i as f64).max(PLOT_TOP + 10.0)))
+                    text-anchor=(anchor) { (label) }
+            }
         }
-    }
-    close_svg(&mut out, extra);
-    out
+    };
+    frame(chart_id, &chart.title, height, extra, legend(chart_id, &names, true), plot)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,12 +402,12 @@ mod tests {
             x_names: None,
             marks: Vec::new(),
         };
-        let last = line_chart(&chart(3), "k");
+        let last = line_chart(&chart(3), "k").into_string();
         let label = last.split("class=\"mark-label\" ").nth(1).unwrap();
         assert!(label.contains("text-anchor=\"end\""), "{label}");
         let x: f64 = label.split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         assert!(x <= WIDTH - RIGHT && x - mark_label_width("knee J=8") >= 0.0, "{x}");
-        let first = line_chart(&chart(0), "k");
+        let first = line_chart(&chart(0), "k").into_string();
         assert!(first.split("class=\"mark-label\" ").nth(1).unwrap().contains("text-anchor=\"start\""));
     }
 
@@ -557,7 +433,7 @@ mod tests {
             x_names: None,
             marks: Vec::new(),
         };
-        let svg = line_chart(&chart, "h");
+        let svg = line_chart(&chart, "h").into_string();
         for i in 0..9 {
             assert!(svg.contains(&format!(">RND4K Q{i}T1 read against the first run<")), "series {i} unnamed");
         }

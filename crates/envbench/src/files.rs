@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn envbench_recognises_its_own_files_only() {
-        let report = envbench_report::html::page("envbench report", "<p>x</p>");
+        let report = envbench_report::html::page("envbench report", envbench_report::html::cell("x"));
         assert!(is_envbench_output(&report));
         assert!(is_envbench_output(&format!("{}\nx,y\n", envbench_export::SAMPLE_COLUMNS.join(","))));
         assert!(is_envbench_output("[\n  {\n    \"run\": \"abc\",\n"));

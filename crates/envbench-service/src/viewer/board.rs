@@ -8,10 +8,11 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_core::workload::Registry;
-use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::html::{cell, num, page, table};
 use envbench_report::leaderboard::Class;
 use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::ordinal;
+use maud::{Markup, html as markup};
 use std::collections::BTreeMap;
 
 /// `/leaderboard?workload=W&hypervisor=...`: every environment ranked on one workload, default and tuned options
@@ -20,49 +21,12 @@ pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): Raw
     use envbench_report::leaderboard::FILTER_FIELDS;
     let query = parse_query(query.as_deref());
     with_store(viewer, move |store, workloads| {
-        let mut body = navigation();
         check_leaderboard_query(&query, workloads)?;
         let Some((board, present)) = load_leaderboard(store, workloads, &query)? else {
-            body.push_str("<h1>Leaderboard</h1>\n<p>No complete runs yet.</p>\n");
-            return Ok(html(page("envbench leaderboard", &body)));
+            let body = markup! { (navigation()) h1 { "Leaderboard" } "\n" p { "No complete runs yet." } "\n" };
+            return Ok(html(page("envbench leaderboard", body)));
         };
         let workload = board.workload.as_str();
-        body.push_str(&format!("<h1>Leaderboard: {}</h1>\n", escape(&board.title)));
-        let links: Vec<String> = present
-            .iter()
-            .map(|w| {
-                if *w == workload {
-                    format!("<strong>{}</strong>", escape(w))
-                } else {
-                    format!("<a href=\"/leaderboard?workload={}\">{}</a>", percent_encode(w), escape(w))
-                }
-            })
-            .collect();
-        body.push_str(&format!("<p>Workloads: {}</p>\n", links.join(" · ")));
-        body.push_str(&format!(
-            "<form method=\"get\" action=\"/leaderboard\"><input type=\"hidden\" name=\"workload\" value=\"{}\">",
-            escape(workload)
-        ));
-        for (name, label) in FILTER_FIELDS {
-            let chosen = board.filters.get(name);
-            let mut select =
-                format!("<label>{} <select name=\"{name}\"><option value=\"\">any</option>", escape(label));
-            for value in board.choices.get(name).into_iter().flatten() {
-                let selected = if chosen == Some(value.as_str()) { " selected" } else { "" };
-                select.push_str(&format!("<option{selected}>{}</option>", escape(value)));
-            }
-            select.push_str("</select></label> ");
-            body.push_str(&select);
-        }
-        body.push_str("<button type=\"submit\">Filter</button></form>\n");
-        body.push_str(
-            "<p class=\"note\">Each environment's score: its median on every headline test against the median of the \
-             environments in its list, direction-aware, as a geometric mean (1.20x faster than the median: its tests \
-             run 1.20 times as fast as the middle environment's). An environment's figure is its latest runs (at most \
-             5); on a service, each submitter's runs of it are an entry of their own, so nobody's uploads move \
-             another's figure. Runs with a built-in profile's options and tuned runs are ranked apart; disturbed runs \
-             and memory-backed storage are listed apart, unranked.</p>\n",
-        );
         let priced =
             [&board.default, &board.tuned, &board.flagged].iter().any(|l| l.iter().any(|e| e.price_per_hour.is_some()));
         let headings: Vec<String> = ["#", "Environment", "Score", "Beats", "Runs", "Tests"]
@@ -84,65 +48,103 @@ pub(super) async fn leaderboard_page(State(viewer): Shared, RawQuery(query): Raw
             ("Tuned options", &board.tuned, empty_list_reason(&board, Class::Tuned)),
             ("Flagged: disturbed, or memory-backed storage (not ranked)", &board.flagged, "None.".to_string()),
         ];
-        for (title, entries, none) in sections {
-            body.push_str(&format!("<h2>{}</h2>\n", escape(title)));
-            if entries.is_empty() {
-                body.push_str(&format!("<p>{}</p>\n", escape(&none)));
-                continue;
-            }
-            let others = entries.len().saturating_sub(1);
-            let rows: Vec<String> = entries
-                .iter()
-                .map(|e| {
-                    let mut row = format!(
-                        "<tr>{}<td>{}{}{}</td>{}{}{}{}",
-                        num(&e.position.map(ordinal).unwrap_or_else(|| "-".into())),
-                        entry_name(e),
-                        match e.flagged_runs {
-                            0 => String::new(),
-                            n => format!(
-                                " <span class=\"note\">({n} flagged run{} left out)</span>",
-                                envbench_core::text::plural(n)
-                            ),
-                        },
-                        e.submitter.as_ref().map_or(String::new(), |s| format!(
-                            " <span class=\"submitter\">by <a href=\"/?submitter={}\">{}</a></span>",
-                            percent_encode(s),
-                            escape(s)
-                        )),
-                        num(&e.score.map(envbench_report::leaderboard::score_words).unwrap_or_else(|| "-".into())),
-                        num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(|| "-".into())),
-                        num(&e.runs.len().to_string()),
-                        num(&e.tests.to_string()),
-                    );
-                    if priced {
-                        let per_price =
-                            e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
-                        row.push_str(&num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(|| "-".into())));
-                        if board.cost_unit.is_some() {
-                            let cost = e.unit_cost.map(envbench_verdict::cost_number);
-                            row.push_str(&num(&cost.unwrap_or_else(|| "-".into())));
+        let dash = || "-".to_string();
+        let row = |e: &envbench_report::leaderboard::Entry, others: usize| {
+            let per_price = e.score.zip(e.price_per_hour).map(|(score, price)| format!("{:.3}", score / price));
+            markup! {
+                tr {
+                    (num(&e.position.map(ordinal).unwrap_or_else(dash)))
+                    td {
+                        (entry_name(e))
+                        @if e.flagged_runs > 0 {
+                            " " span class="note" {
+                                "(" (e.flagged_runs) " flagged run" (envbench_core::text::plural(e.flagged_runs))
+                                " left out)"
+                            }
                         }
-                        row.push_str(&num(&per_price.unwrap_or_else(|| "-".into())));
+                        @if let Some(submitter) = &e.submitter {
+                            " " span class="submitter" {
+                                "by " a href={ "/?submitter=" (percent_encode(submitter)) } { (submitter) }
+                            }
+                        }
                     }
-                    for value in &e.fields {
-                        row.push_str(&cell(value));
+                    (num(&e.score.map(envbench_report::leaderboard::score_words).unwrap_or_else(dash)))
+                    (num(&e.percentile.map(|p| format!("{p:.0}% of {others}")).unwrap_or_else(dash)))
+                    (num(&e.runs.len().to_string()))
+                    (num(&e.tests.to_string()))
+                    @if priced {
+                        (num(&e.price_per_hour.map(|p| p.to_string()).unwrap_or_else(dash)))
+                        @if board.cost_unit.is_some() {
+                            (num(&e.unit_cost.map(envbench_verdict::cost_number).unwrap_or_else(dash)))
+                        }
+                        (num(&per_price.unwrap_or_else(dash)))
                     }
-                    row.push_str("</tr>");
-                    row
-                })
-                .collect();
-            body.push_str(&table(&headings, &rows));
-        }
-        Ok(html(page(&format!("envbench leaderboard: {}", board.title), &body)))
+                    @for value in &e.fields { (cell(value)) }
+                }
+            }
+        };
+        let body = markup! {
+            (navigation())
+            h1 { "Leaderboard: " (board.title) } "\n"
+            p {
+                "Workloads: "
+                @for (at, w) in present.iter().enumerate() {
+                    @if at > 0 { " · " }
+                    @if *w == workload {
+                        strong { (w) }
+                    } @else {
+                        a href={ "/leaderboard?workload=" (percent_encode(w)) } { (w) }
+                    }
+                }
+            }
+            "\n"
+            form method="get" action="/leaderboard" {
+                input type="hidden" name="workload" value=(workload);
+                @for (name, label) in FILTER_FIELDS {
+                    @let chosen = board.filters.get(name);
+                    label {
+                        (label) " "
+                        select name=(name) {
+                            option value="" { "any" }
+                            @for value in board.choices.get(name).into_iter().flatten() {
+                                option selected[chosen == Some(value.as_str())] { (value) }
+                            }
+                        }
+                    }
+                    " "
+                }
+                button type="submit" { "Filter" }
+            }
+            "\n"
+            p class="note" {
+                "Each environment's score: its median on every headline test against the median of the environments \
+                 in its list, direction-aware, as a geometric mean (1.20x faster than the median: its tests run 1.20 \
+                 times as fast as the middle environment's). An environment's figure is its latest runs (at most 5); \
+                 on a service, each submitter's runs of it are an entry of their own, so nobody's uploads move \
+                 another's figure. Runs with a built-in profile's options and tuned runs are ranked apart; disturbed \
+                 runs and memory-backed storage are listed apart, unranked."
+            }
+            "\n"
+            @for (title, entries, none) in &sections {
+                h2 { (title) } "\n"
+                @if entries.is_empty() {
+                    p { (none) } "\n"
+                } @else {
+                    @let rows: Vec<Markup> =
+                        entries.iter().map(|e| row(e, entries.len().saturating_sub(1))).collect();
+                    (table(&headings, &rows))
+                }
+            }
+        };
+        Ok(html(page(&format!("envbench leaderboard: {}", board.title), body)))
     })
     .await
 }
 
 /// A leaderboard entry's name: its labels, linked to its environment page, with the fingerprint's name beneath; the
 /// fingerprint's name alone when its runs carry no label.
-pub(super) fn entry_name(entry: &envbench_report::leaderboard::Entry) -> String {
-    let link = |text: &str| format!("<a href=\"/environment/{}\">{}</a>", escape(&entry.environment.id), escape(text));
+pub(super) fn entry_name(entry: &envbench_report::leaderboard::Entry) -> Markup {
+    let link = |text: &str| markup! { a href={ "/environment/" (entry.environment.id) } { (text) } };
     if entry.labels.is_empty() {
         return link(&entry.environment.name);
     }
@@ -150,7 +152,7 @@ pub(super) fn entry_name(entry: &envbench_report::leaderboard::Entry) -> String 
     if entry.labels.len() > 3 {
         labels.push_str(&format!(" +{}", entry.labels.len() - 3));
     }
-    format!("{}<br><span class=\"fingerprint\">{}</span>", link(&labels), escape(&entry.environment.name))
+    markup! { (link(&labels)) br; span class="fingerprint" { (entry.environment.name) } }
 }
 
 /// Why a leaderboard list is empty, in words: filters that leave nothing, runs that are all flagged (the usual
@@ -252,50 +254,53 @@ pub(super) fn percentiles_section(
     board: &envbench_report::leaderboard::Leaderboard,
     run: &envbench_core::model::StoredRun,
     workloads: &Registry,
-) -> String {
+) -> Markup {
     use envbench_report::leaderboard::{Class, class, test_percentiles};
     let class = class(run);
-    let mut body = "<h2>Among the environments here</h2>\n".to_string();
+    let heading = markup! { h2 { "Among the environments here" } "\n" };
     if class == Class::Flagged {
-        body.push_str(
-            "<p>Not ranked: this run is flagged (disturbed by other load, or its storage is memory), and flagged runs \
-             are listed apart on the <a href=\"/leaderboard\">leaderboard</a>.</p>\n",
-        );
-        return body;
+        return markup! {
+            (heading)
+            p {
+                "Not ranked: this run is flagged (disturbed by other load, or its storage is memory), and flagged \
+                 runs are listed apart on the " a href="/leaderboard" { "leaderboard" } "."
+            }
+            "\n"
+        };
     }
     let percentiles = test_percentiles(board, run, workloads);
     if percentiles.iter().all(|p| p.percentile.is_none()) {
-        body.push_str(&format!(
-            "<p>No other environment with {} ran these tests with these parameters yet.</p>\n",
-            class.words()
-        ));
-        return body;
+        return markup! {
+            (heading) p { "No other environment with " (class.words()) " ran these tests with these parameters yet." } "\n"
+        };
     }
-    body.push_str(&format!(
-        "<p class=\"note\">Each headline test, matched by its parameters' hash, against every other environment's \
-         median of it among runs with {} (each environment's latest runs, at most {}): the share of them this run \
-         beats. See the <a href=\"/leaderboard?workload={}\">leaderboard</a>.</p>\n",
-        class.words(),
-        envbench_report::leaderboard::RUNS_PER_ENVIRONMENT,
-        percent_encode(&board.workload)
-    ));
     let headings: Vec<String> =
         ["Test", "Metric", "This run", "Median of the others", "Environments", "Beats"].map(String::from).to_vec();
-    let rows: Vec<String> = percentiles
+    let rows: Vec<Markup> = percentiles
         .iter()
         .map(|p| {
             let unit = |v: f64| format!("{} {}", envbench_verdict::number(v), p.test.unit);
-            format!(
-                "<tr>{}{}{}{}{}{}</tr>",
-                cell(&p.test.name()),
-                cell(&p.test.metric),
-                num(&unit(p.value)),
-                num(&p.median_of_environments.map(unit).unwrap_or_else(|| "-".into())),
-                num(&p.environments.to_string()),
-                num(&p.percentile.map(|v| format!("{v:.0}%")).unwrap_or_else(|| "-".into())),
-            )
+            markup! {
+                tr {
+                    (cell(&p.test.name()))
+                    (cell(&p.test.metric))
+                    (num(&unit(p.value)))
+                    (num(&p.median_of_environments.map(unit).unwrap_or_else(|| "-".into())))
+                    (num(&p.environments.to_string()))
+                    (num(&p.percentile.map(|v| format!("{v:.0}%")).unwrap_or_else(|| "-".into())))
+                }
+            }
         })
         .collect();
-    body.push_str(&table(&headings, &rows));
-    body
+    markup! {
+        (heading)
+        p class="note" {
+            "Each headline test, matched by its parameters' hash, against every other environment's median of it \
+             among runs with " (class.words()) " (each environment's latest runs, at most "
+            (envbench_report::leaderboard::RUNS_PER_ENVIRONMENT) "): the share of them this run beats. See the "
+            a href={ "/leaderboard?workload=" (percent_encode(&board.workload)) } { "leaderboard" } "."
+        }
+        "\n"
+        (table(&headings, &rows))
+    }
 }

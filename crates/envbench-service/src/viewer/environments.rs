@@ -6,12 +6,13 @@ use crate::viewer_error::ViewerError;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use envbench_core::text::percent_encode;
-use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::html::{cell, num, page, table};
 use envbench_report::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
 use envbench_store::RunFilter;
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::ordinal;
 use envbench_verdict::{SUITE_TAG, run_name};
+use maud::{Markup, html as markup};
 use std::collections::BTreeMap;
 
 /// An environment's history shows at most its latest this many runs of each workload.
@@ -22,58 +23,57 @@ pub(super) async fn suites_page(State(viewer): Shared) -> Response {
         let runs = store.list_runs(&RunFilter::default())?;
         let environments = store.environments()?;
         let suites = suite_summaries(&runs, &environments);
-        let mut body = navigation();
-        body.push_str(
-            "<h1>Suites</h1>\n<p>Each <code>envbench run</code> is a suite: its runs share a suite id. Compare a suite \
-             with the one of the same name before it in one click, or tick two and compare them.</p>\n\
-             <form method=\"get\" action=\"/compare\">\n",
-        );
-        if suites.is_empty() {
-            body.push_str("<p>No suites yet: <code>envbench run</code> runs one.</p>\n");
-        }
-        let rows: Vec<String> = suites
+        let rows: Vec<Markup> = suites
             .iter()
             .map(|suite| {
                 let side = format!("{SUITE_TAG}={}", suite.id);
-                let previous = suite
-                    .previous
-                    .as_ref()
-                    .map(|p| {
-                        format!(
-                            "<a href=\"/compare?side={}&amp;side={}\">compare with the previous {}</a>",
-                            percent_encode(&format!("{SUITE_TAG}={p}")),
-                            percent_encode(&side),
-                            escape(&suite.name)
-                        )
-                    })
-                    .unwrap_or_default();
-                let environments: Vec<String> = suite
-                    .environments
-                    .iter()
-                    .map(|e| format!("<a href=\"/environment/{}\">{}</a>", escape(&e.id), escape(&e.name)))
-                    .collect();
-                format!(
-                    "<tr><td><input type=\"checkbox\" name=\"side\" value=\"{}\" aria-label=\"compare suite {}\"></td>\
-                     <td><b>{}</b><br><span class=\"note\">suite {}</span></td>{}<td>{}</td><td><a \
-                     href=\"/report.html?side={}\">report</a> {previous}</td></tr>",
-                    escape(&side),
-                    escape(&suite.title()),
-                    escape(&suite.title()),
-                    escape(&suite.id),
-                    cell(&format!("{} ({} complete)", suite.runs, suite.complete)),
-                    environments.join("; "),
-                    percent_encode(&side),
-                )
+                markup! {
+                    tr {
+                        td {
+                            input type="checkbox" name="side" value=(side) aria-label={ "compare suite " (suite.title()) };
+                        }
+                        td { b { (suite.title()) } br; span class="note" { "suite " (suite.id) } }
+                        (cell(&format!("{} ({} complete)", suite.runs, suite.complete)))
+                        td {
+                            @for (at, e) in suite.environments.iter().enumerate() {
+                                @if at > 0 { "; " }
+                                a href={ "/environment/" (e.id) } { (e.name) }
+                            }
+                        }
+                        td {
+                            a href={ "/report.html?side=" (percent_encode(&side)) } { "report" } " "
+                            @if let Some(previous) = &suite.previous {
+                                a href={
+                                    "/compare?side=" (percent_encode(&format!("{SUITE_TAG}={previous}"))) "&side="
+                                    (percent_encode(&side))
+                                } { "compare with the previous " (suite.name) }
+                            }
+                        }
+                    }
+                }
             })
             .collect();
-        if !rows.is_empty() {
-            let headings: Vec<String> =
-                ["", "Suite (label, name, start UTC)", "Runs", "Environment", ""].map(String::from).to_vec();
-            body.push_str(&table(&headings, &rows));
-            body.push_str("<p><button type=\"submit\">Compare the ticked suites</button></p>\n");
-        }
-        body.push_str("</form>\n");
-        Ok(html(page("envbench suites", &body)))
+        let headings: Vec<String> =
+            ["", "Suite (label, name, start UTC)", "Runs", "Environment", ""].map(String::from).to_vec();
+        let body = markup! {
+            (navigation())
+            h1 { "Suites" } "\n"
+            p {
+                "Each " code { "envbench run" } " is a suite: its runs share a suite id. Compare a suite with the one \
+                 of the same name before it in one click, or tick two and compare them."
+            }
+            "\n"
+            form method="get" action="/compare" {
+                "\n"
+                @if suites.is_empty() { p { "No suites yet: " code { "envbench run" } " runs one." } "\n" }
+                @if !rows.is_empty() {
+                    (table(&headings, &rows))
+                    p { button type="submit" { "Compare the ticked suites" } } "\n"
+                }
+            }
+            "\n"
+        };
+        Ok(html(page("envbench suites", body)))
     })
     .await
 }
@@ -82,34 +82,34 @@ pub(super) async fn environments_page(State(viewer): Shared) -> Response {
     with_store(viewer, move |store, _| {
         let runs = store.list_runs(&RunFilter::default())?;
         let environments = environment_summaries(&runs, &store.environments()?);
-        let mut body = navigation();
-        body.push_str(
-            "<h1>Environments</h1>\n<p>An environment is what its fingerprint says: CPU model and count, memory, \
-             hypervisor, and the file system and device under the data directory, whatever the host is called.</p>\n",
-        );
-        let rows: Vec<String> = environments
+        let rows: Vec<Markup> = environments
             .iter()
             .map(|e| {
-                format!(
-                    "<tr><td><a href=\"/environment/{}\">{}</a></td>{}{}{}{}{}</tr>",
-                    escape(&e.identity.id),
-                    escape(&e.identity.name),
-                    cell(&e.labels.join(", ")),
-                    cell(&e.hosts.join(", ")),
-                    cell(&e.workloads.join(", ")),
-                    num(&e.runs.to_string()),
-                    cell(&e.last_run_at.replace('T', " "))
-                )
+                markup! {
+                    tr {
+                        td { a href={ "/environment/" (e.identity.id) } { (e.identity.name) } }
+                        (cell(&e.labels.join(", ")))
+                        (cell(&e.hosts.join(", ")))
+                        (cell(&e.workloads.join(", ")))
+                        (num(&e.runs.to_string()))
+                        (cell(&e.last_run_at.replace('T', " ")))
+                    }
+                }
             })
             .collect();
-        if rows.is_empty() {
-            body.push_str("<p>No runs yet.</p>\n");
-        } else {
-            let headings: Vec<String> =
-                ["Environment", "Labels", "Hosts", "Workloads", "Runs", "Last run (UTC)"].map(String::from).to_vec();
-            body.push_str(&table(&headings, &rows));
-        }
-        Ok(html(page("envbench environments", &body)))
+        let headings: Vec<String> =
+            ["Environment", "Labels", "Hosts", "Workloads", "Runs", "Last run (UTC)"].map(String::from).to_vec();
+        let body = markup! {
+            (navigation())
+            h1 { "Environments" } "\n"
+            p {
+                "An environment is what its fingerprint says: CPU model and count, memory, hypervisor, and the file \
+                 system and device under the data directory, whatever the host is called."
+            }
+            "\n"
+            @if rows.is_empty() { p { "No runs yet." } "\n" } @else { (table(&headings, &rows)) }
+        };
+        Ok(html(page("envbench environments", body)))
     })
     .await
 }
@@ -156,108 +156,106 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
                 String::new(),
             ));
         };
-        let mut body = navigation();
-        body.push_str(&format!(
-            "<h1>{}</h1>\n<p class=\"note\">Environment {}</p>\n",
-            escape(&identity.name),
-            escape(&id)
-        ));
         let ranked = ranks(&id, &by_environment, workloads);
-        body.push_str("<h2>Rank among the store's environments</h2>\n");
-        if ranked.is_empty() {
-            body.push_str(&format!(
-                "<p>A rank needs at least {RANK_MIN_ENVIRONMENTS} environments that ran the same tests (same workload \
-                 version and parameters); {} environment{} in this store ran these workloads.</p>\n",
-                by_environment.len(),
-                if by_environment.len() == 1 { "" } else { "s" }
-            ));
-        } else {
-            body.push_str("<ul class=\"ranks\">\n");
-            let name_of = |environment: &str| {
-                complete
-                    .iter()
-                    .find(|(_, own)| own.id == environment)
-                    .map_or(environment.to_string(), |(_, own)| own.name.clone())
-            };
-            let next_to = |neighbour: &Option<envbench_report::Neighbour>, place: &str| {
-                neighbour.as_ref().map(|n| {
-                    let words = match envbench_verdict::speed_words(n.factor) {
+        let name_of = |environment: &str| {
+            complete
+                .iter()
+                .find(|(_, own)| own.id == environment)
+                .map_or(environment.to_string(), |(_, own)| own.name.clone())
+        };
+        let next_to = |neighbour: &Option<envbench_report::Neighbour>, place: &str| {
+            markup! {
+                @if let Some(n) = neighbour {
+                    @let words = match envbench_verdict::speed_words(n.factor) {
                         same if same == "about the same" => "about the same as".to_string(),
                         words => format!("{words} than"),
                     };
-                    format!(
-                        "; {} <a href=\"/environment/{}\">{}</a>, {place}",
-                        escape(&words),
-                        escape(&n.environment),
-                        escape(&name_of(&n.environment))
-                    )
-                })
-            };
-            for rank in &ranked {
-                body.push_str(&format!(
-                    "<li><b>{}</b>: {} of {} environments{} — faster than {:.0}% of the others{}{} ({} headline \
-                     test{})</li>\n",
-                    escape(&rank.title),
-                    ordinal(rank.position),
-                    rank.of,
-                    rank.among.as_ref().map(|among| format!(" ({})", escape(among))).unwrap_or_default(),
-                    rank.percentile,
-                    next_to(&rank.above, "the next above").unwrap_or_default(),
-                    next_to(&rank.below, "the next below").unwrap_or_default(),
-                    rank.tests,
-                    if rank.tests == 1 { "" } else { "s" }
-                ));
+                    "; " (words) " " a href={ "/environment/" (n.environment) } { (name_of(&n.environment)) } ", "
+                    (place)
+                }
             }
-            body.push_str("</ul>\n");
-        }
+        };
         let mut charts = envbench_report::Charts::default();
+        let mut history_sections = Vec::new();
         for history in histories(&own_history, workloads) {
-            body.push_str(&format!("<h2>History: {}</h2>\n", escape(workloads.title(&history.workload))));
-            body.push_str(&charts.lines(
+            let chart = charts.lines(
                 "history",
                 &history.chart,
                 "Each complete run of this environment (its latest 30) against its first, test by test (headline \
                  figures; above 1 is better): a change in the environment shows as a step.",
-            ));
+            );
             let mut headings = vec!["Test".to_string(), "Unit".to_string()];
             headings.extend(history.runs.iter().map(|(name, at)| format!("{name} {}", at.replace('T', " "))));
-            let rows: Vec<String> = history
+            let rows: Vec<Markup> = history
                 .table
                 .iter()
                 .map(|(test, unit, values)| {
-                    let cells: String = values
-                        .iter()
-                        .map(|v| num(&v.map(envbench_verdict::number).unwrap_or_else(|| "-".into())))
-                        .collect();
-                    format!("<tr>{}{}{cells}</tr>", cell(test), cell(unit))
+                    markup! {
+                        tr {
+                            (cell(test)) (cell(unit))
+                            @for v in values { (num(&v.map(envbench_verdict::number).unwrap_or_else(|| "-".into()))) }
+                        }
+                    }
                 })
                 .collect();
-            body.push_str(&format!(
-                "<details><summary>Medians run by run</summary>{}</details>\n",
-                table(&headings, &rows)
-            ));
+            history_sections.push(markup! {
+                h2 { "History: " (workloads.title(&history.workload)) } "\n"
+                (chart)
+                details { summary { "Medians run by run" } (table(&headings, &rows)) } "\n"
+            });
         }
         let all = complete.iter().filter(|(_, own)| own.id == id).count();
-        let runs: Vec<String> = own_history
+        let runs: Vec<Markup> = own_history
             .iter()
             .map(|r| {
-                format!(
-                    "<tr><td><a href=\"/run/{}\">{}</a></td>{}{}</tr>",
-                    escape(&r.summary.uuid),
-                    escape(&run_name(r)),
-                    cell(&r.summary.workload),
-                    cell(&r.summary.started_at.replace('T', " "))
-                )
+                markup! {
+                    tr {
+                        td { a href={ "/run/" (r.summary.uuid) } { (run_name(r)) } }
+                        (cell(&r.summary.workload))
+                        (cell(&r.summary.started_at.replace('T', " ")))
+                    }
+                }
             })
             .collect();
         let shown =
             if own_history.len() < all { format!(" (its latest {} shown)", own_history.len()) } else { String::new() };
-        body.push_str(&format!(
-            "<details><summary>{all} complete run{}{shown}</summary>{}</details>\n",
-            if all == 1 { "" } else { "s" },
-            table(&["Run".to_string(), "Workload".to_string(), "Started (UTC)".to_string()], &runs)
-        ));
-        Ok(html(page(&format!("envbench environment {}", identity.name), &body)))
+        let environments = by_environment.len();
+        let body = markup! {
+            (navigation())
+            h1 { (identity.name) } "\n"
+            p class="note" { "Environment " (id) } "\n"
+            h2 { "Rank among the store's environments" } "\n"
+            @if ranked.is_empty() {
+                p {
+                    "A rank needs at least " (RANK_MIN_ENVIRONMENTS) " environments that ran the same tests (same \
+                     workload version and parameters); " (environments) " environment" @if environments != 1 { "s" }
+                    " in this store ran these workloads."
+                }
+                "\n"
+            } @else {
+                ul class="ranks" {
+                    "\n"
+                    @for rank in &ranked {
+                        li {
+                            b { (rank.title) } ": " (ordinal(rank.position)) " of " (rank.of) " environments"
+                            @if let Some(among) = &rank.among { " (" (among) ")" }
+                            " — faster than " (format!("{:.0}", rank.percentile)) "% of the others"
+                            (next_to(&rank.above, "the next above")) (next_to(&rank.below, "the next below"))
+                            " (" (rank.tests) " headline test" @if rank.tests != 1 { "s" } ")"
+                        }
+                        "\n"
+                    }
+                }
+                "\n"
+            }
+            @for section in &history_sections { (section) }
+            details {
+                summary { (all) " complete run" @if all != 1 { "s" } (shown) }
+                (table(&["Run".to_string(), "Workload".to_string(), "Started (UTC)".to_string()], &runs))
+            }
+            "\n"
+        };
+        Ok(html(page(&format!("envbench environment {}", identity.name), body)))
     })
     .await
 }

@@ -8,7 +8,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use envbench_core::model::parse_tag;
-use envbench_report::html::{cell, escape, num, page, table};
+use envbench_report::html::{cell, num, page, table};
 use envbench_report::run_identity;
 use envbench_report::{render_json, render_markdown};
 use envbench_report::{render_report_for, report_sections};
@@ -17,6 +17,7 @@ use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::VerdictError;
 use envbench_verdict::compare;
 use envbench_verdict::{Side, resolve_side, run_name, unique_names};
+use maud::{Markup, html as markup};
 use std::collections::BTreeMap;
 
 /// At most this many runs are listed on one page.
@@ -47,56 +48,31 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
             .take(LIST_LIMIT)
             .collect();
         let environments = store.environments()?;
-        let value = |key: &str| escape(first(&query, key).unwrap_or(""));
-        let mut body = navigation();
-        body.push_str("<h1>envbench runs</h1>\n");
-        body.push_str(&format!(
-            "<form class=\"filters\" method=\"get\" action=\"/\">\
-             <label>Label <input type=\"text\" name=\"label\" value=\"{}\"></label>\
-             <label>Tags <input type=\"text\" name=\"tag\" value=\"{}\" placeholder=\"key=value,key=value\"></label>\
-             <label>Host <input type=\"text\" name=\"host\" value=\"{}\"></label>\
-             <label>Workload <input type=\"text\" name=\"workload\" value=\"{}\"></label>\
-             <label>From <input type=\"date\" name=\"from\" value=\"{}\"></label>\
-             <label>To <input type=\"date\" name=\"to\" value=\"{}\"></label>\
-             <button type=\"submit\">Filter</button> <a href=\"/\">clear</a></form>\n",
-            value("label"),
-            value("tag"),
-            value("host"),
-            value("workload"),
-            value("from"),
-            value("to")
-        ));
-        body.push_str(
-            "<form method=\"get\" action=\"/compare\">\n<p>Tick runs to compare (each ticked run is one side, the \
-             first is the baseline), or name sides below by label, tags (key=value) or run id; a side named by label \
-             or tags pools the samples of all its complete runs.</p>\n",
-        );
+        let value = |key: &str| first(&query, key).unwrap_or("").to_string();
         // Each run's headline figure, as its workload words it (the scorecard's line).
         let headlines: Vec<String> = runs
             .iter()
             .map(|r| store.load_run(&r.uuid).map(|run| workloads.of_run(&run).headline(&run)))
             .collect::<Result<_, _>>()?;
-        let rows: Vec<String> = runs
+        let rows: Vec<Markup> = runs
             .iter()
             .zip(&headlines)
             .map(|(r, headline)| {
                 let tags = envbench_report::user_tags(&r.tags, ", ");
-                format!(
-                    "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{}\" aria-label=\"compare {}\"></td>\
-                     <td><a href=\"/run/{}\">{}</a></td>{}{}{}{}{}{}{}{}</tr>",
-                    escape(&r.uuid),
-                    escape(&r.uuid),
-                    escape(&r.uuid),
-                    escape(r.uuid.get(..8).unwrap_or(&r.uuid)),
-                    cell(&r.started_at.replace('T', " ")),
-                    cell(&r.workload),
-                    cell(headline),
-                    cell(&if r.disturbed { format!("{} (disturbed)", r.status) } else { r.status.to_string() }),
-                    cell(r.label.as_deref().unwrap_or("")),
-                    cell(&tags),
-                    environment_cell(run_identity(r, &environments).as_ref(), r.host.as_deref()),
-                    num(&r.result_count.to_string())
-                )
+                markup! {
+                    tr {
+                        td { input type="checkbox" name="run" value=(r.uuid) aria-label={ "compare " (r.uuid) }; }
+                        td { a href={ "/run/" (r.uuid) } { (r.uuid.get(..8).unwrap_or(&r.uuid)) } }
+                        (cell(&r.started_at.replace('T', " ")))
+                        (cell(&r.workload))
+                        (cell(headline))
+                        (cell(&if r.disturbed { format!("{} (disturbed)", r.status) } else { r.status.to_string() }))
+                        (cell(r.label.as_deref().unwrap_or("")))
+                        (cell(&tags))
+                        (environment_cell(run_identity(r, &environments).as_ref(), r.host.as_deref()))
+                        (num(&r.result_count.to_string()))
+                    }
+                }
             })
             .collect();
         let headings: Vec<String> = [
@@ -113,17 +89,37 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
         ]
         .map(String::from)
         .to_vec();
-        if runs.is_empty() {
-            body.push_str("<p>No runs match.</p>\n");
-        } else {
-            body.push_str(&table(&headings, &rows));
-        }
-        body.push_str(
-            "<p><label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
-             <label>Side <input type=\"text\" name=\"side\" placeholder=\"label, key=value or run id\"></label> \
-             <button type=\"submit\">Compare</button></p>\n</form>\n",
-        );
-        Ok(html(page("envbench runs", &body)))
+        let side_input = markup! {
+            label { "Side " input type="text" name="side" placeholder="label, key=value or run id"; }
+        };
+        let body = markup! {
+            (navigation())
+            h1 { "envbench runs" } "\n"
+            form class="filters" method="get" action="/" {
+                label { "Label " input type="text" name="label" value=(value("label")); }
+                label { "Tags " input type="text" name="tag" value=(value("tag")) placeholder="key=value,key=value"; }
+                label { "Host " input type="text" name="host" value=(value("host")); }
+                label { "Workload " input type="text" name="workload" value=(value("workload")); }
+                label { "From " input type="date" name="from" value=(value("from")); }
+                label { "To " input type="date" name="to" value=(value("to")); }
+                button type="submit" { "Filter" } " " a href="/" { "clear" }
+            }
+            "\n"
+            form method="get" action="/compare" {
+                "\n"
+                p {
+                    "Tick runs to compare (each ticked run is one side, the first is the baseline), or name sides \
+                     below by label, tags (key=value) or run id; a side named by label or tags pools the samples of \
+                     all its complete runs."
+                }
+                "\n"
+                @if runs.is_empty() { p { "No runs match." } "\n" } @else { (table(&headings, &rows)) }
+                p { (side_input) " " (side_input) " " button type="submit" { "Compare" } }
+                "\n"
+            }
+            "\n"
+        };
+        Ok(html(page("envbench runs", body)))
     })
     .await
 }
@@ -135,12 +131,6 @@ pub(super) async fn run_page(State(location): Shared, Path(id): Path<String>) ->
         let side = Side::new(run_name(&run), vec![run]);
         let sides = [side];
         let comparison = compare(&sides, workloads);
-        let mut body = navigation();
-        body.push_str(&format!(
-            "<h1>Run {}</h1>\n<p><a href=\"/report.html?run={}\">Download this run's report</a></p>\n",
-            escape(&sides[0].name),
-            escape(&uuid)
-        ));
         let run = &sides[0].runs[0];
         let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         let facts = [
@@ -162,45 +152,54 @@ pub(super) async fn run_page(State(location): Shared, Path(id): Path<String>) ->
             ("envbench", run.tool_version.clone()),
         ];
         let disturbance = run.series.as_ref().and_then(|s| s.disturbance()).map(|d| ("Disturbed", d.reason));
-        let rows: Vec<String> = facts
+        let rows: Vec<Markup> = facts
             .iter()
             .cloned()
             .chain(disturbance)
-            .map(|(k, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", escape(k), cell(&v)))
+            .map(|(k, v)| markup! { tr { th scope="row" { (k) } (cell(&v)) } })
             .collect();
-        body.push_str(&table(&["".to_string(), "".to_string()], &rows));
         let digested =
             run.results.iter().filter(|r| r.record.flags.iter().any(|f| envbench_store::is_digest_flag(f))).count();
-        if digested > 0 {
-            body.push_str(&format!(
-                "<p class=\"note\">{digested} of its results have more than {} samples: this page shows each from a \
-                 digest of {} order statistics (its minimum, median and maximum exact), so that it costs what any \
-                 page costs. <a href=\"/api/v1/runs/{}\">The run as kept</a> has every sample.</p>\n",
-                envbench_store::DIGEST_ABOVE,
-                envbench_store::DIGEST_POINTS,
-                escape(&uuid)
-            ));
-        }
+        let mut percentiles = None;
         if run.summary.status == envbench_core::model::RunStatus::Complete {
             let query = [("workload".to_string(), run.summary.workload.clone())];
             if let Some((board, _)) = load_leaderboard(store, workloads, &query)? {
-                body.push_str(&percentiles_section(&board, run, workloads));
+                percentiles = Some(percentiles_section(&board, run, workloads));
             }
         }
-        body.push_str(&report_sections(&comparison, &sides, workloads));
-        Ok(html(page(&format!("envbench run {}", sides[0].name), &body)))
+        let body = markup! {
+            (navigation())
+            h1 { "Run " (sides[0].name) } "\n"
+            p { a href={ "/report.html?run=" (uuid) } { "Download this run's report" } } "\n"
+            (table(&["".to_string(), "".to_string()], &rows))
+            @if digested > 0 {
+                p class="note" {
+                    (digested) " of its results have more than " (envbench_store::DIGEST_ABOVE) " samples: this page \
+                    shows each from a digest of " (envbench_store::DIGEST_POINTS) " order statistics (its minimum, \
+                    median and maximum exact), so that it costs what any page costs. "
+                    a href={ "/api/v1/runs/" (uuid) } { "The run as kept" } " has every sample."
+                }
+                "\n"
+            }
+            @if let Some(percentiles) = percentiles { (percentiles) }
+            (report_sections(&comparison, &sides, workloads))
+        };
+        Ok(html(page(&format!("envbench run {}", sides[0].name), body)))
     })
     .await
 }
 
 /// An environment's name linking to its history, with the host name.
-pub(super) fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Option<&str>) -> String {
-    let host = host.map(|h| format!(" <span class=\"note\">({})</span>", escape(h))).unwrap_or_default();
-    match identity {
-        Some(identity) => {
-            format!("<td><a href=\"/environment/{}\">{}</a>{host}</td>", escape(&identity.id), escape(&identity.name))
+pub(super) fn environment_cell(identity: Option<&EnvironmentIdentity>, host: Option<&str>) -> Markup {
+    markup! {
+        td {
+            @if let Some(identity) = identity {
+                a href={ "/environment/" (identity.id) } { (identity.name) }
+            } @else {
+                "?"
+            }
+            @if let Some(host) = host { " " span class="note" { "(" (host) ")" } }
         }
-        None => format!("<td>?{host}</td>"),
     }
 }
 
@@ -231,15 +230,17 @@ pub(super) async fn compare_page(State(location): Shared, RawQuery(raw): RawQuer
         let comparison = compare(&sides, workloads);
         let names: Vec<&str> = sides.iter().map(|s| s.name.as_str()).collect();
         let title = format!("Compare {}", names.join(" vs "));
-        let raw = escape(&raw);
-        let mut body = navigation();
-        body.push_str(&format!(
-            "<h1>{}</h1>\n<p class=\"no-print\"><a href=\"/report.html?{raw}\">Download the HTML report</a> · \
-             <a href=\"/compare.md?{raw}\">Markdown</a> · <a href=\"/compare.json?{raw}\">JSON</a></p>\n",
-            escape(&title)
-        ));
-        body.push_str(&report_sections(&comparison, &sides, workloads));
-        Ok(html(page(&title, &body)))
+        let body = markup! {
+            (navigation())
+            h1 { (title) } "\n"
+            p class="no-print" {
+                a href={ "/report.html?" (raw) } { "Download the HTML report" } " · "
+                a href={ "/compare.md?" (raw) } { "Markdown" } " · " a href={ "/compare.json?" (raw) } { "JSON" }
+            }
+            "\n"
+            (report_sections(&comparison, &sides, workloads))
+        };
+        Ok(html(page(&title, body)))
     })
     .await
 }

@@ -7,9 +7,10 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use envbench_core::workload::Registry;
-use envbench_report::html::{escape, page};
+use envbench_report::html::page;
 use envbench_store::{ReadEnvironments, StoreError, StoreLocation, open_store};
 use envbench_verdict::VerdictError;
+use maud::{Markup, html as markup};
 use std::sync::Arc;
 
 /// What every request handler needs: the store, and the workloads' own views.
@@ -61,14 +62,18 @@ pub(crate) fn error_status(error: &ViewerError) -> StatusCode {
 
 pub(super) fn error_page(error: &ViewerError) -> Response {
     let status = error_status(error);
-    let body = format!("{}<h1>Cannot show this</h1>\n<p>{}</p>", navigation(), escape(&error.to_string()));
-    (status, html(page("envbench: error", &body))).into_response()
+    let body = markup! { (navigation()) h1 { "Cannot show this" } "\n" p { (error.to_string()) } };
+    (status, html(page("envbench: error", body))).into_response()
 }
 
-pub(super) fn navigation() -> String {
-    "<nav><a href=\"/\">Runs</a> <a href=\"/suites\">Suites</a> <a href=\"/environments\">Environments</a> \
-     <a href=\"/leaderboard\">Leaderboard</a></nav>\n"
-        .to_string()
+pub(super) fn navigation() -> Markup {
+    markup! {
+        nav {
+            a href="/" { "Runs" } " " a href="/suites" { "Suites" } " " a href="/environments" { "Environments" } " "
+            a href="/leaderboard" { "Leaderboard" }
+        }
+        "\n"
+    }
 }
 
 /// `key=value&key=value` with percent-decoding and `+` as space; repeated keys kept in order.

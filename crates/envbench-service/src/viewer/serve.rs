@@ -16,8 +16,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use envbench_core::workload::Registry;
-use envbench_report::html::{escape, page};
+use envbench_report::html::page;
 use envbench_store::StoreLocation;
+use maud::html as markup;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -82,17 +83,19 @@ pub(super) async fn guard(State(addressed): State<Addressed>, request: Request, 
     let hosts = request.headers().get_all(header::HOST).iter().count();
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     let mut response = if hosts > 1 {
-        let body = "<h1>Bad request</h1>\n<p>The request has more than one Host header.</p>";
+        let body = markup! { h1 { "Bad request" } "\n" p { "The request has more than one Host header." } };
         (StatusCode::BAD_REQUEST, html(page("envbench: bad request", body))).into_response()
     } else if host_allowed(host, &listening) || named_host(host, &addressed.hosts) {
         next.run(request).await
     } else {
-        let body = format!(
-            "<h1>Not this host</h1>\n<p>This envbench viewer answers requests for {listening} only (and localhost \
-             when it listens on loopback), not for '{}'.</p>",
-            escape(host)
-        );
-        (StatusCode::MISDIRECTED_REQUEST, html(page("envbench: wrong host", &body))).into_response()
+        let body = markup! {
+            h1 { "Not this host" } "\n"
+            p {
+                "This envbench viewer answers requests for " (listening) " only (and localhost when it listens on \
+                 loopback), not for '" (host) "'."
+            }
+        };
+        (StatusCode::MISDIRECTED_REQUEST, html(page("envbench: wrong host", body))).into_response()
     };
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
@@ -317,13 +320,11 @@ pub fn serve_blocking(
 
 /// A URL the viewer does not have: a page that says so and leads back, never an empty 404.
 pub(super) async fn not_found(uri: axum::http::Uri) -> Response {
-    let body = format!(
-        "{}<h1>No such page</h1>\n<p>This viewer has no page at <code>{}</code>. Start again from the \
-         <a href=\"/\">list of runs</a>.</p>",
-        navigation(),
-        escape(uri.path())
-    );
-    (StatusCode::NOT_FOUND, html(page("envbench: no such page", &body))).into_response()
+    let body = markup! {
+        (navigation()) h1 { "No such page" } "\n"
+        p { "This viewer has no page at " code { (uri.path()) } ". Start again from the " a href="/" { "list of runs" } "." }
+    };
+    (StatusCode::NOT_FOUND, html(page("envbench: no such page", body))).into_response()
 }
 
 #[cfg(test)]
