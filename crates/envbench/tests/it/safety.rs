@@ -178,10 +178,40 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
     let steps =
         envbench(&store, &["exec", "--dir", w, "--name", "t", "--repeat", "1", "--step", "a=true", "--label", "ex"]);
     assert!(steps.status.success(), "{}", stderr(&steps));
+    // Captures for `replay inspect`, cut short or of another kind (issue #69).
+    let record = "2026-12-02 15:30:00.123 UTC,\"postgres\",\"test\",1,\"[local]\",\"1.2\",1,\"idle\",\
+                  \"2026-12-02 15:29:00 UTC\",\"3/1\",0,LOG,00000,\"statement: select 1\",,,,,,,,,\"psql\",\
+                  \"client backend\",,0\n";
+    let captures = [
+        ("cut.csv", format!("{record}2026-12-02 15:30:00.200 UTC,\"postgres\",\"test\",1,\"[lo")),
+        ("cut.json", "{\"timestamp\":\"2026-12-02 15:30:00.1 UTC\",\"message\":\"x\"}\n{\"timestamp\":\"2026-".into()),
+        ("general.log", "/usr/sbin/mariadbd, Version: 10.11.6-MariaDB (Debian). started with:\nTime\t\t    Id Command\tArgument\nnot an entry\n".into()),
+        ("slow.log", "# User@Host: root[root] @ localhost []\nselect 1;\n".into()),
+        ("access.log", "127.0.0.1 - - [02/Dec/2026:15:30:00 +0000] \"GET / HTTP/1.1\" 200 612\n".into()),
+        ("prefix.log", "2026-12-02 15:30:00.123 UTC [77] LOG:  statement: select 1\n".into()),
+    ];
+    for (name, text) in &captures {
+        std::fs::write(user.join(name), text).unwrap();
+    }
+    let capture = |name: &str| user.join(name).to_str().unwrap().to_string();
+    let (cut_csv, cut_json, bad_general) = (capture("cut.csv"), capture("cut.json"), capture("general.log"));
+    let (no_session, access, prefix) = (capture("slow.log"), capture("access.log"), capture("prefix.log"));
     let before = checksums(&user);
 
     #[rustfmt::skip]
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        // replay's captures (issue #69).
+        (vec!["replay", "inspect", file], 2, "not a log envbench reads (its first line reads: my notes)"),
+        (vec!["replay", "inspect", cube_dir], 2, "it is a directory"),
+        (vec!["replay", "inspect", "/nonexistent/postgresql.csv"], 2, "No such file"),
+        (vec!["replay", "inspect", &cut_csv], 2, "line 2: a record of 5 fields, where csvlog writes at least 23 (is the log cut short?)"),
+        (vec!["replay", "inspect", &cut_json], 2, "line 2: not a jsonlog record"),
+        (vec!["replay", "inspect", &bad_general], 2, "line 3: not an entry of a general query log: not an entry"),
+        (vec!["replay", "inspect", &no_session], 2, "an entry without its connection"),
+        (vec!["replay", "inspect", &access], 2, "its first line reads: 127.0.0.1"),
+        (vec!["replay", "inspect", &prefix], 2, "not with log_line_prefix = '%m|%u|%d|%c|'"),
+        (vec!["replay", "inspect", fifo], 2, "not a regular file but a FIFO"),
+        (vec!["replay"], 2, "Usage: envbench replay"),
         // Stores and global options.
         (vec!["--store", "mysql://x@y/z", "results", "list"], 2, "mysql:// scheme is not supported"),
         (vec!["--store", "https://example.com/store", "results", "list"], 2, "https:// scheme is not supported"),
