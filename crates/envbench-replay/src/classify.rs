@@ -18,11 +18,54 @@ pub enum StatementKind {
     Session,
 }
 
+/// Functions that act on the server, other sessions or files rather than read, though a SELECT may call them: a
+/// read-only session does not stop them all, so a statement that names one counts as a write and is never sent.
+const SERVER_ACTIONS: [&str; 30] = [
+    "pg_reload_conf",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_rotate_logfile",
+    "pg_switch_wal",
+    "pg_promote",
+    "pg_create_restore_point",
+    "pg_backup_start",
+    "pg_backup_stop",
+    "pg_start_backup",
+    "pg_stop_backup",
+    "pg_advisory_lock",
+    "pg_advisory_xact_lock",
+    "pg_try_advisory_lock",
+    "pg_try_advisory_xact_lock",
+    "pg_logical_emit_message",
+    "pg_file_write",
+    "pg_file_unlink",
+    "pg_file_rename",
+    "lo_import",
+    "lo_export",
+    "lo_unlink",
+    "dblink_exec",
+    "nextval",
+    "setval",
+    "set_config",
+    "get_lock",
+    "release_lock",
+    "release_all_locks",
+    "sys_exec",
+];
+
 /// What the statement of fingerprint `fingerprint` (see [`crate::fingerprint`]) does.
 pub fn classify(fingerprint: &str) -> StatementKind {
     let text = fingerprint.trim_start_matches(['(', ' ']);
     let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
     let has = |word: &str| words.contains(&word);
+    // What would undo a replay's read-only session: it writes, as far as a replay is concerned.
+    let unguards = words.windows(2).any(|w| w == ["read", "write"])
+        || words.iter().any(|w| {
+            matches!(*w, "default_transaction_read_only" | "transaction_read_only" | "tx_read_only" | "query_only")
+        });
+    if unguards || words.iter().any(|w| SERVER_ACTIONS.contains(w)) {
+        return StatementKind::Write;
+    }
     let locks = words.windows(2).any(|w| w[0] == "for" && matches!(w[1], "update" | "share" | "no" | "key"))
         || words.windows(3).any(|w| w[0] == "lock" && w[1] == "in" && w[2] == "share");
     match words.first().copied().unwrap_or("") {
@@ -74,6 +117,20 @@ mod tests {
             ("set search_path = app, public", Session),
             ("use test", Session),
             ("frobnicate everything", Write),
+            // What would undo a read-only session.
+            ("SET default_transaction_read_only = off", Write),
+            ("SET SESSION TRANSACTION READ WRITE", Write),
+            ("BEGIN READ WRITE", Write),
+            ("set session characteristics as transaction read write", Write),
+            ("PRAGMA query_only = OFF", Write),
+            ("SET transaction_read_only = 0", Write),
+            // What acts on the server, other sessions or files, though a SELECT calls it.
+            ("select pg_reload_conf()", Write),
+            ("SELECT pg_terminate_backend(123)", Write),
+            ("select nextval('orders_id_seq')", Write),
+            ("SELECT GET_LOCK('job', 10)", Write),
+            ("select lo_export(1234, '/tmp/x')", Write),
+            ("select pg_sleep(1)", Read),
         ];
         for (sql, kind) in cases {
             assert_eq!(classify(&fingerprint(sql)), kind, "{sql}");

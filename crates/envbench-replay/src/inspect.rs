@@ -101,7 +101,9 @@ pub fn inspect(reader: &mut dyn CaptureReader) -> Result<Inspection, CaptureErro
             }
             continue;
         }
-        if !open.contains_key(&event.session) && !matches!(event.kind, EventKind::Disconnect) {
+        let begins_a_session =
+            matches!(event.kind, EventKind::Connect { .. } | EventKind::UseDatabase { .. } | EventKind::Statement(_));
+        if begins_a_session && !open.contains_key(&event.session) {
             open.insert(event.session.clone(), None);
             inspection.sessions += 1;
             inspection.peak_concurrency = inspection.peak_concurrency.max(open.len() as u64);
@@ -129,7 +131,7 @@ pub fn inspect(reader: &mut dyn CaptureReader) -> Result<Inspection, CaptureErro
             }
             EventKind::Statement(statement) => {
                 inspection.statements += 1;
-                let fingerprint = crate::fingerprint(&statement.sql);
+                let fingerprint = crate::fingerprint::fingerprint(&statement.sql);
                 let kind = classify(&fingerprint);
                 *inspection.kinds.entry(kind).or_default() += 1;
                 inspection.extended += u64::from(statement.extended);
@@ -301,7 +303,8 @@ mod tests {
             ("b", "statement: COPY items FROM STDIN", ""),
             ("a", "disconnection: session time: 0:00:01.000 user=app database=shop host=[local]", ""),
         ]);
-        let mut reader = crate::open_reader("log.csv", Box::new(std::io::Cursor::new(log.into_bytes()))).unwrap();
+        let mut reader =
+            crate::formats::open_reader("log.csv", Box::new(std::io::Cursor::new(log.into_bytes()))).unwrap();
         let inspection = inspect(reader.as_mut()).unwrap();
         assert_eq!((inspection.statements, inspection.extended), (2, 1));
         assert_eq!((inspection.sessions, inspection.sessions_ended, inspection.sessions_open_at_end), (2, 1, 1));

@@ -10,10 +10,13 @@ mod classify;
 mod fingerprint;
 mod formats;
 mod inspect;
+mod replay;
 mod time;
+pub mod workload;
 
 pub use capture::{CaptureError, Event, EventKind, Skip, Statement};
 pub use classify::{StatementKind, classify};
 pub use fingerprint::fingerprint;
 pub use formats::{CaptureReader, LogFormat, open, open_reader};
 pub use inspect::{Inspection, inspect};
+pub use replay::{FingerprintOutcome, ReplayOptions, ReplayOutcome, Speed, replay};

@@ -62,6 +62,20 @@ pub trait Connection: Send {
         }
     }
 
+    /// Run a statement as a client sent it, its result rows read and dropped: through the simple protocol when
+    /// `parameters` is `None`; as a prepared statement with its captured values bound as text (the server reads each
+    /// as its parameter's type, as it did for the client) when `Some`. A server whose captures carry no bound values
+    /// (MySQL's logs write them into the text) refuses them.
+    fn run_captured(&mut self, sql: &str, parameters: Option<&[Option<String>]>) -> Result<(), DbError> {
+        match parameters {
+            Some(values) if !values.is_empty() => Err(DbError::other(format!(
+                "{} takes no bound values here; a capture of it has them written into the text",
+                self.dialect().ops().server_name
+            ))),
+            _ => self.batch(sql),
+        }
+    }
+
     fn begin(&mut self) -> Result<(), DbError> {
         let begin = self.dialect().ops().begin_write;
         self.batch(begin)

@@ -119,6 +119,9 @@ pub struct DialectOps {
     pub begin_read: &'static str,
     /// The statement that begins a read-only transaction whose every query sees one snapshot of the database.
     pub begin_snapshot: &'static str,
+    /// The statement that makes every later transaction of a session read-only, so a write the session is sent is
+    /// refused by the server (a replay's guard for a target that may be production).
+    pub read_only_session: &'static str,
     /// The statement that sets the isolation of a session's next transactions, `{level}` its level in SQL's words
     /// ([`Isolation::sql`]); `None` where there is one level (SQLite's transactions are serializable).
     pub set_isolation: Option<&'static str>,
@@ -233,6 +236,7 @@ static SQLITE_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN IMMEDIATE",
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN DEFERRED",
+    read_only_session: "PRAGMA query_only = ON",
     set_isolation: None,
     bulk_load_session: "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF",
     analyze_table: "ANALYZE {table}",
@@ -289,6 +293,7 @@ static POSTGRES_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN",
     begin_read: "BEGIN",
     begin_snapshot: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    read_only_session: "SET default_transaction_read_only = on",
     set_isolation: Some("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}"),
     bulk_load_session: "SET synchronous_commit = off",
     analyze_table: "ANALYZE {table}",
@@ -370,6 +375,7 @@ static MYSQL_OPS: DialectOps = DialectOps {
     begin_write: "BEGIN",
     begin_read: "BEGIN",
     begin_snapshot: "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    read_only_session: "SET SESSION TRANSACTION READ ONLY",
     set_isolation: Some("SET SESSION TRANSACTION ISOLATION LEVEL {level}"),
     // Not foreign_key_checks = 0 as well (envbench's tables have no foreign keys): with both off, MariaDB 10.6+
     // inserts into an empty table in bulk under a table lock, and parallel loaders starting on the same empty table

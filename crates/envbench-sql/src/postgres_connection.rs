@@ -78,6 +78,32 @@ impl ToSql for Param<'_> {
     postgres::types::to_sql_checked!();
 }
 
+/// A captured value bound as text, whatever its parameter's type: the server parses it as it parsed the client's.
+#[derive(Debug)]
+struct TextParam<'a>(Option<&'a str>);
+
+impl ToSql for TextParam<'_> {
+    fn to_sql(&self, _: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            None => Ok(IsNull::Yes),
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _: &Type) -> postgres::types::Format {
+        postgres::types::Format::Text
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
 /// Values as the driver binds them.
 fn bind(values: &[Value]) -> Vec<Param<'_>> {
     values.iter().map(Param).collect()
@@ -137,6 +163,18 @@ impl Connection for PostgresConnection {
                     .map(Row)
             })
             .collect()
+    }
+
+    fn run_captured(&mut self, sql: &str, parameters: Option<&[Option<String>]>) -> Result<(), DbError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let Some(values) = parameters else { return self.batch(sql) };
+        let statement = self.statement(sql)?;
+        let bound: Vec<TextParam> = values.iter().map(|v| TextParam(v.as_deref())).collect();
+        let error = |e: postgres::Error| classify(&self.shown, &e);
+        let mut rows =
+            self.client.query_raw(&statement, bound.iter().map(|p| p as &(dyn ToSql + Sync))).map_err(error)?;
+        while rows.next().map_err(error)?.is_some() {}
+        Ok(())
     }
 
     fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Row>), DbError> {

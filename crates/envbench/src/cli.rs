@@ -10,8 +10,9 @@ use std::path::PathBuf;
     name = "envbench",
     version,
     about = "Benchmark where your database runs: storage, database random reads, an OLAP cube, transactions, \
-             transactions with analytics on the same tables, analytic queries and your own timed steps, with the \
-             environment recorded and results kept for comparison."
+             transactions with analytics on the same tables, analytic queries, your own timed steps and your own \
+             workload replayed from the server's log, with the environment recorded and results kept for \
+             comparison."
 )]
 pub struct Cli {
     /// Results store: a SQLite file (default: $XDG_DATA_HOME/envbench/results.db) or postgres://user@host/database.
@@ -47,9 +48,6 @@ pub enum Command {
     Serve(ServeArgs),
     /// Copy runs to another store (e.g. a shared PostgreSQL store); runs already there are skipped.
     Push(PushArgs),
-    /// Your own workload, from a PostgreSQL or MariaDB/MySQL server's log: `envbench replay inspect LOG` says what a
-    /// capture holds before anything runs.
-    Replay(ReplayArgs),
     /// Take part in a fleet run on this host: `ENVBENCH_STORE=postgres://... envbench agent --fleet ID --name NAME`
     /// (what `envbench fleet` runs over ssh, and what Ansible, a Kubernetes job or Slurm run for --transport
     /// external).
@@ -68,7 +66,7 @@ pub fn command() -> clap::Command {
     if run {
         command = command.mut_subcommand("run", |run| run.display_order(0));
     }
-    for name in ["results", "compare", "report", "serve", "push", "replay", "agent"] {
+    for name in ["results", "compare", "report", "serve", "push", "agent"] {
         command = command.mut_subcommand(name, |c| c.display_order(100));
     }
     allow_negative_values(command)
@@ -164,7 +162,7 @@ pub struct GroupArgs {
 /// sides given (or select from every run when none is).
 #[derive(Args, Debug)]
 pub struct RunSelection {
-    /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, htap, tpch, exec).
+    /// Only runs of this workload (sysinfo, disk, ranread, cube, oltp, htap, tpch, exec, replay).
     #[arg(long)]
     pub workload: Option<String>,
     /// Only runs with this label.
@@ -319,30 +317,6 @@ pub struct ServeArgs {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-}
-
-#[derive(Args, Debug)]
-pub struct ReplayArgs {
-    #[command(subcommand)]
-    pub command: ReplayCommand,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum ReplayCommand {
-    /// Summarise a capture: its span, sessions and peak concurrency, statements by what they do (reads, writes,
-    /// transaction control), what cannot be replayed and why, and the statements that run most, by fingerprint.
-    Inspect(InspectArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct InspectArgs {
-    /// The server's log: a PostgreSQL csvlog, jsonlog or stderr log (log_line_prefix = '%m|%u|%d|%c|'), or a
-    /// MariaDB/MySQL general or slow query log file (docs/replay.md says which settings write one).
-    #[arg(value_name = "LOG")]
-    pub log: PathBuf,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -12,6 +12,7 @@ pub static WORKLOADS: Registry = Registry::new(&[
     &envbench_htap::HTAP,
     &envbench_tpch::TPCH,
     &envbench_exec::workload::EXEC,
+    &envbench_replay::workload::REPLAY,
 ]);
 
 #[cfg(test)]
@@ -21,11 +22,12 @@ mod tests {
     use serde_json::json;
 
     /// The built-in suites are made of the workloads' own tables, in the registry's order, and each parses: every
-    /// workload but `exec` (the user's own steps) and `htap` (it needs a database server) is in each, and nothing
-    /// else is.
+    /// workload but `exec` (the user's own steps), `htap` (it needs a database server) and `replay` (it needs a
+    /// capture and a server) is in each, and nothing else is.
     #[test]
     fn builtin_suites_come_from_the_workloads() {
-        let expected: Vec<&str> = WORKLOADS.names().into_iter().filter(|w| !["exec", "htap"].contains(w)).collect();
+        let expected: Vec<&str> =
+            WORKLOADS.names().into_iter().filter(|w| !["exec", "htap", "replay"].contains(w)).collect();
         for name in BUILTIN_SUITES {
             let text = WORKLOADS.builtin_suite(name).unwrap();
             let suite = envbench_suite::parse_suite(&text, name, &WORKLOADS.names()).unwrap();

@@ -117,7 +117,7 @@ fn interpret(record: Record) -> Option<Event> {
         return None;
     };
     let skip = |reason: &str| event(EventKind::Skipped(Skip { reason: reason.to_string(), text: shortened(sql, 120) }));
-    let fingerprint = crate::fingerprint(sql);
+    let fingerprint = crate::fingerprint::fingerprint(sql);
     if fingerprint.starts_with("copy ") && fingerprint.contains(" from stdin") {
         return skip("COPY FROM STDIN: the rows are not in the log");
     }

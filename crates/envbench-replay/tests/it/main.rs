@@ -4,3 +4,4 @@
 mod common;
 mod mariadb_capture;
 mod postgres_capture;
+mod postgres_replay;

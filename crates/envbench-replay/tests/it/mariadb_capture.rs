@@ -1,8 +1,8 @@
 //! A real MariaDB capture: the shared server's general and slow query logs turned on into files of this test's own
-//! for two sessions, read back from each.
+//! for two sessions, read back from each and replayed read-only into a second database loaded the same way.
 
 use crate::common::{calls, inspected, scratch};
-use envbench_replay::{EventKind, open};
+use envbench_replay::{EventKind, ReplayOptions, Speed, open, replay};
 use envbench_sql::{Connection, DatabaseUrl, Value};
 
 const ADMIN: &str = "mysql://root@127.0.0.1:3306/test";
@@ -61,12 +61,15 @@ fn mariadb_general_and_slow_logs_hold_the_same_statements() {
     let (general, slow) = (dir.join("general.log"), dir.join("slow.log"));
     let database = format!("replay_capture_{}", std::process::id());
     let mut admin = DatabaseUrl::parse(ADMIN).unwrap().connect("replay-test").unwrap();
-    admin
-        .batch(&format!(
-            "DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database}; CREATE TABLE {database}.accounts \
-             (id INT PRIMARY KEY, balance INT NOT NULL); INSERT INTO {database}.accounts VALUES (1, 0), (2, 0)"
-        ))
-        .unwrap();
+    let target = format!("{database}_target");
+    for name in [&database, &target] {
+        admin
+            .batch(&format!(
+                "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}; CREATE TABLE {name}.accounts \
+                 (id INT PRIMARY KEY, balance INT NOT NULL); INSERT INTO {name}.accounts VALUES (1, 0), (2, 0)"
+            ))
+            .unwrap();
+    }
     {
         let _logs = LogsOn::start(&general, &slow);
         assert!(general.exists() && slow.exists(), "the server could not open logs in {}", dir.display());
@@ -91,6 +94,37 @@ fn mariadb_general_and_slow_logs_hold_the_same_statements() {
         }
     }
     admin.batch(&format!("DROP DATABASE {database}")).unwrap();
+    let balances = |admin: &mut Box<dyn Connection>| {
+        let rows = admin.query(&format!("SELECT id, balance FROM {target}.accounts ORDER BY id"), &[]).unwrap();
+        rows.iter().map(|r| (r.int(0).unwrap(), r.int(1).unwrap())).collect::<Vec<_>>()
+    };
+    assert_eq!(balances(&mut admin), [(1, 0), (2, 0)]);
+    let url = DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{target}")).unwrap();
+    let connect = || url.connect("envbench-replay");
+    for log in [&general, &slow] {
+        // Only our sessions: the shared server's log holds the other tests' too.
+        let options = ReplayOptions { speed: Speed::Max, database: Some(database.clone()) };
+        let outcome = replay(open(log).unwrap().as_mut(), &connect, &options, &Default::default()).unwrap();
+        let shown = log.display();
+        let of = |fingerprint: &str| outcome.fingerprints.iter().find(|f| f.fingerprint == fingerprint).unwrap();
+        let update = of("update accounts set balance = balance + $1 where id = $2");
+        assert_eq!((update.calls, update.skipped), (0, 50), "{shown}");
+        let select = of("select balance from accounts where id = $1");
+        assert_eq!((select.calls, select.skipped, select.errors.len()), (50, 0, 0), "{shown}: {select:?}");
+        assert_eq!(outcome.failed, 0, "{shown}: {outcome:?}");
+        // The driver's every connection to 127.0.0.1 reconnects through the server's socket, so each client is two
+        // sessions in the general log (the first quits at once); the slow log has the two that sent statements.
+        let sessions = if *log == general {
+            let text = std::fs::read_to_string(&general).unwrap();
+            text.lines().filter(|l| l.contains(" Connect\t") && l.contains(&format!(" on {database} "))).count()
+        } else {
+            2
+        };
+        assert_eq!(outcome.sessions, sessions as u64, "{shown}");
+        assert!(outcome.other_databases > 0 || *log == slow, "{shown}: the admin session's statements");
+    }
+    assert_eq!(balances(&mut admin), [(1, 0), (2, 0)], "a read-only replay changed a row");
+    admin.batch(&format!("DROP DATABASE {target}")).unwrap();
 
     for log in [&general, &slow] {
         let shown = log.display();

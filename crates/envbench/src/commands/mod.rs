@@ -4,7 +4,6 @@ mod agent;
 mod compare;
 mod export;
 mod push;
-mod replay;
 
 pub mod fleet;
 mod results;
@@ -52,7 +51,6 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
         Command::Report(args) => compare::report(store, args),
         Command::Serve(args) => compare::serve(store, args),
         Command::Push(args) => push::push(store, args),
-        Command::Replay(args) => replay::replay(args),
         Command::Agent(args) => agent::agent(store, args),
     }
 }

@@ -9,6 +9,7 @@ mod fleet;
 mod htap;
 mod oltp;
 mod open_loop;
+mod replay;
 mod safety;
 mod service;
 mod suites;

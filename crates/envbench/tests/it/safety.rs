@@ -189,6 +189,7 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         ("slow.log", "# User@Host: root[root] @ localhost []\nselect 1;\n".into()),
         ("access.log", "127.0.0.1 - - [02/Dec/2026:15:30:00 +0000] \"GET / HTTP/1.1\" 200 612\n".into()),
         ("prefix.log", "2026-12-02 15:30:00.123 UTC [77] LOG:  statement: select 1\n".into()),
+        ("good.csv", record.to_string()),
     ];
     for (name, text) in &captures {
         std::fs::write(user.join(name), text).unwrap();
@@ -196,6 +197,7 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
     let capture = |name: &str| user.join(name).to_str().unwrap().to_string();
     let (cut_csv, cut_json, bad_general) = (capture("cut.csv"), capture("cut.json"), capture("general.log"));
     let (no_session, access, prefix) = (capture("slow.log"), capture("access.log"), capture("prefix.log"));
+    let good_csv = capture("good.csv");
     let before = checksums(&user);
 
     #[rustfmt::skip]
@@ -211,7 +213,15 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         (vec!["replay", "inspect", &access], 2, "its first line reads: 127.0.0.1"),
         (vec!["replay", "inspect", &prefix], 2, "not with log_line_prefix = '%m|%u|%d|%c|'"),
         (vec!["replay", "inspect", fifo], 2, "not a regular file but a FIFO"),
-        (vec!["replay"], 2, "Usage: envbench replay"),
+        (vec!["replay"], 2, "give the capture and where to replay it: envbench replay LOG --target URL"),
+        (vec!["replay", &good_csv], 2, "give the capture and where to replay it"),
+        (vec!["replay", &good_csv, "--target", "mysql://root@127.0.0.1:1/x"], 2, "is a PostgreSQL csvlog, and --target is MySQL/MariaDB"),
+        (vec!["replay", &good_csv, "--target", "postgres:/host/db"], 2, "--target"),
+        (vec!["replay", &good_csv, "--target", "postgres://u:hunter2@127.0.0.1:1/x"], 1, "postgres://u:***@127.0.0.1:1/x"),
+        (vec!["replay", &good_csv, "--target", "postgres://127.0.0.1/x", "--speed", "0"], 2, "--speed 0: give a factor from 0.01 to 1000"),
+        (vec!["replay", &good_csv, "--target", "postgres://127.0.0.1/x", "--speed", "fast"], 2, "or max"),
+        (vec!["replay", &cut_csv, "--target", "postgres://127.0.0.1/x"], 2, "is the log cut short?"),
+        (vec!["replay", &good_csv, "--target", "postgres://127.0.0.1/x", "--database", "nosuch"], 2, "--database nosuch: the capture holds no statement in it; it holds statements in: test"),
         // Stores and global options.
         (vec!["--store", "mysql://x@y/z", "results", "list"], 2, "mysql:// scheme is not supported"),
         (vec!["--store", "https://example.com/store", "results", "list"], 2, "https:// scheme is not supported"),

@@ -1,0 +1,96 @@
+//! `envbench replay` through the binary: a pgbench capture from a private cluster replayed read-only into a second
+//! database loaded the same way, stored, and two replays compared, one of them under a 2 s lock on the table the
+//! reads use.
+
+#[path = "../../../envbench-replay/tests/it/common/cluster.rs"]
+mod cluster;
+
+use crate::common::{envbench, stderr, stdout};
+use cluster::Cluster;
+use serde_json::Value;
+
+const SELECT: &str = "select abalance from pgbench_accounts where aid = $1";
+
+fn ok(output: std::process::Output) -> std::process::Output {
+    assert!(output.status.success(), "exit {:?}:\n{}\n{}", output.status.code(), stdout(&output), stderr(&output));
+    output
+}
+
+#[test]
+fn a_replay_is_stored_read_only_and_a_stall_shows_in_the_verdict() {
+    let cluster = Cluster::start("cli-replay");
+    for database in ["captured", "target"] {
+        cluster.client("psql", &["-d", "postgres", "-qc", &format!("CREATE DATABASE {database}")]);
+        cluster.client("pgbench", &["-i", "-q", "-s", "1", database]);
+    }
+    cluster.client("pgbench", &["-n", "-S", "-T", "3", "-c", "2", "-R", "200", "-M", "extended", "captured"]);
+    cluster.client("pgbench", &["-n", "-t", "20", "-c", "1", "-M", "extended", "captured"]);
+    cluster.wait_for_every_session_to_end();
+    let dir = cluster.dir.parent().unwrap().to_path_buf();
+    let capture = dir.join("capture.csv");
+    std::fs::copy(cluster.log(".csv"), &capture).unwrap();
+    let (capture, store) = (capture.to_str().unwrap().to_string(), dir.join("results.db"));
+    let target = cluster.url("target");
+    let rows = || {
+        cluster.client(
+            "psql",
+            &["-d", "target", "-Atc", "SELECT sum(abalance), count(*) FROM pgbench_history, pgbench_accounts"],
+        )
+    };
+    let before = rows();
+
+    let quiet = ok(envbench(&store, &["replay", &capture, "--target", &target, "--label", "quiet", "--json"]));
+    let json: Value = serde_json::from_slice(&quiet.stdout).unwrap();
+    let outcome = &json["replay"]["outcome"];
+    assert_eq!(outcome["failed"], 0, "{outcome}");
+    assert!(outcome["skipped_writes"].as_u64().unwrap() >= 20 * 4, "pgbench's writes, counted: {outcome}");
+    assert!(outcome["replayed"].as_u64().unwrap() >= 400, "{outcome}");
+    assert_eq!(rows(), before, "a read-only replay changed a row");
+
+    // The same capture, while another session holds the reads' table locked: for 2 s from the moment a replayed
+    // session waits on it, however long the replay took to start.
+    let url = target.clone();
+    let (taken, locked) = std::sync::mpsc::channel();
+    let locker = std::thread::spawn(move || {
+        let connect = || envbench_sql::DatabaseUrl::parse(&url).unwrap().connect("stall").unwrap();
+        let (mut holder, mut watcher) = (connect(), connect());
+        holder.batch("BEGIN; LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE").unwrap();
+        taken.send(()).unwrap();
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'envbench-replay' AND \
+                       wait_event_type = 'Lock'";
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while watcher.query(waiting, &[]).unwrap()[0].int(0).unwrap() == 0 {
+            assert!(std::time::Instant::now() < deadline, "no replayed session waited on the lock");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        holder.batch("COMMIT").unwrap();
+    });
+    locked.recv().unwrap();
+    let stalled = envbench(&store, &["replay", &capture, "--target", &target, "--label", "stalled"]);
+    locker.join().unwrap();
+    let text = stdout(&ok(stalled));
+    assert!(text.contains("fidelity: ") && text.contains(SELECT), "{text}");
+
+    let compared = ok(envbench(&store, &["compare", "--json", "quiet", "stalled"]));
+    let json: Value = serde_json::from_slice(&compared.stdout).unwrap();
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["test_id"] == SELECT && r["metric"] == "response_time")
+        .unwrap_or_else(|| panic!("no row of {SELECT}: {json}"));
+    let change = &row["cells"][1]["change"];
+    assert_eq!(change["significance"], "significant", "{row}");
+    // The ratio is a speed factor (above 1 is better): the stalled replay's reads are slower.
+    assert!(change["ratio"].as_f64().unwrap() < 1.0, "{row}");
+    let verdict = &json["verdicts"][0]["workloads"][0];
+    assert_eq!(verdict["workload"], "replay");
+    // The stalled statement is counted worse; the workload as a whole is slower, or (on a host busy enough that the
+    // sampler flags a replay as disturbed) the verdict will not call it: never faster.
+    assert!(verdict["worse"].as_u64().unwrap() >= 1, "{verdict}");
+    assert!(["slower", "cannot_tell"].contains(&verdict["decision"].as_str().unwrap()), "{verdict}");
+    let text = stdout(&ok(envbench(&store, &["compare", "quiet", "stalled"])));
+    assert!(text.contains("your own workload") && text.contains(SELECT), "{text}");
+    assert_eq!(rows(), before, "the replays changed a row");
+}
