@@ -163,9 +163,8 @@ fn session(
     let mut connection: Option<Box<dyn Connection>> = None;
     let mut refused: Option<DbError> = None;
     for Work::Run { sql, parameters, intended, fingerprint } in work {
-        if !wait_until(intended, interrupt) {
-            break;
-        }
+        // Connected as soon as the first statement is handed over, a second ahead of its time, so connecting is
+        // not counted against it.
         if connection.is_none() && refused.is_none() {
             match connect().and_then(|mut c| {
                 let guard = c.dialect().ops().read_only_session;
@@ -181,6 +180,9 @@ fn session(
                     refused = Some(e);
                 }
             }
+        }
+        if !wait_until(intended, interrupt) {
+            break;
         }
         let send = Instant::now();
         let result = match (&mut connection, &refused) {
@@ -225,7 +227,11 @@ pub fn replay(
     let (mut skipped_writes, mut not_replayable, mut captured_statements) = (0u64, 0u64, 0u64);
     let mut first_at: Option<i64> = None;
     let mut last_at = 0i64;
-    let started = Instant::now();
+    // The schedule starts a second from now, so the first sessions are connected by their first statement's time.
+    let started = match speed {
+        Speed::Factor(_) => Instant::now() + LOOKAHEAD,
+        Speed::Max => Instant::now(),
+    };
     let results = std::thread::scope(|scope| -> Result<Vec<SessionStats>, CaptureError> {
         let mut senders: HashMap<String, SyncSender<Work>> = HashMap::new();
         let mut handles = Vec::new();
@@ -326,7 +332,7 @@ pub fn replay(
                 continue;
             }
             // Handed over a second ahead of its time, so the log is never read further ahead than that.
-            if speed != Speed::Max && !wait_until(intended - LOOKAHEAD.min(intended - started), interrupt) {
+            if speed != Speed::Max && !wait_until(intended - LOOKAHEAD, interrupt) {
                 break;
             }
             let sender = senders.entry(session_key).or_insert_with(|| {
@@ -381,7 +387,7 @@ pub fn replay(
         lag_p99_ms: ms(lag.quantile_ns(0.99)),
         lag_max_ms: ms(lag.max_ns()),
         captured_seconds: first_at.map_or(0.0, |first| (last_at - first) as f64 / 1e6),
-        replayed_seconds: started.elapsed().as_secs_f64(),
+        replayed_seconds: Instant::now().saturating_duration_since(started).as_secs_f64(),
         captured_peak,
         replayed_peak: peak.load(Ordering::SeqCst),
         interrupted: interrupt.load(Ordering::SeqCst),
