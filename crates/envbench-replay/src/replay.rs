@@ -11,9 +11,10 @@ use crate::capture::{CaptureError, EventKind};
 use crate::classify::{StatementKind, classify};
 use crate::formats::CaptureReader;
 use envbench_base::latency::LatencyHistogram;
-use envbench_sql::{Connection, DbError};
+use envbench_sql::{Connection, DbError, Interrupter};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
@@ -158,6 +159,7 @@ fn session(
     interrupt: &AtomicBool,
     open: &AtomicU64,
     peak: &AtomicU64,
+    cancels: &Mutex<Vec<Interrupter>>,
 ) -> SessionStats {
     let mut stats = SessionStats::default();
     let mut connection: Option<Box<dyn Connection>> = None;
@@ -170,7 +172,11 @@ fn session(
                 let guard = c.dialect().ops().read_only_session;
                 c.batch(guard).map(|()| c)
             }) {
-                Ok(c) => {
+                Ok(mut c) => {
+                    // Ctrl-C cancels what the session is running, so it ends without waiting for a long statement.
+                    if let Some(cancel) = c.interrupter() {
+                        cancels.lock().unwrap_or_else(|e| e.into_inner()).push(cancel);
+                    }
                     connection = Some(c);
                     let now = open.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
@@ -220,6 +226,7 @@ pub fn replay(
     // The sessions that worked in the database asked for.
     let mut selected_sessions: std::collections::HashSet<String> = Default::default();
     let (open, peak) = (AtomicU64::new(0), AtomicU64::new(0));
+    let cancels: Mutex<Vec<Interrupter>> = Mutex::new(Vec::new());
     let mut fingerprints: Vec<FingerprintOutcome> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut last: HashMap<String, usize> = HashMap::new();
@@ -337,15 +344,30 @@ pub fn replay(
             }
             let sender = senders.entry(session_key).or_insert_with(|| {
                 let (sender, receiver) = sync_channel(SESSION_QUEUE);
-                let (open, peak) = (&open, &peak);
-                handles.push(scope.spawn(move || session(receiver, connect, interrupt, open, peak)));
+                let (open, peak, cancels) = (&open, &peak, &cancels);
+                handles.push(scope.spawn(move || session(receiver, connect, interrupt, open, peak, cancels)));
                 sender
             });
             let parameters = statement.extended.then_some(statement.parameters);
-            // A session that stopped (interrupted) drops its receiver: nothing more to send it.
-            let _ = sender.send(Work::Run { sql: statement.sql, parameters, intended, fingerprint: at });
+            // A session whose queue is full is behind: wait for it, but never past an interrupt. A session that
+            // stopped (interrupted) has dropped its receiver: nothing more to send it.
+            let mut work = Work::Run { sql: statement.sql, parameters, intended, fingerprint: at };
+            loop {
+                match sender.try_send(work) {
+                    Err(std::sync::mpsc::TrySendError::Full(back)) if !interrupt.load(Ordering::SeqCst) => {
+                        work = back;
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    _ => break,
+                }
+            }
         }
         drop(senders);
+        if interrupt.load(Ordering::SeqCst) {
+            for cancel in cancels.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                cancel();
+            }
+        }
         Ok(handles.into_iter().map(|h| h.join().expect("a replay session panicked")).collect())
     })?;
     let mut lag = LatencyHistogram::new();

@@ -183,6 +183,10 @@ impl ReadBack for ReplayWorkload {
         &["response_time"]
     }
 
+    fn slower_tests_named(&self) -> usize {
+        5
+    }
+
     fn headline(&self, run: &StoredRun) -> String {
         let figure = |metric: &str| {
             run.results

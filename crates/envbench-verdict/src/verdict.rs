@@ -187,6 +187,7 @@ pub fn verdicts(
                         verdict.change_words(),
                         letters.get(side).map(String::as_str).unwrap_or("?")
                     );
+                    let named = std::mem::take(&mut verdict.explanations);
                     verdict.explanations = explain(
                         &verdict.title,
                         verdict.better + verdict.worse,
@@ -196,6 +197,7 @@ pub fn verdicts(
                         &serial,
                         &pair_differences(environment, side),
                     );
+                    verdict.explanations.splice(0..0, named);
                     if let (Some(base), Some(other)) = (price_per_hour(&sides[0]), price_per_hour(&sides[side])) {
                         verdict.cost = Some(work_per_cost(verdict.ratio, [base, other]));
                         verdict.explanations.push(cost_words(
@@ -246,6 +248,7 @@ fn workload_verdict(
     let (mut better, mut worse, mut unchanged, mut cannot_tell) = (0, 0, 0, 0);
     let mut metrics: Vec<String> = Vec::new();
     let mut ratios = Vec::new();
+    let mut slower: Vec<(String, f64)> = Vec::new();
     // The fewest samples of a test on each side, for the advice, and the fewest runs.
     let (mut fewest_base, mut fewest_side) = (usize::MAX, usize::MAX);
     let mut runs = [usize::MAX; 2];
@@ -265,11 +268,17 @@ fn workload_verdict(
         }
         match change.significance {
             Significance::Significant if ratio > 1.0 => better += 1,
-            Significance::Significant if ratio < 1.0 => worse += 1,
+            Significance::Significant if ratio < 1.0 => {
+                worse += 1;
+                slower.push((row.test_name(), ratio));
+            }
             Significance::TooFewSamples => cannot_tell += 1,
             _ => unchanged += 1,
         }
     }
+    // The slowest first, as many as the workload names.
+    slower.sort_by(|a, b| a.1.total_cmp(&b.1));
+    slower.truncate(registry.read_back(workload).slower_tests_named());
     let ratio = geometric_mean(&ratios)?;
     let (interval, interval_basis) = change_interval(&pairs, seed(&[workload, &side.to_string()])).unzip();
     let testable = ratios.len() - cannot_tell;
@@ -307,9 +316,18 @@ fn workload_verdict(
         cannot_tell,
         runs,
         summary: String::new(),
-        explanations: Vec::new(),
+        explanations: slower_words(&slower).into_iter().collect(),
         cost: None,
         unit_cost: None,
+    })
+}
+
+/// The sentence that names the tests that got slower, the worst first (`None` when there are none to name).
+fn slower_words(slower: &[(String, f64)]) -> Option<String> {
+    (!slower.is_empty()).then(|| {
+        let named: Vec<String> =
+            slower.iter().map(|(test, ratio)| format!("{test}: {}", speed_words(*ratio))).collect();
+        format!("Slower, the worst first: {}.", named.join("; "))
     })
 }
 

@@ -90,7 +90,43 @@ fn a_replay_is_stored_read_only_and_a_stall_shows_in_the_verdict() {
     // sampler flags a replay as disturbed) the verdict will not call it: never faster.
     assert!(verdict["worse"].as_u64().unwrap() >= 1, "{verdict}");
     assert!(["slower", "cannot_tell"].contains(&verdict["decision"].as_str().unwrap()), "{verdict}");
+    let named = verdict["explanations"][0].as_str().unwrap();
+    assert!(named.starts_with("Slower, the worst first: ") && named.contains(SELECT), "{verdict}");
     let text = stdout(&ok(envbench(&store, &["compare", "quiet", "stalled"])));
-    assert!(text.contains("your own workload") && text.contains(SELECT), "{text}");
+    let line = text.lines().find(|l| l.contains("Slower, the worst first: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(text.contains("your own workload") && line.contains(SELECT), "{text}");
     assert_eq!(rows(), before, "the replays changed a row");
+
+    // Ctrl-C once a replayed session works on the target (a replay at a tenth of the pace, and a statement held
+    // behind a lock): the run is kept as interrupted, and no session of it is left on the server.
+    let mut holder = envbench_sql::DatabaseUrl::parse(&target).unwrap().connect("stall").unwrap();
+    holder.batch("BEGIN; LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE").unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_envbench"))
+        .args(["replay", &capture, "--target", &target, "--speed", "0.1", "--label", "interrupted"])
+        .env("ENVBENCH_STORE", &store)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sessions = |state: &str| {
+        let sql = format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'envbench-replay'{state}");
+        cluster.client("psql", &["-d", "postgres", "-Atc", &sql]).trim().parse::<u32>().unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while sessions(" AND wait_event_type = 'Lock'") == 0 {
+        assert!(std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no session waited");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130), "Ctrl-C ends a replay with 130");
+    holder.batch("COMMIT").unwrap();
+    // The server drops a closed session's entry a moment after the client has gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while sessions("") > 0 {
+        assert!(std::time::Instant::now() < deadline, "a session of the interrupted replay is left on the server");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let listed = crate::common::runs(&store);
+    assert_eq!((listed[0]["label"].as_str(), listed[0]["status"].as_str()), (Some("interrupted"), Some("interrupted")));
+    assert_eq!(rows(), before);
 }
