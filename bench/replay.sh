@@ -50,6 +50,8 @@ pgbench -n -c "$clients" -j 2 -t "$transactions" -M prepared -r bench > "$work/p
 psql -d postgres -c "ALTER SYSTEM SET log_min_duration_statement = -1" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 1
 cp "$work/data/log/pg.csv" "$work/capture.csv"
+# pgbench's own per-statement latencies without the logging, as the replay's target runs.
+pgbench -n -c "$clients" -j 2 -t "$transactions" -M prepared -r bench > "$work/pgbench-quiet.out" 2>&1
 bytes=$(stat -c %s "$work/capture.csv")
 
 # The parser: one pass over the capture.
@@ -79,22 +81,28 @@ for speed in (1, 4):
           f"replayed; schedule lag p99 {outcome['lag_p99_ms']:.2f} ms (max {outcome['lag_max_ms']:.1f} ms); peak memory "
           f"{int(kb) / 1024:.0f} MiB")
 # pgbench -r: each statement's mean latency in ms, in its script's order.
-pgbench = {}
-for line in open(f"{work}/pgbench.out"):
-    m = re.match(r"\s+([0-9.]+)\s+\d+\s+(.*\S)\s*$", line) or re.match(r"\s+([0-9.]+)\s+(.*\S)\s*$", line)
-    if m and not m.group(2).startswith("\\"):
-        pgbench[m.group(2).rstrip(";").lower()] = float(m.group(1))
+def latencies(name):
+    found = {}
+    for line in open(f"{work}/{name}"):
+        m = re.match(r"\s+([0-9.]+)\s+\d+\s+(.*\S)\s*$", line) or re.match(r"\s+([0-9.]+)\s+(.*\S)\s*$", line)
+        if m and not m.group(2).startswith("\\"):
+            found[m.group(2).rstrip(";").lower()] = float(m.group(1))
+    return found
+logged, quiet = latencies("pgbench.out"), latencies("pgbench-quiet.out")
 print()
-print(f"{'statement':<70} {'pgbench ms':>10} {'captured ms':>11} {'1x service':>10} {'4x service':>10}")
+print("pgbench ms: its own mean latency per statement (-r) while captured (logging every statement) and in a run")
+print("without logging; captured ms: the server's own durations in the capture; service: the replay's mean from the send")
+print(f"{'statement':<62} {'pgbench ms':>10} {'(no log)':>9} {'captured ms':>11} {'1x service':>10} {'4x service':>10}")
 for f in sorted(outcomes[1]["fingerprints"], key=lambda f: -f["calls"] - f["skipped"])[:8]:
     text = f["fingerprint"]
     # pgbench writes its statements with :variables; match them by their first words.
     words = " ".join(text.split()[:3])
-    mean = next((v for k, v in pgbench.items() if k.startswith(words)), None)
+    mean = next((v for k, v in logged.items() if k.startswith(words)), None)
+    bare = next((v for k, v in quiet.items() if k.startswith(words)), None)
     cap = f["captured_ms"] / f["captured_timed"] if f["captured_timed"] else None
     svc = {s: next(g for g in outcomes[s]["fingerprints"] if g["fingerprint"] == text) for s in (1, 4)}
     def per(g):
         return f"{g['service_ms'] / g['calls']:.3f}" if g["calls"] else "skipped"
-    print(f"{text[:70]:<70} {mean if mean is not None else '-':>10} {f'{cap:.3f}' if cap else '-':>11} "
-          f"{per(svc[1]):>10} {per(svc[4]):>10}")
+    print(f"{text[:62]:<62} {mean if mean is not None else '-':>10} {bare if bare is not None else '-':>9} "
+          f"{f'{cap:.3f}' if cap else '-':>11} {per(svc[1]):>10} {per(svc[4]):>10}")
 EOF
