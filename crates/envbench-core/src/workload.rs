@@ -235,11 +235,11 @@ pub trait ReadBack: Sync {
         crate::stats::NOISE_MARGIN
     }
 
-    /// How many of the tests that got significantly slower a verdict names, the worst first: none by default, as a
-    /// workload of a few standard tests shows them all in its table; a workload whose tests are the user's own (a
-    /// replay's statements) names the ones to look at.
-    fn slower_tests_named(&self) -> usize {
-        0
+    /// Which of its tests that got significantly slower a verdict names, the worst first: those of this metric, at
+    /// most this many. None by default, as a workload of a few standard tests shows them all in its table; a
+    /// workload whose tests are the user's own (a replay's statements) names the ones to look at.
+    fn slower_tests_named(&self) -> Option<(&'static str, usize)> {
+        None
     }
 
     /// What in an environment governs the workload's results, so a verdict names the differences that matter.

@@ -187,7 +187,6 @@ pub fn verdicts(
                         verdict.change_words(),
                         letters.get(side).map(String::as_str).unwrap_or("?")
                     );
-                    let named = std::mem::take(&mut verdict.explanations);
                     verdict.explanations = explain(
                         &verdict.title,
                         verdict.better + verdict.worse,
@@ -197,7 +196,7 @@ pub fn verdicts(
                         &serial,
                         &pair_differences(environment, side),
                     );
-                    verdict.explanations.splice(0..0, named);
+                    verdict.explanations.splice(0..0, slower_words(&slower_tests(rows, workload, side, registry)));
                     if let (Some(base), Some(other)) = (price_per_hour(&sides[0]), price_per_hour(&sides[side])) {
                         verdict.cost = Some(work_per_cost(verdict.ratio, [base, other]));
                         verdict.explanations.push(cost_words(
@@ -248,7 +247,6 @@ fn workload_verdict(
     let (mut better, mut worse, mut unchanged, mut cannot_tell) = (0, 0, 0, 0);
     let mut metrics: Vec<String> = Vec::new();
     let mut ratios = Vec::new();
-    let mut slower: Vec<(String, f64)> = Vec::new();
     // The fewest samples of a test on each side, for the advice, and the fewest runs.
     let (mut fewest_base, mut fewest_side) = (usize::MAX, usize::MAX);
     let mut runs = [usize::MAX; 2];
@@ -268,17 +266,11 @@ fn workload_verdict(
         }
         match change.significance {
             Significance::Significant if ratio > 1.0 => better += 1,
-            Significance::Significant if ratio < 1.0 => {
-                worse += 1;
-                slower.push((row.test_name(), ratio));
-            }
+            Significance::Significant if ratio < 1.0 => worse += 1,
             Significance::TooFewSamples => cannot_tell += 1,
             _ => unchanged += 1,
         }
     }
-    // The slowest first, as many as the workload names.
-    slower.sort_by(|a, b| a.1.total_cmp(&b.1));
-    slower.truncate(registry.read_back(workload).slower_tests_named());
     let ratio = geometric_mean(&ratios)?;
     let (interval, interval_basis) = change_interval(&pairs, seed(&[workload, &side.to_string()])).unzip();
     let testable = ratios.len() - cannot_tell;
@@ -316,10 +308,28 @@ fn workload_verdict(
         cannot_tell,
         runs,
         summary: String::new(),
-        explanations: slower_words(&slower).into_iter().collect(),
+        explanations: Vec::new(),
         cost: None,
         unit_cost: None,
     })
+}
+
+/// The workload's tests that got significantly slower on `side`, by the metric it names them by, the worst first and
+/// as many as it names ([`envbench_core::workload::ReadBack::slower_tests_named`]): none for most workloads.
+fn slower_tests(rows: &[ComparisonRow], workload: &str, side: usize, registry: &Registry) -> Vec<(String, f64)> {
+    let Some((metric, count)) = registry.read_back(workload).slower_tests_named() else { return Vec::new() };
+    let mut slower: Vec<(String, f64)> = rows
+        .iter()
+        .filter(|row| row.workload == workload && row.metric == metric)
+        .filter_map(|row| {
+            let change = row.cells.get(side)?.as_ref()?.change.as_ref()?;
+            let ratio = change.ratio?;
+            (change.significance == Significance::Significant && ratio < 1.0).then(|| (row.test_name(), ratio))
+        })
+        .collect();
+    slower.sort_by(|a, b| a.1.total_cmp(&b.1));
+    slower.truncate(count);
+    slower
 }
 
 /// The sentence that names the tests that got slower, the worst first (`None` when there are none to name).
