@@ -14,7 +14,7 @@ use envbench_base::place::file_system_name;
 use envbench_core::sampler::StepObserver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// How the suite runs. Defaults mirror CrystalDiskMark 9: 1 GiB, a warm-up, 3 runs of 5 s, 5 s apart.
@@ -264,17 +264,7 @@ pub(crate) fn validate(options: &SuiteOptions, tests: &[TestSpec]) -> Result<(),
 
 /// Sleep up to `duration`, waking early when cancelled; true when cancelled.
 fn pause(duration: Duration, cancel: &AtomicBool) -> bool {
-    let until = Instant::now() + duration;
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= until {
-            return false;
-        }
-        std::thread::sleep((until - now).min(Duration::from_millis(50)));
-    }
+    !envbench_base::wait::sleep_until(Instant::now() + duration, cancel)
 }
 
 /// Run `tests` (e.g. [`crate::Profile::tests`]) as `options` say. Progress goes to `progress`; `steps` hears each
@@ -446,6 +436,7 @@ mod tests {
     use crate::records::result_records;
     use crate::testing::scratch_dir;
     use std::sync::Mutex;
+    use std::sync::atomic::Ordering;
 
     /// Remembers step notifications, as the OS sampler would see them.
     #[derive(Default)]

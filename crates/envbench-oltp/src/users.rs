@@ -29,6 +29,7 @@ use crate::routines::{self, Calls, Mode};
 use crate::telemetry::{self, Counters, USER_APPLICATION};
 use crate::transactions::{self, Kind, Outcome, Statements, Terminal};
 use envbench_base::latency::LatencyHistogram;
+use envbench_base::wait::sleep_until;
 use envbench_sql::{Connection, DatabaseUrl, DbError, ErrorKind, Isolation, Namespace};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -186,20 +187,6 @@ pub fn session_settings(connection: &mut dyn Connection) -> Result<(), DbError> 
         connection.batch(settings)?;
     }
     Ok(())
-}
-
-/// Sleep until `deadline` unless `stop` is set first; false when stopped.
-fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return true;
-        }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
-    }
 }
 
 /// The process's CPU time so far (user and system), in seconds.

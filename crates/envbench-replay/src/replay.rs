@@ -11,6 +11,7 @@ use crate::capture::{CaptureError, EventKind};
 use crate::classify::{StatementKind, classify};
 use crate::formats::CaptureReader;
 use envbench_base::latency::LatencyHistogram;
+use envbench_base::wait::sleep_until;
 use envbench_sql::{Connection, DbError, Interrupter};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -138,20 +139,6 @@ struct SessionStats {
     connect_error: Option<String>,
 }
 
-/// Sleep until `at`, waking to look at `interrupt`; false when interrupted.
-fn wait_until(at: Instant, interrupt: &AtomicBool) -> bool {
-    loop {
-        if interrupt.load(Ordering::SeqCst) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= at {
-            return true;
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(50)));
-    }
-}
-
 /// One captured session on its own connection, made read-only before its first statement.
 fn session(
     work: Receiver<Work>,
@@ -187,7 +174,7 @@ fn session(
                 }
             }
         }
-        if !wait_until(intended, interrupt) {
+        if !sleep_until(intended, interrupt) {
             break;
         }
         let send = Instant::now();
@@ -339,7 +326,7 @@ pub fn replay(
                 continue;
             }
             // Handed over a second ahead of its time, so the log is never read further ahead than that.
-            if speed != Speed::Max && !wait_until(intended - LOOKAHEAD, interrupt) {
+            if speed != Speed::Max && !sleep_until(intended - LOOKAHEAD, interrupt) {
                 break;
             }
             let sender = senders.entry(session_key).or_insert_with(|| {

@@ -138,25 +138,8 @@ impl Workload for ReplayWorkload {
             ));
         };
         let url = DatabaseUrl::parse(&target).map_err(|e| WorkloadError::usage(format!("--target: {}", e.message)))?;
-        // The whole capture read once before anything connects: a log cut short or of another kind is refused now.
         let mut reader = crate::formats::open(&log).map_err(refused)?;
         let format = reader.format();
-        let inspection = crate::inspect::inspect(reader.as_mut()).map_err(refused)?;
-        let databases = || inspection.databases.keys().cloned().collect::<Vec<_>>().join(", ");
-        if let Some(database) = &args.run.database
-            && !inspection.databases.contains_key(database)
-        {
-            return Err(WorkloadError::usage(format!(
-                "--database {database}: the capture holds no statement in it; it holds statements in: {}",
-                if inspection.databases.is_empty() { "no named database".to_string() } else { databases() }
-            )));
-        }
-        if inspection.statements == 0 {
-            return Err(WorkloadError::usage(format!(
-                "{}: the capture holds no statement to replay (envbench replay inspect says what it holds)",
-                log.display()
-            )));
-        }
         let server = url.dialect().ops().server_name;
         if format.server_name() != server {
             return Err(WorkloadError::usage(format!(
@@ -164,6 +147,26 @@ impl Workload for ReplayWorkload {
                 log.display(),
                 format.words(),
                 format.server_name()
+            )));
+        }
+        // The whole capture read once before anything connects: a log cut short is refused now.
+        let inspection = crate::inspect::inspect(reader.as_mut()).map_err(refused)?;
+        if let Some(database) = &args.run.database
+            && !inspection.databases.contains_key(database)
+        {
+            return Err(WorkloadError::usage(format!(
+                "--database {database}: the capture holds no statement in it; it holds statements in: {}",
+                if inspection.databases.is_empty() {
+                    "no named database".to_string()
+                } else {
+                    inspection.databases.keys().cloned().collect::<Vec<_>>().join(", ")
+                }
+            )));
+        }
+        if inspection.statements == 0 {
+            return Err(WorkloadError::usage(format!(
+                "{}: the capture holds no statement to replay (envbench replay inspect says what it holds)",
+                log.display()
             )));
         }
         let mut connection = url.connect("envbench-replay").map_err(|e| WorkloadError::failure(e.to_string()))?;
@@ -355,7 +358,8 @@ impl Measured for ReplayMeasured {
 
     fn ending(&self) -> Ending {
         let o = &self.outcome;
-        if o.replayed > 0 && o.connect_failures == o.sessions && o.sessions > 0 {
+        // No session connected, though some tried: nothing was replayed.
+        if o.connect_failures > 0 && o.replayed_peak == 0 {
             return Ending::Failed(o.connect_error.clone().unwrap_or_else(|| "no session could connect".into()));
         }
         if o.failed == 0 {
@@ -408,12 +412,15 @@ fn render(measured: &ReplayMeasured) -> String {
         o.replayed_seconds,
         if o.interrupted { "; interrupted" } else { "" }
     ));
-    let total_ms: f64 = o.fingerprints.iter().map(|f| f.response_ms.iter().sum::<f64>()).sum();
-    let mut fingerprints: Vec<_> = o.fingerprints.iter().filter(|f| !f.response_ms.is_empty()).collect();
-    fingerprints.sort_by(|a, b| {
-        let total = |f: &crate::replay::FingerprintOutcome| f.response_ms.iter().sum::<f64>();
-        total(b).total_cmp(&total(a))
-    });
+    // Each sent statement with its total time, the most time first.
+    let mut fingerprints: Vec<(&crate::replay::FingerprintOutcome, f64)> = o
+        .fingerprints
+        .iter()
+        .filter(|f| !f.response_ms.is_empty())
+        .map(|f| (f, f.response_ms.iter().sum::<f64>()))
+        .collect();
+    fingerprints.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total_ms: f64 = fingerprints.iter().map(|(_, sum)| sum).sum();
     let mut table = Table::new(
         &[
             "STATEMENT",
@@ -429,15 +436,11 @@ fn render(measured: &ReplayMeasured) -> String {
         ],
         &[Left, Right, Right, Right, Right, Right, Right, Right, Right, Right],
     );
-    for f in fingerprints.iter().take(20) {
+    for &(f, sum) in fingerprints.iter().take(20) {
         let summary = Summary::of(&f.response_ms);
-        let quantile = |q: f64| {
-            let mut sorted = f.response_ms.clone();
-            sorted.sort_by(f64::total_cmp);
-            let at = ((sorted.len() as f64 - 1.0) * q).round() as usize;
-            format!("{:.2}", sorted[at])
-        };
-        let sum: f64 = f.response_ms.iter().sum();
+        let mut sorted = f.response_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let quantile = |q: f64| format!("{:.2}", sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]);
         let errors: u64 = f.errors.values().sum();
         table.row(vec![
             crate::capture::shortened(&f.fingerprint, 60),
