@@ -35,7 +35,7 @@ pub use lock::{ServerLock, ServerLockError, ServerLockMode};
 pub use marker::{Marker, MarkerState};
 pub use mysql_connection::MySqlFlavour;
 pub use namespace::{Namespace, Relation, RelationKind, Routine, quote_identifier, quote_literal};
-pub use server::{Counters, RangePartition, Server, UrlConfig};
+pub use server::{Counters, RangePartition, Server, ServerIdentity, UrlConfig};
 pub use sqlite_connection::SqliteOpen;
 pub use sqlite_connection::sqlite_version;
 pub use url::{

@@ -242,6 +242,36 @@ impl Server for MySqlServer {
         Some("SELECT @@datadir")
     }
 
+    /// The host, data directory and port (no two running servers share all three; MySQL's `@@server_uuid` is not
+    /// MariaDB's, and a copied data directory keeps it), and the start its uptime tells.
+    fn identity(&self, session: &mut dyn Connection) -> Result<Option<crate::ServerIdentity>, DbError> {
+        let sql = "SELECT @@hostname, @@datadir, CAST(@@port AS CHAR), UNIX_TIMESTAMP()";
+        let Some(row) = session.query_optional(sql, &[])? else { return Ok(None) };
+        let (host, dir, port) = (row.text(0)?, row.text(1)?, row.text(2)?);
+        let now = row.real(3)?;
+        let uptime = session
+            .query_optional("SHOW GLOBAL STATUS LIKE 'Uptime'", &[])?
+            .and_then(|row| row.text(1).ok())
+            .and_then(|text| text.parse::<f64>().ok());
+        let started = uptime.map(|uptime| now - uptime);
+        Ok(Some(crate::ServerIdentity {
+            words: format!(
+                "host {host}, data directory {dir}, port {port}{}",
+                uptime.map_or(String::new(), |uptime| format!(", up {uptime:.0} s"))
+            ),
+            key: format!("{host}\u{1f}{dir}\u{1f}{port}"),
+            started,
+        }))
+    }
+
+    /// The general and slow query logs' files, relative to the data directory, whether or not they are on now.
+    fn log_files(&self, session: &mut dyn Connection) -> Vec<std::path::PathBuf> {
+        let sql = "SELECT @@datadir, @@general_log_file, @@slow_query_log_file";
+        let Ok(Some(row)) = session.query_optional(sql, &[]) else { return Vec::new() };
+        let Ok(dir) = row.text(0) else { return Vec::new() };
+        (1..3).filter_map(|c| row.text(c).ok()).map(|file| std::path::Path::new(&dir).join(file)).collect()
+    }
+
     /// User locks are the server's, and the key names the namespace (MySQL's database) already.
     fn lock_scope(&self, _session: &mut dyn Connection) -> Result<String, DbError> {
         Ok(String::new())

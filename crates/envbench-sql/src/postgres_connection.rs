@@ -302,6 +302,41 @@ impl Server for PostgresServer {
         Some("SELECT setting FROM pg_settings WHERE name = 'data_directory'")
     }
 
+    /// The cluster's system identifier (which a physical copy keeps) and when its postmaster started (which a copy
+    /// started elsewhere does not share); both readable by any user.
+    fn identity(&self, session: &mut dyn Connection) -> Result<Option<crate::ServerIdentity>, DbError> {
+        let sql = "SELECT system_identifier::text, pg_postmaster_start_time()::text, \
+                   extract(epoch FROM pg_postmaster_start_time())::float8 FROM pg_control_system()";
+        let Some(row) = session.query_optional(sql, &[])? else { return Ok(None) };
+        let (key, start) = (row.text(0)?, row.text(1)?);
+        Ok(Some(crate::ServerIdentity {
+            words: format!("system identifier {key}, started {start}"),
+            key,
+            started: Some(row.real(2)?),
+        }))
+    }
+
+    /// `pg_current_logfile` of each destination, relative to the data directory (superusers and roles granted it).
+    fn log_files(&self, session: &mut dyn Connection) -> Vec<std::path::PathBuf> {
+        let sql = "SELECT d.setting, f FROM pg_settings d, LATERAL (SELECT pg_current_logfile(k) AS f FROM \
+                   unnest(ARRAY['stderr', 'csvlog']) k) l WHERE d.name = 'data_directory' AND f IS NOT NULL";
+        let mut files: Vec<std::path::PathBuf> = session
+            .query(sql, &[])
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|row| Some(std::path::Path::new(&row.text(0).ok()?).join(row.text(1).ok()?)))
+            .collect();
+        // jsonlog is PostgreSQL 15's: asked apart, so an older server still answers the others.
+        let json = "SELECT d.setting, pg_current_logfile('jsonlog') FROM pg_settings d WHERE d.name = 'data_directory'";
+        if let Ok(Some(row)) = session.query_optional(json, &[])
+            && !row.is_null(1)
+            && let (Ok(dir), Ok(file)) = (row.text(0), row.text(1))
+        {
+            files.push(std::path::Path::new(&dir).join(file));
+        }
+        files
+    }
+
     fn lock_scope(&self, session: &mut dyn Connection) -> Result<String, DbError> {
         let row = session.query_optional("SELECT current_database()", &[])?;
         Ok(row.map(|row| row.text(0)).transpose()?.unwrap_or_default())

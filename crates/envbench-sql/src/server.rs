@@ -29,6 +29,33 @@ pub const COMMITS: &str = "commits";
 /// The counter of transactions rolled back in the run's database, beside [`COMMITS`].
 pub const ROLLBACKS: &str = "rollbacks";
 
+/// What tells one running server from every other: `key` (PostgreSQL's system identifier; MariaDB's host, data
+/// directory and port), which a copy of the server keeps, and when it started, which a copy started elsewhere does
+/// not share. Two URLs reach one server when both agree, the start to within [`ServerIdentity::START_SLACK`]
+/// seconds (MariaDB tells its start only as an uptime in whole seconds).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerIdentity {
+    pub key: String,
+    /// The start, in seconds since the Unix epoch on the server's clock; `None` where the server does not tell.
+    pub started: Option<f64>,
+    /// Both in words, for a message.
+    pub words: String,
+}
+
+impl ServerIdentity {
+    /// How far apart two answers of one server's start may be.
+    pub const START_SLACK: f64 = 2.0;
+
+    /// `self` and `other` are one running server.
+    pub fn same_server(&self, other: &ServerIdentity) -> bool {
+        self.key == other.key
+            && match (self.started, other.started) {
+                (Some(a), Some(b)) => (a - b).abs() <= Self::START_SLACK,
+                _ => true,
+            }
+    }
+}
+
 /// One range partition of a table: its name, and the values of the partition column it takes, from `.1` (inclusive,
 /// `None`: everything below) up to `.2` (exclusive, `None`: everything above).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +88,14 @@ pub trait Server: Sync {
     /// The query of the server's data directory (one row, one text column, no row for a user who may not see it);
     /// `None` where there is none to ask for.
     fn data_directory(&self) -> Option<&'static str>;
+
+    /// What tells this running server from every other ([`ServerIdentity::same_server`]): two URLs that reach it
+    /// give the same, and a copy of it started elsewhere (a clone, a restored backup) another. `None` for an
+    /// embedded database, which is its file.
+    fn identity(&self, session: &mut dyn Connection) -> Result<Option<ServerIdentity>, DbError>;
+
+    /// The log files the server writes now, as paths on its own host; empty where the session may not see them.
+    fn log_files(&self, session: &mut dyn Connection) -> Vec<std::path::PathBuf>;
 
     /// What a run lock's key holds of the server's place beside the namespace (PostgreSQL's database: its
     /// advisory locks are the cluster's), asked on the lock's own session.
@@ -131,4 +166,18 @@ pub trait Server: Sync {
 /// A host name that is this machine: `localhost`, `::1`, or an address in 127.0.0.0/8.
 pub(crate) fn is_loopback_name(host: &str) -> bool {
     matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerIdentity;
+
+    #[test]
+    fn one_server_is_its_key_and_its_start_a_copy_started_apart_is_another() {
+        let at = |key: &str, started: Option<f64>| ServerIdentity { key: key.into(), started, words: String::new() };
+        assert!(at("7301", Some(100.0)).same_server(&at("7301", Some(101.5))), "an uptime in whole seconds");
+        assert!(!at("7301", Some(100.0)).same_server(&at("7301", Some(4000.0))), "a clone, started later");
+        assert!(!at("7301", Some(100.0)).same_server(&at("7302", Some(100.0))));
+        assert!(at("7301", None).same_server(&at("7301", Some(100.0))), "no start told: the key decides");
+    }
 }

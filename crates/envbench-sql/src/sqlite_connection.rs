@@ -190,6 +190,14 @@ impl Server for SqliteServer {
         None
     }
 
+    fn identity(&self, _session: &mut dyn Connection) -> Result<Option<crate::ServerIdentity>, DbError> {
+        Ok(None)
+    }
+
+    fn log_files(&self, _session: &mut dyn Connection) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     fn lock_scope(&self, _session: &mut dyn Connection) -> Result<String, DbError> {
         Err(DbError::other("an SQLite database is locked through its file, not a server lock"))
     }
