@@ -5,6 +5,7 @@
 use crate::capture::{CaptureError, EventKind};
 use crate::classify::{StatementKind, classify};
 use crate::formats::{CaptureReader, LogFormat};
+use crate::sessions::Sessions;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -62,7 +63,17 @@ pub struct FingerprintCount {
 
 /// Read the whole capture and summarise it.
 pub fn inspect(reader: &mut dyn CaptureReader) -> Result<Inspection, CaptureError> {
-    let mut open: HashMap<String, Option<String>> = HashMap::new();
+    summarise(reader, true)
+}
+
+/// Read the whole capture and count what it holds, without the fingerprints (`top` empty, `kinds` uncounted): what
+/// a replay checks before it connects, at the cost of reading the log alone.
+pub fn survey(reader: &mut dyn CaptureReader) -> Result<Inspection, CaptureError> {
+    summarise(reader, false)
+}
+
+fn summarise(reader: &mut dyn CaptureReader, fingerprinted: bool) -> Result<Inspection, CaptureError> {
+    let mut sessions: Sessions<String> = Sessions::new();
     let mut inspection = Inspection {
         format: reader.format(),
         first_at: None,
@@ -83,84 +94,67 @@ pub fn inspect(reader: &mut dyn CaptureReader) -> Result<Inspection, CaptureErro
         top: Vec::new(),
     };
     let mut fingerprints: HashMap<String, FingerprintCount> = HashMap::new();
-    let mut last_fingerprint: HashMap<String, String> = HashMap::new();
     while let Some(event) = reader.next_event()? {
         inspection.first_at = Some(inspection.first_at.map_or(event.at, |at| at.min(event.at)));
         inspection.last_at = Some(inspection.last_at.map_or(event.at, |at| at.max(event.at)));
-        if let EventKind::Skipped(skip) = &event.kind {
-            // A duration logged after a skipped statement is its own, not the statement's before it.
-            last_fingerprint.remove(&event.session);
-            match inspection.skipped.iter_mut().find(|s| s.reason == skip.reason) {
+        sessions.track(&event);
+        match event.kind {
+            EventKind::Skipped(skip) => match inspection.skipped.iter_mut().find(|s| s.reason == skip.reason) {
                 Some(count) => count.count += 1,
                 None => inspection.skipped.push(SkipCount {
-                    reason: skip.reason.clone(),
+                    reason: skip.reason,
                     count: 1,
                     first_line: event.line,
-                    example: skip.text.clone(),
+                    example: skip.text,
                 }),
-            }
-            continue;
-        }
-        let begins_a_session =
-            matches!(event.kind, EventKind::Connect { .. } | EventKind::UseDatabase { .. } | EventKind::Statement(_));
-        if begins_a_session && !open.contains_key(&event.session) {
-            open.insert(event.session.clone(), None);
-            inspection.sessions += 1;
-            inspection.peak_concurrency = inspection.peak_concurrency.max(open.len() as u64);
-        }
-        match event.kind {
-            EventKind::Connect { database, .. } => {
-                inspection.sessions_connected += 1;
-                open.insert(event.session.clone(), database);
-            }
-            EventKind::UseDatabase { database } => {
-                open.insert(event.session.clone(), Some(database));
-            }
-            EventKind::Disconnect => {
-                if open.remove(&event.session).is_some() {
-                    inspection.sessions_ended += 1;
-                }
-                last_fingerprint.remove(&event.session);
-            }
+            },
             EventKind::Duration { us } => {
                 // Once, for the statement logged before it.
-                if let Some(counted) = last_fingerprint.remove(&event.session).and_then(|f| fingerprints.get_mut(&f)) {
-                    counted.captured_us += us;
+                if let Some(fingerprint) = sessions.take_pending(&event.session) {
+                    if let Some(counted) = fingerprints.get_mut(&fingerprint) {
+                        counted.captured_us += us;
+                    }
                     inspection.with_durations += 1;
                 }
             }
             EventKind::Statement(statement) => {
                 inspection.statements += 1;
-                let fingerprint = crate::fingerprint::fingerprint(&statement.sql);
-                let kind = classify(&fingerprint);
-                *inspection.kinds.entry(kind).or_default() += 1;
                 inspection.extended += u64::from(statement.extended);
                 inspection.with_durations += u64::from(statement.duration_us.is_some());
-                let database = statement.database.clone().or_else(|| open.get(&event.session).cloned().flatten());
-                if let Some(database) = database {
-                    *inspection.databases.entry(database).or_default() += 1;
+                if let Some(database) = sessions.database(&event.session) {
+                    *inspection.databases.entry(database.to_string()).or_default() += 1;
                 }
                 if let Some(user) = &statement.user {
                     *inspection.users.entry(user.clone()).or_default() += 1;
                 }
-                let counted = fingerprints.entry(fingerprint.clone()).or_insert_with(|| FingerprintCount {
-                    fingerprint: fingerprint.clone(),
-                    kind,
-                    calls: 0,
-                    captured_us: 0,
-                });
-                counted.calls += 1;
-                counted.captured_us += statement.duration_us.unwrap_or(0);
+                let fingerprint =
+                    if fingerprinted { crate::fingerprint::fingerprint(&statement.sql) } else { String::new() };
+                if fingerprinted {
+                    let kind = classify(&fingerprint);
+                    *inspection.kinds.entry(kind).or_default() += 1;
+                    let counted = fingerprints.entry(fingerprint.clone()).or_insert_with(|| FingerprintCount {
+                        fingerprint: fingerprint.clone(),
+                        kind,
+                        calls: 0,
+                        captured_us: 0,
+                    });
+                    counted.calls += 1;
+                    counted.captured_us += statement.duration_us.unwrap_or(0);
+                }
                 if statement.duration_us.is_none() {
-                    last_fingerprint.insert(event.session, fingerprint);
+                    sessions.await_duration(&event.session, fingerprint);
                 } else {
-                    last_fingerprint.remove(&event.session);
+                    sessions.take_pending(&event.session);
                 }
             }
-            EventKind::Skipped(_) => {}
+            EventKind::Connect { .. } | EventKind::UseDatabase { .. } | EventKind::Disconnect => {}
         }
     }
-    inspection.sessions_open_at_end = open.len() as u64;
+    inspection.sessions = sessions.seen;
+    inspection.sessions_connected = sessions.connected;
+    inspection.sessions_ended = sessions.ended;
+    inspection.sessions_open_at_end = sessions.open_now();
+    inspection.peak_concurrency = sessions.peak;
     inspection.fingerprints = fingerprints.len() as u64;
     let mut top: Vec<FingerprintCount> = fingerprints.into_values().collect();
     top.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.fingerprint.cmp(&b.fingerprint)));

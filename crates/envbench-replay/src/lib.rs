@@ -11,12 +11,13 @@ mod fingerprint;
 mod formats;
 mod inspect;
 mod replay;
+mod sessions;
 mod time;
 pub mod workload;
 
 pub use capture::{CaptureError, Event, EventKind, Skip, Statement};
 pub use classify::{StatementKind, classify};
 pub use fingerprint::fingerprint;
-pub use formats::{CaptureReader, LogFormat, open, open_reader};
-pub use inspect::{Inspection, inspect};
+pub use formats::{CaptureReader, LogFormat, open, open_first, open_reader, whole_lines};
+pub use inspect::{Inspection, inspect, survey};
 pub use replay::{FingerprintOutcome, ReplayOptions, ReplayOutcome, Speed, replay};

@@ -1,8 +1,8 @@
 //! A capture replayed on a target: each captured session on a connection of its own, each statement sent at its
 //! captured offset from the start (the gaps divided by `--speed`, or none at `--speed max`), timed as the open loop
 //! times a request: the response from its intended start, the service from its send, and the schedule's lag
-//! between them. Read-only: every session is made read-only on the server before its first statement, and what
-//! writes is counted and never sent.
+//! between them. Read-only unless writes are allowed: every session is made read-only on the server before its first
+//! statement, and what writes is counted and never sent.
 //!
 //! The log is read as the replay goes, a second ahead of the schedule, so a capture of any length replays in the
 //! memory of its open sessions and a second of statements.
@@ -10,6 +10,7 @@
 use crate::capture::{CaptureError, EventKind};
 use crate::classify::{StatementKind, classify};
 use crate::formats::CaptureReader;
+use crate::sessions::Sessions;
 use envbench_base::latency::LatencyHistogram;
 use envbench_base::wait::sleep_until;
 use envbench_sql::{Connection, DbError, Interrupter};
@@ -60,8 +61,25 @@ impl Speed {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplayOptions {
     pub speed: Speed,
-    /// Only the sessions working in this captured database; every session when `None`.
-    pub database: Option<String>,
+    /// Where each captured database's statements go: target `i` takes the database `routes[i]` names, and a `None`
+    /// takes every database no other names. A statement of a database no target takes is counted and left out.
+    pub routes: Vec<Option<String>>,
+    /// Send the statements that write too, on sessions that are not made read-only.
+    pub allow_writes: bool,
+}
+
+impl ReplayOptions {
+    /// Every session on one target, read-only.
+    pub fn one_target(speed: Speed) -> ReplayOptions {
+        ReplayOptions { speed, routes: vec![None], allow_writes: false }
+    }
+
+    /// The target that takes statements of `database`, if any.
+    fn route(&self, database: Option<&str>) -> Option<usize> {
+        database
+            .and_then(|d| self.routes.iter().position(|r| r.as_deref() == Some(d)))
+            .or_else(|| self.routes.iter().position(Option::is_none))
+    }
 }
 
 /// What one fingerprint did in a replay.
@@ -83,6 +101,23 @@ pub struct FingerprintOutcome {
     pub captured_timed: u64,
 }
 
+/// The most sessions open at once in each interval of a replay, as captured and as replayed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Concurrency {
+    /// Each interval's length, in seconds of the replay's schedule (the captured time divided by the speed).
+    pub interval_seconds: f64,
+    /// As captured, on the replay's schedule; empty at `--speed max`, which keeps no schedule.
+    pub captured: Vec<u64>,
+    pub replayed: Vec<u64>,
+}
+
+impl Concurrency {
+    /// The intervals in which the replay held fewer sessions open than the capture did.
+    pub fn short_intervals(&self) -> usize {
+        self.captured.iter().zip(&self.replayed).filter(|(captured, replayed)| replayed < captured).count()
+    }
+}
+
 /// A replay's outcome: per fingerprint, and how faithful it was.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReplayOutcome {
@@ -92,18 +127,22 @@ pub struct ReplayOutcome {
     pub first_at: Option<i64>,
     pub captured_statements: u64,
     pub fingerprints: Vec<FingerprintOutcome>,
-    /// The sessions replayed: every captured one, or those that worked in the database asked for.
+    /// The sessions replayed: every captured one, or those that worked in the databases asked for.
     pub sessions: u64,
-    /// Statements sent; writes skipped; what the capture holds that no replay can send; statements the target refused.
+    /// Statements sent; writes skipped (or, with writes allowed, none); what the capture holds that no replay can
+    /// send; statements the target refused.
     pub replayed: u64,
     pub skipped_writes: u64,
     pub not_replayable: u64,
     pub failed: u64,
-    /// Statements of other databases than the one asked for, left out.
+    /// Writes were sent, on sessions that were not read-only.
+    pub writes_replayed: bool,
+    /// Statements of databases no target takes, left out.
     pub other_databases: u64,
-    /// Sessions that could not connect, and why (the first).
+    /// Sessions that could not connect, and why (the first); the statements they were to send, not sent.
     pub connect_failures: u64,
     pub connect_error: Option<String>,
+    pub not_connected: u64,
     /// How late statements were sent against the schedule, in milliseconds.
     pub lag_p50_ms: f64,
     pub lag_p99_ms: f64,
@@ -111,15 +150,29 @@ pub struct ReplayOutcome {
     /// The capture's span and the replay's, in seconds.
     pub captured_seconds: f64,
     pub replayed_seconds: f64,
-    /// The most sessions open at once, as captured and as replayed.
+    /// The most sessions open at once, as captured and as replayed, and over time.
     pub captured_peak: u64,
     pub replayed_peak: u64,
+    pub concurrency: Concurrency,
     pub interrupted: bool,
 }
 
+/// The most intervals a replay's concurrency over time is told in.
+const CONCURRENCY_INTERVALS: usize = 120;
+
 /// What the log's reader hands a session.
 enum Work {
-    Run { sql: String, parameters: Option<Vec<Option<String>>>, intended: Instant, fingerprint: usize },
+    Run {
+        sql: String,
+        parameters: Option<Vec<Option<String>>>,
+        intended: Instant,
+        fingerprint: usize,
+        target: usize,
+    },
+    /// The captured session disconnected at `intended`: its connections close then, as the capture's did.
+    End {
+        intended: Instant,
+    },
 }
 
 /// What one session measured of one fingerprint: calls, errors by kind, response times (ms), service time (ms).
@@ -137,52 +190,85 @@ struct SessionStats {
     per_fingerprint: HashMap<usize, Calls>,
     lag: LatencyHistogram,
     connect_error: Option<String>,
+    /// Statements not sent because their connection was refused.
+    not_connected: u64,
+    /// When its first connection opened and its last closed, from the schedule's start, in seconds.
+    span: Option<(f64, f64)>,
 }
 
-/// One captured session on its own connection, made read-only before its first statement.
-fn session(
-    work: Receiver<Work>,
-    connect: &(dyn Fn() -> Result<Box<dyn Connection>, DbError> + Sync),
-    interrupt: &AtomicBool,
-    open: &AtomicU64,
-    peak: &AtomicU64,
-    cancels: &Mutex<Vec<Interrupter>>,
-) -> SessionStats {
+/// What every session shares: the schedule's start, Ctrl-C, the sessions open now and at most, and the means to
+/// cancel what each is running.
+struct Shared<'a> {
+    connect: &'a (dyn Fn(usize) -> Result<Box<dyn Connection>, DbError> + Sync),
+    allow_writes: bool,
+    started: Instant,
+    interrupt: &'a AtomicBool,
+    open: AtomicU64,
+    peak: AtomicU64,
+    cancels: Mutex<Vec<Interrupter>>,
+}
+
+impl Shared<'_> {
+    /// A connection to target `target`, made read-only unless writes are allowed.
+    fn connect(&self, target: usize) -> Result<Box<dyn Connection>, DbError> {
+        let mut connection = (self.connect)(target)?;
+        if !self.allow_writes {
+            let guard = connection.dialect().ops().read_only_session;
+            connection.batch(guard)?;
+        }
+        // Ctrl-C cancels what the session is running, so it ends without waiting for a long statement.
+        if let Some(cancel) = connection.interrupter() {
+            self.cancels.lock().unwrap_or_else(|e| e.into_inner()).push(cancel);
+        }
+        Ok(connection)
+    }
+
+    fn since_start(&self) -> f64 {
+        Instant::now().saturating_duration_since(self.started).as_secs_f64()
+    }
+}
+
+/// One captured session, on a connection of its own to each target its statements go to (one, unless the session
+/// changed to a database another target takes).
+fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
     let mut stats = SessionStats::default();
-    let mut connection: Option<Box<dyn Connection>> = None;
-    let mut refused: Option<DbError> = None;
-    for Work::Run { sql, parameters, intended, fingerprint } in work {
+    let mut connections: HashMap<usize, Result<Box<dyn Connection>, DbError>> = HashMap::new();
+    for work in work {
+        let (sql, parameters, intended, fingerprint, target) = match work {
+            Work::Run { sql, parameters, intended, fingerprint, target } => {
+                (sql, parameters, intended, fingerprint, target)
+            }
+            Work::End { intended } => {
+                sleep_until(intended, shared.interrupt);
+                break;
+            }
+        };
         // Connected as soon as the first statement is handed over, a second ahead of its time, so connecting is
         // not counted against it.
-        if connection.is_none() && refused.is_none() {
-            match connect().and_then(|mut c| {
-                let guard = c.dialect().ops().read_only_session;
-                c.batch(guard).map(|()| c)
-            }) {
-                Ok(mut c) => {
-                    // Ctrl-C cancels what the session is running, so it ends without waiting for a long statement.
-                    if let Some(cancel) = c.interrupter() {
-                        cancels.lock().unwrap_or_else(|e| e.into_inner()).push(cancel);
-                    }
-                    connection = Some(c);
-                    let now = open.fetch_add(1, Ordering::SeqCst) + 1;
-                    peak.fetch_max(now, Ordering::SeqCst);
-                }
-                Err(e) => {
-                    stats.connect_error = Some(e.to_string());
-                    refused = Some(e);
-                }
+        let connection = connections.entry(target).or_insert_with(|| {
+            let connection = shared.connect(target);
+            if let Err(e) = &connection {
+                stats.connect_error.get_or_insert_with(|| e.to_string());
             }
-        }
-        if !sleep_until(intended, interrupt) {
+            connection
+        });
+        let Ok(connection) = connection else {
+            stats.not_connected += 1;
+            continue;
+        };
+        if !sleep_until(intended, shared.interrupt) {
             break;
         }
+        // Open, as the capture counts a session, from its first statement's time (not from connecting, a second
+        // ahead of it).
+        if stats.span.is_none() {
+            let now = shared.open.fetch_add(1, Ordering::SeqCst) + 1;
+            shared.peak.fetch_max(now, Ordering::SeqCst);
+            let at = shared.since_start();
+            stats.span = Some((at, at));
+        }
         let send = Instant::now();
-        let result = match (&mut connection, &refused) {
-            (Some(c), _) => c.run_captured(&sql, parameters.as_deref()),
-            (None, Some(e)) => Err(e.clone()),
-            (None, None) => unreachable!("a session either connected or was refused"),
-        };
+        let result = connection.run_captured(&sql, parameters.as_deref());
         let end = Instant::now();
         let calls = stats.per_fingerprint.entry(fingerprint).or_default();
         calls.count += 1;
@@ -193,31 +279,44 @@ fn session(
         calls.service_ms += (end - send).as_secs_f64() * 1e3;
         stats.lag.record_ns((send.saturating_duration_since(intended)).as_nanos() as u64);
     }
-    if connection.take().is_some() {
-        open.fetch_sub(1, Ordering::SeqCst);
+    drop(connections);
+    if let Some((from, _)) = stats.span {
+        shared.open.fetch_sub(1, Ordering::SeqCst);
+        stats.span = Some((from, shared.since_start()));
     }
     stats
 }
 
-/// Replay the capture `reader` reads on connections `connect` makes, until its end or `interrupt`.
+/// Give `work` to its session. A session whose queue is full is behind: wait for it, but never past an interrupt. A
+/// session that stopped (interrupted) has dropped its receiver: nothing more to send it.
+fn hand_over(sender: &SyncSender<Work>, mut work: Work, interrupt: &AtomicBool) {
+    loop {
+        match sender.try_send(work) {
+            Err(std::sync::mpsc::TrySendError::Full(back)) if !interrupt.load(Ordering::SeqCst) => {
+                work = back;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            _ => break,
+        }
+    }
+}
+
+/// Replay the capture `reader` reads on connections `connect` makes to each target of `options.routes`, until its
+/// end or `interrupt`.
 pub fn replay(
     reader: &mut dyn CaptureReader,
-    connect: &(dyn Fn() -> Result<Box<dyn Connection>, DbError> + Sync),
+    connect: &(dyn Fn(usize) -> Result<Box<dyn Connection>, DbError> + Sync),
     options: &ReplayOptions,
     interrupt: &AtomicBool,
 ) -> Result<ReplayOutcome, CaptureError> {
     let speed = options.speed;
-    // Each session's database as the capture says it, where it says.
-    let mut databases: HashMap<String, String> = HashMap::new();
+    let mut captured: Sessions<usize> = Sessions::new();
     let mut other_databases = 0u64;
-    // The sessions that worked in the database asked for.
-    let mut selected_sessions: std::collections::HashSet<String> = Default::default();
-    let (open, peak) = (AtomicU64::new(0), AtomicU64::new(0));
-    let cancels: Mutex<Vec<Interrupter>> = Mutex::new(Vec::new());
+    // The sessions with a statement a target takes, when not every database has one.
+    // The sessions of the databases a target takes, as captured: what the replay's sessions are held against.
+    let mut routed: Sessions<()> = Sessions::new();
     let mut fingerprints: Vec<FingerprintOutcome> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    let mut last: HashMap<String, usize> = HashMap::new();
-    let (mut sessions_seen, mut captured_open, mut captured_peak) = (0u64, 0u64, 0u64);
     let (mut skipped_writes, mut not_replayable, mut captured_statements) = (0u64, 0u64, 0u64);
     let mut first_at: Option<i64> = None;
     let mut last_at = 0i64;
@@ -226,10 +325,18 @@ pub fn replay(
         Speed::Factor(_) => Instant::now() + LOOKAHEAD,
         Speed::Max => Instant::now(),
     };
+    let shared = Shared {
+        connect,
+        allow_writes: options.allow_writes,
+        started,
+        interrupt,
+        open: AtomicU64::new(0),
+        peak: AtomicU64::new(0),
+        cancels: Mutex::new(Vec::new()),
+    };
     let results = std::thread::scope(|scope| -> Result<Vec<SessionStats>, CaptureError> {
         let mut senders: HashMap<String, SyncSender<Work>> = HashMap::new();
         let mut handles = Vec::new();
-        let mut captured_sessions: std::collections::HashSet<String> = Default::default();
         while let Some(event) = reader.next_event()? {
             if interrupt.load(Ordering::SeqCst) {
                 break;
@@ -241,61 +348,37 @@ pub fn replay(
                 Speed::Factor(factor) => started + offset.div_f64(factor),
                 Speed::Max => started,
             };
-            let session_key = event.session.clone();
+            let was_routed = options.route(captured.database(&event.session)).is_some();
+            captured.track(&event);
+            if was_routed || options.route(captured.database(&event.session)).is_some() {
+                routed.track(&event);
+            }
             let statement = match event.kind {
                 EventKind::Disconnect => {
-                    // The session's connection closes once it has sent what it was given.
-                    senders.remove(&session_key);
-                    databases.remove(&session_key);
-                    if captured_sessions.remove(&session_key) {
-                        captured_open -= 1;
+                    // The session's connections close once it has sent what it was given, at the captured time.
+                    if let Some(sender) = senders.remove(&event.session) {
+                        hand_over(&sender, Work::End { intended }, interrupt);
                     }
                     continue;
                 }
                 EventKind::Skipped(_) => {
                     not_replayable += 1;
-                    last.remove(&session_key);
                     continue;
                 }
                 EventKind::Duration { us } => {
-                    if let Some(at) = last.remove(&session_key) {
+                    if let Some(at) = captured.take_pending(&event.session) {
                         fingerprints[at].captured_ms += us as f64 / 1e3;
                         fingerprints[at].captured_timed += 1;
                     }
                     continue;
                 }
-                EventKind::Connect { database, .. } => {
-                    if let Some(database) = database {
-                        databases.insert(session_key.clone(), database);
-                    }
-                    None
-                }
-                EventKind::UseDatabase { database } => {
-                    databases.insert(session_key.clone(), database);
-                    None
-                }
-                EventKind::Statement(statement) => Some(statement),
+                EventKind::Connect { .. } | EventKind::UseDatabase { .. } => continue,
+                EventKind::Statement(statement) => statement,
             };
-            if captured_sessions.insert(session_key.clone()) {
-                if options.database.is_none() {
-                    sessions_seen += 1;
-                }
-                captured_open += 1;
-                captured_peak = captured_peak.max(captured_open);
-            }
-            let Some(statement) = statement else { continue };
-            if let Some(database) = &statement.database {
-                databases.insert(session_key.clone(), database.clone());
-            }
-            if let Some(wanted) = &options.database
-                && databases.get(&session_key) != Some(wanted)
-            {
+            let Some(target) = options.route(captured.database(&event.session)) else {
                 other_databases += 1;
                 continue;
-            }
-            if options.database.is_some() && selected_sessions.insert(session_key.clone()) {
-                sessions_seen += 1;
-            }
+            };
             captured_statements += 1;
             let fingerprint = crate::fingerprint::fingerprint(&statement.sql);
             let at = *index.entry(fingerprint.clone()).or_insert_with(|| {
@@ -316,11 +399,11 @@ pub fn replay(
             if let Some(us) = statement.duration_us {
                 fingerprints[at].captured_ms += us as f64 / 1e3;
                 fingerprints[at].captured_timed += 1;
-                last.remove(&session_key);
+                captured.take_pending(&event.session);
             } else {
-                last.insert(session_key.clone(), at);
+                captured.await_duration(&event.session, at);
             }
-            if fingerprints[at].kind == StatementKind::Write {
+            if fingerprints[at].kind == StatementKind::Write && !options.allow_writes {
                 fingerprints[at].skipped += 1;
                 skipped_writes += 1;
                 continue;
@@ -329,39 +412,36 @@ pub fn replay(
             if speed != Speed::Max && !sleep_until(intended - LOOKAHEAD, interrupt) {
                 break;
             }
-            let sender = senders.entry(session_key).or_insert_with(|| {
+            let sender = senders.entry(event.session).or_insert_with(|| {
                 let (sender, receiver) = sync_channel(SESSION_QUEUE);
-                let (open, peak, cancels) = (&open, &peak, &cancels);
-                handles.push(scope.spawn(move || session(receiver, connect, interrupt, open, peak, cancels)));
+                let shared = &shared;
+                handles.push(scope.spawn(move || session(receiver, shared)));
                 sender
             });
             let parameters = statement.extended.then_some(statement.parameters);
-            // A session whose queue is full is behind: wait for it, but never past an interrupt. A session that
-            // stopped (interrupted) has dropped its receiver: nothing more to send it.
-            let mut work = Work::Run { sql: statement.sql, parameters, intended, fingerprint: at };
-            loop {
-                match sender.try_send(work) {
-                    Err(std::sync::mpsc::TrySendError::Full(back)) if !interrupt.load(Ordering::SeqCst) => {
-                        work = back;
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    _ => break,
-                }
-            }
+            hand_over(
+                sender,
+                Work::Run { sql: statement.sql, parameters, intended, fingerprint: at, target },
+                interrupt,
+            );
         }
         drop(senders);
         if interrupt.load(Ordering::SeqCst) {
-            for cancel in cancels.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for cancel in shared.cancels.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 cancel();
             }
         }
         Ok(handles.into_iter().map(|h| h.join().expect("a replay session panicked")).collect())
     })?;
+    let replayed_seconds = shared.since_start();
     let mut lag = LatencyHistogram::new();
-    let (mut replayed, mut failed, mut connect_failures) = (0u64, 0u64, 0u64);
+    let (mut replayed, mut failed, mut connect_failures, mut not_connected) = (0u64, 0u64, 0u64, 0u64);
     let mut connect_error = None;
+    let mut replayed_spans = Vec::new();
     for stats in results {
         lag.merge(&stats.lag);
+        not_connected += stats.not_connected;
+        replayed_spans.extend(stats.span);
         if let Some(error) = stats.connect_error {
             connect_failures += 1;
             connect_error.get_or_insert(error);
@@ -378,27 +458,53 @@ pub fn replay(
             outcome.service_ms += calls.service_ms;
         }
     }
+    let captured_seconds = first_at.map_or(0.0, |first| (last_at - first) as f64 / 1e6);
+    let concurrency = {
+        let span = match speed {
+            Speed::Factor(factor) => (captured_seconds / factor).max(replayed_seconds),
+            Speed::Max => replayed_seconds,
+        };
+        let interval_seconds = (span / CONCURRENCY_INTERVALS as f64).max(1.0).ceil();
+        let intervals = ((span / interval_seconds).ceil() as usize).max(1);
+        let captured = match (speed, first_at) {
+            (Speed::Factor(factor), Some(first)) => {
+                let on_schedule = |at: i64| (at - first) as f64 / 1e6 / factor;
+                let spans: Vec<(f64, f64)> = captured
+                    .all_spans(last_at)
+                    .iter()
+                    .map(|&(from, to)| (on_schedule(from), on_schedule(to)))
+                    .collect();
+                crate::sessions::concurrency(&spans, interval_seconds, intervals)
+            }
+            _ => Vec::new(),
+        };
+        let replayed = crate::sessions::concurrency(&replayed_spans, interval_seconds, intervals);
+        Concurrency { interval_seconds, captured, replayed }
+    };
     let ms = |ns: u64| ns as f64 / 1e6;
     Ok(ReplayOutcome {
         speed,
         first_at,
         captured_statements,
         fingerprints,
-        sessions: sessions_seen,
+        sessions: routed.seen,
         replayed,
         skipped_writes,
         not_replayable,
         failed,
+        writes_replayed: options.allow_writes,
         other_databases,
         connect_failures,
         connect_error,
+        not_connected,
         lag_p50_ms: ms(lag.quantile_ns(0.5)),
         lag_p99_ms: ms(lag.quantile_ns(0.99)),
         lag_max_ms: ms(lag.max_ns()),
-        captured_seconds: first_at.map_or(0.0, |first| (last_at - first) as f64 / 1e6),
-        replayed_seconds: Instant::now().saturating_duration_since(started).as_secs_f64(),
-        captured_peak,
-        replayed_peak: peak.load(Ordering::SeqCst),
+        captured_seconds,
+        replayed_seconds,
+        captured_peak: routed.peak,
+        replayed_peak: shared.peak.load(Ordering::SeqCst),
+        concurrency,
         interrupted: interrupt.load(Ordering::SeqCst),
     })
 }

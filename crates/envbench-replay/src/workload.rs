@@ -64,19 +64,149 @@ pub struct ReplayRunArgs {
     /// The capture to replay: a server's log, as `replay inspect` reads it.
     #[arg(value_name = "LOG")]
     pub log: Option<PathBuf>,
-    /// The database to replay on, of the capture's kind: postgres://user@host:5432/database or
-    /// mysql://user@host:3306/database. Every captured session connects to it, read-only: statements that write
-    /// are counted and never sent.
-    #[arg(long, value_name = "URL")]
-    pub target: Option<String>,
+    /// Where to replay, a server of the capture's kind: URL (postgres://user@host:5432/database or
+    /// mysql://user@host:3306/database), which every captured session connects to; or NAME=URL, which the sessions
+    /// of captured database NAME connect to (give one for each database, and a plain URL for the rest, or leave them
+    /// out). Every session is read-only unless --allow-writes.
+    #[arg(long, value_name = "[NAME=]URL")]
+    pub target: Vec<String>,
     /// The pace: a factor that divides every captured gap (1: as captured, 2: twice as fast), or max (each session
     /// sends its next statement as soon as the last is done).
     #[arg(long, default_value = "1", value_parser = Speed::parse)]
     pub speed: Speed,
     /// Replay only the sessions that worked in this database of the capture (a capture holds every database of the
-    /// server); the others' statements are counted and left out.
+    /// server); the others' statements are counted and left out. The same as --target NAME=URL.
     #[arg(long, value_name = "NAME")]
     pub database: Option<String>,
+    /// Send the captured statements that write too (INSERT, UPDATE, DELETE, DDL), on sessions that are not made
+    /// read-only: the target's data changes. Needs --source, and is refused on the capture's own server.
+    #[arg(long, requires = "source")]
+    pub allow_writes: bool,
+    /// The server the capture came from, asked only what it is (PostgreSQL's system identifier and start, MariaDB's
+    /// host, data directory, port and start), so --allow-writes never writes there.
+    #[arg(long, value_name = "URL", requires = "allow_writes")]
+    pub source: Option<String>,
+}
+
+/// One place a replay's statements go: the captured database it takes (`None`: every database no other takes).
+#[derive(Clone, Debug)]
+struct Target {
+    database: Option<String>,
+    url: DatabaseUrl,
+}
+
+impl Target {
+    /// `URL` or `NAME=URL` (a NAME holds no `://`, so a URL's own `=` is never taken for one).
+    fn parse(text: &str) -> Result<Target, WorkloadError> {
+        let (database, url) = match text.split_once('=') {
+            Some((name, url)) if !name.is_empty() && !name.contains("://") => (Some(name.to_string()), url),
+            _ => (None, text),
+        };
+        let url =
+            DatabaseUrl::parse(url).map_err(|e| WorkloadError::usage(format!("--target {text}: {}", e.message)))?;
+        Ok(Target { database, url })
+    }
+
+    fn shown(&self) -> String {
+        match &self.database {
+            Some(database) => format!("{database}={}", self.url.shown()),
+            None => self.url.shown(),
+        }
+    }
+}
+
+/// The targets of `args`, each of the capture's server, each database at most once.
+fn targets(args: &ReplayRunArgs, log: &Path, format: LogFormat) -> Result<Vec<Target>, WorkloadError> {
+    let mut targets = args.target.iter().map(|t| Target::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(database) = &args.database {
+        if targets.len() != 1 || targets[0].database.is_some() {
+            return Err(WorkloadError::usage(
+                "--database NAME goes with one --target URL; to replay several databases, give --target NAME=URL \
+                 for each instead",
+            ));
+        }
+        targets[0].database = Some(database.clone());
+    }
+    for (i, target) in targets.iter().enumerate() {
+        if let Some(earlier) = targets[..i].iter().find(|t| t.database == target.database) {
+            return Err(WorkloadError::usage(match &target.database {
+                Some(database) => {
+                    format!("--target {database}=... is given twice ({} and {})", earlier.shown(), target.shown())
+                }
+                None => format!(
+                    "two --target URLs take every database ({} and {}); name the database each takes with \
+                     --target NAME=URL",
+                    earlier.shown(),
+                    target.shown()
+                ),
+            }));
+        }
+        let server = target.url.dialect().ops().server_name;
+        if format.server_name() != server {
+            return Err(WorkloadError::usage(format!(
+                "{} is a {}, and --target {} is {server}: replay it on a {} server",
+                log.display(),
+                format.words(),
+                target.shown(),
+                format.server_name()
+            )));
+        }
+    }
+    Ok(targets)
+}
+
+/// `--allow-writes` only where the capture did not come from: the source's identity against each target's, and
+/// the log against the files each local target writes.
+fn refuse_the_source(source: &str, targets: &[Target], log: &Path) -> Result<(), WorkloadError> {
+    use std::os::unix::fs::MetadataExt;
+    let source_url =
+        DatabaseUrl::parse(source).map_err(|e| WorkloadError::usage(format!("--source {source}: {}", e.message)))?;
+    let identify = |url: &DatabaseUrl,
+                    option: &str|
+     -> Result<(Box<dyn envbench_sql::Connection>, envbench_sql::ServerIdentity), WorkloadError> {
+        let mut connection = url.connect("envbench-replay").map_err(|e| {
+            WorkloadError::failure(format!(
+                "{option} {}: {e} (--allow-writes asks each server what it is)",
+                url.shown()
+            ))
+        })?;
+        let identity = url.dialect().server().identity(connection.as_mut()).map_err(|e| {
+            WorkloadError::failure(format!("{option} {}: could not tell which server it is: {e}", url.shown()))
+        })?;
+        let identity = identity.ok_or_else(|| {
+            WorkloadError::usage(format!("{option} {}: an embedded database is no captured server", url.shown()))
+        })?;
+        Ok((connection, identity))
+    };
+    let (_source_connection, source_identity) = identify(&source_url, "--source")?;
+    let log_file = std::fs::metadata(log).ok().map(|m| (m.dev(), m.ino()));
+    for target in targets {
+        let (mut connection, identity) = identify(&target.url, "--target")?;
+        if identity.same_server(&source_identity) {
+            return Err(WorkloadError::usage(format!(
+                "--allow-writes: --target {} is the server the capture came from ({}): its writes would change the \
+                 data they came from a second time. Replay writes on a copy of it (a clone or a restored backup, \
+                 started apart), or replay here read-only, without --allow-writes",
+                target.shown(),
+                identity.words
+            )));
+        }
+        if target.url.is_local()
+            && let Some(log_file) = log_file
+        {
+            let writes = target.url.dialect().server().log_files(connection.as_mut());
+            if writes.iter().filter_map(|f| std::fs::metadata(f).ok()).any(|m| (m.dev(), m.ino()) == log_file) {
+                return Err(WorkloadError::usage(format!(
+                    "--allow-writes: --target {} writes {} itself, so it is the server the capture came from, \
+                     whatever --source says: replay writes on a copy of it, or replay here read-only, without \
+                     --allow-writes",
+                    target.shown(),
+                    log.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Your own workload.
@@ -131,48 +261,64 @@ impl Workload for ReplayWorkload {
                 inspection.render(&shown)
             }));
         }
-        let (Some(log), Some(target)) = (args.run.log, args.run.target) else {
+        let Some(log) = args.run.log.clone().filter(|_| !args.run.target.is_empty()) else {
             return Err(WorkloadError::usage(
                 "give the capture and where to replay it: envbench replay LOG --target URL (or see what a capture \
                  holds first: envbench replay inspect LOG)",
             ));
         };
-        let url = DatabaseUrl::parse(&target).map_err(|e| WorkloadError::usage(format!("--target: {}", e.message)))?;
-        let mut reader = crate::formats::open(&log).map_err(refused)?;
+        let bytes = crate::formats::whole_lines(&log).map_err(refused)?;
+        let mut reader = crate::formats::open_first(&log, Some(bytes)).map_err(refused)?;
         let format = reader.format();
-        let server = url.dialect().ops().server_name;
-        if format.server_name() != server {
-            return Err(WorkloadError::usage(format!(
-                "{} is a {}, and --target is {server}: replay it on a {} server",
-                log.display(),
-                format.words(),
-                format.server_name()
-            )));
-        }
+        let targets = targets(&args.run, &log, format)?;
         // The whole capture read once before anything connects: a log cut short is refused now.
-        let inspection = crate::inspect::inspect(reader.as_mut()).map_err(refused)?;
-        if let Some(database) = &args.run.database
-            && !inspection.databases.contains_key(database)
-        {
-            return Err(WorkloadError::usage(format!(
-                "--database {database}: the capture holds no statement in it; it holds statements in: {}",
-                if inspection.databases.is_empty() {
-                    "no named database".to_string()
-                } else {
-                    inspection.databases.keys().cloned().collect::<Vec<_>>().join(", ")
-                }
-            )));
+        let survey = crate::inspect::survey(reader.as_mut()).map_err(refused)?;
+        for database in targets.iter().filter_map(|t| t.database.as_ref()) {
+            if !survey.databases.contains_key(database) {
+                return Err(WorkloadError::usage(format!(
+                    "--target {database}=...: the capture holds no statement in database {database}; it holds \
+                     statements in: {}",
+                    if survey.databases.is_empty() {
+                        "no named database".to_string()
+                    } else {
+                        survey.databases.keys().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                )));
+            }
         }
-        if inspection.statements == 0 {
+        if survey.statements == 0 {
             return Err(WorkloadError::usage(format!(
                 "{}: the capture holds no statement to replay (envbench replay inspect says what it holds)",
                 log.display()
             )));
         }
-        let mut connection = url.connect("envbench-replay").map_err(|e| WorkloadError::failure(e.to_string()))?;
-        let data_dir = envbench_sql::local_data_directory(connection.as_mut(), &url).unwrap_or_else(|| ".".into());
-        let options = ReplayOptions { speed: args.run.speed, database: args.run.database };
-        Ok(Plan::Run(Box::new(ReplayRun { log, format, url, options, data_dir })))
+        if args.run.allow_writes {
+            let source = args.run.source.as_deref().unwrap_or_default();
+            refuse_the_source(source, &targets, &log)?;
+        }
+        let mut data_dir = None;
+        for target in &targets {
+            let mut connection = target
+                .url
+                .connect("envbench-replay")
+                .map_err(|e| WorkloadError::failure(format!("--target {}: {e}", target.shown())))?;
+            if data_dir.is_none() {
+                data_dir = envbench_sql::local_data_directory(connection.as_mut(), &target.url);
+            }
+        }
+        let options = ReplayOptions {
+            speed: args.run.speed,
+            routes: targets.iter().map(|t| t.database.clone()).collect(),
+            allow_writes: args.run.allow_writes,
+        };
+        Ok(Plan::Run(Box::new(ReplayRun {
+            log,
+            bytes,
+            format,
+            targets,
+            options,
+            data_dir: data_dir.unwrap_or_else(|| ".".into()),
+        })))
     }
 }
 
@@ -211,8 +357,10 @@ impl ReadBack for ReplayWorkload {
 
 struct ReplayRun {
     log: PathBuf,
+    /// The log's length when the replay was planned, to the end of its last whole line: what is replayed.
+    bytes: u64,
     format: LogFormat,
-    url: DatabaseUrl,
+    targets: Vec<Target>,
     options: ReplayOptions,
     data_dir: PathBuf,
 }
@@ -223,18 +371,20 @@ impl Planned for ReplayRun {
     }
 
     fn drives_local_server(&self) -> bool {
-        self.url.is_local()
+        self.targets.iter().any(|t| t.url.is_local())
     }
 
     fn run(self: Box<Self>, context: &RunContext<'_>) -> Result<Box<dyn Measured>, WorkloadError> {
-        let mut reader = crate::formats::open(&self.log).map_err(refused)?;
-        let url = self.url.clone();
-        let connect = || url.connect("envbench-replay");
+        let mut reader = crate::formats::open_first(&self.log, Some(self.bytes)).map_err(refused)?;
+        let targets = &self.targets;
+        let connect = |i: usize| targets[i].url.connect("envbench-replay");
+        let shown: Vec<String> = targets.iter().map(Target::shown).collect();
         context.progress.line(&format!(
-            "replaying {} on {} at {}, read-only",
+            "replaying {} on {} at {}, {}",
             self.log.display(),
-            self.url.shown(),
-            self.options.speed.words()
+            shown.join(", "),
+            self.options.speed.words(),
+            if self.options.allow_writes { "writes too (--allow-writes)" } else { "read-only" }
         ));
         context.steps.step_started("replay");
         let outcome = crate::replay::replay(reader.as_mut(), &connect, &self.options, context.interrupt);
@@ -243,8 +393,8 @@ impl Planned for ReplayRun {
         Ok(Box::new(ReplayMeasured {
             log: self.log.display().to_string(),
             format: self.format,
-            target: self.url.shown(),
-            database: self.options.database.clone(),
+            target: shown.join(", "),
+            routes: self.options.routes.clone(),
             outcome,
         }))
     }
@@ -254,7 +404,7 @@ struct ReplayMeasured {
     log: String,
     format: LogFormat,
     target: String,
-    database: Option<String>,
+    routes: Vec<Option<String>>,
     outcome: ReplayOutcome,
 }
 
@@ -274,9 +424,21 @@ impl ReplayMeasured {
         json!({
             "capture": { "format": self.format, "first_at_us": self.outcome.first_at, "statements": self.outcome.captured_statements },
             "speed": self.outcome.speed.words(),
-            "database": self.database,
-            "read_only": true,
+            "databases": self.routes,
+            "read_only": !self.outcome.writes_replayed,
         })
+    }
+}
+
+impl ReplayMeasured {
+    /// The writes sent to the target: none unless writes were allowed.
+    fn writes_sent(&self) -> u64 {
+        self.outcome
+            .fingerprints
+            .iter()
+            .filter(|f| f.kind == crate::classify::StatementKind::Write)
+            .map(|f| f.calls)
+            .sum()
     }
 }
 
@@ -311,6 +473,8 @@ impl Measured for ReplayMeasured {
             ("statements_replayed", "statements", Direction::HigherIsBetter, o.replayed as f64),
             ("statements_failed", "statements", Direction::LowerIsBetter, o.failed as f64),
             ("writes_skipped", "statements", Direction::LowerIsBetter, o.skipped_writes as f64),
+            ("writes_replayed", "statements", Direction::HigherIsBetter, self.writes_sent() as f64),
+            ("statements_not_connected", "statements", Direction::LowerIsBetter, o.not_connected as f64),
             ("lag_p99", "ms", Direction::LowerIsBetter, o.lag_p99_ms),
             ("replayed_seconds", "s", Direction::LowerIsBetter, o.replayed_seconds),
         ] {
@@ -346,11 +510,22 @@ impl Measured for ReplayMeasured {
                 o.lag_p99_ms, o.lag_max_ms
             ));
         }
+        let short = o.concurrency.short_intervals();
+        if short * 10 >= o.concurrency.captured.len().max(1) && short > 0 {
+            warnings.push(format!(
+                "the replay held fewer sessions open than the capture in {short} of {} intervals of {:.0} s: the \
+                 target or this host did not open them as fast, so the load it saw was lighter than captured",
+                o.concurrency.captured.len(),
+                o.concurrency.interval_seconds
+            ));
+        }
         if let Some(error) = &o.connect_error {
             warnings.push(format!(
-                "{} session{} could not connect: {error}",
+                "{} session{} could not connect, so {} statement{} were not sent: {error}",
                 o.connect_failures,
-                plural(o.connect_failures as usize)
+                plural(o.connect_failures as usize),
+                o.not_connected,
+                plural(o.not_connected as usize)
             ));
         }
         warnings
@@ -391,18 +566,41 @@ fn render(measured: &ReplayMeasured) -> String {
         measured.target,
         o.speed.words()
     );
+    let writes = if o.writes_replayed {
+        format!("{} writes replayed (--allow-writes)", measured.writes_sent())
+    } else {
+        format!("{} writes skipped (read-only)", o.skipped_writes)
+    };
+    let left_out = if measured.routes.iter().any(Option::is_none) {
+        String::new()
+    } else {
+        let names: Vec<&str> = measured.routes.iter().flatten().map(String::as_str).collect();
+        format!(", {} of databases other than {} left out", o.other_databases, names.join(", "))
+    };
+    let not_connected = if o.not_connected > 0 {
+        format!(", {} not sent (their session could not connect)", o.not_connected)
+    } else {
+        String::new()
+    };
+    let short = o.concurrency.short_intervals();
+    let concurrency = if o.concurrency.captured.is_empty() {
+        String::new()
+    } else if short == 0 {
+        format!("; as many sessions as captured in every interval of {:.0} s", o.concurrency.interval_seconds)
+    } else {
+        format!(
+            "; fewer sessions than captured in {short} of {} intervals of {:.0} s",
+            o.concurrency.captured.len(),
+            o.concurrency.interval_seconds
+        )
+    };
     out.push_str(&format!(
-        "fidelity: {} statements replayed, {} writes skipped (read-only), {} failed, {} not replayable{}; schedule \
-         lag p99 {:.1} ms (max {:.1} ms); {} sessions, at most {} at once ({} captured); {:.1} s captured, {:.1} s \
-         replayed{}\n",
+        "fidelity: {} statements replayed, {writes}, {} failed, {} not replayable{left_out}{not_connected}; schedule \
+         lag p99 {:.1} ms (max {:.1} ms); {} sessions, at most {} at once ({} captured){concurrency}; {:.1} s \
+         captured, {:.1} s replayed{}\n",
         o.replayed,
-        o.skipped_writes,
         o.failed,
         o.not_replayable,
-        match &measured.database {
-            Some(database) => format!(", {} of databases other than {database} left out", o.other_databases),
-            None => String::new(),
-        },
         o.lag_p99_ms,
         o.lag_max_ms,
         o.sessions,
@@ -478,5 +676,16 @@ mod tests {
         let long = "select ".to_string() + &"a, ".repeat(100) + "b from t";
         assert!(test_id(&long).chars().count() <= TEST_ID_LIMIT, "{}", test_id(&long));
         assert_ne!(test_id(&long), test_id(&(long.clone() + " where x = $1")));
+    }
+
+    #[test]
+    fn a_target_names_its_database_before_an_equals_sign_a_url_never_does() {
+        let named = Target::parse("sales=postgres://u@h:5432/copy").unwrap();
+        assert_eq!((named.database.as_deref(), named.url.shown()), (Some("sales"), "postgres://u@h:5432/copy".into()));
+        let plain = Target::parse("postgres://u@h:5432/copy?sslmode=disable").unwrap();
+        assert_eq!(plain.database, None, "a URL's own '=' names no database");
+        assert!(Target::parse("=postgres://u@h/copy").is_err(), "an empty name is no URL either");
+        let error = Target::parse("sales=nonsense").err().unwrap();
+        assert!(error.to_string().contains("--target sales=nonsense"), "{error}");
     }
 }

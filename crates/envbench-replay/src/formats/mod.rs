@@ -76,6 +76,47 @@ const SNIFF_BYTES: usize = 64 * 1024;
 
 /// Open the log at `path`, its format told from its first lines.
 pub fn open(path: &Path) -> Result<Box<dyn CaptureReader>, CaptureError> {
+    open_first(path, None)
+}
+
+/// The log at `path` as it stands now: its length up to the end of its last whole line, so a log the server is
+/// still writing is read to the same place twice (once to check it, once to replay it), whatever it writes after.
+pub fn whole_lines(path: &Path) -> Result<u64, CaptureError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let shown = path.display().to_string();
+    let io = |source| CaptureError::Io { path: shown.clone(), source };
+    let mut file = regular_file(path)?;
+    let length = file.metadata().map_err(io)?.len();
+    let mut end = length;
+    let mut block = vec![0u8; SNIFF_BYTES];
+    while end > 0 {
+        let from = end.saturating_sub(SNIFF_BYTES as u64);
+        file.seek(SeekFrom::Start(from)).map_err(io)?;
+        let read = &mut block[..(end - from) as usize];
+        file.read_exact(read).map_err(io)?;
+        if let Some(at) = read.iter().rposition(|b| *b == b'\n') {
+            return Ok(from + at as u64 + 1);
+        }
+        end = from;
+    }
+    // No newline at all: one line, being written or not, read whole.
+    Ok(length)
+}
+
+/// Open the log at `path`, read no further than its first `bytes` where given.
+pub fn open_first(path: &Path, bytes: Option<u64>) -> Result<Box<dyn CaptureReader>, CaptureError> {
+    use std::io::Read;
+    let file = regular_file(path)?;
+    let shown = path.display().to_string();
+    let input: Box<dyn std::io::Read> = match bytes {
+        Some(bytes) => Box::new(file.take(bytes)),
+        None => Box::new(file),
+    };
+    open_reader(&shown, Box::new(BufReader::with_capacity(SNIFF_BYTES, input)))
+}
+
+/// The regular file at `path`, opened; why not otherwise.
+fn regular_file(path: &Path) -> Result<std::fs::File, CaptureError> {
     let shown = path.display().to_string();
     // Asked before opening: opening a FIFO would wait for a writer.
     let metadata = std::fs::metadata(path).map_err(|source| CaptureError::Io { path: shown.clone(), source })?;
@@ -88,8 +129,7 @@ pub fn open(path: &Path) -> Result<Box<dyn CaptureReader>, CaptureError> {
             what: "it is not a regular file but a FIFO, a device or a socket; name the log file itself".into(),
         });
     }
-    let file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: shown.clone(), source })?;
-    open_reader(&shown, Box::new(BufReader::with_capacity(SNIFF_BYTES, file)))
+    std::fs::File::open(path).map_err(|source| CaptureError::Io { path: shown, source })
 }
 
 /// Read a log from `input` (named `name` in messages), its format told from its first lines.

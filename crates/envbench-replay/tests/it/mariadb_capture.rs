@@ -100,10 +100,10 @@ fn mariadb_general_and_slow_logs_hold_the_same_statements() {
     };
     assert_eq!(balances(&mut admin), [(1, 0), (2, 0)]);
     let url = DatabaseUrl::parse(&format!("mysql://root@127.0.0.1:3306/{target}")).unwrap();
-    let connect = || url.connect("envbench-replay");
+    let connect = |_: usize| url.connect("envbench-replay");
     for log in [&general, &slow] {
         // Only our sessions: the shared server's log holds the other tests' too.
-        let options = ReplayOptions { speed: Speed::Max, database: Some(database.clone()) };
+        let options = ReplayOptions { speed: Speed::Max, routes: vec![Some(database.clone())], allow_writes: false };
         let outcome = replay(open(log).unwrap().as_mut(), &connect, &options, &Default::default()).unwrap();
         let shown = log.display();
         let of = |fingerprint: &str| outcome.fingerprints.iter().find(|f| f.fingerprint == fingerprint).unwrap();

@@ -36,9 +36,9 @@ fn a_read_only_replay_sends_every_read_and_changes_no_row() {
     let before = checksum(&cluster, "target");
 
     let url = DatabaseUrl::parse(&cluster.url("target")).unwrap();
-    let connect = || url.connect("envbench-replay");
+    let connect = |_: usize| url.connect("envbench-replay");
     let mut reader = open(&log).unwrap();
-    let options = ReplayOptions { speed: Speed::Factor(2.0), database: None };
+    let options = ReplayOptions::one_target(Speed::Factor(2.0));
     let outcome = replay(reader.as_mut(), &connect, &options, &AtomicBool::new(false)).unwrap();
 
     assert_eq!(checksum(&cluster, "target"), before, "a read-only replay changed a row");

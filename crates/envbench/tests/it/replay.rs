@@ -130,3 +130,105 @@ fn a_replay_is_stored_read_only_and_a_stall_shows_in_the_verdict() {
     assert_eq!((listed[0]["label"].as_str(), listed[0]["status"].as_str()), (Some("interrupted"), Some("interrupted")));
     assert_eq!(rows(), before);
 }
+
+/// `--allow-writes` is refused without `--source`, on the capture's own server (by its identity, and by the log it
+/// writes whatever `--source` says), and replays every write on another server, each captured database on a target
+/// of its own, the result saying so.
+#[test]
+fn writes_are_replayed_only_on_another_server_each_database_on_its_own_target() {
+    let source = Cluster::start("cli-replay-source");
+    for database in ["captured", "reads", "target"] {
+        source.client("psql", &["-d", "postgres", "-qc", &format!("CREATE DATABASE {database}")]);
+        source.client("pgbench", &["-i", "-q", "-s", "1", database]);
+    }
+    // The capture starts after the loading: its log's lines from here on.
+    source.wait_for_every_session_to_end();
+    let loaded = std::fs::metadata(source.log(".csv")).unwrap().len() as usize;
+    source.client("pgbench", &["-n", "-t", "15", "-c", "1", "-M", "extended", "captured"]);
+    source.client("pgbench", &["-n", "-S", "-t", "25", "-c", "1", "-M", "simple", "reads"]);
+    source.wait_for_every_session_to_end();
+    let dir = source.dir.parent().unwrap().to_path_buf();
+    let capture = dir.join("capture.csv");
+    std::fs::write(&capture, &std::fs::read(source.log(".csv")).unwrap()[loaded..]).unwrap();
+    let (capture, store) = (capture.to_str().unwrap().to_string(), dir.join("results.db"));
+    let history = |cluster: &Cluster, database: &str| {
+        let sql = "SELECT count(*) || ' ' || coalesce(sum(delta), 0) FROM pgbench_history";
+        cluster.client("psql", &["-d", database, "-Atc", sql]).trim().to_string()
+    };
+    let before = history(&source, "target");
+    let refused = |args: &[&str], says: &str| {
+        let output = envbench(&store, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}\n{}", stdout(&output), stderr(&output));
+        assert!(stderr(&output).contains(says), "{args:?}: {}", stderr(&output));
+    };
+    let on_source = source.url("target");
+    refused(&["replay", &capture, "--target", &on_source, "--allow-writes"], "--source");
+    refused(
+        &["replay", &capture, "--target", &on_source, "--allow-writes", "--source", &source.url("postgres")],
+        "is the server the capture came from (system identifier ",
+    );
+    assert_eq!(history(&source, "target"), before, "a refused replay wrote");
+
+    let other = Cluster::start("cli-replay-copy");
+    for database in ["writes", "reads"] {
+        other.client("psql", &["-d", "postgres", "-qc", &format!("CREATE DATABASE {database}")]);
+        other.client("pgbench", &["-i", "-q", "-s", "1", database]);
+    }
+    // The live log the source writes, replayed with --source naming another server: still the source.
+    let live = source.log(".csv");
+    refused(
+        &[
+            "replay",
+            live.to_str().unwrap(),
+            "--target",
+            &on_source,
+            "--allow-writes",
+            "--source",
+            &other.url("postgres"),
+        ],
+        "writes ",
+    );
+    // Several targets: the two captured databases, each on its own.
+    let routes = [format!("captured={}", other.url("writes")), format!("reads={}", other.url("reads"))];
+    let allowed = ok(envbench(
+        &store,
+        &[
+            "replay",
+            &capture,
+            "--target",
+            &routes[0],
+            "--target",
+            &routes[1],
+            "--speed",
+            "4",
+            "--allow-writes",
+            "--source",
+            &source.url("postgres"),
+            "--json",
+        ],
+    ));
+    let json: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    let outcome = &json["replay"]["outcome"];
+    assert_eq!((outcome["failed"].as_u64(), outcome["skipped_writes"].as_u64()), (Some(0), Some(0)), "{outcome}");
+    assert_eq!(outcome["writes_replayed"], true, "{outcome}");
+    assert_eq!(outcome["other_databases"], 0, "every captured database has a target: {outcome}");
+    assert_eq!(history(&other, "writes"), history(&source, "captured"), "every write replayed, as captured");
+    assert_eq!(history(&other, "reads"), "0 0", "the reads' database took only reads");
+    let calls = |fingerprint: &str| {
+        outcome["fingerprints"].as_array().unwrap().iter().find(|f| f["fingerprint"] == fingerprint).unwrap()["calls"]
+            .as_u64()
+    };
+    assert_eq!(calls(SELECT), Some(15 + 25), "{outcome}");
+    let concurrency = &outcome["concurrency"];
+    let (captured, replayed) =
+        (concurrency["captured"].as_array().unwrap(), concurrency["replayed"].as_array().unwrap());
+    assert!(!captured.is_empty() && captured.len() == replayed.len(), "{concurrency}");
+    assert!(captured.iter().any(|n| n.as_u64() > Some(0)) && replayed.iter().any(|n| n.as_u64() > Some(0)));
+    let listed = crate::common::runs(&store);
+    assert_eq!(listed[0]["status"].as_str(), Some("complete"), "{}", listed[0]);
+    let run = crate::common::show(&store, listed[0]["uuid"].as_str().unwrap());
+    let results = run["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["parameters"]["read_only"] == false), "the result records the writes: {run}");
+    let written = results.iter().find(|r| r["metric"] == "writes_replayed").unwrap();
+    assert_eq!(written["samples"][0].as_f64(), Some(15.0 * 4.0), "pgbench's four writes a transaction: {written}");
+}
