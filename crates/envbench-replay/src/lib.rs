@@ -18,6 +18,6 @@ pub mod workload;
 pub use capture::{CaptureError, Event, EventKind, Skip, Statement};
 pub use classify::{StatementKind, classify};
 pub use fingerprint::fingerprint;
-pub use formats::{CaptureReader, LogFormat, open, open_first, open_reader, whole_lines};
+pub use formats::{CaptureReader, LogFormat, length_now, open, open_first, open_reader};
 pub use inspect::{Inspection, inspect, survey};
 pub use replay::{FingerprintOutcome, ReplayOptions, ReplayOutcome, Speed, replay};

@@ -267,7 +267,7 @@ impl Workload for ReplayWorkload {
                  holds first: envbench replay inspect LOG)",
             ));
         };
-        let bytes = crate::formats::whole_lines(&log).map_err(refused)?;
+        let bytes = crate::formats::length_now(&log).map_err(refused)?;
         let mut reader = crate::formats::open_first(&log, Some(bytes)).map_err(refused)?;
         let format = reader.format();
         let targets = targets(&args.run, &log, format)?;
@@ -357,7 +357,7 @@ impl ReadBack for ReplayWorkload {
 
 struct ReplayRun {
     log: PathBuf,
-    /// The log's length when the replay was planned, to the end of its last whole line: what is replayed.
+    /// The log's length when the replay was planned: what is replayed.
     bytes: u64,
     format: LogFormat,
     targets: Vec<Target>,

@@ -79,28 +79,12 @@ pub fn open(path: &Path) -> Result<Box<dyn CaptureReader>, CaptureError> {
     open_first(path, None)
 }
 
-/// The log at `path` as it stands now: its length up to the end of its last whole line, so a log the server is
-/// still writing is read to the same place twice (once to check it, once to replay it), whatever it writes after.
-pub fn whole_lines(path: &Path) -> Result<u64, CaptureError> {
-    use std::io::{Read, Seek, SeekFrom};
+/// The log at `path`'s length now: what a replay reads of it, once to check it and once to replay it, whatever the
+/// server writes after (a record it was writing at that moment is a record cut short, and says so).
+pub fn length_now(path: &Path) -> Result<u64, CaptureError> {
     let shown = path.display().to_string();
-    let io = |source| CaptureError::Io { path: shown.clone(), source };
-    let mut file = regular_file(path)?;
-    let length = file.metadata().map_err(io)?.len();
-    let mut end = length;
-    let mut block = vec![0u8; SNIFF_BYTES];
-    while end > 0 {
-        let from = end.saturating_sub(SNIFF_BYTES as u64);
-        file.seek(SeekFrom::Start(from)).map_err(io)?;
-        let read = &mut block[..(end - from) as usize];
-        file.read_exact(read).map_err(io)?;
-        if let Some(at) = read.iter().rposition(|b| *b == b'\n') {
-            return Ok(from + at as u64 + 1);
-        }
-        end = from;
-    }
-    // No newline at all: one line, being written or not, read whole.
-    Ok(length)
+    let file = regular_file(path)?;
+    Ok(file.metadata().map_err(|source| CaptureError::Io { path: shown, source })?.len())
 }
 
 /// Open the log at `path`, read no further than its first `bytes` where given.
