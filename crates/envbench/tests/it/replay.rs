@@ -232,3 +232,54 @@ fn writes_are_replayed_only_on_another_server_each_database_on_its_own_target() 
     let written = results.iter().find(|r| r["metric"] == "writes_replayed").unwrap();
     assert_eq!(written["samples"][0].as_f64(), Some(15.0 * 4.0), "pgbench's four writes a transaction: {written}");
 }
+
+/// What a capture holds, counted apart from any replay: each fingerprint's statements.
+fn captured_counts(log: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let mut reader = envbench_replay::open(log).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    while let Some(event) = reader.next_event().unwrap() {
+        if let envbench_replay::EventKind::Statement(statement) = event.kind {
+            *counts.entry(envbench_replay::fingerprint(&statement.sql)).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// envbench's own TPC-C-derived order entry, captured in csvlog and replayed read-only into a second database loaded
+/// the same way: every fingerprint as often as captured, its reads sent and its writes counted, none refused.
+#[test]
+fn envbench_oltp_captured_replays_each_fingerprint_as_often_as_captured() {
+    let cluster = Cluster::start("cli-replay-oltp");
+    let store = cluster.dir.parent().unwrap().join("results.db");
+    for database in ["captured", "target"] {
+        cluster.client("psql", &["-d", "postgres", "-qc", &format!("CREATE DATABASE {database}")]);
+        let load = ["oltp", "--target", &cluster.url(database), "--users", "1", "--transactions", "1", "--no-vacuum"];
+        ok(envbench(&store, &load));
+    }
+    cluster.wait_for_every_session_to_end();
+    let loaded = std::fs::metadata(cluster.log(".csv")).unwrap().len() as usize;
+    let run = ["oltp", "--target", &cluster.url("captured"), "--users", "2", "--transactions", "15", "--no-vacuum"];
+    ok(envbench(&store, &run));
+    cluster.wait_for_every_session_to_end();
+    let capture = cluster.dir.parent().unwrap().join("oltp.csv");
+    std::fs::write(&capture, &std::fs::read(cluster.log(".csv")).unwrap()[loaded..]).unwrap();
+    let captured = captured_counts(&capture);
+    assert!(captured.keys().any(|f| f.contains("tpcc_stock")), "the order entry's statements: {captured:?}");
+
+    let target = cluster.url("target");
+    let replayed =
+        ok(envbench(&store, &["replay", capture.to_str().unwrap(), "--target", &target, "--speed", "max", "--json"]));
+    let json: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    let outcome = &json["replay"]["outcome"];
+    assert_eq!(outcome["failed"], 0, "{outcome}");
+    let mut counts = std::collections::BTreeMap::new();
+    for f in outcome["fingerprints"].as_array().unwrap() {
+        let (calls, skipped) = (f["calls"].as_u64().unwrap(), f["skipped"].as_u64().unwrap());
+        counts.insert(f["fingerprint"].as_str().unwrap().to_string(), calls + skipped);
+        if f["kind"] == "write" {
+            assert_eq!(calls, 0, "a write was sent: {f}");
+        }
+    }
+    assert_eq!(counts, captured, "each fingerprint as often as captured");
+    assert!(outcome["skipped_writes"].as_u64() > Some(0) && outcome["replayed"].as_u64() > Some(0), "{outcome}");
+}
