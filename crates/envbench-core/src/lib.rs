@@ -15,6 +15,7 @@ pub mod live;
 pub mod model;
 pub mod programs;
 pub mod provenance;
+pub mod random;
 pub mod run;
 pub mod sampler;
 pub mod secrets;

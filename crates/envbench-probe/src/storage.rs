@@ -49,6 +49,9 @@ pub enum ProbeError {
     NoMount(String),
 }
 
+/// The mount point of a path whose mount /proc/self/mountinfo does not list.
+pub const UNLISTED_MOUNT: &str = "(not listed in /proc/self/mountinfo)";
+
 /// Probe the storage under `path`. Unreadable sysfs attributes become `None`, listed in `unreadable` once per kind.
 pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> Result<StorageStack, ProbeError> {
     let Located { absolute, device_number, responsive } = locate(host, path)?;
@@ -57,8 +60,31 @@ pub fn probe_storage(host: &Host, path: &Path, unreadable: &mut Vec<String>) -> 
     let text =
         std::fs::read_to_string(host.path(mountinfo_path)).map_err(|e| ProbeError::NoMountinfo(e.to_string()))?;
     let mounts = parse_mountinfo(&text);
-    let mount = choose_mount(&mounts, &absolute_text, device_number)
-        .ok_or_else(|| ProbeError::NoMount(absolute_text.clone()))?;
+    let unlisted;
+    let mount = match choose_mount(&mounts, &absolute_text, device_number) {
+        Some(mount) => mount,
+        // A chroot or container whose root is not a mount: its mountinfo lists no mount above the path. What stat and
+        // statfs tell still holds (the device, so its chain in /sys; the file system's type); the rest is unknown.
+        None if host.live => {
+            let (major, minor) = device_number.unwrap_or((0, 0));
+            unlisted = MountEntry {
+                major,
+                minor,
+                root: String::new(),
+                mount_point: UNLISTED_MOUNT.into(),
+                mount_options: String::new(),
+                filesystem: envbench_base::place::file_system_name(&absolute),
+                source: String::new(),
+                super_options: String::new(),
+            };
+            unreadable.push(format!(
+                "{mountinfo_path} (no mount covers {absolute_text}: the root is not a mount, as in a chroot; the \
+                 mount point, source and options are unknown)"
+            ));
+            &unlisted
+        }
+        None => return Err(ProbeError::NoMount(absolute_text.clone())),
+    };
 
     let network = NETWORK_FILESYSTEMS.contains(&mount.filesystem.as_str());
     let mut devices = Vec::new();

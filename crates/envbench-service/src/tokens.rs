@@ -1,7 +1,6 @@
 //! Submitters' upload tokens: made on the server, shown once, kept only as their SHA-256.
 
 use envbench_core::model::sha256_hex;
-use std::io::Read;
 
 /// What every token begins with, so one pasted in the wrong place is recognised.
 pub const TOKEN_PREFIX: &str = "envb_";
@@ -9,7 +8,7 @@ pub const TOKEN_PREFIX: &str = "envb_";
 /// A new token: the prefix and 32 bytes from the kernel's random source, in hex.
 pub fn new_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    envbench_core::random::fill(&mut bytes)?;
     Ok(format!("{TOKEN_PREFIX}{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 

@@ -174,11 +174,9 @@ impl Marker {
 
 /// 16 bytes from the kernel's random source, in hex.
 fn new_token() -> Result<String, DbError> {
-    use std::io::Read;
     let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .map_err(|e| DbError::other(format!("cannot read /dev/urandom for a marker's token: {e}")))?;
+    envbench_core::random::fill(&mut bytes)
+        .map_err(|e| DbError::other(format!("cannot draw a marker's token from the kernel's random source: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

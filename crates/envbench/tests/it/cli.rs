@@ -216,3 +216,48 @@ fn two_processes_write_one_store() {
     let runs: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(runs.as_array().unwrap().len(), 12);
 }
+
+/// A root that is not a mount (a debootstrap chroot with /proc and /sys mounted, issue #70 item 2): its mountinfo
+/// lists no mount above the data directory, and `sysinfo` and a workload still run, the fingerprint naming what it
+/// could not read. Run as root (as CI does): a private mount namespace holds the chroot's mounts.
+#[test]
+fn a_chroot_whose_root_is_not_a_mount_is_fingerprinted_and_runs() {
+    let root = scratch("chroot").join("root");
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_envbench"));
+    // The binary and the shared libraries it links, at their own paths inside the root.
+    let ldd = std::process::Command::new("ldd").arg(binary).output().expect("ldd runs");
+    let mut files = vec![binary.to_path_buf()];
+    for word in stdout(&ldd).split_whitespace().filter(|w| w.starts_with('/')) {
+        files.push(PathBuf::from(word));
+    }
+    for file in &files {
+        let inside = root.join(file.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        // The file itself, not a symbolic link to a path outside the root (/lib64/ld-linux-x86-64.so.2).
+        let real = std::fs::canonicalize(file).unwrap();
+        if std::fs::hard_link(&real, &inside).is_err() {
+            std::fs::copy(&real, &inside).unwrap();
+        }
+    }
+    for dir in ["proc", "sys", "work", "tmp"] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    let r = root.to_str().unwrap();
+    let inside = binary.to_str().unwrap();
+    let script = format!(
+        "set -e; mount -t proc proc {r}/proc; mount --rbind /sys {r}/sys; \
+         chroot {r} {inside} sysinfo --path /work; \
+         chroot {r} {inside} oltp --dir /work --users 1 --ramp 0s --duration 1s --label chrooted"
+    );
+    let output = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("ENVBENCH_STORE", "/work/results.db")
+        .env("HOME", "/work")
+        .output()
+        .expect("unshare runs (util-linux)");
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "the test needs root for unshare --mount: {out}\n{err}");
+    assert!(out.contains("Not readable here: ") && out.contains("no mount covers /work"), "{out}\n{err}");
+    let listed = common::runs(&root.join("work/results.db"));
+    assert_eq!((listed[0]["label"].as_str(), listed[0]["status"].as_str()), (Some("chrooted"), Some("complete")));
+}
