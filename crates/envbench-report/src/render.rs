@@ -289,6 +289,9 @@ fn verdict_text(comparison: &Comparison) -> String {
         for sentence in &side.disturbance {
             out.push_str(&format!("  Disturbed: {sentence}.\n"));
         }
+        if let Some(advice) = &side.advice {
+            out.push_str(&format!("  To tell: {advice}.\n"));
+        }
         if let Some(caution) = &side.caution {
             out.push_str(&format!("  Note: {caution}\n"));
         }
@@ -363,6 +366,9 @@ pub fn render_markdown(comparison: &Comparison) -> String {
         }
         for sentence in &side.disturbance {
             out.push_str(&format!("\n> **Disturbed:** {}.\n", markdown_escape(sentence)));
+        }
+        if let Some(advice) = &side.advice {
+            out.push_str(&format!("\n> **To tell:** {}.\n", markdown_escape(advice)));
         }
         if let Some(caution) = &side.caution {
             out.push_str(&format!("\n> {}\n", markdown_escape(caution)));

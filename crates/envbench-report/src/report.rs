@@ -172,6 +172,7 @@ fn verdict_section(charts: &mut Charts, comparison: &Comparison) -> Markup {
                 @for sentence in &side.disturbance {
                     p class="caution" { b { "Disturbed:" } " " (sentence) "." } "\n"
                 }
+                @if let Some(advice) = &side.advice { p class="caution" { b { "To tell:" } " " (advice) "." } "\n" }
                 @if let Some(caution) = &side.caution { p class="caution" { (caution) } "\n" }
             }
         }

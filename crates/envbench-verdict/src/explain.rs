@@ -22,6 +22,13 @@ pub(crate) struct Machine {
 }
 
 impl Machine {
+    /// Held to fewer CPUs than the machine has, by affinity (taskset) or a cpuset: a choice the comparison is of.
+    pub(crate) fn pinned(&self) -> bool {
+        let limits = &self.fingerprint.limits;
+        let threads = self.fingerprint.cpu.threads;
+        [limits.affinity_cpus, limits.cpuset_cpus].into_iter().flatten().any(|cpus| threads.is_some_and(|t| cpus < t))
+    }
+
     pub(crate) fn of(side: &Side) -> Machine {
         let fingerprints = || side.runs.iter().map(|r| &r.fingerprint);
         Machine {

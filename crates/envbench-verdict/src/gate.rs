@@ -89,6 +89,7 @@ mod tests {
             workloads,
             caution: None,
             disturbance: vec![],
+            advice: None,
         };
         let failing = [side(vec![
             verdict("storage", 1.0 / 1.08, Decision::Slower),

@@ -40,6 +40,9 @@ pub struct SideVerdict {
     /// Said once under the workloads, one sentence for each of the two sides (the baseline, this side) whose runs
     /// other work disturbed while they measured, with how many runs and by how much.
     pub disturbance: Vec<String>,
+    /// Said once under the workloads when one cannot tell for noise: what would let it tell, as fits the two sides
+    /// (a side pinned to fewer CPUs on purpose is not told to pin).
+    pub advice: Option<String>,
 }
 
 /// One workload of one side against the baseline.
@@ -63,8 +66,8 @@ pub struct WorkloadVerdict {
     /// Why it cannot tell (always given then): `1 sample each`, `the runs of B disagree by 2.0x, and the 95% interval
     /// is wider than the noise margin (5%)`, `B was disturbed and came out slower`.
     pub reason: Option<String>,
-    /// What would let it tell (always given when it cannot): `rerun with --repeat 5`, `run each side again when the
-    /// host is quiet`.
+    /// What would let it tell, where it is the workload's own: `rerun with --repeat 5`. Advice for noise is the
+    /// sides' ([`SideVerdict::advice`]), said once.
     pub advice: Option<String>,
     /// Significantly better tests.
     pub better: usize,
@@ -122,11 +125,19 @@ impl WorkloadVerdict {
                 words if words == "about the same" => words,
                 words => format!("about the same ({words}, within noise)"),
             },
-            Decision::CannotTell => format!(
-                "cannot tell: {}; {}",
-                self.reason.as_deref().unwrap_or("too few samples"),
-                self.advice.as_deref().unwrap_or("run each side again")
-            ),
+            Decision::CannotTell => {
+                let reason = self.reason.as_deref().unwrap_or("too few samples");
+                let advice = self.advice.as_ref().map_or(String::new(), |advice| format!("; {advice}"));
+                // `self.interval` is a speed factor's: above 1 is faster.
+                match self.interval {
+                    // The interval lies on one side of "the same": the estimate and its direction are, only whether the change passes the margin is not (the line gives the interval).
+                    Some((low, high)) if low > 1.0 || high < 1.0 => format!(
+                        "cannot tell, probably {}, but maybe within noise: {reason}{advice}",
+                        speed_words(self.ratio)
+                    ),
+                    _ => format!("cannot tell: {reason}{advice}"),
+                }
+            }
         }
     }
 }
@@ -224,12 +235,30 @@ pub fn verdicts(
                 .into_iter()
                 .filter_map(|(i, l)| disturbed_side(&sides[i], l))
                 .collect();
+            // The advice for noise is the sides', said once; a workload keeps only its own (the option that gives it
+            // more samples).
+            let mut workloads = workloads;
+            let noisy = workloads.iter().any(|w| w.advice.as_deref() == Some(QUIET));
+            let advice = noisy.then(|| {
+                let pinned: Vec<&str> = [(0, &letters[0]), (side, &letters[side])]
+                    .into_iter()
+                    .filter(|(i, _)| machines[*i].pinned())
+                    .map(|(_, l)| l.as_str())
+                    .collect();
+                noise_advice(&pinned)
+            });
+            for workload in &mut workloads {
+                if workload.advice.as_deref() == Some(QUIET) {
+                    workload.advice = None;
+                }
+            }
             SideVerdict {
                 letter: letters[side].clone(),
                 name: sides[side].name.clone(),
                 workloads,
                 caution,
                 disturbance,
+                advice,
             }
         })
         .collect()
@@ -341,6 +370,30 @@ fn slower_words(slower: &[(String, f64)]) -> Option<String> {
     })
 }
 
+/// The advice of a workload that cannot tell for noise, as [`decide`] gives it; a side's verdict says it once, in the
+/// words [`noise_advice`] fits to the sides.
+const QUIET: &str = "run each side again when the host is quiet (envbench flags the runs it finds disturbed), or \
+                     pin each to CPUs of its own (taskset -c)";
+
+/// What lets a verdict tell through noise, for sides of which `pinned` run held to fewer CPUs than their machine
+/// has: a pin is the environment being compared, so the pinned are never told to pin.
+fn noise_advice(pinned: &[&str]) -> String {
+    match pinned {
+        [] => QUIET.to_string(),
+        [one] => format!(
+            "run each side again when the host is quiet (envbench flags the runs it finds disturbed), and more runs \
+             under each label narrow the interval; {one} is pinned to fewer CPUs on purpose, which is the environment \
+             compared, not noise"
+        ),
+        _ => format!(
+            "run each side again when the host is quiet (envbench flags the runs it finds disturbed), and more runs \
+             under each label narrow the interval; {} are pinned to fewer CPUs on purpose, which is the environment \
+             compared, not noise",
+            pinned.join(" and ")
+        ),
+    }
+}
+
 /// The decision on a workload's interval of speed factors (`None`: no spread could be measured), its noise margin,
 /// whether each side (baseline, side) was disturbed, and how far each side's runs disagree at most (`None`: one run):
 /// with the reason and the advice when it cannot tell.
@@ -357,8 +410,7 @@ fn decide(
     letters: (&str, &str),
 ) -> (Decision, Option<String>, Option<String>) {
     let (a, b) = letters;
-    let quiet = "run each side again when the host is quiet (envbench flags the runs it finds disturbed), or pin each \
-                 to CPUs of its own (taskset -c)";
+    let quiet = QUIET;
     let Some((low, high)) = interval else {
         return (Decision::CannotTell, Some("no spread could be measured".into()), Some(quiet.into()));
     };
@@ -393,6 +445,9 @@ fn decide(
         })
         .collect();
     let why = if disagreeing.is_empty() { String::new() } else { format!("{}, so ", disagreeing.join(" and ")) };
+    if low > 1.0 || high < 1.0 {
+        return cannot(format!("{why}the 95% interval reaches inside {margin_words}"));
+    }
     cannot(format!("{why}the 95% interval is wider than {margin_words} or reaches across it"))
 }
 
@@ -494,8 +549,8 @@ fn single_runs(workloads: &[WorkloadVerdict], letters: (&str, &str)) -> Option<S
     };
     Some(format!(
         "{who}: two runs of one environment on a shared host can differ beyond the noise margin, which one run \
-         cannot show. Run each again under its label (two more make three): compare pools them, and each interval \
-         then weighs how much the runs differ."
+         cannot show. Run each again under its label (two more make three): compare takes every run of a label, \
+         and each interval then weighs how much the runs differ."
     ))
 }
 

@@ -109,8 +109,8 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
                 "\n"
                 p {
                     "Tick runs to compare (each ticked run is one side, the first is the baseline), or name sides \
-                     below by label, tags (key=value) or run id; a side named by label or tags pools the samples of \
-                     all its complete runs."
+                     below by label, tags (key=value) or run id; a side named by label or tags holds all its complete \
+                     runs, and the verdict's interval resamples whole runs."
                 }
                 "\n"
                 @if runs.is_empty() { p { "No runs match." } "\n" } @else { (table(&headings, &rows)) }
