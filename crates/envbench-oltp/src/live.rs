@@ -1,11 +1,18 @@
 //! A step's live figures for the user's dashboards ([`envbench_core::live`], served by `--metrics-listen`): each
 //! user counts what it ran since the figures were last published, and the coordinator publishes them every second.
+//! Every counter is there from the step's first second, each kind of retry and failure at 0 until one happens, and
+//! a series' labels stay the same through the step (its phase is a gauge of its own), as Prometheus asks of known
+//! label values.
 
 use crate::arrivals::OpenLoop;
 use crate::transactions::Kind;
 use envbench_base::latency::LatencyHistogram;
+use envbench_sql::ErrorKind;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+
+/// The phase of a step that measures, as the coordinator names it.
+pub(crate) const MEASURING: &str = "measuring";
 
 /// One user's figures for the live metrics: response times since they were last published, and counts since the step
 /// began.
@@ -48,8 +55,15 @@ pub(crate) fn publish_live(
         late += user.late;
         skipped += user.skipped;
     }
-    let labels = [("step", step), ("phase", phase)];
+    let labels = [("step", step)];
     let mut batch = live::Batch::default();
+    batch.set(
+        "envbench_oltp_measuring",
+        "1 while the step measures, 0 during its ramp-up.",
+        Metric::Gauge,
+        &labels,
+        f64::from(u8::from(phase == MEASURING)),
+    );
     batch.set("envbench_oltp_users", "Virtual users of the step.", Metric::Gauge, &labels, users.len() as f64);
     batch.set(
         "envbench_oltp_transactions_total",
@@ -72,17 +86,32 @@ pub(crate) fn publish_live(
                 "Response time of the transactions that ended in the last second, at a quantile (an open loop's from \
                  the intended start).",
                 Metric::Gauge,
-                &[("step", step), ("phase", phase), ("transaction", kind.name()), ("quantile", quantile)],
+                &[("step", step), ("transaction", kind.option_name()), ("quantile", quantile)],
                 histogram.quantile_ns(q) as f64 / 1e9,
             );
         }
     }
-    for (name, help, counts) in [
-        ("envbench_oltp_retries_total", "Transactions run again after a conflict, by its kind.", &retries),
-        ("envbench_oltp_failures_total", "Transactions that failed, by kind of error.", &failures),
+    let conflicts = ErrorKind::ALL.iter().filter(|k| matches!(k, ErrorKind::Retry(_)));
+    for (name, help, counts, kinds) in [
+        (
+            "envbench_oltp_retries_total",
+            "Transactions run again after a conflict, by its kind.",
+            &retries,
+            conflicts.map(|k| k.name()).collect::<Vec<_>>(),
+        ),
+        (
+            "envbench_oltp_failures_total",
+            "Transactions that failed, by kind of error.",
+            &failures,
+            ErrorKind::ALL.iter().map(|k| k.name()).collect(),
+        ),
     ] {
+        let mut counts = counts.clone();
+        for kind in kinds {
+            counts.entry(kind).or_insert(0);
+        }
         for (cause, n) in counts {
-            batch.set(name, help, Metric::Counter, &[("step", step), ("phase", phase), ("kind", cause)], *n as f64);
+            batch.set(name, help, Metric::Counter, &[("step", step), ("kind", cause)], n as f64);
         }
     }
     if let Some(open) = open {

@@ -34,6 +34,19 @@ impl Kind {
         }
     }
 
+    /// The name as the command line spells it (`--mix new-order=45`, `--slo new-order:p95<=20ms`), and the live
+    /// metrics' `transaction` label.
+    pub fn option_name(self) -> &'static str {
+        match self {
+            Kind::NewOrder => "new-order",
+            Kind::Payment => "payment",
+            Kind::OrderStatus => "order-status",
+            Kind::Delivery => "delivery",
+            Kind::StockLevel => "stock-level",
+            Kind::TpcB => "tpcb",
+        }
+    }
+
     /// Keying time and mean think time in seconds (TPC-C clause 5.2.5), used with `--keying-thinking`.
     pub fn keying_and_thinking(self) -> (f64, f64) {
         match self {

@@ -637,7 +637,7 @@ fn coordinate<'scope>(
             Err(_) => (BTreeMap::new(), 0),
         })
     });
-    let completed = wait(window.measure_to, "measuring");
+    let completed = wait(window.measure_to, crate::live::MEASURING);
     // The database's counts are read as the window ends, before anything else is waited for (the wait-event
     // sampler sleeps up to 100 ms), so they cover the window the users' tallies do.
     let after = if completed {

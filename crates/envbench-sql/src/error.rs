@@ -36,6 +36,20 @@ pub enum Conflict {
 }
 
 impl ErrorKind {
+    /// Every kind, so a count by kind can start each at 0 (a dashboard's series exists before the first error).
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::Retry(Conflict::Serialization),
+        ErrorKind::Retry(Conflict::Deadlock),
+        ErrorKind::Retry(Conflict::LockTimeout),
+        ErrorKind::Retry(Conflict::Busy),
+        ErrorKind::Unreachable,
+        ErrorKind::Refused,
+        ErrorKind::Cancelled,
+        ErrorKind::NotADatabase,
+        ErrorKind::Corrupt,
+        ErrorKind::Other,
+    ];
+
     /// The kind in a word, as failures are counted by it: `serialization`, `deadlock`, `lock-timeout`, `busy`, or
     /// what kept the transaction from running (`cancelled`, `other`...).
     pub fn name(self) -> &'static str {

@@ -247,6 +247,71 @@ fn parse_prometheus(text: &str) -> String {
     stdout(&output)
 }
 
+/// Every family docs/metrics.md lists of the run and its transactions is in the scrape `parsed` (as
+/// [`parse_prometheus`] prints it), and every Grafana query it gives selects a series there: its metric with each
+/// label matcher. The disks' only where the sampler found a disk under the data directory.
+fn documented_families_and_queries_are_served(parsed: &str) {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/metrics.md")).unwrap();
+    let has_disks = parsed.contains("FAMILY envbench_disk_");
+    let served = |name: &str, matchers: &[(String, String)]| {
+        parsed.lines().any(|line| {
+            line.starts_with(&format!("{name} ["))
+                && matchers.iter().all(|(k, v)| line.contains(&format!("('{k}', '{v}')")))
+        })
+    };
+    let names = |text: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("envbench_") {
+            let name: String = rest[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            rest = &rest[at + name.len()..];
+            out.push(name);
+        }
+        out
+    };
+    let (mut families, mut queries) = (0, 0);
+    for row in docs.lines().filter(|l| l.starts_with("| `envbench_")) {
+        // A family's row: its names in the first cell (`..._writes_per_second` shortens the one before).
+        let cell = row.split('|').nth(1).unwrap();
+        for name in names(cell) {
+            if name.starts_with("envbench_disk_") && !has_disks {
+                continue;
+            }
+            let family = name.strip_suffix("_total").unwrap_or(&name);
+            assert!(
+                parsed.contains(&format!("FAMILY {family} ")),
+                "docs/metrics.md lists {name}, not served:\n{parsed}"
+            );
+            families += 1;
+        }
+    }
+    let grafana = &docs[docs.find("| Panel | Query | Unit |").unwrap()..];
+    for row in grafana.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let query = row.split('|').nth(2).unwrap();
+        for selector in query.split('`').skip(1).step_by(2) {
+            for name in names(selector) {
+                if name.starts_with("envbench_disk_") && !has_disks {
+                    continue;
+                }
+                let after = &selector[selector.find(&name).unwrap() + name.len()..];
+                let matchers: Vec<(String, String)> = match after.strip_prefix('{') {
+                    Some(inner) => inner[..inner.find('}').unwrap()]
+                        .split(',')
+                        .map(|m| {
+                            let (k, v) = m.split_once('=').unwrap();
+                            (k.trim().to_string(), v.trim().trim_matches('"').to_string())
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                assert!(served(&name, &matchers), "docs/metrics.md's query {selector} selects nothing in:\n{parsed}");
+                queries += 1;
+            }
+        }
+    }
+    assert!(families >= 12 && queries >= 8, "{families} families and {queries} queries read from docs/metrics.md");
+}
+
 /// `--metrics-listen` serves the run's live figures while it runs, on loopback: the step, the OS sampler's CPU and
 /// disks, and the transactions' rate, response-time percentiles and open-loop counts, all of it text Prometheus's
 /// own parser reads; the endpoint is gone when the run ends.
@@ -283,13 +348,19 @@ fn live_metrics_parse_as_prometheus_text_during_a_run() {
         "FAMILY envbench_oltp_response_time_seconds gauge",
         "FAMILY envbench_oltp_offered_transactions_per_second gauge",
         "FAMILY envbench_oltp_late counter",
-        "('quantile', '0.99'), ('step', 'U=2 R=100/s'), ('transaction', 'New-Order')",
+        "('quantile', '0.99'), ('step', 'U=2 R=100/s'), ('transaction', 'new-order')",
         "envbench_step_info [('step', 'U=2 R=100/s')] 1\n",
-        "envbench_oltp_offered_transactions_per_second [('phase', ",
+        "envbench_oltp_offered_transactions_per_second [('step', 'U=2 R=100/s')] 100",
+        "envbench_oltp_measuring [('step', 'U=2 R=100/s')] 1",
+        // Every kind of conflict and failure, at 0 before the first (issue #70, item 4).
+        "envbench_oltp_retries_total [('kind', 'deadlock'), ('step', 'U=2 R=100/s')] ",
+        "envbench_oltp_retries_total [('kind', 'serialization'), ('step', 'U=2 R=100/s')] ",
+        "envbench_oltp_failures_total [('kind', 'unreachable'), ('step', 'U=2 R=100/s')] 0",
         "('workload', 'oltp')",
     ] {
         assert!(parsed.contains(needle), "{needle} missing from\n{parsed}\n{text}");
     }
+    documented_families_and_queries_are_served(&parsed);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert_eq!(runs(&store)[0]["status"], "interrupted");

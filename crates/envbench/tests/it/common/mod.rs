@@ -64,7 +64,7 @@ pub fn curl(port: u16) -> Option<String> {
 }
 
 /// Wait until the run `child` started with `--metrics-listen PORT` measures its step (its live metrics say
-/// `phase="measuring"`, about a second into the window), at most `seconds`; fails at once if the run ends first.
+/// `envbench_oltp_measuring{...} 1`, about a second into the window), at most `seconds`; fails at once if the run ends first.
 /// What a test does "during the window" waits for this rather than a fixed sleep, which a slow host overruns.
 pub fn measuring(port: u16, child: &mut Child, seconds: u64) {
     let started = std::time::Instant::now();
@@ -72,7 +72,10 @@ pub fn measuring(port: u16, child: &mut Child, seconds: u64) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the run ended ({status}) before its step measured");
         }
-        if curl(port).is_some_and(|text| text.contains("phase=\"measuring\"")) {
+        let measures = |text: &str| {
+            text.lines().any(|l| l.starts_with("envbench_oltp_measuring{") && l.trim_end().ends_with(" 1"))
+        };
+        if curl(port).is_some_and(|text| measures(&text)) {
             return;
         }
         assert!(started.elapsed().as_secs() < seconds, "the run's step did not measure within {seconds} s");
