@@ -2,20 +2,21 @@
 # The distribution: an envbench to copy onto a host that has no Rust, built once with the `dist` profile.
 #
 # Makes, in $OUT (default dist/):
-#   envbench-VERSION-x86_64-linux-gnu.tar.gz        the stripped binary, README, licences, third-party licences and
-#                                                   the example suites, in one folder;
+#   envbench-VERSION-x86_64-linux-gnu.tar.gz        the stripped binary, its README, docs, man pages, completions,
+#                                                   licences, third-party licences and the example suites, in one
+#                                                   folder (bench/package.sh);
 #   envbench-VERSION-x86_64-linux-gnu-debug.tar.gz  envbench.debug, the binary's line tables: unpacked over the same
 #                                                   folder it lies beside the binary, where a backtrace finds it
 #                                                   (the binary names it in its .gnu_debuglink section);
-#   envbench_VERSION_amd64.deb                      the same binary as a Debian package (cargo-deb), installable with
-#                                                   `apt install ./envbench_VERSION_amd64.deb`.
+#   envbench_VERSION_amd64.deb                      the same as a Debian package (bench/package.sh, dpkg-deb), installable
+#                                                   with `apt install ./envbench_VERSION_amd64.deb`.
 # and prints their sizes, the oldest glibc the binary runs on (the newest GLIBC_ symbol version it needs), then checks
 # the package: unpacked into a scratch root (dpkg -x), its envbench must answer --version and run sysinfo with a PATH
 # that holds no Rust toolchain, and the tarball and the package must be at most 40 MB (MAX_MB) each.
 #
 # Usage: bench/dist.sh   Environment: OUT (dist), CARGO_TARGET_DIR (default $HOME/.cache/envbench-target, the bench
 #   scripts' build cache), MAX_MB (40), CHECK=0 (skip the checks), BUILD=0 (package the last dist build as it is).
-# Needs: objcopy and strip (binutils), dpkg-deb; cargo-deb is installed from crates.io when missing.
+# Needs: objcopy and strip (binutils), dpkg-deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,7 +41,7 @@ BUILT="$CARGO_TARGET_DIR/dist/envbench"
 
 # Only envbench's own names are replaced in OUT; the stripping and the debug folder happen in a scratch directory.
 rm -rf "${OUT:?}/$NAME" "$OUT/$NAME.tar.gz" "$OUT/$NAME-debug.tar.gz" "$OUT/envbench_${VERSION}_amd64.deb"
-mkdir -p "$OUT/$NAME/examples"
+mkdir -p "$OUT"
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 STAGE="$SCRATCH/stage"
@@ -50,27 +51,14 @@ mkdir "$STAGE"
 objcopy --only-keep-debug "$BUILT" "$STAGE/envbench.debug"
 strip --strip-all -o "$STAGE/envbench" "$BUILT"
 (cd "$STAGE" && objcopy --add-gnu-debuglink=envbench.debug envbench)
-cp "$STAGE/envbench" "$OUT/$NAME/envbench"
-cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/$NAME/"
-cp examples/*.toml "$OUT/$NAME/examples/"
-# Every crate linked into the binary, with its licence, as cargo resolves them for this target.
-{
-  echo "envbench $VERSION links these crates (name, version, licence):"
-  cargo tree --locked -p envbench -e normal --target x86_64-unknown-linux-gnu --prefix none -f '{p} {l}' |
-    sed 's/ (\*)$//; s/ (proc-macro)//' | grep -v '^envbench' | sort -u
-} >"$OUT/$NAME/THIRD-PARTY.txt"
+# The tarball's folder and the .deb, each with the docs, man pages, completions and licences (bench/package.sh).
+bench/package.sh "$STAGE/envbench" "$OUT"
 tar -C "$OUT" -czf "$OUT/$NAME.tar.gz" "$NAME"
 mkdir -p "$SCRATCH/debug/$NAME"
 cp "$STAGE/envbench.debug" "$SCRATCH/debug/$NAME/"
 tar -C "$SCRATCH/debug" -czf "$OUT/$NAME-debug.tar.gz" "$NAME"
-
-# The Debian package of the same stripped binary, by cargo-deb from the metadata in crates/envbench/Cargo.toml, which
-# takes it from <target>/dist/envbench-stripped without building again.
-command -v cargo-deb >/dev/null || cargo install --locked cargo-deb
-cp "$STAGE/envbench" "$CARGO_TARGET_DIR/dist/envbench-stripped"
-cargo deb --locked -p envbench --profile dist --no-build --no-strip --deb-revision "" --output "$OUT" >/dev/null
 DEB="$OUT/envbench_${VERSION}_amd64.deb"
-[ -f "$DEB" ] || { echo "dist: cargo-deb did not write $DEB" >&2; exit 1; }
+[ -f "$DEB" ] || { echo "dist: bench/package.sh did not write $DEB" >&2; exit 1; }
 
 mb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 GLIBC=$(objdump -T "$STAGE/envbench" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -n 1)
@@ -101,5 +89,6 @@ if [ "${CHECK:-1}" = 1 ]; then
   mkdir "$ROOT/tarball" && tar -C "$ROOT/tarball" -xzf "$OUT/$NAME.tar.gz"
   "${clean[@]}" "$ROOT/tarball/$NAME/envbench" --version >/dev/null
   dpkg-deb -c "$DEB" | awk '{print $NF}' | grep -q '^./usr/bin/envbench$'
-  echo "dist: checked: the .deb unpacked into a scratch root runs --version and sysinfo; the tarball's binary runs"
+  man -l "$ROOT/usr/share/man/man1/envbench.1.gz" >/dev/null
+  echo "dist: checked: the .deb unpacked into a scratch root runs --version and sysinfo, its man page renders; the tarball's binary runs"
 fi

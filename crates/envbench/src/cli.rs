@@ -5,10 +5,14 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use envbench_store::{StoreLocation, default_store_path};
 use std::path::PathBuf;
 
+/// `envbench --version`: the version, the commit it was built from and the build's profile.
+pub const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("ENVBENCH_COMMIT"), ", ", env!("ENVBENCH_PROFILE"), " build)");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "envbench",
-    version,
+    version = VERSION,
     about = "Benchmark where your database runs: storage, database random reads, an OLAP cube, transactions, \
              transactions with analytics on the same tables, analytic queries, your own timed steps and your own \
              workload replayed from the server's log, with the environment recorded and results kept for \
@@ -52,6 +56,27 @@ pub enum Command {
     /// (what `envbench fleet` runs over ssh, and what Ansible, a Kubernetes job or Slurm run for --transport
     /// external).
     Agent(AgentArgs),
+    /// Print shell completions for bash, zsh or fish: envbench completions bash > /etc/bash_completion.d/envbench
+    /// (the Debian package installs all three).
+    Completions(CompletionsArgs),
+    /// Write a man page for envbench and each of its commands into a new or empty directory (what the packages
+    /// ship): envbench manpages DIR; man -l DIR/envbench.1
+    #[command(hide = true)]
+    Manpages(ManpagesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh or fish (also elvish, powershell).
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManpagesArgs {
+    /// A directory that does not exist yet, or is empty.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// The whole command line: the commands above and every registered workload, in the order `run`, the workloads,
@@ -66,7 +91,7 @@ pub fn command() -> clap::Command {
     if run {
         command = command.mut_subcommand("run", |run| run.display_order(0));
     }
-    for name in ["results", "compare", "report", "serve", "push", "agent"] {
+    for name in ["results", "compare", "report", "serve", "push", "agent", "completions"] {
         command = command.mut_subcommand(name, |c| c.display_order(100));
     }
     allow_negative_values(command)
@@ -248,7 +273,7 @@ pub struct ExportArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Two or more sides, the first being the baseline: a run id (or prefix), a label, or tags such as ht=off,storage=nvme
-    /// (write run:ID, label:NAME or tag:K=V to be explicit). A side's runs pool their samples. A side on a results
+    /// (write run:ID, label:NAME or tag:K=V to be explicit). A side holds all its runs, and the verdict's interval resamples whole runs (docs/compare.md). A side on a results
     /// service, read-only: https://host/label:NAME (any of the above after the host), or https://host/ alone (filters
     /// as the leaderboard's: https://host/?transport=nvme) for its best other environment on the first side's
     /// workloads; compare then also says where your sides stand there. One service URL alone compares your latest run

@@ -3,6 +3,7 @@
 mod agent;
 mod compare;
 mod export;
+mod package;
 mod push;
 
 pub mod fleet;
@@ -52,6 +53,8 @@ pub fn dispatch(store: &StoreLocation, matches: &clap::ArgMatches) -> anyhow::Re
         Command::Serve(args) => compare::serve(store, args),
         Command::Push(args) => push::push(store, args),
         Command::Agent(args) => agent::agent(store, args),
+        Command::Completions(args) => package::completions(args.shell),
+        Command::Manpages(args) => package::manpages(&args.dir),
     }
 }
 

@@ -261,3 +261,97 @@ fn a_chroot_whose_root_is_not_a_mount_is_fingerprinted_and_runs() {
     let listed = common::runs(&root.join("work/results.db"));
     assert_eq!((listed[0]["label"].as_str(), listed[0]["status"].as_str()), (Some("chrooted"), Some("complete")));
 }
+
+/// Issue #70, item 5: bench/package.sh on this build's binary (stripped, as bench/dist.sh strips it) makes a `.deb`
+/// holding the docs, a man page for envbench and each command, completions for bash, zsh and fish, the licences and
+/// the linked crates' licences; its man page renders with `man -l`; the package README's links all resolve inside it;
+/// and `--version` names the commit and the build's profile.
+#[test]
+fn the_package_holds_its_docs_man_pages_and_completions() {
+    let dir = scratch("package");
+    let binary = dir.join("envbench");
+    let strip = std::process::Command::new("strip")
+        .args(["--strip-all", "-o"])
+        .arg(&binary)
+        .arg(env!("CARGO_BIN_EXE_envbench"))
+        .status()
+        .expect("strip runs (binutils)");
+    assert!(strip.success());
+    let out = dir.join("out");
+    let packaged = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/package.sh"))
+        .arg(&binary)
+        .arg(&out)
+        .env("DEB_COMPRESSION", "none")
+        .output()
+        .unwrap();
+    assert!(packaged.status.success(), "{}\n{}", stdout(&packaged), stderr(&packaged));
+    let deb = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .expect("a .deb");
+    let listed = std::process::Command::new("dpkg-deb").arg("-c").arg(&deb).output().unwrap();
+    let listed = stdout(&listed);
+    for file in [
+        "./usr/bin/envbench",
+        "./usr/share/man/man1/envbench.1.gz",
+        "./usr/share/man/man1/envbench-oltp.1.gz",
+        "./usr/share/man/man1/envbench-replay-inspect.1.gz",
+        "./usr/share/doc/envbench/README.md",
+        "./usr/share/doc/envbench/copyright",
+        "./usr/share/doc/envbench/THIRD-PARTY.txt",
+        "./usr/share/doc/envbench/docs/compare.md",
+        "./usr/share/doc/envbench/docs/img/report.png",
+        "./usr/share/doc/envbench/examples/",
+        "./usr/share/bash-completion/completions/envbench",
+        "./usr/share/zsh/vendor-completions/_envbench",
+        "./usr/share/fish/vendor_completions.d/envbench.fish",
+    ] {
+        assert!(listed.lines().any(|l| l.ends_with(file)), "{file} is not in the .deb:\n{listed}");
+    }
+    let root = dir.join("root");
+    assert!(std::process::Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root).status().unwrap().success());
+    let page = std::process::Command::new("man")
+        .args(["-P", "cat", "-l"])
+        .arg(root.join("usr/share/man/man1/envbench-oltp.1.gz"))
+        .env("MANWIDTH", "100")
+        .output()
+        .expect("man runs (man-db)");
+    let text = stdout(&page);
+    assert!(page.status.success() && text.contains("--warehouses") && text.contains("envbench-oltp"), "{text}");
+    // Every document the package README links to is in the package, beside it.
+    let doc = root.join("usr/share/doc/envbench");
+    let readme = std::fs::read_to_string(doc.join("README.md")).unwrap();
+    let links: Vec<&str> = readme.split("](").skip(1).map(|rest| rest.split([')', '#']).next().unwrap()).collect();
+    assert!(links.len() >= 10, "{links:?}");
+    for link in links {
+        assert!(doc.join(link).is_file(), "the package README links {link}, which the package does not hold");
+    }
+    assert!(readme.contains("envbench run --label"), "it starts from the installed binary");
+    let third = std::fs::read_to_string(doc.join("THIRD-PARTY.txt")).unwrap();
+    assert!(third.contains("datafusion ") && third.contains("MIT"), "{third}");
+    // The bash completion loads and completes envbench's commands.
+    let completion = root.join("usr/share/bash-completion/completions/envbench");
+    let script = format!("source {}; complete -p envbench", completion.display());
+    let loaded = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert!(loaded.status.success() && stdout(&loaded).contains("envbench"), "{}", stderr(&loaded));
+    // The tarball's folder holds the same beside the binary.
+    let folder = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
+    for file in
+        ["envbench", "README.md", "THIRD-PARTY.txt", "docs/replay.md", "man/envbench.1.gz", "completions/_envbench"]
+    {
+        assert!(folder.join(file).exists(), "{file} is not in the tarball's folder");
+    }
+
+    let version = envbench(&dir.join("results.db"), &["--version"]);
+    let version = stdout(&version);
+    assert!(version.starts_with("envbench 0.") && version.contains(", dev build)"), "{version}");
+    // A directory with anything in it is never written into.
+    let used = dir.join("used");
+    std::fs::create_dir_all(&used).unwrap();
+    std::fs::write(used.join("mine.1"), "mine").unwrap();
+    let refused = envbench(&dir.join("results.db"), &["manpages", used.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(std::fs::read_to_string(used.join("mine.1")).unwrap(), "mine");
+}
