@@ -385,13 +385,29 @@ impl StepNames<'_> {
     }
 }
 
+impl StepNames<'_> {
+    /// The step as progress says it to a person: `3 csv load, repetition 1, threads load 8, calc 8, fix 8,
+    /// restructure 8`, where the sampler's name is `load=8,calc=8,fix=8,restructure=8 r1 3 csv load`.
+    fn words(&self, step: &str) -> String {
+        if !Step::ALL.iter().any(|s| s.name() == step) {
+            return step.to_string();
+        }
+        let passes = self.resets.load(Ordering::SeqCst).max(1) - 1;
+        let settings = self.labels.len().max(1);
+        let label = self.labels.get(passes % settings).map(String::as_str).unwrap_or("");
+        let threads = label.replace('=', " ").replace(',', ", ");
+        let threads = if threads.is_empty() { String::new() } else { format!(", threads {threads}") };
+        format!("{step}, repetition {}{threads}", passes / settings + 1)
+    }
+}
+
 impl StepObserver for StepNames<'_> {
     fn step_started(&self, step: &str) {
         if step == Step::Reset.name() {
             self.resets.fetch_add(1, Ordering::SeqCst);
         }
         let name = self.name(step);
-        self.progress.update(&name);
+        self.progress.update(&self.words(step));
         self.inner.step_started(&name);
     }
 
@@ -642,6 +658,23 @@ fn cell_text(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_says_a_step_in_words_and_the_sampler_keeps_its_name() {
+        let names = StepNames {
+            inner: &envbench_core::sampler::NoSteps,
+            labels: vec!["load=8,calc=8".into(), "load=1,calc=1".into()],
+            resets: AtomicUsize::new(0),
+            progress: &envbench_core::workload::Silent,
+        };
+        names.step_started(Step::Reset.name());
+        assert_eq!(names.name("3 csv load"), "load=8,calc=8 r1 3 csv load");
+        assert_eq!(names.words("3 csv load"), "3 csv load, repetition 1, threads load 8, calc 8");
+        names.step_started(Step::Reset.name());
+        names.step_started(Step::Reset.name());
+        assert_eq!(names.words("3 csv load"), "3 csv load, repetition 2, threads load 8, calc 8");
+        assert_eq!(names.words("data generation"), "data generation");
+    }
 
     #[test]
     fn cells_print_without_float_noise() {

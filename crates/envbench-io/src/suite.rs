@@ -325,8 +325,11 @@ pub fn run_suite(
 
     let runner = TestRunner { options, file: &file, engine: selection.kind, cache, progress, cancel };
     for (index, test) in tests.iter().enumerate() {
+        // A pause between tests is said only when there is one (the quick suite has none).
         if index > 0 {
-            progress.on_event(&ProgressEvent::Pausing { duration: options.interval });
+            if !options.interval.is_zero() {
+                progress.on_event(&ProgressEvent::Pausing { duration: options.interval });
+            }
             if pause(options.interval, cancel) {
                 outcome.interrupted = true;
                 break;
@@ -396,7 +399,9 @@ impl TestRunner<'_> {
         let mut jobs = Vec::with_capacity(options.runs as usize);
         for run in 1..=options.runs {
             if run > 1 {
-                self.progress.on_event(&ProgressEvent::Pausing { duration: options.interval });
+                if !options.interval.is_zero() {
+                    self.progress.on_event(&ProgressEvent::Pausing { duration: options.interval });
+                }
                 if pause(options.interval, self.cancel) {
                     return Ok(None);
                 }

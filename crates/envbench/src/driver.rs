@@ -303,6 +303,7 @@ pub fn run_planned(
     }
     let context = RunContext { steps, interrupt: &interrupt, fingerprint: &fingerprint, progress: &progress };
     let measured = planned.run(&context);
+    progress.end_live_line();
     drop(endpoint);
     let series = session.as_mut().and_then(Session::stop_sampling);
     let interrupted = interrupt.load(Ordering::SeqCst);

@@ -60,6 +60,16 @@ pub struct TerminalProgress {
     pub quiet: bool,
 }
 
+impl TerminalProgress {
+    /// End the live line, if one is drawn, so what follows (a workload's results, on standard output) starts on a
+    /// line of its own rather than after "checking consistency".
+    pub fn end_live_line(&self) {
+        if !self.quiet && live_progress() {
+            clear_progress_line();
+        }
+    }
+}
+
 impl Progress for TerminalProgress {
     fn update(&self, text: &str) {
         if !self.quiet && live_progress() {

@@ -85,6 +85,9 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         if done.is_empty() { String::new() } else { format!(", resuming: {} already complete", done.len()) }
     );
     let mut failures = 0;
+    let started = std::time::Instant::now();
+    let mut finished = 0usize;
+    let to_run = suite.items.iter().filter(|item| !done.contains(&item.index)).count();
     for (item, command) in suite.items.iter().zip(&commands) {
         if done.contains(&item.index) {
             continue;
@@ -110,7 +113,8 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
             "--invoked-as".into(),
             format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
         ]);
-        eprintln!("\n[{}/{total}] envbench {shown}", item.index);
+        eprintln!("\n[{}/{total}] envbench {shown}{}", item.index, suite_pace(started.elapsed(), finished, to_run));
+        finished += 1;
         let matches = crate::cli::command().try_get_matches_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
         match crate::commands::dispatch(location, &matches) {
             Ok(code) if code == ExitCode::SUCCESS || interrupt.load(Ordering::SeqCst) => {}
@@ -128,6 +132,12 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         }
     }
     let interrupted = interrupt.load(Ordering::SeqCst);
+    eprintln!(
+        "\nenvbench run: suite {} {} in {}",
+        suite.name,
+        if interrupted { "stopped" } else { "done" },
+        pace(started.elapsed())
+    );
 
     let store = store(location, false)?;
     let mut tags = BTreeMap::new();
@@ -293,5 +303,34 @@ fn disturbed_words(run: &StoredRun) -> String {
     match run.series.as_ref().and_then(|s| s.disturbance()) {
         Some(found) => format!("yes: {}", found.reason.trim_start_matches("disturbed: ")),
         None => "yes".to_string(),
+    }
+}
+
+/// A suite's time in words: `45 s`, `3m 05s`.
+fn pace(elapsed: std::time::Duration) -> String {
+    let seconds = elapsed.as_secs();
+    if seconds < 60 { format!("{seconds} s") } else { format!("{}m {:02}s", seconds / 60, seconds % 60) }
+}
+
+/// How far a suite is before its next run: the time so far and, once a run has finished, the time left at the pace
+/// so far (each run left taking the mean of those done, said as an estimate).
+fn suite_pace(elapsed: std::time::Duration, finished: usize, to_run: usize) -> String {
+    if finished == 0 {
+        return String::new();
+    }
+    let left = elapsed.mul_f64((to_run - finished) as f64 / finished as f64);
+    format!("  ({} so far, about {} left at this pace)", pace(elapsed), pace(left))
+}
+
+#[cfg(test)]
+mod pace_tests {
+    use super::suite_pace;
+    use std::time::Duration;
+
+    #[test]
+    fn a_suite_says_its_time_so_far_and_what_is_left_at_its_pace() {
+        assert_eq!(suite_pace(Duration::from_secs(3), 0, 6), "", "no pace before a run has finished");
+        assert_eq!(suite_pace(Duration::from_secs(90), 2, 6), "  (1m 30s so far, about 3m 00s left at this pace)");
+        assert_eq!(suite_pace(Duration::from_secs(40), 5, 6), "  (40 s so far, about 8 s left at this pace)");
     }
 }

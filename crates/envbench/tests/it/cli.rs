@@ -355,3 +355,26 @@ fn the_package_holds_its_docs_man_pages_and_completions() {
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_eq!(std::fs::read_to_string(used.join("mine.1")).unwrap(), "mine");
 }
+
+/// Issue #70, item 6: on a terminal (a pty made by `script`), the live progress line is ended before the results, so
+/// "checking consistency" never runs into the result table.
+#[test]
+fn on_a_terminal_the_progress_line_ends_before_the_results() {
+    let dir = scratch("terminal");
+    let line = format!(
+        "{} oltp --dir {} --users 1 --ramp 0s --duration 1s",
+        env!("CARGO_BIN_EXE_envbench"),
+        dir.to_str().unwrap()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qefc", &line, "/dev/null"])
+        .env("ENVBENCH_STORE", dir.join("results.db"))
+        .output()
+        .expect("script runs (util-linux)");
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    let at = text.find("checking consistency").unwrap_or_else(|| panic!("the live line was drawn: {text:?}"));
+    let after = &text[at + "checking consistency".len()..];
+    assert!(after.starts_with("\r\x1b[2K"), "the live line is cleared before what follows: {after:?}");
+    assert!(text.contains("OLTP tpcc") && !text.contains("consistencyOLTP"), "{text:?}");
+}
