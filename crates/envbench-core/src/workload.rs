@@ -61,6 +61,30 @@ pub struct ScalingCurve {
     pub knee: Option<usize>,
     /// The latency limit the knee was judged against.
     pub latency_target: Option<f64>,
+    /// What the marked point is: the knee of a closed loop, or an open loop's capacity within a service level
+    /// (whose chart leads with the response time against the offered rate).
+    #[serde(default)]
+    pub mark: CurveMark,
+}
+
+/// What a scaling curve's marked point is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CurveMark {
+    /// The highest throughput whose latency is within the target.
+    #[default]
+    Knee,
+    /// The highest offered rate whose response times held the service level.
+    Capacity,
+}
+
+impl CurveMark {
+    pub fn word(self) -> &'static str {
+        match self {
+            CurveMark::Knee => "knee",
+            CurveMark::Capacity => "capacity",
+        }
+    }
 }
 
 /// Throughput over time within a run (one line per step), for workloads that count it each second.

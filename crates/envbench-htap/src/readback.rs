@@ -77,6 +77,7 @@ impl ReadBack for HtapWorkload {
             points,
             knee: None,
             latency_target: None,
+            mark: envbench_core::workload::CurveMark::Knee,
         })
     }
 }

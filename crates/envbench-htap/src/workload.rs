@@ -54,6 +54,9 @@ impl Workload for HtapWorkload {
                      HammerDB's TPROC-C runs them)",
                 )
             })
+            .mut_arg("loaders", |arg| {
+                arg.help("Parallel loaders of TPC-C's tables (default: one per CPU, at most one per warehouse)")
+            })
             .mut_arg("drop", |arg| {
                 arg.help(
                     "Remove everything envbench made for htap in the target (TPC-C's tables, the CH-benCHmark's, \

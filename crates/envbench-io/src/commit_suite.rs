@@ -567,6 +567,7 @@ pub fn scaling(document: &CommitDocument) -> Option<ScalingCurve> {
         points,
         knee: None,
         latency_target: None,
+        mark: envbench_core::workload::CurveMark::Knee,
     })
 }
 

@@ -5,7 +5,7 @@ use crate::document::{KNEE_TEST, OltpDocument, P95_METRIC, THROUGHPUT_METRIC};
 use crate::measured::TPM_WINDOW_METRIC;
 use crate::workload::OltpWorkload;
 use envbench_core::model::StoredRun;
-use envbench_core::workload::{ReadBack, ScalingCurve, ScalingPoint, Timeline};
+use envbench_core::workload::{CurveMark, ReadBack, ScalingCurve, ScalingPoint, Timeline};
 
 impl ReadBack for OltpWorkload {
     fn cost_units(&self) -> &'static [envbench_core::workload::CostUnit] {
@@ -64,6 +64,8 @@ impl ReadBack for OltpWorkload {
         let judged = if profile.as_deref() == Some("tpcb") { "p95" } else { "New-Order p95" };
         match (run.median(KNEE_TEST, THROUGHPUT_METRIC), run.median(KNEE_TEST, P95_METRIC)) {
             (Some(throughput), Some(p95)) => format!("knee {throughput:.0} {label} at {p95:.1} ms {judged}"),
+            // Still measuring: no step has ended to judge, which says nothing of the latency target yet.
+            _ if run.summary.status == envbench_core::model::RunStatus::Running => "running".into(),
             _ => "no step within the latency target".into(),
         }
     }
@@ -103,22 +105,33 @@ impl ReadBack for OltpWorkload {
         if !open.is_empty() {
             open.sort_by(|a, b| offered(a.1).total_cmp(&offered(b.1)));
             let knee = document.capacity.as_ref().and_then(|c| c.capacity_step);
+            // The response time the service level names (its first level: New-Order's p99 within 20 ms, say), its
+            // limit drawn; without one, the judged transaction's p95.
+            let level = open.iter().find_map(|(_, s)| s.slo.first()).map(|judged| judged.level);
+            let latency_label = match level {
+                Some(level) => format!("{} p{} response time", level.kind.name(), crate::slo::trim(level.percentile)),
+                None => format!("{} p95 response time", profile.judged_kind().name()),
+            };
             return Some(ScalingCurve {
                 concurrency_label: "offered rate (transactions per second)".into(),
                 concurrency_symbol: "R".into(),
                 throughput_label: profile.throughput_label().into(),
-                latency_label: format!("{} p95 response time", profile.judged_kind().name()),
+                latency_label,
                 latency_unit: "ms".into(),
                 points: open
                     .iter()
                     .map(|(_, s)| ScalingPoint {
                         concurrency: offered(s),
                         throughput: s.throughput(profile),
-                        latency: s.judged_latency_ms(profile),
+                        latency: match level {
+                            Some(_) => s.slo.first().and_then(|j| j.measured_ms).unwrap_or(f64::NAN),
+                            None => s.judged_latency_ms(profile),
+                        },
                     })
                     .collect(),
                 knee: knee.and_then(|k| open.iter().position(|(i, _)| *i == k)),
-                latency_target: None,
+                latency_target: level.map(|level| level.within_ms),
+                mark: if document.capacity.is_some() { CurveMark::Capacity } else { CurveMark::Knee },
             });
         }
         Some(ScalingCurve {
@@ -138,6 +151,7 @@ impl ReadBack for OltpWorkload {
                 .collect(),
             knee: document.knee,
             latency_target: Some(document.target_latency_ms),
+            mark: CurveMark::Knee,
         })
     }
 }

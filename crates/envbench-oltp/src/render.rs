@@ -274,7 +274,9 @@ pub fn render(d: &OltpDocument, series: &SamplerSeries) -> String {
         out.push_str(&format!("No measurement, left out of the knee: {reason}\n"));
     }
     let judged = format!("{} p95", profile.judged_kind().name());
-    match d.knee_step() {
+    // A capacity run is judged by its service level (the line below), not by the closed loop's latency target.
+    match d.knee_step().filter(|_| d.capacity.is_none()) {
+        None if d.capacity.is_some() => {}
         Some(knee) => out.push_str(&format!(
             "Knee (*): {} users, {} {} at {:.1} ms {judged} — the highest within {} ms\n",
             knee.users,

@@ -46,7 +46,8 @@ fn kind_word(kind: Kind) -> String {
     kind.name().to_ascii_lowercase()
 }
 
-fn trim(value: f64) -> String {
+/// A number as a level writes it: `99`, `99.9`, `2.5`.
+pub(crate) fn trim(value: f64) -> String {
     let text = format!("{value:.3}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }

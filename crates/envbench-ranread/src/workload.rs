@@ -159,6 +159,7 @@ impl ReadBack for RanreadWorkload {
             points,
             knee,
             latency_target,
+            mark: envbench_core::workload::CurveMark::Knee,
         })
     }
 

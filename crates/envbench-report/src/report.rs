@@ -51,7 +51,8 @@ pub fn report_sections(comparison: &Comparison, sides: &[Side], workloads: &Regi
         .collect();
     html! {
         p class="note" {
-            "Made by envbench " (envbench_core::TOOL_VERSION) " at " (made_at) " UTC; the first side is the baseline."
+            "Made by envbench " (envbench_core::TOOL_VERSION) " at " (made_at) " UTC"
+            @if compared { "; the first side is the baseline." } @else { "." }
         }
         "\n"
         @if compared { (verdict_section(&mut charts, comparison)) } @else { (scorecard_section(sides, workloads)) }
@@ -344,9 +345,12 @@ fn sides_section(comparison: &Comparison) -> Markup {
             "\n"
             @for side in &comparison.sides {
                 @let environments = environments_of(side);
+                // Counted as the user made them, as the verdict counts: a suite is one run of its workloads.
+                @let made = envbench_verdict::runs_made(side.runs.iter().map(|r| (r.uuid.as_str(), r.suite.as_deref())));
                 li {
-                    b { (side.letter) @if side.letter == "A" { " (baseline)" } } ": " (side.name) " — " (side.runs.len())
-                    " run" @if side.runs.len() != 1 { "s" } " on " (environments.join("; "))
+                    b { (side.letter) @if side.letter == "A" && comparison.sides.len() > 1 { " (baseline)" } } ": "
+                    (side.name) " — " (envbench_verdict::run_count_words(made, side.runs.len())) " on "
+                    (environments.join("; "))
                 }
                 "\n"
             }

@@ -7,7 +7,7 @@ use crate::figures::Charts;
 use crate::html::{cell, num, table};
 use crate::svg::{LineChart, LineSeries};
 use envbench_core::sampler::{DiskFigures, SamplerSeries};
-use envbench_core::workload::{Registry, ScalingCurve};
+use envbench_core::workload::{CurveMark, Registry, ScalingCurve};
 use envbench_store::StoredRun;
 use envbench_verdict::number;
 use envbench_verdict::{Side, run_name};
@@ -36,19 +36,21 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
         for run in side.runs.iter().filter(|r| r.summary.workload == workload) {
             let Some(curve) = workloads.of_run(run).scaling(run).filter(|c| !c.points.is_empty()) else { continue };
             let name = series_name(side, run, |r| r.summary.workload == workload);
-            let marked = curve
-                .knee
-                .filter(|k| *k < curve.points.len())
-                .map(|k| (k, format!("knee {}={}", curve.concurrency_symbol, number(curve.points[k].concurrency))));
+            let knee = curve.knee.filter(|k| *k < curve.points.len());
+            let word = |k: usize| {
+                format!("{} {}={}", curve.mark.word(), curve.concurrency_symbol, number(curve.points[k].concurrency))
+            };
             throughput.push(LineSeries {
                 name: name.clone(),
                 points: curve.points.iter().map(|p| (p.concurrency, p.throughput)).collect(),
-                marked: marked.clone(),
+                marked: knee.map(|k| (k, word(k))),
             });
+            // A step with no such transaction has no response time to draw: left out, never drawn as 0.
+            let kept: Vec<usize> = (0..curve.points.len()).filter(|i| curve.points[*i].latency.is_finite()).collect();
             latency.push(LineSeries {
                 name,
-                points: curve.points.iter().map(|p| (p.concurrency, p.latency)).collect(),
-                marked,
+                points: kept.iter().map(|i| (curve.points[*i].concurrency, curve.points[*i].latency)).collect(),
+                marked: knee.and_then(|k| kept.iter().position(|i| *i == k).map(|at| (at, word(k)))),
             });
             if first.as_ref().is_none_or(|f| f.latency_target.is_none()) {
                 first = Some(curve);
@@ -66,6 +68,22 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
     let x_scale = if max >= 8.0 { Scale::Log2 } else { Scale::Linear };
     let x_label = format!("{}{}", curve.concurrency_label, if x_scale == Scale::Log2 { " (log scale)" } else { "" });
     let kind = |what: &str| format!("{workload}-{}", what.to_lowercase());
+    let capacity = curve.mark == CurveMark::Capacity;
+    let (throughput_note, latency_note, limit) = if capacity {
+        (
+            "The throughput at each offered rate; \"capacity\" marks the highest rate whose response times held the \
+             service level.",
+            "Each step's response time at the percentile the service level names, against the rate offered; the \
+             dashed line is its limit, and \"capacity\" marks the highest rate within it.",
+            "SLO",
+        )
+    } else {
+        (
+            "The knee is the highest throughput whose latency is within the target.",
+            "Latency per step; the dashed line is the latency target.",
+            "target",
+        )
+    };
     let throughput_chart = charts.lines(
         &kind(&curve.throughput_label),
         &LineChart {
@@ -84,7 +102,7 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
             x_names: None,
             marks: Vec::new(),
         },
-        "The knee is the highest throughput whose latency is within the target.",
+        throughput_note,
     );
     let latency_chart = charts.lines(
         &kind("latency"),
@@ -100,13 +118,14 @@ pub(crate) fn scaling_curves(charts: &mut Charts, sides: &[Side], workload: &str
             series: latency,
             x_scale,
             y_scale: Scale::Linear,
-            reference: curve.latency_target.map(|t| (t, format!("target {} {}", number(t), curve.latency_unit))),
+            reference: curve.latency_target.map(|t| (t, format!("{limit} {} {}", number(t), curve.latency_unit))),
             x_names: None,
             marks: Vec::new(),
         },
-        "Latency per step; the dashed line is the latency target.",
+        latency_note,
     );
-    vec![throughput_chart, latency_chart]
+    // A capacity run is judged by its response times: that chart first, the throughput beside it.
+    if capacity { vec![latency_chart, throughput_chart] } else { vec![throughput_chart, latency_chart] }
 }
 
 /// Throughput each second of each step, one chart per run (per test, for runs that keep several) of a workload that

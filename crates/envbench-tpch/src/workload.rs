@@ -191,6 +191,7 @@ impl ReadBack for TpchWorkload {
             points,
             knee: None,
             latency_target: None,
+            mark: envbench_core::workload::CurveMark::Knee,
         })
     }
 }

@@ -216,7 +216,9 @@ pub(crate) fn load_leaderboard(
             .map(str::to_string)
             .collect(),
     };
-    let Some(workload) = asked.or(present.first().map(String::as_str)) else { return Ok(None) };
+    // Opened without a workload: the first whose runs hold results to rank (sysinfo's hold none), else the first.
+    let ranked = present.iter().find(|w| complete.iter().any(|r| r.workload == **w && r.result_count > 0));
+    let Some(workload) = asked.or(ranked.or(present.first()).map(String::as_str)) else { return Ok(None) };
     if !complete.iter().any(|r| r.workload == workload) {
         return Err(ViewerError::NotFound(
             format!("leaderboard of '{workload}' (no complete run of it here)"),

@@ -132,7 +132,22 @@ pub(super) async fn run_page(State(location): Shared, Path(id): Path<String>) ->
         let sides = [side];
         let comparison = compare(&sides, workloads);
         let run = &sides[0].runs[0];
-        let tags = run.summary.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        // The user's own tags; a suite's bookkeeping (its id, plan hash and item) is said as the suite it ran in.
+        let is_suite_tag = |key: &str| key == "suite" || key.starts_with("suite.");
+        let tags = run
+            .summary
+            .tags
+            .iter()
+            .filter(|(k, _)| !is_suite_tag(k))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let tag = |key: &str| run.summary.tags.get(key).cloned();
+        let suite = tag("suite").map(|id| {
+            let name = tag("suite.name").unwrap_or_else(|| "a suite".into());
+            let item = tag("suite.item").map_or(String::new(), |item| format!(", its run {item}"));
+            format!("{name}{item} (suite {})", id.chars().take(8).collect::<String>())
+        });
         let facts = [
             ("Run", uuid.clone()),
             ("Workload", run.summary.workload.clone()),
@@ -146,7 +161,8 @@ pub(super) async fn run_page(State(location): Shared, Path(id): Path<String>) ->
             ("Started", run.summary.started_at.clone()),
             ("Ended", run.summary.ended_at.clone().unwrap_or_else(|| "-".into())),
             ("Label", run.summary.label.clone().unwrap_or_default()),
-            ("Tags", tags),
+            ("Tags", if tags.is_empty() { "-".into() } else { tags }),
+            ("Suite", suite.unwrap_or_else(|| "-".into())),
             ("Submitter", run.summary.submitter.clone().unwrap_or_else(|| "-".into())),
             ("Command", run.command_line.clone()),
             ("envbench", run.tool_version.clone()),

@@ -198,6 +198,9 @@ fn a_users_table_named_like_the_marker_is_never_emptied_or_dropped() {
 fn bad_input_is_refused_with_what_to_do() {
     let dir = scratch("htap", "bad");
     let store = dir.join("results.db");
+    // htap runs on servers only: its help says nothing of SQLite's one loader (issue #70, item 8).
+    let help = stdout(&envbench(&store, &["htap", "--help"]));
+    assert!(help.contains("--loaders") && !help.contains("SQLite loads"), "{help}");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![], "SQLite has one writer"),
         (vec!["--target", POSTGRES, "--users", "0", "--analytic-users", "0"], "--users 0: htap measures"),

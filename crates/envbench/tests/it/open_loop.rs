@@ -225,6 +225,20 @@ fn postgresql_open_loops_retries_and_capacity() {
     let headline = if found.is_some() { "NOPM within the SLO" } else { "No capacity within the SLO" };
     assert!(html.contains(&format!("{headline} (new-order:p95&lt;=2s) at 2 users")), "the headline");
     assert!(html.contains("response time against offered rate"), "the knee chart");
+    // Issue #70, item 1, as Chromium reads the report: the response time the SLO names against the offered rate
+    // comes first, with the SLO's limit drawn and the capacity marked; NOPM against the rate beside it. The terminal
+    // says the capacity, not a closed loop's knee within a latency target.
+    let page = crate::viewer::dom(&dir.join("chromium-profile"), &format!("file://{}", report.display()));
+    let latency = page.find("New-Order p95 response time against offered rate").expect("the response-time chart");
+    let throughput = page.find("NOPM against offered rate").expect("the NOPM chart");
+    assert!(latency < throughput, "the response-time chart leads");
+    let limit = format!("SLO {} ms", envbench_verdict::number(2000.0));
+    assert!(page[latency..throughput].contains(&limit), "the SLO's limit is drawn: {limit}");
+    if found.is_some() {
+        assert!(page[latency..throughput].contains("capacity R="), "the capacity is marked");
+    }
+    assert!(!page.contains("knee R="), "an open loop's mark is its capacity");
+    assert!(!text.contains("Knee (*)") && !text.contains("Knee: no step"), "{text}");
 }
 
 /// Prometheus's own Python client parses the text (`prometheus_client.parser`, strict about the format): the

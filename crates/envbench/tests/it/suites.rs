@@ -58,6 +58,12 @@ fn quick_suite_runs_every_workload_with_a_scorecard_and_report() {
     assert!(report.contains("<svg"));
     let cards = report.find("id=\"scorecard\"").expect("a suite's report opens with its scorecard");
     assert!(cards < report.find("<svg").unwrap(), "cards before the charts");
+    // One suite is one run of its six workloads, as the verdict counts; a single side has no baseline (issue #70,
+    // item 7). The suite says how far it is and how long it took (item 6).
+    assert!(report.contains("1 run (6 workload runs)") && !report.contains("the first side is the baseline"));
+    let progress = text(&output.stderr);
+    assert!(progress.contains("so far, about ") && progress.contains("left at this pace"), "{progress}");
+    assert!(progress.contains("envbench run: suite smoke done in "), "{progress}");
     assert!(stdout.contains("QphH@Size"), "the tpch headline is on the scorecard:\n{stdout}");
     let runs = runs(&dir);
     assert_eq!(runs.len(), 6);

@@ -79,7 +79,7 @@ fn chromium_at(size: &str, profile: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn dom(profile: &Path, url: &str) -> String {
+pub(crate) fn dom(profile: &Path, url: &str) -> String {
     let output = chromium(profile, &["--dump-dom", url]);
     assert!(output.status.success(), "chromium failed on {url}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -99,9 +99,23 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
     let dir = scratch("browser");
     let store = dir.join("results.db");
     let data = dir.to_str().unwrap();
-    for label in ["physical", "virtual"] {
-        quick_disk_run(&store, data, "rnd:4k:q8:t1:read", &["--label", label]);
-    }
+    // The physical run carries a suite's bookkeeping tags beside the user's own (issue #70, item 7).
+    quick_disk_run(
+        &store,
+        data,
+        "rnd:4k:q8:t1:read",
+        &[
+            "--label",
+            "physical",
+            "--tag",
+            "storage=nvme",
+            "--tag",
+            "suite=0123456789abcdef",
+            "--tag",
+            "suite.plan=feedface",
+        ],
+    );
+    quick_disk_run(&store, data, "rnd:4k:q8:t1:read", &["--label", "virtual"]);
     let runs: Value = serde_json::from_slice(&envbench(&store, &["results", "list", "--json"]).stdout).unwrap();
     let physical = runs.as_array().unwrap().iter().find(|r| r["label"] == "physical").unwrap();
     let uuid = physical["uuid"].as_str().unwrap();
@@ -121,6 +135,13 @@ fn viewer_pages_show_the_stored_numbers_in_a_browser() {
 
     let run_page = dom(&profile, &format!("{base}/run/{uuid}"));
     assert!(run_page.contains("RND4K Q8T1 read"), "run page:\n{run_page}");
+    // Tags are the user's; the suite's id is said as the suite, its plan hash not at all.
+    let row = |name: &str| {
+        let at = run_page.find(&format!("<th scope=\"row\">{name}</th>")).unwrap_or_else(|| panic!("{run_page}"));
+        run_page[at..].split("</tr>").next().unwrap().to_string()
+    };
+    assert!(row("Tags").contains("<td>storage=nvme</td>"), "{}", row("Tags"));
+    assert!(row("Suite").contains("a suite (suite 01234567)"), "{}", row("Suite"));
     // The run page shows each metric's median over the stored samples, formatted as everywhere in the viewer.
     let median_cell = format!(">{}<", envbench_verdict::number(median));
     assert!(run_page.contains(&median_cell), "run page lacks the IOPS median {median_cell}:\n{run_page}");
