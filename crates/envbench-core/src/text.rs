@@ -274,6 +274,38 @@ pub fn micros(us: f64) -> String {
     if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.0} µs") }
 }
 
+/// A long task's time in words, to the second: `45 s`, `3m 05s`.
+pub fn duration_words(elapsed: std::time::Duration) -> String {
+    let s = elapsed.as_secs();
+    if s < 60 { format!("{s} s") } else { format!("{}m {:02}s", s / 60, s % 60) }
+}
+
+/// How far a series of `total` tasks is before its next one, when `done` have finished in `elapsed`: the time so far
+/// and about how long is left, each task left taking the mean of those done (nothing before the first has ended).
+pub fn pace_words(elapsed: std::time::Duration, done: usize, total: usize) -> String {
+    if done == 0 {
+        return String::new();
+    }
+    let left = elapsed.mul_f64(total.saturating_sub(done) as f64 / done as f64);
+    format!("  ({} so far, about {} left at this pace)", duration_words(elapsed), duration_words(left))
+}
+
+/// Work of a known size, as a live line shows it: a bar, the share done, the time so far and, once a twentieth is
+/// done, about how long is left at the pace so far: `[######--------------]  30%, 12 s so far, about 28 s left`.
+pub fn progress_bar(done: u64, total: u64, elapsed: std::time::Duration) -> String {
+    const WIDTH: u64 = 20;
+    let share = if total == 0 { 1.0 } else { (done.min(total) as f64 / total as f64).clamp(0.0, 1.0) };
+    let filled = (share * WIDTH as f64).floor() as u64;
+    let bar: String = (0..WIDTH).map(|i| if i < filled { '#' } else { '-' }).collect();
+    let words = duration_words;
+    let left = if (0.05..1.0).contains(&share) {
+        format!(", about {} left", words(elapsed.mul_f64((1.0 - share) / share)))
+    } else {
+        String::new()
+    };
+    format!("[{bar}] {:>3.0}%, {} so far{left}", share * 100.0, words(elapsed))
+}
+
 /// `s` when a count needs a plural ending.
 pub fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
@@ -347,6 +379,28 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_series_of_tasks_says_its_time_so_far_and_what_is_left_at_its_pace() {
+        use super::pace_words;
+        use std::time::Duration;
+        assert_eq!(pace_words(Duration::from_secs(3), 0, 6), "", "no pace before a task has finished");
+        assert_eq!(pace_words(Duration::from_secs(90), 2, 6), "  (1m 30s so far, about 3m 00s left at this pace)");
+        assert_eq!(pace_words(Duration::from_secs(40), 5, 6), "  (40 s so far, about 8 s left at this pace)");
+    }
+
+    #[test]
+    fn a_progress_bar_says_how_far_and_how_long_is_left() {
+        use super::progress_bar;
+        use std::time::Duration;
+        assert_eq!(
+            progress_bar(30, 100, Duration::from_secs(12)),
+            "[######--------------]  30%, 12 s so far, about 28 s left"
+        );
+        assert_eq!(progress_bar(1, 100, Duration::from_secs(2)), "[--------------------]   1%, 2 s so far");
+        assert_eq!(progress_bar(100, 100, Duration::from_secs(90)), "[####################] 100%, 1m 30s so far");
+        assert_eq!(progress_bar(5, 0, Duration::ZERO), "[####################] 100%, 0 s so far");
+    }
+
     #[test]
     fn close_names_are_suggested() {
         let names = ["Actual", "Budget", "Forecast", "quick", "standard"];

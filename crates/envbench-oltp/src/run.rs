@@ -307,11 +307,12 @@ impl OltpRun {
         let on_rows = |rows: u64, expected: u64| {
             let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-3);
             progress.update(&format!(
-                "loading {} {}: {:>3}% of {} rows, {} rows/s",
+                "loading {} {}: {} ({} of {} rows, {} rows/s)",
                 self.profile.name(),
                 self.profile.scale_word(),
-                rows * 100 / expected.max(1),
-                expected,
+                envbench_core::text::progress_bar(rows, expected, started.elapsed()),
+                number(rows as f64),
+                number(expected as f64),
                 number(rate)
             ));
         };

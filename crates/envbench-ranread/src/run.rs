@@ -46,8 +46,11 @@ impl RanreadRun {
                     namespace: self.namespace.clone(),
                     agent: self.fleet_agent,
                 };
+                let started = std::time::Instant::now();
                 let mut on_rows = |done: i64, total: i64| {
-                    progress.update(&format!("building the table: {:>3}% of {total} pages", done * 100 / total.max(1)));
+                    let bar =
+                        envbench_core::text::progress_bar(done.max(0) as u64, total.max(0) as u64, started.elapsed());
+                    progress.update(&format!("building the table of {total} pages: {bar}"));
                 };
                 let target = PostgresRanRead::prepare(&options, context.interrupt, &mut on_rows)?;
                 let info = &target.info;
@@ -84,11 +87,12 @@ impl RanreadRun {
                     engine: selection.kind,
                     fresh: self.fresh,
                 };
+                let started = std::time::Instant::now();
                 let mut on_bytes = |done: u64, total: u64| {
                     progress.update(&format!(
-                        "filling the database file: {:>3}% of {}",
-                        done * 100 / total.max(1),
-                        ByteSize(total)
+                        "filling the database file of {}: {}",
+                        ByteSize(total),
+                        envbench_core::text::progress_bar(done, total, started.elapsed())
                     ));
                 };
                 context.steps.step_started("prepare");

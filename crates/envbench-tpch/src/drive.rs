@@ -150,9 +150,9 @@ pub(crate) fn prepare(
     let on_progress = |p: LoadProgress| {
         let seconds = started.elapsed().as_secs_f64().max(1e-9);
         context.progress.update(&format!(
-            "{} SF {sf}: {:>3}% {} rows, {} rows/s",
+            "{} SF {sf}: {} ({} rows, {} rows/s)",
             p.action,
-            (p.rows_loaded * 100 / p.rows_expected.max(1)).min(100),
+            envbench_core::text::progress_bar(p.rows_loaded, p.rows_expected, started.elapsed()),
             count(p.rows_loaded as f64),
             count(p.rows_loaded as f64 / seconds)
         ));

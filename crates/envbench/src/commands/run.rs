@@ -12,16 +12,16 @@ use crate::session::interrupt_flag;
 use crate::usage;
 use envbench_core::RunStatus;
 use envbench_core::stats::Summary;
-use envbench_core::text::{Align, Table, heading};
+use envbench_core::text::{Align, Table, duration_words, heading, pace_words};
 use envbench_store::{RunFilter, StoreLocation, StoredRun};
 use envbench_suite::{Suite, SuiteItem, parse_suite};
+use envbench_verdict::{SUITE_NAME_TAG, SUITE_TAG};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-/// Tags every run of a suite carries.
-use envbench_verdict::{SUITE_NAME_TAG, SUITE_TAG};
+/// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG.
 const SUITE_PLAN_TAG: &str = "suite.plan";
 const SUITE_ITEM_TAG: &str = "suite.item";
 
@@ -84,14 +84,9 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         if total == 1 { "" } else { "s" },
         if done.is_empty() { String::new() } else { format!(", resuming: {} already complete", done.len()) }
     );
-    let mut failures = 0;
-    let started = std::time::Instant::now();
-    let mut finished = 0usize;
-    let to_run = suite.items.iter().filter(|item| !done.contains(&item.index)).count();
-    for (item, command) in suite.items.iter().zip(&commands) {
-        if done.contains(&item.index) {
-            continue;
-        }
+    let (mut failures, mut finished, started) = (0, 0usize, std::time::Instant::now());
+    let to_run: Vec<_> = suite.items.iter().zip(&commands).filter(|(item, _)| !done.contains(&item.index)).collect();
+    for &(item, command) in &to_run {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
@@ -113,7 +108,8 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
             "--invoked-as".into(),
             format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
         ]);
-        eprintln!("\n[{}/{total}] envbench {shown}{}", item.index, suite_pace(started.elapsed(), finished, to_run));
+        let pace = pace_words(started.elapsed(), finished, to_run.len());
+        eprintln!("\n[{}/{total}] envbench {shown}{pace}", item.index);
         finished += 1;
         let matches = crate::cli::command().try_get_matches_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
         match crate::commands::dispatch(location, &matches) {
@@ -122,22 +118,14 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
             Ok(_) => failures += 1,
             Err(error) => {
                 failures += 1;
-                eprintln!(
-                    "envbench: [{}/{total}] {}: {}",
-                    item.index,
-                    item.workload,
-                    crate::output::error_text(&error)
-                );
+                let why = crate::output::error_text(&error);
+                eprintln!("envbench: [{}/{total}] {}: {why}", item.index, item.workload);
             }
         }
     }
     let interrupted = interrupt.load(Ordering::SeqCst);
-    eprintln!(
-        "\nenvbench run: suite {} {} in {}",
-        suite.name,
-        if interrupted { "stopped" } else { "done" },
-        pace(started.elapsed())
-    );
+    let (ended, took) = (if interrupted { "stopped" } else { "done" }, duration_words(started.elapsed()));
+    eprintln!("\nenvbench run: suite {} {ended} in {took}", suite.name);
 
     let store = store(location, false)?;
     let mut tags = BTreeMap::new();
@@ -303,34 +291,5 @@ fn disturbed_words(run: &StoredRun) -> String {
     match run.series.as_ref().and_then(|s| s.disturbance()) {
         Some(found) => format!("yes: {}", found.reason.trim_start_matches("disturbed: ")),
         None => "yes".to_string(),
-    }
-}
-
-/// A suite's time in words: `45 s`, `3m 05s`.
-fn pace(elapsed: std::time::Duration) -> String {
-    let seconds = elapsed.as_secs();
-    if seconds < 60 { format!("{seconds} s") } else { format!("{}m {:02}s", seconds / 60, seconds % 60) }
-}
-
-/// How far a suite is before its next run: the time so far and, once a run has finished, the time left at the pace
-/// so far (each run left taking the mean of those done, said as an estimate).
-fn suite_pace(elapsed: std::time::Duration, finished: usize, to_run: usize) -> String {
-    if finished == 0 {
-        return String::new();
-    }
-    let left = elapsed.mul_f64((to_run - finished) as f64 / finished as f64);
-    format!("  ({} so far, about {} left at this pace)", pace(elapsed), pace(left))
-}
-
-#[cfg(test)]
-mod pace_tests {
-    use super::suite_pace;
-    use std::time::Duration;
-
-    #[test]
-    fn a_suite_says_its_time_so_far_and_what_is_left_at_its_pace() {
-        assert_eq!(suite_pace(Duration::from_secs(3), 0, 6), "", "no pace before a run has finished");
-        assert_eq!(suite_pace(Duration::from_secs(90), 2, 6), "  (1m 30s so far, about 3m 00s left at this pace)");
-        assert_eq!(suite_pace(Duration::from_secs(40), 5, 6), "  (40 s so far, about 8 s left at this pace)");
     }
 }
