@@ -167,13 +167,17 @@ pub struct History {
     pub runs: Vec<(String, String)>,
 }
 
-/// The history of every workload among `runs` (one environment's complete runs, oldest first), ordered by start time;
-/// runs that started in the same instant keep the order given.
+/// The history of every workload among `runs` (one environment's complete runs, oldest first) that ran at least twice,
+/// ordered by start time; runs that started in the same instant keep the order given.
 pub fn histories(runs: &[StoredRun], registry: &Registry) -> Vec<History> {
     workloads_of(runs)
         .into_iter()
         .filter_map(|workload| {
             let mut ordered: Vec<&StoredRun> = runs.iter().filter(|r| r.summary.workload == workload).collect();
+            // One run is a point, not a history: it has nothing to be against.
+            if ordered.len() < 2 {
+                return None;
+            }
             ordered.sort_by(|a, b| a.summary.started_at.cmp(&b.summary.started_at));
             let sides: Vec<Side> = ordered.iter().map(|run| Side::new(run_name(run), vec![(*run).clone()])).collect();
             let comparison = compare_results(&sides);

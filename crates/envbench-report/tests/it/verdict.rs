@@ -227,6 +227,8 @@ fn environments_are_ranked_and_their_history_shows_a_regression() {
     let overall = &history[0].chart.series[0];
     assert_eq!(overall.points.len(), 3, "one point per run");
     assert!((overall.points[2].1 - 0.5).abs() < 1e-9, "the regression shows: {:?}", overall.points);
+    // One run is no history: no chart of one point (issue #70, item 7).
+    assert!(histories(&by_environment[&metal][..1], &WORKLOADS).is_empty());
 }
 
 #[test]

@@ -204,6 +204,16 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
                 details { summary { "Medians run by run" } (table(&headings, &rows)) } "\n"
             });
         }
+        if history_sections.is_empty() {
+            history_sections.push(markup! {
+                h2 { "History" } "\n"
+                p class="note" {
+                    "A workload's history is drawn once this environment has two complete runs of it; each run \
+                     here is the first of its workload."
+                }
+                "\n"
+            });
+        }
         let all = complete.iter().filter(|(_, own)| own.id == id).count();
         let runs: Vec<Markup> = own_history
             .iter()

@@ -366,9 +366,13 @@ fn the_leaderboard_ranks_like_with_like_on_a_desktop_and_a_phone() {
     std::fs::create_dir_all(&shm).unwrap();
     quick_disk_run(&store, shm.to_str().unwrap(), test, &["--label", "in-memory"]);
     std::fs::remove_dir_all(&shm).unwrap();
+    // A fingerprint alone: a complete run with nothing to rank, which the leaderboard does not open on.
+    assert!(envbench(&store, &["sysinfo", "--save", "--path", data]).status.success());
 
     let (_server, base) = serve(&store);
     let profile = dir.join("chromium-profile");
+    let opened = dom(&profile, &format!("{base}/leaderboard"));
+    assert!(opened.contains("<h2>Default options"), "the leaderboard opens on storage, not sysinfo:\n{opened}");
     let url = format!("{base}/leaderboard?workload=disk");
     let board = dom(&profile, &url);
     let section = |title: &str| -> String {
