@@ -372,32 +372,33 @@ struct StepNames<'a> {
 }
 
 impl StepNames<'_> {
-    fn name(&self, step: &str) -> String {
-        // Priming, data generation and retrieval passes are not steps of a setting's sequence.
+    /// The setting and repetition a step of a setting's sequence belongs to; `None` for priming, data generation and
+    /// retrieval passes, which are not. Settings take turns within each repetition: setting 1, 2, ..., then the next
+    /// repetition.
+    fn place(&self, step: &str) -> Option<(&str, usize)> {
         if !Step::ALL.iter().any(|s| s.name() == step) {
-            return step.to_string();
+            return None;
         }
-        // Settings take turns within each repetition: setting 1, 2, ..., then the next repetition.
         let passes = self.resets.load(Ordering::SeqCst).max(1) - 1;
         let settings = self.labels.len().max(1);
-        let label = self.labels.get(passes % settings).map(String::as_str).unwrap_or("");
-        format!("{label} r{} {step}", passes / settings + 1).trim().to_string()
+        Some((self.labels.get(passes % settings).map(String::as_str).unwrap_or(""), passes / settings + 1))
     }
-}
 
-impl StepNames<'_> {
-    /// The step as progress says it to a person: `3 csv load, repetition 1, threads load 8, calc 8, fix 8,
-    /// restructure 8`, where the sampler's name is `load=8,calc=8,fix=8,restructure=8 r1 3 csv load`.
-    fn words(&self, step: &str) -> String {
-        if !Step::ALL.iter().any(|s| s.name() == step) {
-            return step.to_string();
+    /// The step as the sampler names it: `load=8,calc=8,fix=8,restructure=8 r1 3 csv load`.
+    fn name(&self, step: &str) -> String {
+        match self.place(step) {
+            Some((label, repetition)) => format!("{label} r{repetition} {step}").trim().to_string(),
+            None => step.to_string(),
         }
-        let passes = self.resets.load(Ordering::SeqCst).max(1) - 1;
-        let settings = self.labels.len().max(1);
-        let label = self.labels.get(passes % settings).map(String::as_str).unwrap_or("");
+    }
+
+    /// The step as progress says it to a person: `3 csv load, repetition 1, threads load 8, calc 8, fix 8,
+    /// restructure 8`.
+    fn words(&self, step: &str) -> String {
+        let Some((label, repetition)) = self.place(step) else { return step.to_string() };
         let threads = label.replace('=', " ").replace(',', ", ");
         let threads = if threads.is_empty() { String::new() } else { format!(", threads {threads}") };
-        format!("{step}, repetition {}{threads}", passes / settings + 1)
+        format!("{step}, repetition {repetition}{threads}")
     }
 }
 
