@@ -87,10 +87,11 @@ impl Planned for CoordinatorRun {
 
     fn announce(&self) -> Option<String> {
         Some(format!(
-            "envbench fleet {}: {} on {} agents ({} transport)",
+            "envbench fleet {}: {} on {} agent{} ({} transport)",
             self.fleet,
             self.spec.workload,
             self.spec.agents.len(),
+            envbench_core::text::plural(self.spec.agents.len()),
             self.transport.name()
         ))
     }

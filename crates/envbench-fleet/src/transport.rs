@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How the agents are started.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,8 +73,14 @@ pub struct AgentProcess {
     local: bool,
     child: Option<Child>,
     output: Arc<Mutex<Vec<String>>>,
+    /// The threads reading its standard output and error into `output`.
+    readers: Vec<std::thread::JoinHandle<()>>,
     exit: Option<ExitStatus>,
 }
+
+/// How long an ended agent's readers get to take in its last lines (a background child of the agent could hold the
+/// pipes open for ever: its lines are not waited for past this).
+const LAST_LINES_WAIT: Duration = Duration::from_secs(2);
 
 /// The most lines of an agent's output kept for its error message.
 const KEPT_LINES: usize = 20;
@@ -81,7 +88,14 @@ const KEPT_LINES: usize = 20;
 impl AgentProcess {
     /// An agent nobody here started (external transport, or a host left out).
     pub fn external(name: &str) -> AgentProcess {
-        AgentProcess { name: name.to_string(), local: false, child: None, output: Arc::default(), exit: None }
+        AgentProcess {
+            name: name.to_string(),
+            local: false,
+            child: None,
+            output: Arc::default(),
+            readers: Vec::new(),
+            exit: None,
+        }
     }
 
     /// Start `command`; `input`, when given, is written to its standard input, which is then closed.
@@ -101,6 +115,7 @@ impl AgentProcess {
             }
         }
         let output: Arc<Mutex<Vec<String>>> = Arc::default();
+        let mut readers = Vec::new();
         for stream in [
             child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
             child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
@@ -109,7 +124,7 @@ impl AgentProcess {
         .flatten()
         {
             let output = Arc::clone(&output);
-            std::thread::spawn(move || {
+            readers.push(std::thread::spawn(move || {
                 for line in BufReader::new(stream).lines().map_while(Result::ok) {
                     let line = line.rsplit('\r').next().unwrap_or("").to_string();
                     let mut kept = output.lock().expect("not poisoned");
@@ -118,20 +133,32 @@ impl AgentProcess {
                         kept.remove(0);
                     }
                 }
-            });
+            }));
         }
-        Ok(AgentProcess { name: name.to_string(), local, child: Some(child), output, exit: None })
+        Ok(AgentProcess { name: name.to_string(), local, child: Some(child), output, readers, exit: None })
     }
 
-    /// The exit status once the process ended (never, for an external agent).
+    /// The exit status once the process ended (never, for an external agent). Once it has, the lines it wrote last
+    /// are in [`last_output`](Self::last_output): the process can end before its readers reach the end of its
+    /// output, and an error message without its last line (`Connection refused`) says nothing.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         if self.exit.is_none()
             && let Some(child) = &mut self.child
             && let Ok(Some(status)) = child.try_wait()
         {
             self.exit = Some(status);
+            self.await_readers();
         }
         self.exit
+    }
+
+    /// Wait, a bounded while, for the readers to reach the end of the ended process's output.
+    fn await_readers(&mut self) {
+        let deadline = Instant::now() + LAST_LINES_WAIT;
+        while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.readers.retain(|r| !r.is_finished());
     }
 
     /// True while the process runs (an external agent's is not known: true).
@@ -367,6 +394,24 @@ pub fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CI's finding: a refused ssh connection was reported without ssh's last line, read after the process ended.
+    #[test]
+    fn an_ended_agent_is_reported_with_its_last_line() {
+        for _ in 0..50 {
+            let mut command = Command::new("sh");
+            command.args(["-c", "echo first; echo 'ssh: connect to host h port 1: Connection refused' >&2; exit 255"]);
+            let mut agent = AgentProcess::spawn("h", command, false, None).unwrap();
+            let status = loop {
+                if let Some(status) = agent.exited() {
+                    break status;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            };
+            assert_eq!(status.code(), Some(255));
+            assert!(agent.last_output().contains("Connection refused"), "{}", agent.last_output());
+        }
+    }
 
     #[test]
     fn remote_words_are_quoted_for_the_shell() {
