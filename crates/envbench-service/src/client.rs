@@ -256,6 +256,19 @@ pub struct PushedToService {
 }
 
 impl PushedToService {
+    /// What the push did, as `envbench push --json` prints it.
+    pub fn json(&self, url: &str) -> serde_json::Value {
+        serde_json::json!({
+            "service": url,
+            "submitter": self.submitter,
+            "accepted": self.accepted,
+            "already_present": self.already_present,
+            "refused": self.refused.iter().map(|(run, reason)| serde_json::json!({ "run": run, "reason": reason }))
+                .collect::<Vec<_>>(),
+            "without_results": self.empty,
+        })
+    }
+
     pub fn summary(&self, url: &str) -> String {
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         format!(

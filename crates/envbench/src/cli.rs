@@ -309,6 +309,9 @@ pub struct ReportArgs {
     /// Replace the -o file even when envbench did not write it.
     #[arg(long)]
     pub force: bool,
+    /// Print, as JSON, the file written, the runs of each side and (for two sides or more) the comparison it shows.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -360,6 +363,9 @@ pub struct PushArgs {
     /// For a results service: print the upload that would be sent (JSON) and send nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print what was pushed as JSON: the runs copied (or accepted), already there, still running or refused.
+    #[arg(long)]
+    pub json: bool,
     /// For a results service at an http:// URL on another host: send the token in clear text anyway (refused
     /// without this; use https:// where you can).
     #[arg(long)]
@@ -393,6 +399,10 @@ pub struct RunArgs {
     /// Check the suite and print the runs it expands into, without running anything.
     #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
+    /// Print one JSON document at the end (the suite, how it ended, the report, and every run whole) instead of the
+    /// scorecard; progress is quiet, as with a workload's --json. With --dry-run: the runs it expands into.
+    #[arg(long)]
+    pub json: bool,
     /// Test-only: run the built-in suite at tiny sizes.
     #[arg(long, hide = true)]
     pub smoke: bool,

@@ -12,10 +12,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set once standard output is closed: later output is dropped, and the command ends normally.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// Set while standard output is held back ([`without_stdout`]).
+static STDOUT_HELD: AtomicBool = AtomicBool::new(false);
+
+/// Run `f` with what it writes to standard output dropped: `envbench run --json` prints one document, with its runs'
+/// output in it.
+pub fn without_stdout<T>(f: impl FnOnce() -> T) -> T {
+    let held = STDOUT_HELD.swap(true, Ordering::SeqCst);
+    let result = f();
+    STDOUT_HELD.store(held, Ordering::SeqCst);
+    result
+}
+
 /// Write to standard output. A closed pipe is a normal end for a reader such as `head`, not an error: what follows
 /// is dropped (a run still stores its results).
 pub fn print(text: &str) {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) || STDOUT_HELD.load(Ordering::Relaxed) {
         return;
     }
     let text = envbench_core::text::terminal_text(text);

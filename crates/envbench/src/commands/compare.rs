@@ -95,7 +95,23 @@ pub fn report(location: &StoreLocation, args: ReportArgs) -> anyhow::Result<Exit
     let resolved = sides::resolve(location, &texts, args.ca_cert.as_deref())?;
     let html = envbench_report::render_report(&resolved.sides, &WORKLOADS);
     output.write(&html)?;
-    eprintln!("wrote {}", args.output.display());
+    if !args.json {
+        eprintln!("wrote {}", args.output.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let sides = &resolved.sides;
+    let mut document = serde_json::json!({
+        "report": args.output.display().to_string(),
+        "bytes": html.len(),
+        "sides": sides.iter().map(|side| serde_json::json!({
+            "name": side.name,
+            "runs": side.runs.iter().map(|run| run.summary.uuid.as_str()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    if sides.len() >= 2 {
+        document["comparison"] = serde_json::to_value(envbench_verdict::compare(sides, &WORKLOADS))?;
+    }
+    print(&(envbench_core::model::redact_secrets(&serde_json::to_string_pretty(&document)?) + "\n"));
     Ok(ExitCode::SUCCESS)
 }
 

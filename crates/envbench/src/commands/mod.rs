@@ -9,6 +9,7 @@ mod push;
 pub mod fleet;
 mod results;
 mod run;
+mod scorecard;
 mod selection;
 mod service;
 mod sides;

@@ -60,6 +60,12 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
     let runs = chosen_runs(from.as_ref(), &args)?;
     let mut to = store(&destination, true)?;
     let report = push_runs(from.as_ref(), to.as_mut(), &runs)?;
+    if args.json {
+        let mut document = serde_json::json!({ "destination": destination.display() });
+        document.as_object_mut().expect("an object").extend(as_object(serde_json::to_value(&report)?));
+        println(&serde_json::to_string_pretty(&document)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     println(&format!(
         "pushed {} run{} to {}; {} already there{}",
         report.copied.len(),
@@ -136,9 +142,21 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
     let binary_sha256 = envbench_probe::file_sha256(binary)?;
     let pushed: PushedToService =
         envbench_service::client::push(from.as_ref(), &client, &runs, &identity, &binary_sha256)?;
-    println(&pushed.summary(url));
-    for (run, reason) in &pushed.refused {
-        println(&format!("  refused {run}: {reason}"));
+    if args.json {
+        println(&serde_json::to_string_pretty(&pushed.json(url))?);
+    } else {
+        println(&pushed.summary(url));
+        for (run, reason) in &pushed.refused {
+            println(&format!("  refused {run}: {reason}"));
+        }
     }
     Ok(if pushed.refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The fields of a JSON object (none for any other value).
+fn as_object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
 }

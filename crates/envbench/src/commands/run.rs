@@ -3,6 +3,7 @@
 //! scorecard and an HTML report. `--resume` continues an interrupted suite without repeating finished runs.
 
 use crate::cli::RunArgs;
+use crate::commands::scorecard::{self, SuiteEnd, SuiteOutcome};
 use crate::commands::store;
 use crate::driver::{parse_tags, quote_words};
 use crate::files::OutputFile;
@@ -11,8 +12,7 @@ use crate::registry::WORKLOADS;
 use crate::session::interrupt_flag;
 use crate::usage;
 use envbench_core::RunStatus;
-use envbench_core::stats::Summary;
-use envbench_core::text::{Align, Table, duration_words, heading, pace_words};
+use envbench_core::text::{duration_words, pace_words};
 use envbench_store::{RunFilter, StoreLocation, StoredRun};
 use envbench_suite::{Suite, SuiteItem, parse_suite};
 use envbench_verdict::{SUITE_NAME_TAG, SUITE_TAG};
@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 /// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG.
 const SUITE_PLAN_TAG: &str = "suite.plan";
-const SUITE_ITEM_TAG: &str = "suite.item";
+pub(super) const SUITE_ITEM_TAG: &str = "suite.item";
 
 pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> {
     let (suite, file) = load(&args)?;
@@ -58,6 +58,11 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         }
     }
 
+    if args.dry_run && args.json {
+        let shown: Vec<String> = commands.iter().map(|c| format!("envbench {}", quote_words(c[1..].iter()))).collect();
+        println(&serde_json::to_string_pretty(&scorecard::plan_document(&suite, &file, &shown))?);
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.dry_run {
         println(&format!(
             "suite {} ({file}): {} run{}",
@@ -78,12 +83,19 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     };
     let interrupt = interrupt_flag();
     let total = suite.items.len();
-    eprintln!(
+    // With --json, the suite's progress is quiet too (each run's warnings still show), and its runs' output is in
+    // the one document at the end.
+    let progress = |line: String| {
+        if !args.json {
+            eprintln!("{line}");
+        }
+    };
+    progress(format!(
         "envbench run: suite {} ({total} run{}{}), suite id {suite_id}",
         suite.name,
         if total == 1 { "" } else { "s" },
         if done.is_empty() { String::new() } else { format!(", resuming: {} already complete", done.len()) }
-    );
+    ));
     let (mut failures, mut finished, started) = (0, 0usize, std::time::Instant::now());
     let to_run: Vec<_> = suite.items.iter().zip(&commands).filter(|(item, _)| !done.contains(&item.index)).collect();
     for &(item, command) in &to_run {
@@ -94,6 +106,9 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
         argv.extend(["--suite-id".into(), suite_id.clone()]);
         if builtin {
             argv.extend(["--defaults-of".into(), suite.name.clone()]);
+        }
+        if args.json {
+            argv.push("--json".into());
         }
         for (key, value) in [
             (SUITE_TAG, suite_id.as_str()),
@@ -109,10 +124,15 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
             format!("envbench {shown} (suite {}, run {} of {total})", suite.name, item.index),
         ]);
         let pace = pace_words(started.elapsed(), finished, to_run.len());
-        eprintln!("\n[{}/{total}] envbench {shown}{pace}", item.index);
+        progress(format!("\n[{}/{total}] envbench {shown}{pace}", item.index));
         finished += 1;
         let matches = crate::cli::command().try_get_matches_from(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-        match crate::commands::dispatch(location, &matches) {
+        let dispatched = if args.json {
+            crate::output::without_stdout(|| crate::commands::dispatch(location, &matches))
+        } else {
+            crate::commands::dispatch(location, &matches)
+        };
+        match dispatched {
             Ok(code) if code == ExitCode::SUCCESS || interrupt.load(Ordering::SeqCst) => {}
             // Stored, but not everything worked (e.g. queries that failed): the run said what above.
             Ok(_) => failures += 1,
@@ -125,7 +145,7 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     }
     let interrupted = interrupt.load(Ordering::SeqCst);
     let (ended, took) = (if interrupted { "stopped" } else { "done" }, duration_words(started.elapsed()));
-    eprintln!("\nenvbench run: suite {} {ended} in {took}", suite.name);
+    progress(format!("\nenvbench run: suite {} {ended} in {took}", suite.name));
 
     let store = store(location, false)?;
     let mut tags = BTreeMap::new();
@@ -133,29 +153,47 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     let runs = store.list_runs(&RunFilter { tags, ..Default::default() })?;
     let mut stored: Vec<StoredRun> = runs.iter().map(|r| store.load_run(&r.uuid)).collect::<Result<_, _>>()?;
     stored.sort_by_key(item_index);
-    println("");
-    print(&scorecard(&suite, &stored));
-    if interrupted {
+    // The side to compare by: the label the user gave (every run under it, this suite's included, as the README does
+    // it), or this suite when it has none.
+    let side = match &args.label {
+        Some(label) => format!("label:{label}"),
+        None => format!("{SUITE_TAG}={suite_id}"),
+    };
+    if !args.json {
+        println("");
+        print(&scorecard::scorecard(&suite, &stored));
+    }
+    if interrupted && !args.json {
         println(&format!(
             "Suite interrupted: finished runs are kept; `envbench run --suite {} --resume` continues it.",
             args.suite
         ));
     }
+    let mut written = None;
     if !stored.is_empty()
         && let Some(report) = &report
     {
         let sides = envbench_verdict::resolve_sides(store.as_ref(), &[format!("tag:{SUITE_TAG}={suite_id}")])?;
         report.write(&envbench_report::render_report(&sides, &WORKLOADS))?;
-        // The side to compare by: the label the user gave (every run under it, this suite's included, as the README
-        // does it), or this suite when it has none.
-        let side = match &args.label {
-            Some(label) => format!("label:{label}"),
-            None => format!("{SUITE_TAG}={suite_id}"),
+        written = Some(args.report.display().to_string());
+        if !args.json {
+            println(&format!(
+                "Report: {}   Compare with another environment: envbench compare {side} <other side>",
+                args.report.display()
+            ));
+        }
+    }
+    if args.json {
+        let end = match (interrupted, failures) {
+            (true, _) => SuiteEnd::Interrupted,
+            (false, 0) => SuiteEnd::Complete,
+            (false, _) => SuiteEnd::Failed,
         };
-        println(&format!(
-            "Report: {}   Compare with another environment: envbench compare {side} <other side>",
-            args.report.display()
-        ));
+        let (elapsed, report) = (started.elapsed(), written);
+        let outcome =
+            SuiteOutcome { suite: &suite, file: &file, suite_id: &suite_id, plan: &plan, end, elapsed, report, side };
+        let document = serde_json::to_string_pretty(&scorecard::document(&outcome, &stored)?)?;
+        println(&envbench_core::model::redact_secrets(&document));
     }
     Ok(if interrupted {
         ExitCode::from(130)
@@ -247,49 +285,4 @@ fn resume_point(location: &StoreLocation, suite: &Suite, plan: &str) -> anyhow::
 fn item_index(run: &StoredRun) -> (usize, String) {
     let index = run.summary.tags.get(SUITE_ITEM_TAG).and_then(|i| i.parse().ok()).unwrap_or(usize::MAX);
     (index, run.summary.started_at.clone())
-}
-
-/// One line per run: its workload, matrix values, status, headline figure, whether it was noisy, and whether other
-/// work disturbed it (with the sampler's figures); then the environment once, with the CPUs it could use.
-fn scorecard(suite: &Suite, runs: &[StoredRun]) -> String {
-    use Align::{Left, Right};
-    let mut table = Table::new(
-        &["#", "WORKLOAD", "SETTING", "STATUS", "HEADLINE", "NOISY", "DISTURBED"],
-        &[Right, Left, Left, Left, Left, Left, Left],
-    );
-    for run in runs {
-        let index = run.summary.tags.get(SUITE_ITEM_TAG).cloned().unwrap_or_default();
-        let item = index.parse::<usize>().ok().and_then(|i| suite.items.get(i - 1));
-        let setting = item
-            .map(|i| i.matrix.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
-            .unwrap_or_default();
-        let noisy = run.results.iter().any(|r| Summary::of(&r.record.samples).is_some_and(|s| s.is_noisy()));
-        table.row(vec![
-            index,
-            run.summary.workload.clone(),
-            setting,
-            run.summary.status.to_string(),
-            WORKLOADS.of_run(run).headline(run),
-            if noisy { "noisy (CV > 5%)".into() } else { String::new() },
-            disturbed_words(run),
-        ]);
-    }
-    let mut out = heading(&format!("Scorecard: suite {}", suite.name));
-    out.push('\n');
-    out.push_str(&table.render());
-    if let Some(run) = runs.first() {
-        out.push_str(&format!("Environment: {}\n", run.fingerprint.one_line()));
-    }
-    out
-}
-
-/// A run's DISTURBED cell: empty when quiet; `yes` with the sampler's figures when other work disturbed it.
-fn disturbed_words(run: &StoredRun) -> String {
-    if !run.summary.disturbed {
-        return String::new();
-    }
-    match run.series.as_ref().and_then(|s| s.disturbance()) {
-        Some(found) => format!("yes: {}", found.reason.trim_start_matches("disturbed: ")),
-        None => "yes".to_string(),
-    }
 }

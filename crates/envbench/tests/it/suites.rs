@@ -136,6 +136,65 @@ fn matrix_runs_are_grouped_and_tagged() {
     assert!(compare.status.success(), "{}", text(&compare.stderr));
 }
 
+/// Issue #70, item 8: `run`, `push` and `report` answer in JSON, one document each, with no progress in it.
+#[test]
+fn run_push_and_report_answer_in_json() {
+    let dir = scratch("json");
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        "[suite]\nname = \"json\"\n[exec]\nname = \"noop\"\nstep = [\"a=true\"]\n[matrix]\nexec.repeat = [1, 2]\n",
+    )
+    .unwrap();
+    let suite = file.to_str().unwrap();
+    let document = |output: Output| -> Value {
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&output.stdout)))
+    };
+    let plan = document(envbench(&dir, &["run", "--suite", suite, "--dry-run", "--json"]));
+    assert_eq!(plan["suite"], "json");
+    assert_eq!(plan["runs"].as_array().unwrap().len(), 2);
+    assert!(plan["runs"][0]["command"].as_str().unwrap().starts_with("envbench exec "), "{plan}");
+    assert!(!dir.join("results.db").exists(), "a dry run stores nothing");
+
+    let output = envbench(&dir, &["run", "--suite", suite, "--dir", dir.to_str().unwrap(), "--json"]);
+    let progress = text(&output.stderr);
+    assert!(!progress.contains("[1/2]") && !progress.contains("envbench run: suite"), "{progress}");
+    let ran = document(output);
+    assert_eq!(ran["status"], "complete");
+    assert_eq!(ran["planned_runs"], 2);
+    assert_eq!(ran["report"], "envbench-report.html");
+    let suite_id = ran["suite_id"].as_str().unwrap();
+    assert_eq!(ran["compare_side"], format!("suite={suite_id}"));
+    let runs = ran["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["index"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    for run in runs {
+        assert_eq!(run["status"], "complete");
+        assert_eq!(run["run"]["suite_id"], suite_id, "each run whole: {run}");
+        assert!(run["run"]["results"].as_array().is_some_and(|r| !r.is_empty()), "{run}");
+        assert!(run["setting"].is_object() && run["headline"].is_string(), "{run}");
+    }
+    let (first, second) = (runs[0]["run"]["uuid"].as_str().unwrap(), runs[1]["run"]["uuid"].as_str().unwrap());
+
+    let report = document(envbench(&dir, &["report", &format!("suite={suite_id}"), "-o", "one.html", "--json"]));
+    assert_eq!(report["report"], "one.html");
+    assert!(report["bytes"].as_u64().unwrap() > 1000 && dir.join("one.html").is_file());
+    assert_eq!(report["sides"].as_array().unwrap().len(), 1);
+    assert_eq!(report["sides"][0]["runs"].as_array().unwrap().len(), 2);
+    assert!(report.get("comparison").is_none(), "one side compares nothing: {report}");
+    let two = [&format!("run:{first}"), &format!("run:{second}"), "-o", "two.html", "--json"];
+    let report = document(envbench(&dir, &[&["report"], &two[..]].concat()));
+    assert!(report["comparison"].is_object(), "{report}");
+
+    let other = dir.join("other.db");
+    let push = ["push", "--to", other.to_str().unwrap(), "--json"];
+    let pushed = document(envbench(&dir, &push));
+    assert_eq!(pushed["copied"].as_array().unwrap().len(), 2, "{pushed}");
+    assert_eq!(pushed["destination"], other.to_str().unwrap());
+    let again = document(envbench(&dir, &push));
+    assert!(again["copied"].as_array().unwrap().is_empty() && again["already_present"].as_array().unwrap().len() == 2);
+}
+
 #[test]
 fn interrupted_suite_resumes_without_repeating_finished_runs() {
     let dir = scratch("resume");
