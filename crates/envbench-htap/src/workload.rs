@@ -31,42 +31,39 @@ impl Workload for HtapWorkload {
         // with the reason), one count of users, and the options htap refuses (another profile, pgbench's cross-check,
         // SQLite's directory, count-based steps, the knee search's) out of its help; given anyway, each is refused
         // with the reason.
-        let mut command = HtapArgs::augment_args(clap::Command::new(WORKLOAD))
+        // Each option is changed where it stands (`mut_arg` would move it to the end, and the help's headings with
+        // it): htap's help lists its headings in oltp's order.
+        HtapArgs::augment_args(clap::Command::new(WORKLOAD))
             .about(
                 "Transactions and analytics on the same live tables (CH-benCHmark-style), on PostgreSQL or \
                  MariaDB/MySQL: what each analytic stream costs the transactions, and how much slower the analytics \
                  run beside them.",
             )
-            .mut_arg("target", |arg| {
-                arg.hide_default_value(true).help(
+            .mut_args(|arg| match arg.get_id().as_str() {
+                "target" => arg.hide_default_value(true).help(
                     "Where the transactions and the analytic queries run (required): postgres://user@host/db or \
                      mysql://user@host/db (MariaDB or MySQL)",
-                )
-            })
-            .mut_arg("users", |arg| {
-                arg.help("Transactional users of every step (one count, 1 or more)").value_parser(parse_users)
-            })
-            .mut_arg("warehouses", |arg| arg.help("Warehouses of TPC-C's tables, which the analytic queries read too"))
-            .mut_arg("mode", |arg| {
-                arg.help(
+                ),
+                "users" => {
+                    arg.help("Transactional users of every step (one count, 1 or more)").value_parser(parse_users)
+                }
+                "warehouses" => arg.help("Warehouses of TPC-C's tables, which the analytic queries read too"),
+                "mode" => arg.help(
                     "How transactions reach the database: client (every statement from the client, one round trip \
                      each: what an application sees) or procedures (one call of a stored routine per transaction, as \
                      HammerDB's TPROC-C runs them)",
-                )
-            })
-            .mut_arg("loaders", |arg| {
-                arg.help("Parallel loaders of TPC-C's tables (default: one per CPU, at most one per warehouse)")
-            })
-            .mut_arg("drop", |arg| {
-                arg.help(
+                ),
+                "loaders" => {
+                    arg.help("Parallel loaders of TPC-C's tables (default: one per CPU, at most one per warehouse)")
+                }
+                "drop" => arg.help(
                     "Remove everything envbench made for htap in the target (TPC-C's tables, the CH-benCHmark's, \
                      their marker and the stored routines) and nothing else, then end; no run is stored",
-                )
-            });
-        for refused in ["profile", "dir", "cross_check", "transactions", "max_users", "target_latency", "slo", "skew"] {
-            command = command.mut_arg(refused, |arg| arg.hide(true));
-        }
-        command
+                ),
+                "profile" | "dir" | "cross_check" | "transactions" | "max_users" | "target_latency" | "slo"
+                | "skew" => arg.hide(true),
+                _ => arg,
+            })
     }
 
     fn plan(&self, matches: &clap::ArgMatches) -> Result<Plan, WorkloadError> {
@@ -98,3 +95,26 @@ impl Workload for HtapWorkload {
 
 /// htap needs a database server, which the built-in suites do not give: it is in none of them.
 impl envbench_core::workload::SuiteSide for HtapWorkload {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headings(mut command: clap::Command) -> Vec<String> {
+        let help = command.render_help().to_string();
+        help.lines().filter(|l| !l.starts_with(' ') && l.ends_with(':')).map(str::to_string).collect()
+    }
+
+    /// Issue #70, item 8: htap's help came with its headings in another order than oltp's.
+    #[test]
+    fn the_help_has_oltps_headings_in_oltps_order_and_none_of_the_refused_options() {
+        let oltp = headings(envbench_oltp::OLTP.command());
+        assert!(oltp.iter().any(|h| h == "Connection:") && oltp.iter().any(|h| h == "Open loop:"), "{oltp:?}");
+        assert_eq!(headings(HTAP.command()), oltp);
+        let command = HTAP.command();
+        for refused in ["profile", "dir", "cross_check", "transactions", "max_users", "target_latency", "slo", "skew"] {
+            let arg = command.get_arguments().find(|a| a.get_id() == refused).expect("an oltp option");
+            assert!(arg.is_hide_set(), "--{refused} is out of htap's help");
+        }
+    }
+}
