@@ -77,10 +77,11 @@ pub enum ProgressEvent<'a> {
         path: &'a Path,
         size_bytes: u64,
     },
-    /// The fill has written this much so far.
+    /// The fill has written this much so far, in this long.
     Filling {
         written_bytes: u64,
         total_bytes: u64,
+        elapsed: Duration,
     },
     Filled {
         summary: &'a FillSummary,
@@ -307,8 +308,9 @@ pub fn run_suite(
     };
 
     steps.step_started("fill");
+    let fill_started = Instant::now();
     let filled = file.fill(selection.kind, options.direct, cancel, &mut |written_bytes, total_bytes| {
-        progress.on_event(&ProgressEvent::Filling { written_bytes, total_bytes })
+        progress.on_event(&ProgressEvent::Filling { written_bytes, total_bytes, elapsed: fill_started.elapsed() })
     });
     steps.step_finished("fill");
     match filled {

@@ -324,8 +324,10 @@ fn report_progress(event: &ProgressEvent<'_>, progress: &dyn Progress) {
             ));
             progress.line(&format!("test file {} ({})", path.display(), ByteSize(*size_bytes)));
         }
-        ProgressEvent::Filling { written_bytes, total_bytes } => progress
-            .update(&format!("filling with incompressible data: {:>3}%", written_bytes * 100 / (*total_bytes).max(1))),
+        ProgressEvent::Filling { written_bytes, total_bytes, elapsed } => progress.update(&format!(
+            "filling with incompressible data {}",
+            envbench_core::text::progress_bar(*written_bytes, *total_bytes, *elapsed)
+        )),
         ProgressEvent::Filled { summary } => progress.line(&format!("filled at {:.0} MB/s", summary.mb_per_s)),
         ProgressEvent::TestStarted { index, count, test } => {
             progress.line(&format!("[{index}/{count}] {}", test.display_name()))
