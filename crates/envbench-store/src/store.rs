@@ -227,13 +227,11 @@ impl<B: Backend> SqlStore<B> {
             text.push_str(&format!(" LIMIT {limit}"));
         }
         let rows = sql.query(&text, &values)?;
+        let ids = rows.iter().map(|row| row.int(0)).collect::<Result<Vec<i64>, _>>()?;
+        let mut tags = Self::tags_of(sql, &ids)?;
         let mut summaries = Vec::with_capacity(rows.len());
         for row in rows {
-            let tags = sql
-                .query("SELECT key, value FROM run_tags WHERE run_id = ? ORDER BY key", params![row.int(0)?])?
-                .iter()
-                .map(|tag| Ok((tag.text(0)?, tag.text(1)?)))
-                .collect::<Result<_, StoreError>>()?;
+            let tags = tags.remove(&row.int(0)?).unwrap_or_default();
             let status = row.text(7)?;
             summaries.push(RunSummary {
                 uuid: row.text(1)?,
@@ -253,6 +251,22 @@ impl<B: Backend> SqlStore<B> {
             });
         }
         Ok(summaries)
+    }
+
+    /// The tags of these runs, by run id: a query for each [`TAGS_PER_QUERY`] runs, not one for each run (a listing of
+    /// 100,000 runs made 100,001 queries).
+    fn tags_of(sql: &mut Sql<'_>, ids: &[i64]) -> Result<BTreeMap<i64, BTreeMap<String, String>>, StoreError> {
+        let mut tags: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
+        for chunk in ids.chunks(TAGS_PER_QUERY) {
+            let places = vec!["?"; chunk.len()].join(", ");
+            let values: Vec<SqlValue> = chunk.iter().map(|&id| SqlValue::from(id)).collect();
+            for row in
+                sql.query(&format!("SELECT run_id, key, value FROM run_tags WHERE run_id IN ({places})"), &values)?
+            {
+                tags.entry(row.int(0)?).or_default().insert(row.text(1)?, row.text(2)?);
+            }
+        }
+        Ok(tags)
     }
 
     /// One run, with every sample or (`digested`) with each digest in place of its result's samples.
@@ -397,6 +411,9 @@ impl<B: Backend> SqlStore<B> {
 }
 
 /// A JSON column; text that does not parse means a damaged store.
+/// Runs whose tags one query reads (a placeholder each: far under SQLite's 32,766 and PostgreSQL's 65,535).
+const TAGS_PER_QUERY: usize = 500;
+
 fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }

@@ -209,9 +209,12 @@ pub struct ListArgs {
     /// Only runs on this host name.
     #[arg(long)]
     pub host: Option<String>,
-    /// At most this many runs (1 or more).
+    /// At most this many runs, the newest (1 or more). The table shows the newest 100 unless told; --json every run.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
+    /// Every run that matches, in the table too.
+    #[arg(long, conflicts_with = "limit")]
+    pub all: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -93,14 +93,18 @@ fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// The most runs `results list` shows in its table unless told (`--limit`, `--all`).
+const LISTED_RUNS: usize = 100;
+
 fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
-    let filter = RunFilter {
-        host: args.host,
-        limit: args.limit.map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
-        ..selected(&args.selection)?
-    };
+    // The table shows the newest hundred: one more is read to know whether there are more.
+    let shown = (!args.json && !args.all && args.limit.is_none()).then_some(LISTED_RUNS);
+    let limit = args.limit.map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)).or(shown.map(|n| n + 1));
+    let filter = RunFilter { host: args.host, limit, ..selected(&args.selection)? };
     let store = store(location, false)?;
-    let runs = runs_of(store.as_ref(), &args.sides, &filter)?;
+    let mut runs = runs_of(store.as_ref(), &args.sides, &filter)?;
+    let more = shown.is_some_and(|n| runs.len() > n);
+    runs.truncate(shown.unwrap_or(usize::MAX));
     if args.json {
         println(&serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
@@ -129,6 +133,9 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
         ]);
     }
     print(&table.render());
+    if more {
+        println(&format!("The newest {LISTED_RUNS} runs; more match: --limit N lists more, --all every one."));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

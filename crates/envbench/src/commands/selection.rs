@@ -14,26 +14,29 @@ pub fn runs_of(
     sides: &[String],
     filter: &RunFilter,
 ) -> anyhow::Result<Vec<envbench_store::RunSummary>> {
+    if sides.is_empty() {
+        // The store applies the limit: a listing of the newest runs reads only those.
+        return Ok(store.list_runs(filter)?);
+    }
     let mut runs = store.list_runs(&RunFilter { limit: None, ..filter.clone() })?;
-    if !sides.is_empty() {
-        let mut named = std::collections::BTreeSet::new();
-        for side in sides {
-            if super::sides::is_service_side(side) {
-                return Err(crate::usage(format!(
-                    "{}: this command reads the local store; a results service's runs are on its pages and its API                      (GET /api/v1/runs)",
-                    printable(side)
-                )));
-            }
-            let (_, uuids) = envbench_verdict::side_runs(store, side).map_err(super::classify)?;
-            named.extend(uuids);
-        }
-        runs.retain(|run| named.contains(&run.uuid));
-        if runs.is_empty() {
+    let mut named = std::collections::BTreeSet::new();
+    for side in sides {
+        if super::sides::is_service_side(side) {
             return Err(crate::usage(format!(
-                "{}: no run is both named there and matches the filters given",
-                sides.iter().map(|s| printable(s)).collect::<Vec<_>>().join(" ")
+                "{}: this command reads the local store; a results service's runs are on its pages and its API (GET \
+                 /api/v1/runs)",
+                printable(side)
             )));
         }
+        let (_, uuids) = envbench_verdict::side_runs(store, side).map_err(super::classify)?;
+        named.extend(uuids);
+    }
+    runs.retain(|run| named.contains(&run.uuid));
+    if runs.is_empty() {
+        return Err(crate::usage(format!(
+            "{}: no run is both named there and matches the filters given",
+            sides.iter().map(|s| printable(s)).collect::<Vec<_>>().join(" ")
+        )));
     }
     runs.truncate(filter.limit.unwrap_or(usize::MAX));
     Ok(runs)

@@ -195,6 +195,33 @@ fn run_push_and_report_answer_in_json() {
     assert!(again["copied"].as_array().unwrap().is_empty() && again["already_present"].as_array().unwrap().len() == 2);
 }
 
+/// Issue #71: a store of many runs lists the newest hundred, says that more match, and lists every one when asked.
+#[test]
+fn a_long_history_lists_its_newest_hundred_runs_unless_asked_for_more() {
+    let dir = scratch("many");
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        "[suite]\nname = \"many\"\nrepetitions = 101\n[exec]\nname = \"noop\"\nstep = [\"a=true\"]\n",
+    )
+    .unwrap();
+    let output = envbench(&dir, &["run", "--suite", file.to_str().unwrap(), "--dir", dir.to_str().unwrap(), "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let rows = |args: &[&str]| {
+        let output = envbench(&dir, &[&["results", "list"], args].concat());
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let listed = text(&output.stdout);
+        (listed.lines().filter(|l| l.contains(" exec ")).count(), listed)
+    };
+    let (count, listed) = rows(&[]);
+    assert_eq!(count, 100, "{listed}");
+    assert!(listed.ends_with("The newest 100 runs; more match: --limit N lists more, --all every one.\n"), "{listed}");
+    let (count, listed) = rows(&["--all"]);
+    assert!(count == 101 && !listed.contains("more match"), "{listed}");
+    assert_eq!(rows(&["--limit", "3"]).0, 3);
+    assert_eq!(runs(&dir).len(), 101, "--json lists every run");
+}
+
 #[test]
 fn interrupted_suite_resumes_without_repeating_finished_runs() {
     let dir = scratch("resume");
