@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Fill a SQLite results store with many runs for bench/scale.sh (a benchmark's data, never a test's).
 
-    bench/store-fill.py TEMPLATE.db OUT.db SUITES
+    bench/store-fill.py TEMPLATE.db OUT.db SUITES [spread|pairs]
 
 TEMPLATE.db holds one suite of real runs (`envbench run --smoke`, or any runs); OUT.db gets SUITES copies of them,
 each copy a suite of its own: new run ids and uuids, a start a minute before the previous copy's, its samples scaled
 by a factor of its own (so no two copies are alike), and a label: copy k is label `a` when k % 100 == 1, `b` when
-k % 100 == 2, and `env-(k % 50)` otherwise, so at 100,000 runs of a six-run suite labels a and b have 1,000 runs each.
+k % 100 == 2, and `env-(k % 50)` otherwise, so at 100,000 runs of a six-run suite labels a and b have 1,000 runs each
+(`spread`, the default); with `pairs`, odd copies are `a` and even ones `b` (the same two sides alone in a store).
 
 The copies go in the way envbench writes a run, as the store's triggers allow: each run as `running`, then its rows,
 then its end. Every table with a `run_id` column is copied, and every table keyed by a result's id, so the copy
@@ -25,6 +26,7 @@ def columns(db, table):
 
 def main():
     template, out, suites = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    pairs = len(sys.argv) > 4 and sys.argv[4] == "pairs"
     shutil.copyfile(template, out)
     db = sqlite3.connect(out, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
@@ -45,6 +47,8 @@ def main():
     new_run = f"t.run_id + c.k * {run_stride}"
     new_result = f"t.result_id + c.k * {result_stride}"
     label = "CASE WHEN c.k % 100 = 1 THEN 'a' WHEN c.k % 100 = 2 THEN 'b' ELSE 'env-' || (c.k % 50) END"
+    if pairs:
+        label = "CASE WHEN c.k % 2 = 1 THEN 'a' ELSE 'b' END"
     # A copy's uuid: the template's, its first eight digits (what listings show) a hash of the copy number and, for a
     # run, the template run's id; a suite's copies keep one suite id.
     new_uuid = "printf('%08x', (c.k * 2654435761 + {salt}) % 4294967296) || substr({uuid}, 9)"
@@ -64,7 +68,9 @@ def main():
         + ", ".join(chosen.get(col, f"t.{col}") for col in run_columns)
         + " FROM runs t, copies c WHERE t.status <> 'running'"
     )
-    factor = "(1.0 + ((c.k * 7919) % 101 - 50) / 2000.0 + CASE WHEN c.k % 100 = 2 THEN 0.03 ELSE 0 END)"
+    # Side b is 3% slower (larger figures) than side a.
+    b = "c.k % 2 = 0" if pairs else "c.k % 100 = 2"
+    factor = f"(1.0 + ((c.k * 7919) % 101 - 50) / 2000.0 + CASE WHEN {b} THEN 0.03 ELSE 0 END)"
     for table in tables:
         if table == "runs" or table.startswith("sqlite_"):
             continue

@@ -121,9 +121,9 @@ pub struct NativeTable {
     pub rows: Vec<Vec<String>>,
 }
 
-/// How a workload that does not repeat its tests itself gets more samples for a verdict: more runs, which a side
-/// pools.
-pub const MORE_RUNS: &str = "5 runs on each side under one --label (a side pools its runs' samples)";
+/// How a workload that does not repeat its tests itself gets more samples for a verdict: more runs, each of which
+/// counts once in its side's interval.
+pub const MORE_RUNS: &str = "5 runs on each side under one --label (each run counts once in its side's interval)";
 
 /// A workload as envbench runs it; registered once in the binary's [`Registry`]. How its stored results read back is
 /// its [`ReadBack`] side.
@@ -247,7 +247,7 @@ pub trait ReadBack: Sync {
     }
 
     /// How a user gets more samples of every test, for a verdict that cannot tell: an option such as `--repeat 5`
-    /// when the workload repeats its tests itself; otherwise more runs, which a side pools.
+    /// when the workload repeats its tests itself; otherwise more runs, each counted once.
     fn more_samples(&self) -> &'static str {
         MORE_RUNS
     }
