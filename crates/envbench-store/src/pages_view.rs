@@ -27,4 +27,7 @@ impl ReadEnvironments for PagesView<'_> {
     fn environments(&self) -> Result<RunEnvironments, StoreError> {
         self.0.environments()
     }
+    fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
+        self.0.environments_of(uuids)
+    }
 }

@@ -9,7 +9,7 @@
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, Rules, TABLES, known_version};
-use crate::sql::{Sql, params};
+use crate::sql::{Sql, SqlValue, params};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, DatabaseUrl, ErrorKind};
 use std::cell::RefCell;
@@ -115,9 +115,31 @@ impl Backend for PostgresBackend {
         Ok(())
     }
 
-    fn lock_run(sql: &mut Sql<'_>, uuid: &str) -> Result<(), StoreError> {
-        // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run.
-        sql.execute(&format!("SELECT pg_advisory_xact_lock({}, hashtext(?))", APPLICATION_ID as i32), params![uuid])?;
+    fn reserve_ids(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
+        // The serial column's sequence: taken ids are never handed out again, whoever else inserts meanwhile.
+        sql.query(
+            &format!("SELECT nextval(pg_get_serial_sequence('{table}', 'id')) FROM generate_series(1, ?)"),
+            params![count as i64],
+        )?
+        .iter()
+        .map(|row| Ok(row.int(0)?))
+        .collect()
+    }
+
+    fn lock_runs(sql: &mut Sql<'_>, uuids: &[&str]) -> Result<(), StoreError> {
+        // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run. One
+        // statement takes every lock, in the order given (sorted by the caller).
+        for chunk in uuids.chunks(500) {
+            let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
+            sql.query(
+                &format!(
+                    "SELECT pg_advisory_xact_lock({}, hashtext(t.uuid)) FROM (VALUES {}) AS t(uuid) ORDER BY t.uuid",
+                    APPLICATION_ID as i32,
+                    vec!["(?)"; chunk.len()].join(", ")
+                ),
+                &values,
+            )?;
+        }
         Ok(())
     }
 

@@ -32,6 +32,15 @@ pub trait ReadEnvironments: ReadRuns {
     /// Every run's environment: each run's fingerprint hash by run uuid, and each distinct fingerprint once (cheaper
     /// than loading every run when a page groups runs by environment).
     fn environments(&self) -> Result<RunEnvironments, StoreError>;
+
+    /// [`environments`](Self::environments) of these runs only (a page of the newest runs need not read the
+    /// environment of every run a store holds).
+    fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
+        let mut environments = self.environments()?;
+        let wanted: std::collections::BTreeSet<&str> = uuids.iter().copied().collect();
+        environments.runs.retain(|uuid, _| wanted.contains(uuid.as_str()));
+        Ok(environments)
+    }
 }
 
 /// Recording a run as it happens.
@@ -54,6 +63,12 @@ pub trait ImportRuns {
     /// every sample, sampler series and attachments. Append-only like everything else: when a run with this uuid is
     /// already here, nothing changes and [`ImportOutcome::AlreadyPresent`] is returned.
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError>;
+
+    /// [`import_run`](Self::import_run) for each of these runs, all or none of them: one transaction (a commit each
+    /// made a push to PostgreSQL wait for a WAL flush per run).
+    fn import_runs(&mut self, runs: &[StoredRun]) -> Result<Vec<ImportOutcome>, StoreError> {
+        runs.iter().map(|run| self.import_run(run)).collect()
+    }
 }
 
 /// A fleet's message board, and the one clock every host of a fleet reads.

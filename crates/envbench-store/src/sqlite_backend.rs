@@ -140,6 +140,13 @@ impl SqlStore<SqliteBackend> {
 impl Backend for SqliteBackend {
     const RULES: &'static dyn Rules = &SqliteRules;
 
+    fn reserve_ids(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
+        // The write transaction (BEGIN IMMEDIATE) holds the database's write lock, and rows are never deleted: the
+        // ids past the largest are free until it commits.
+        let largest = sql.query_one(&format!("SELECT coalesce(max(id), 0) FROM {table}"), &[])?.int(0)?;
+        Ok((1..=count as i64).map(|i| largest + i).collect())
+    }
+
     fn connection<'a>(&'a self, location: &'a str) -> Sql<'a> {
         Sql::new(self.connection.borrow_mut(), location, &self.shown)
     }

@@ -11,7 +11,8 @@ use crate::schema::{LATEST_VERSION, Rules, insertion_order, migration};
 use crate::series_rows::{CONTENTION_COLUMNS, CPU_COLUMNS, ContentionRow, DISK_COLUMNS, SeriesBuilder};
 use crate::sql::{Row, Sql, SqlValue, params};
 use crate::writes::{
-    digest_kept_results, end_run, fingerprint_row, insert_attachment, insert_result, insert_run, insert_series, run_id,
+    RUN_COLUMNS, SeriesRows, attachment_row, digest_kept_results, end_run, end_runs, fingerprint_row,
+    insert_attachment, insert_attachments, insert_results, insert_run, insert_series, run_id, run_row, tag_rows,
 };
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{
@@ -46,8 +47,13 @@ pub(crate) trait Backend {
     /// Record the schema version after migrating (and mark the store as envbench's).
     fn set_schema_version(sql: &mut Sql<'_>, version: i64) -> Result<(), StoreError>;
 
-    /// Serialize imports of the same run from several processes (inside the import's transaction).
-    fn lock_run(_sql: &mut Sql<'_>, _uuid: &str) -> Result<(), StoreError> {
+    /// `count` new row ids of `table` (its key column `id`), taken inside the caller's write transaction, so rows can
+    /// be written many to a statement and still be known by id (the order RETURNING gives rows is not defined).
+    fn reserve_ids(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError>;
+
+    /// Serialize imports of the same runs from several processes (inside the import's transaction); `uuids` come
+    /// sorted, so two imports take their locks in one order.
+    fn lock_runs(_sql: &mut Sql<'_>, _uuids: &[&str]) -> Result<(), StoreError> {
         Ok(())
     }
 
@@ -411,7 +417,10 @@ impl<B: Backend> SqlStore<B> {
 }
 
 /// A JSON column; text that does not parse means a damaged store.
-/// Runs whose tags one query reads (a placeholder each: far under SQLite's 32,766 and PostgreSQL's 65,535).
+/// The length of a run's uuid in its text form.
+const UUID_LENGTH: usize = 36;
+
+/// Runs whose tags (or environments) one query reads (a placeholder each: far under SQLite's 32,766 and PostgreSQL's 65,535).
 const TAGS_PER_QUERY: usize = 500;
 
 fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
@@ -427,31 +436,82 @@ fn figures<const N: usize>(row: &Row, first: usize) -> Result<[f64; N], StoreErr
     Ok(values)
 }
 
-/// Copy in a run kept elsewhere, inside the caller's write transaction: its id here, or `None` when a run with its
-/// uuid is already here (and nothing changed).
-pub(crate) fn import_within<B: Backend>(sql: &mut Sql<'_>, run: &StoredRun) -> Result<Option<i64>, StoreError> {
-    let s = &run.summary;
-    B::lock_run(sql, &s.uuid)?;
-    if sql.query_optional("SELECT 1 FROM runs WHERE uuid = ?", params![s.uuid.as_str()])?.is_some() {
-        return Ok(None);
+/// Copy in runs kept elsewhere, inside the caller's write transaction: each run's id here, or `None` when a run with
+/// its uuid is already here (and nothing changed). Each part of every run goes in a table at a time, as few
+/// statements as the placeholder limit allows: a statement for each result, its samples and each series table made a
+/// push to PostgreSQL wait for some thirty round trips a run.
+pub(crate) fn import_within<B: Backend>(
+    sql: &mut Sql<'_>,
+    runs: &[&StoredRun],
+) -> Result<Vec<Option<i64>>, StoreError> {
+    // For each run, where it is among the new runs (none when it is here already).
+    let mut places: Vec<Option<usize>> = Vec::with_capacity(runs.len());
+    let (mut tags, mut results, mut series, mut attachments) =
+        (Vec::new(), Vec::new(), SeriesRows::default(), Vec::new());
+    let mut fingerprints: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut new_runs = Vec::new();
+    let mut uuids: Vec<&str> = runs.iter().map(|run| run.summary.uuid.as_str()).collect();
+    uuids.sort_unstable();
+    uuids.dedup();
+    B::lock_runs(sql, &uuids)?;
+    let mut here = std::collections::BTreeSet::new();
+    for chunk in uuids.chunks(TAGS_PER_QUERY) {
+        let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
+        let query = format!("SELECT uuid FROM runs WHERE uuid IN ({})", vec!["?"; chunk.len()].join(", "));
+        for row in sql.query(&query, &values)? {
+            here.insert(row.text(0)?);
+        }
+    }
+    for &run in runs {
+        let s = &run.summary;
+        // Here before, or twice in this batch.
+        if !here.insert(s.uuid.clone()) {
+            places.push(None);
+            continue;
+        }
+        let fingerprint_id = match fingerprints.get(run.fingerprint_hash.as_str()) {
+            Some(&id) => id,
+            None => {
+                let id = fingerprint_row(sql, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
+                fingerprints.insert(&run.fingerprint_hash, id);
+                id
+            }
+        };
+        places.push(Some(new_runs.len()));
+        new_runs.push((run, fingerprint_id));
     }
     // Added as running, filled, then ended as it ended there: the same append-only rules as any run.
-    let fingerprint_id = fingerprint_row(sql, &run.fingerprint_hash, &run.fingerprint, &s.started_at)?;
-    let run_id = insert_run(sql, s, &run.command_line, &run.tool_version, fingerprint_id, None)?;
-    for result in &run.results {
-        insert_result(sql, run_id, &result.record, &result.parameters_hash)?;
+    let run_ids = if new_runs.is_empty() { Vec::new() } else { B::reserve_ids(sql, "runs", new_runs.len())? };
+    let rows: Vec<Vec<SqlValue>> = new_runs
+        .iter()
+        .zip(&run_ids)
+        .map(|(&(run, fingerprint), &id)| run_row(id, &run.summary, &run.command_line, &run.tool_version, fingerprint))
+        .collect();
+    sql.insert_rows("runs", &RUN_COLUMNS, &rows)?;
+    for (&(run, _), &run_id) in new_runs.iter().zip(&run_ids) {
+        let s = &run.summary;
+        tags.extend(tag_rows(run_id, s));
+        results.extend(run.results.iter().map(|r| (run_id, &r.record, r.parameters_hash.as_str())));
+        if let Some(run_series) = &run.series {
+            series.add(run_id, run_series);
+        }
+        attachments.extend(run.attachments.iter().map(|(name, document)| attachment_row(run_id, name, document)));
     }
-    if let Some(series) = &run.series {
-        insert_series(sql, run_id, series)?;
-    }
-    for (name, document) in &run.attachments {
-        insert_attachment(sql, run_id, name, document)?;
-    }
-    if s.status != RunStatus::Running {
-        let ended_at = s.ended_at.clone().unwrap_or_else(|| s.started_at.clone());
-        end_run(sql, &s.uuid, s.status, s.status_reason.as_deref(), &ended_at)?;
-    }
-    Ok(Some(run_id))
+    sql.insert_rows("run_tags", &["run_id", "key", "value"], &tags)?;
+    let result_ids = if results.is_empty() { Vec::new() } else { B::reserve_ids(sql, "results", results.len())? };
+    insert_results(sql, &results, &result_ids)?;
+    series.insert(sql)?;
+    insert_attachments(sql, &attachments)?;
+    let ends: Vec<(&str, RunStatus, Option<&str>, &str)> = new_runs
+        .iter()
+        .map(|(run, _)| &run.summary)
+        .filter(|s| s.status != RunStatus::Running)
+        .map(|s| {
+            (s.uuid.as_str(), s.status, s.status_reason.as_deref(), s.ended_at.as_deref().unwrap_or(&s.started_at))
+        })
+        .collect();
+    end_runs(sql, &ends)?;
+    Ok(places.into_iter().map(|place| place.map(|i| run_ids[i])).collect())
 }
 
 impl<B: Backend> RecordRuns for SqlStore<B> {
@@ -494,10 +554,11 @@ impl<B: Backend> RecordRuns for SqlStore<B> {
     fn add_results(&mut self, run_uuid: &str, results: &[ResultRecord]) -> Result<(), StoreError> {
         self.write(|sql| {
             let run_id = run_id(sql, run_uuid)?;
-            for record in results {
-                insert_result(sql, run_id, record, &record.parameters_hash())?;
-            }
-            Ok(())
+            let hashes: Vec<String> = results.iter().map(ResultRecord::parameters_hash).collect();
+            let results: Vec<(i64, &ResultRecord, &str)> =
+                results.iter().zip(&hashes).map(|(r, h)| (run_id, r, h.as_str())).collect();
+            let ids = if results.is_empty() { Vec::new() } else { B::reserve_ids(sql, "results", results.len())? };
+            insert_results(sql, &results, &ids)
         })
     }
 
@@ -535,8 +596,15 @@ impl<B: Backend> ReadRuns for SqlStore<B> {
         if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
             return Err(StoreError::NoSuchRun(id_or_prefix.to_string()));
         }
+        // A whole uuid is looked up by the unique index; only a prefix is a pattern (a scan: a push of 10,000 runs
+        // scanned them 10,000 times).
+        let query = if prefix.len() == UUID_LENGTH {
+            "SELECT uuid FROM runs WHERE uuid = ?"
+        } else {
+            "SELECT uuid FROM runs WHERE uuid LIKE ? || '%' ORDER BY uuid"
+        };
         let matches = self.read(|sql| {
-            sql.query("SELECT uuid FROM runs WHERE uuid LIKE ? || '%' ORDER BY uuid", params![prefix.as_str()])?
+            sql.query(query, params![prefix.as_str()])?
                 .iter()
                 .map(|row| row.text(0))
                 .collect::<Result<Vec<String>, _>>()
@@ -573,15 +641,41 @@ impl<B: Backend> ReadEnvironments for SqlStore<B> {
             Ok(environments)
         })
     }
+
+    fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
+        self.read(|sql| {
+            let mut environments = RunEnvironments::default();
+            for row in sql.query("SELECT hash, document FROM fingerprints", &[])? {
+                environments.fingerprints.insert(row.text(0)?, json(&row.text(1)?)?);
+            }
+            for chunk in uuids.chunks(TAGS_PER_QUERY) {
+                let places = vec!["?"; chunk.len()].join(", ");
+                let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
+                let query = format!(
+                    "SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id \
+                     WHERE r.uuid IN ({places})"
+                );
+                for row in sql.query(&query, &values)? {
+                    environments.runs.insert(row.text(0)?, row.text(1)?);
+                }
+            }
+            Ok(environments)
+        })
+    }
 }
 
 impl<B: Backend> ImportRuns for SqlStore<B> {
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
+        Ok(self.import_runs(std::slice::from_ref(run))?.remove(0))
+    }
+
+    fn import_runs(&mut self, runs: &[StoredRun]) -> Result<Vec<ImportOutcome>, StoreError> {
         self.write(|sql| {
-            Ok(match import_within::<B>(sql, run)? {
-                Some(_) => ImportOutcome::Imported,
-                None => ImportOutcome::AlreadyPresent,
-            })
+            let runs: Vec<&StoredRun> = runs.iter().collect();
+            Ok(import_within::<B>(sql, &runs)?
+                .into_iter()
+                .map(|id| if id.is_some() { ImportOutcome::Imported } else { ImportOutcome::AlreadyPresent })
+                .collect())
         })
     }
 }

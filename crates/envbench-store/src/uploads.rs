@@ -234,7 +234,7 @@ fn import_upload_once<B: Backend>(
                 return Ok(UploadOutcome::SuiteOfAnother { suite: suite.clone(), submitter: other.optional_text(0)? });
             }
         }
-        let Some(run_id) = import_within::<B>(sql, run)? else { return Ok(UploadOutcome::AlreadyPresent) };
+        let Some(run_id) = import_within::<B>(sql, &[run])?[0] else { return Ok(UploadOutcome::AlreadyPresent) };
         sql.execute(
             "INSERT INTO uploads (run_id, token_id, received_at, received_s, content_sha256, provenance) \
              VALUES (?, ?, ?, ?, ?, ?)",

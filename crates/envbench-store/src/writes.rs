@@ -45,7 +45,21 @@ pub(crate) fn insert_run(
     fingerprint_id: i64,
     process: Option<String>,
 ) -> Result<i64, StoreError> {
-    let run_id = sql
+    let run_id = insert_run_row(sql, summary, command_line, tool_version, fingerprint_id, process)?;
+    sql.insert_rows("run_tags", &["run_id", "key", "value"], &tag_rows(run_id, summary))?;
+    Ok(run_id)
+}
+
+/// A new run row, running, without its tags ([`tag_rows`]). Returns its id.
+fn insert_run_row(
+    sql: &mut Sql<'_>,
+    summary: &RunSummary,
+    command_line: &str,
+    tool_version: &str,
+    fingerprint_id: i64,
+    process: Option<String>,
+) -> Result<i64, StoreError> {
+    Ok(sql
         .query_one(
             "INSERT INTO runs (uuid, workload, label, command_line, tool_version, started_at, status, fingerprint_id, \
              suite_id, process) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?) RETURNING id",
@@ -61,46 +75,129 @@ pub(crate) fn insert_run(
                 process
             ],
         )?
-        .int(0)?;
-    let tags: Vec<Vec<SqlValue>> =
-        summary.tags.iter().map(|(key, value)| vec![run_id.into(), key.into(), value.into()]).collect();
-    sql.insert_rows("run_tags", &["run_id", "key", "value"], &tags)?;
-    Ok(run_id)
+        .int(0)?)
 }
 
-pub(crate) fn insert_result(
-    sql: &mut Sql<'_>,
-    run_id: i64,
-    record: &ResultRecord,
-    parameters_hash: &str,
-) -> Result<(), StoreError> {
-    let result_id = sql
-        .query_one(
-            "INSERT INTO results (run_id, workload, workload_version, test_id, parameters, parameters_hash, metric, \
-             unit, direction, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            params![
-                run_id,
-                record.workload.as_str(),
-                i64::from(record.workload_version),
-                record.test_id.as_str(),
-                record.canonical_parameters(),
-                parameters_hash,
-                record.metric.as_str(),
-                record.unit.as_str(),
-                record.direction.as_str(),
-                serde_json::to_string(&record.flags).expect("flags serialize")
-            ],
-        )?
-        .int(0)?;
-    let samples: Vec<Vec<SqlValue>> = record
-        .samples
-        .iter()
-        .enumerate()
-        .map(|(seq, value)| vec![result_id.into(), (seq as i64).into(), (*value).into()])
-        .collect();
-    sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)?;
-    insert_digest(sql, result_id, &record.samples)
+/// The row of a run copied in, running, with the id reserved for it; the columns are [`RUN_COLUMNS`].
+pub(crate) fn run_row(
+    id: i64,
+    summary: &RunSummary,
+    command_line: &str,
+    tool_version: &str,
+    fingerprint_id: i64,
+) -> Vec<SqlValue> {
+    vec![
+        id.into(),
+        summary.uuid.as_str().into(),
+        summary.workload.as_str().into(),
+        summary.label.clone().into(),
+        command_line.into(),
+        tool_version.into(),
+        summary.started_at.as_str().into(),
+        "running".into(),
+        fingerprint_id.into(),
+        summary.suite_id.clone().into(),
+    ]
 }
+
+pub(crate) const RUN_COLUMNS: [&str; 10] = [
+    "id",
+    "uuid",
+    "workload",
+    "label",
+    "command_line",
+    "tool_version",
+    "started_at",
+    "status",
+    "fingerprint_id",
+    "suite_id",
+];
+
+/// End runs copied in as they ended where they were kept, in as few statements as the placeholder limit allows: each
+/// `(uuid, status, reason, ended_at)`, every one running here.
+pub(crate) fn end_runs(sql: &mut Sql<'_>, ends: &[(&str, RunStatus, Option<&str>, &str)]) -> Result<(), StoreError> {
+    for chunk in ends.chunks(1000) {
+        let mut values: Vec<SqlValue> = Vec::with_capacity(chunk.len() * 4);
+        for &(uuid, status, reason, ended_at) in chunk {
+            if status == RunStatus::Running {
+                return Err(StoreError::Corrupt(format!("run {uuid}: a run cannot end as running")));
+            }
+            values.extend([uuid.into(), status.as_str().into(), reason.into(), ended_at.into()]);
+        }
+        let changed = sql.execute(
+            &format!(
+                "WITH e (uuid, status, reason, ended_at) AS (VALUES {}) UPDATE runs SET status = e.status, \
+                 status_reason = e.reason, ended_at = e.ended_at FROM e WHERE runs.uuid = e.uuid AND runs.status = \
+                 'running'",
+                vec!["(?, ?, ?, ?)"; chunk.len()].join(", ")
+            ),
+            &values,
+        )?;
+        if changed != chunk.len() as u64 {
+            return Err(StoreError::Corrupt(format!("{changed} of {} runs copied in could be ended", chunk.len())));
+        }
+    }
+    Ok(())
+}
+
+/// The rows of a run's tags.
+pub(crate) fn tag_rows(run_id: i64, summary: &RunSummary) -> Vec<Vec<SqlValue>> {
+    summary.tags.iter().map(|(key, value)| vec![run_id.into(), key.into(), value.into()]).collect()
+}
+
+/// Results, each with its run's id, its parameters' hash and the id reserved for it ([`crate::store::Backend::
+/// reserve_ids`]): their rows, then every sample of them, in as few statements as the placeholder limit allows (a
+/// statement for each result and each result's samples made a push wait for two round trips a result).
+pub(crate) fn insert_results(
+    sql: &mut Sql<'_>,
+    results: &[(i64, &ResultRecord, &str)],
+    ids: &[i64],
+) -> Result<(), StoreError> {
+    assert_eq!(results.len(), ids.len(), "an id reserved for each result");
+    let (mut rows, mut samples) = (Vec::with_capacity(results.len()), Vec::new());
+    for (&(run_id, record, parameters_hash), &result_id) in results.iter().zip(ids) {
+        rows.push(vec![
+            result_id.into(),
+            run_id.into(),
+            record.workload.as_str().into(),
+            i64::from(record.workload_version).into(),
+            record.test_id.as_str().into(),
+            record.canonical_parameters().into(),
+            parameters_hash.into(),
+            record.metric.as_str().into(),
+            record.unit.as_str().into(),
+            record.direction.as_str().into(),
+            serde_json::to_string(&record.flags).expect("flags serialize").into(),
+        ]);
+        samples.extend(
+            record
+                .samples
+                .iter()
+                .enumerate()
+                .map(|(seq, value)| vec![result_id.into(), (seq as i64).into(), (*value).into()]),
+        );
+    }
+    sql.insert_rows("results", &RESULT_COLUMNS, &rows)?;
+    sql.insert_rows("samples", &["result_id", "seq", "value"], &samples)?;
+    for (&(_, record, _), &result_id) in results.iter().zip(ids) {
+        insert_digest(sql, result_id, &record.samples)?;
+    }
+    Ok(())
+}
+
+const RESULT_COLUMNS: [&str; 11] = [
+    "id",
+    "run_id",
+    "workload",
+    "workload_version",
+    "test_id",
+    "parameters",
+    "parameters_hash",
+    "metric",
+    "unit",
+    "direction",
+    "flags",
+];
 
 /// Keep the digest pages show of a result with many samples ([`crate::digest`]); nothing for a small one.
 pub(crate) fn insert_digest(sql: &mut Sql<'_>, result_id: i64, samples: &[f64]) -> Result<(), StoreError> {
@@ -131,49 +228,68 @@ pub(crate) fn digest_kept_results(sql: &mut Sql<'_>) -> Result<(), StoreError> {
 }
 
 pub(crate) fn insert_series(sql: &mut Sql<'_>, run_id: i64, series: &SamplerSeries) -> Result<(), StoreError> {
-    sql.execute(
-        "INSERT INTO sampler_series (run_id, interval_ms, devices, own_cpu_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?)",
-        params![
-            run_id,
-            series.interval_ms as i64,
-            serde_json::to_string(&series.devices).expect("devices serialize"),
-            series.own_cpu_seconds,
-            series.wall_seconds
-        ],
-    )?;
-    let (mut cpu_rows, mut disk_rows, mut contention_rows) = (Vec::new(), Vec::new(), Vec::new());
-    for row in series_rows(series) {
-        let key = || -> Vec<SqlValue> {
-            vec![run_id.into(), row.kind.into(), row.start_ms.into(), row.end_ms.into(), row.step.into()]
-        };
-        let mut cpu = key();
-        cpu.extend(cpu_values(row.cpu).map(SqlValue::from));
-        cpu_rows.push(cpu);
-        if let Some(contention) = row.contention {
-            let mut values = key();
-            values.extend(contention_values(contention));
-            contention_rows.push(values);
+    let mut rows = SeriesRows::default();
+    rows.add(run_id, series);
+    rows.insert(sql)
+}
+
+/// The sampler series of one run or many, as rows of their four tables, written a table at a time.
+#[derive(Default)]
+pub(crate) struct SeriesRows {
+    series: Vec<Vec<SqlValue>>,
+    cpu: Vec<Vec<SqlValue>>,
+    disk: Vec<Vec<SqlValue>>,
+    contention: Vec<Vec<SqlValue>>,
+}
+
+impl SeriesRows {
+    pub(crate) fn add(&mut self, run_id: i64, series: &SamplerSeries) {
+        self.series.push(vec![
+            run_id.into(),
+            (series.interval_ms as i64).into(),
+            serde_json::to_string(&series.devices).expect("devices serialize").into(),
+            series.own_cpu_seconds.into(),
+            series.wall_seconds.into(),
+        ]);
+        for row in series_rows(series) {
+            let key = || -> Vec<SqlValue> {
+                vec![run_id.into(), row.kind.into(), row.start_ms.into(), row.end_ms.into(), row.step.into()]
+            };
+            let mut cpu = key();
+            cpu.extend(cpu_values(row.cpu).map(SqlValue::from));
+            self.cpu.push(cpu);
+            if let Some(contention) = row.contention {
+                let mut values = key();
+                values.extend(contention_values(contention));
+                self.contention.push(values);
+            }
+            for disk in row.disks {
+                let mut values = key();
+                values.push(disk.device.as_str().into());
+                values.extend(disk_values(disk).map(SqlValue::from));
+                self.disk.push(values);
+            }
         }
-        for disk in row.disks {
-            let mut values = key();
-            values.push(disk.device.as_str().into());
-            values.extend(disk_values(disk).map(SqlValue::from));
-            disk_rows.push(values);
+        if let Some(run) = &series.whole_run {
+            let end_ms = (series.wall_seconds * 1000.0).round() as i64;
+            let mut values: Vec<SqlValue> =
+                vec![run_id.into(), "run".into(), 0i64.into(), end_ms.into(), SqlValue::Null];
+            values.extend(run_contention_values(run, series.pressure_note.as_deref()));
+            self.contention.push(values);
         }
     }
-    let keys = ["run_id", "kind", "start_ms", "end_ms", "step"];
-    let cpu_columns: Vec<&str> = keys.iter().chain(&CPU_COLUMNS).copied().collect();
-    sql.insert_rows("sampler_cpu", &cpu_columns, &cpu_rows)?;
-    let disk_columns: Vec<&str> = keys.iter().chain(&["device"]).chain(&DISK_COLUMNS).copied().collect();
-    sql.insert_rows("sampler_disk", &disk_columns, &disk_rows)?;
-    if let Some(run) = &series.whole_run {
-        let end_ms = (series.wall_seconds * 1000.0).round() as i64;
-        let mut values: Vec<SqlValue> = vec![run_id.into(), "run".into(), 0i64.into(), end_ms.into(), SqlValue::Null];
-        values.extend(run_contention_values(run, series.pressure_note.as_deref()));
-        contention_rows.push(values);
+
+    pub(crate) fn insert(&self, sql: &mut Sql<'_>) -> Result<(), StoreError> {
+        let series = ["run_id", "interval_ms", "devices", "own_cpu_seconds", "wall_seconds"];
+        sql.insert_rows("sampler_series", &series, &self.series)?;
+        let keys = ["run_id", "kind", "start_ms", "end_ms", "step"];
+        let cpu_columns: Vec<&str> = keys.iter().chain(&CPU_COLUMNS).copied().collect();
+        sql.insert_rows("sampler_cpu", &cpu_columns, &self.cpu)?;
+        let disk_columns: Vec<&str> = keys.iter().chain(&["device"]).chain(&DISK_COLUMNS).copied().collect();
+        sql.insert_rows("sampler_disk", &disk_columns, &self.disk)?;
+        let contention_columns: Vec<&str> = keys.iter().chain(&CONTENTION_COLUMNS).copied().collect();
+        sql.insert_rows("sampler_contention", &contention_columns, &self.contention)
     }
-    let contention_columns: Vec<&str> = keys.iter().chain(&CONTENTION_COLUMNS).copied().collect();
-    sql.insert_rows("sampler_contention", &contention_columns, &contention_rows)
 }
 
 pub(crate) fn insert_attachment(
@@ -182,11 +298,17 @@ pub(crate) fn insert_attachment(
     name: &str,
     document: &serde_json::Value,
 ) -> Result<(), StoreError> {
-    sql.execute(
-        "INSERT INTO run_attachments (run_id, name, document) VALUES (?, ?, ?)",
-        params![run_id, name, document.to_string()],
-    )?;
-    Ok(())
+    insert_attachments(sql, &[attachment_row(run_id, name, document)])
+}
+
+/// The row of a run's attachment.
+pub(crate) fn attachment_row(run_id: i64, name: &str, document: &serde_json::Value) -> Vec<SqlValue> {
+    vec![run_id.into(), name.into(), document.to_string().into()]
+}
+
+/// Attachments' rows ([`attachment_row`]), as few statements as the placeholder limit allows.
+pub(crate) fn insert_attachments(sql: &mut Sql<'_>, rows: &[Vec<SqlValue>]) -> Result<(), StoreError> {
+    sql.insert_rows("run_attachments", &["run_id", "name", "document"], rows)
 }
 
 /// End a running run; a run ends once.

@@ -40,6 +40,8 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
             limit: None,
         };
         let (from, to) = (first(&query, "from"), first(&query, "to"));
+        // Without dates, the store reads the newest runs only.
+        let filter = RunFilter { limit: (from.is_none() && to.is_none()).then_some(LIST_LIMIT), ..filter };
         let runs: Vec<_> = store
             .list_runs(&filter)?
             .into_iter()
@@ -47,7 +49,7 @@ pub(super) async fn list_page(State(location): Shared, RawQuery(query): RawQuery
             .filter(|r| to.is_none_or(|to| r.started_at.get(..10).unwrap_or("") <= to))
             .take(LIST_LIMIT)
             .collect();
-        let environments = store.environments()?;
+        let environments = store.environments_of(&runs.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>())?;
         let value = |key: &str| first(&query, key).unwrap_or("").to_string();
         // Each run's headline figure, as its workload words it (the scorecard's line).
         let headlines: Vec<String> = runs

@@ -91,6 +91,33 @@ fn push_twice_adds_nothing_the_second_time() {
     assert_eq!(copy.import_run(&source.load_run(&first).unwrap()).unwrap(), ImportOutcome::AlreadyPresent);
 }
 
+/// Issue #71: a push goes in batches of runs, each part a table at a time with ids reserved ahead; every run arrives
+/// whole, its samples under its own results, across batches, with a run named twice copied once.
+#[test]
+fn a_push_of_many_runs_goes_in_batches_and_every_run_arrives_whole() {
+    let schema = Backend::postgres();
+    let mut source = SqliteStore::open(&scratch("push-many"), true).unwrap();
+    let mut runs: Vec<String> = (0..230).map(|i| complete_run(&mut source, &format!("run{i}"))).collect();
+    runs.push(runs[7].clone());
+    let mut team = open_store(&schema.location(), true).unwrap();
+    // A run already there before the push, in the middle of a batch.
+    team.import_run(&source.load_run(&runs[150]).unwrap()).unwrap();
+    let report = push_runs(&source, team.as_mut(), &runs).unwrap();
+    assert_eq!(report.copied.len(), 229);
+    assert_eq!(report.already_present, vec![runs[150].clone(), runs[7].clone()]);
+    for uuid in &runs {
+        assert_eq!(team.load_run(uuid).unwrap(), source.load_run(uuid).unwrap());
+    }
+    // And into SQLite, where ids are reserved past the largest under the write lock.
+    let mut copy = SqliteStore::open(&scratch("push-many-back"), true).unwrap();
+    complete_run(&mut copy, "already here");
+    let back = push_runs(team.as_ref(), &mut copy, &runs[..120]).unwrap();
+    assert_eq!(back.copied.len(), 120);
+    for uuid in &runs[..120] {
+        assert_eq!(copy.load_run(uuid).unwrap(), source.load_run(uuid).unwrap());
+    }
+}
+
 #[test]
 fn foreign_tables_are_refused_and_left_alone() {
     let schema = Backend::postgres();

@@ -118,7 +118,7 @@ fn list(location: &StoreLocation, args: ListArgs) -> anyhow::Result<ExitCode> {
         &["RUN", "STARTED (UTC)", "WORKLOAD", "STATUS", "LABEL", "TAGS", "HOST", "ENVIRONMENT", "RESULTS"],
         &[Left, Left, Left, Left, Left, Left, Left, Left, Right],
     );
-    let environments = store.environments()?;
+    let environments = store.environments_of(&runs.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>())?;
     for run in &runs {
         table.row(vec![
             run.uuid[..8].to_string(),
