@@ -361,34 +361,25 @@ fn the_package_holds_its_docs_man_pages_and_completions() {
 #[test]
 fn on_a_terminal_the_progress_line_ends_before_the_results() {
     let dir = scratch("terminal");
-    let line = format!(
-        "{} oltp --dir {} --users 1 --ramp 0s --duration 1s",
-        env!("CARGO_BIN_EXE_envbench"),
-        dir.to_str().unwrap()
-    );
-    let output = std::process::Command::new("script")
-        .args(["-qefc", &line, "/dev/null"])
-        .env("ENVBENCH_STORE", dir.join("results.db"))
-        .output()
-        .expect("script runs (util-linux)");
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    // What a terminal shows of `envbench ARGS` (with --dir): script(1) gives it one.
+    let on_a_terminal = |args: &str| {
+        let line = format!("{} {args} --dir {}", env!("CARGO_BIN_EXE_envbench"), dir.to_str().unwrap());
+        let output = std::process::Command::new("script")
+            .args(["-qefc", &line, "/dev/null"])
+            .env("ENVBENCH_STORE", dir.join("results.db"))
+            .output()
+            .expect("script runs (util-linux)");
+        let text = stdout(&output);
+        assert!(output.status.success(), "{text}\n{}", stderr(&output));
+        text
+    };
+    let text = on_a_terminal("oltp --users 1 --ramp 0s --duration 1s");
     let at = text.find("checking consistency").unwrap_or_else(|| panic!("the live line was drawn: {text:?}"));
     let after = &text[at + "checking consistency".len()..];
     assert!(after.starts_with("\r\x1b[2K"), "the live line is cleared before what follows: {after:?}");
     assert!(text.contains("OLTP tpcc") && !text.contains("consistencyOLTP"), "{text:?}");
     // The disk test's fill draws a bar with the time so far (item 6).
-    let line = format!(
-        "{} disk --dir {} --size 16m --runs 1 --duration 200ms --interval 0s --no-warmup --test rnd:4k:q1:t1:read",
-        env!("CARGO_BIN_EXE_envbench"),
-        dir.to_str().unwrap()
-    );
-    let output = std::process::Command::new("script")
-        .args(["-qefc", &line, "/dev/null"])
-        .env("ENVBENCH_STORE", dir.join("results.db"))
-        .output()
-        .expect("script runs (util-linux)");
-    let text = stdout(&output);
-    assert!(output.status.success(), "{text}\n{}", stderr(&output));
+    let text =
+        on_a_terminal("disk --size 16m --runs 1 --duration 200ms --interval 0s --no-warmup --test rnd:4k:q1:t1:read");
     assert!(text.contains("filling with incompressible data [--------------------]   0%, 0 s so far"), "{text:?}");
 }
