@@ -3,7 +3,7 @@
 //! scorecard and an HTML report. `--resume` continues an interrupted suite without repeating finished runs.
 
 use crate::cli::RunArgs;
-use crate::commands::scorecard::{self, SuiteEnd, SuiteOutcome};
+use crate::commands::scorecard::{self, SUITE_ITEM_TAG, SuiteEnd, SuiteOutcome};
 use crate::commands::store;
 use crate::driver::{parse_tags, quote_words};
 use crate::files::OutputFile;
@@ -21,9 +21,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-/// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG.
+/// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG and the scorecard's SUITE_ITEM_TAG.
 const SUITE_PLAN_TAG: &str = "suite.plan";
-pub(super) const SUITE_ITEM_TAG: &str = "suite.item";
 
 pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> {
     let (suite, file) = load(&args)?;

@@ -1,13 +1,15 @@
 //! How `envbench run` ends: the scorecard of a suite's runs, on a terminal one line per run, with `--json` one
 //! document with every run whole.
 
-use super::run::SUITE_ITEM_TAG;
 use crate::registry::WORKLOADS;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, heading};
 use envbench_store::StoredRun;
 use envbench_suite::{Suite, SuiteItem};
 use serde_json::{Value, json};
+
+/// The tag that says which item of its suite a run is (beside the suite tags of envbench_verdict).
+pub(super) const SUITE_ITEM_TAG: &str = "suite.item";
 
 /// How a suite ended, as `run --json` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
