@@ -127,19 +127,17 @@ impl Backend for PostgresBackend {
     }
 
     fn lock_runs(sql: &mut Sql<'_>, uuids: &[&str]) -> Result<(), StoreError> {
-        // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run. One
-        // statement takes every lock, in the order given (sorted by the caller).
-        for chunk in uuids.chunks(500) {
-            let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
-            sql.query(
-                &format!(
-                    "SELECT pg_advisory_xact_lock({}, hashtext(t.uuid)) FROM (VALUES {}) AS t(uuid) ORDER BY t.uuid",
-                    APPLICATION_ID as i32,
-                    vec!["(?)"; chunk.len()].join(", ")
-                ),
-                &values,
-            )?;
-        }
+        // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run. A
+        // statement takes the locks of 500 runs, in the order given (sorted by the caller).
+        let keys: Vec<SqlValue> = uuids.iter().map(|&uuid| SqlValue::from(uuid)).collect();
+        sql.query_in(
+            &format!(
+                "SELECT pg_advisory_xact_lock({}, hashtext(t.uuid)) FROM unnest(ARRAY[{{keys}}]::text[]) AS t(uuid) \
+                 ORDER BY t.uuid",
+                APPLICATION_ID as i32
+            ),
+            &keys,
+        )?;
         Ok(())
     }
 

@@ -8,6 +8,7 @@ use envbench_core::model::RunStatus;
 /// Copy runs (uuids or unique prefixes) from one store to another, e.g. from a laptop's SQLite file to the team's
 /// PostgreSQL store. Idempotent: runs the destination already has are left alone and listed as such, so pushing the
 /// same runs again adds nothing. Runs still running are not pushed (see [`PushReport::still_running`]).
+///
 /// Runs are copied [`RUNS_PER_TRANSACTION`] to a transaction: a failure keeps every earlier batch, and pushing again
 /// copies the rest.
 pub fn push_runs(from: &dyn ReadRuns, to: &mut dyn ImportRuns, runs: &[String]) -> Result<PushReport, StoreError> {

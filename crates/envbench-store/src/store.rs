@@ -259,18 +259,12 @@ impl<B: Backend> SqlStore<B> {
         Ok(summaries)
     }
 
-    /// The tags of these runs, by run id: a query for each [`TAGS_PER_QUERY`] runs, not one for each run (a listing of
-    /// 100,000 runs made 100,001 queries).
+    /// The tags of these runs, by run id.
     fn tags_of(sql: &mut Sql<'_>, ids: &[i64]) -> Result<BTreeMap<i64, BTreeMap<String, String>>, StoreError> {
         let mut tags: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
-        for chunk in ids.chunks(TAGS_PER_QUERY) {
-            let places = vec!["?"; chunk.len()].join(", ");
-            let values: Vec<SqlValue> = chunk.iter().map(|&id| SqlValue::from(id)).collect();
-            for row in
-                sql.query(&format!("SELECT run_id, key, value FROM run_tags WHERE run_id IN ({places})"), &values)?
-            {
-                tags.entry(row.int(0)?).or_default().insert(row.text(1)?, row.text(2)?);
-            }
+        let ids: Vec<SqlValue> = ids.iter().map(|&id| SqlValue::from(id)).collect();
+        for row in sql.query_in("SELECT run_id, key, value FROM run_tags WHERE run_id IN ({keys})", &ids)? {
+            tags.entry(row.int(0)?).or_default().insert(row.text(1)?, row.text(2)?);
         }
         Ok(tags)
     }
@@ -416,13 +410,15 @@ impl<B: Backend> SqlStore<B> {
     }
 }
 
-/// A JSON column; text that does not parse means a damaged store.
+/// [`Backend::reserve_ids`], without a round trip for none.
+fn reserved<B: Backend>(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
+    if count == 0 { Ok(Vec::new()) } else { B::reserve_ids(sql, table, count) }
+}
+
 /// The length of a run's uuid in its text form.
 const UUID_LENGTH: usize = 36;
 
-/// Runs whose tags (or environments) one query reads (a placeholder each: far under SQLite's 32,766 and PostgreSQL's 65,535).
-const TAGS_PER_QUERY: usize = 500;
-
+/// A JSON column; text that does not parse means a damaged store.
 fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
@@ -454,13 +450,10 @@ pub(crate) fn import_within<B: Backend>(
     uuids.sort_unstable();
     uuids.dedup();
     B::lock_runs(sql, &uuids)?;
+    let keys: Vec<SqlValue> = uuids.iter().map(|&uuid| SqlValue::from(uuid)).collect();
     let mut here = std::collections::BTreeSet::new();
-    for chunk in uuids.chunks(TAGS_PER_QUERY) {
-        let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
-        let query = format!("SELECT uuid FROM runs WHERE uuid IN ({})", vec!["?"; chunk.len()].join(", "));
-        for row in sql.query(&query, &values)? {
-            here.insert(row.text(0)?);
-        }
+    for row in sql.query_in("SELECT uuid FROM runs WHERE uuid IN ({keys})", &keys)? {
+        here.insert(row.text(0)?);
     }
     for &run in runs {
         let s = &run.summary;
@@ -481,7 +474,7 @@ pub(crate) fn import_within<B: Backend>(
         new_runs.push((run, fingerprint_id));
     }
     // Added as running, filled, then ended as it ended there: the same append-only rules as any run.
-    let run_ids = if new_runs.is_empty() { Vec::new() } else { B::reserve_ids(sql, "runs", new_runs.len())? };
+    let run_ids = reserved::<B>(sql, "runs", new_runs.len())?;
     let rows: Vec<Vec<SqlValue>> = new_runs
         .iter()
         .zip(&run_ids)
@@ -498,7 +491,7 @@ pub(crate) fn import_within<B: Backend>(
         attachments.extend(run.attachments.iter().map(|(name, document)| attachment_row(run_id, name, document)));
     }
     sql.insert_rows("run_tags", &["run_id", "key", "value"], &tags)?;
-    let result_ids = if results.is_empty() { Vec::new() } else { B::reserve_ids(sql, "results", results.len())? };
+    let result_ids = reserved::<B>(sql, "results", results.len())?;
     insert_results(sql, &results, &result_ids)?;
     series.insert(sql)?;
     insert_attachments(sql, &attachments)?;
@@ -557,7 +550,7 @@ impl<B: Backend> RecordRuns for SqlStore<B> {
             let hashes: Vec<String> = results.iter().map(ResultRecord::parameters_hash).collect();
             let results: Vec<(i64, &ResultRecord, &str)> =
                 results.iter().zip(&hashes).map(|(r, h)| (run_id, r, h.as_str())).collect();
-            let ids = if results.is_empty() { Vec::new() } else { B::reserve_ids(sql, "results", results.len())? };
+            let ids = reserved::<B>(sql, "results", results.len())?;
             insert_results(sql, &results, &ids)
         })
     }
@@ -629,39 +622,33 @@ impl<B: Backend> ReadRuns for SqlStore<B> {
 impl<B: Backend> ReadEnvironments for SqlStore<B> {
     fn environments(&self) -> Result<RunEnvironments, StoreError> {
         self.read(|sql| {
-            let mut environments = RunEnvironments::default();
-            for row in sql.query("SELECT hash, document FROM fingerprints", &[])? {
-                environments.fingerprints.insert(row.text(0)?, json(&row.text(1)?)?);
-            }
-            for row in
-                sql.query("SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id", &[])?
-            {
-                environments.runs.insert(row.text(0)?, row.text(1)?);
-            }
-            Ok(environments)
+            let query = "SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id";
+            let runs = sql.query(query, &[])?;
+            environments_from(sql, runs)
         })
     }
 
     fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
         self.read(|sql| {
-            let mut environments = RunEnvironments::default();
-            for row in sql.query("SELECT hash, document FROM fingerprints", &[])? {
-                environments.fingerprints.insert(row.text(0)?, json(&row.text(1)?)?);
-            }
-            for chunk in uuids.chunks(TAGS_PER_QUERY) {
-                let places = vec!["?"; chunk.len()].join(", ");
-                let values: Vec<SqlValue> = chunk.iter().map(|&uuid| SqlValue::from(uuid)).collect();
-                let query = format!(
-                    "SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id \
-                     WHERE r.uuid IN ({places})"
-                );
-                for row in sql.query(&query, &values)? {
-                    environments.runs.insert(row.text(0)?, row.text(1)?);
-                }
-            }
-            Ok(environments)
+            let keys: Vec<SqlValue> = uuids.iter().map(|&uuid| SqlValue::from(uuid)).collect();
+            let query = "SELECT r.uuid, f.hash FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id \
+                         WHERE r.uuid IN ({keys})";
+            let runs = sql.query_in(query, &keys)?;
+            environments_from(sql, runs)
         })
     }
+}
+
+/// Every fingerprint, with these rows of (run uuid, fingerprint hash).
+fn environments_from(sql: &mut Sql<'_>, runs: Vec<Row>) -> Result<RunEnvironments, StoreError> {
+    let mut environments = RunEnvironments::default();
+    for row in sql.query("SELECT hash, document FROM fingerprints", &[])? {
+        environments.fingerprints.insert(row.text(0)?, json(&row.text(1)?)?);
+    }
+    for row in runs {
+        environments.runs.insert(row.text(0)?, row.text(1)?);
+    }
+    Ok(environments)
 }
 
 impl<B: Backend> ImportRuns for SqlStore<B> {

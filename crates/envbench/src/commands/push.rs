@@ -61,8 +61,8 @@ pub fn push(location: &StoreLocation, mut args: PushArgs) -> anyhow::Result<Exit
     let mut to = store(&destination, true)?;
     let report = push_runs(from.as_ref(), to.as_mut(), &runs)?;
     if args.json {
-        let mut document = serde_json::json!({ "destination": destination.display() });
-        document.as_object_mut().expect("an object").extend(as_object(serde_json::to_value(&report)?));
+        let mut document = serde_json::to_value(&report)?;
+        document["destination"] = destination.display().into();
         println(&serde_json::to_string_pretty(&document)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -151,12 +151,4 @@ fn to_service(location: &StoreLocation, url: &str, args: &PushArgs) -> anyhow::R
         }
     }
     Ok(if pushed.refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// The fields of a JSON object (none for any other value).
-fn as_object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    match value {
-        serde_json::Value::Object(map) => map,
-        _ => serde_json::Map::new(),
-    }
 }

@@ -21,7 +21,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-/// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG and the scorecard's SUITE_ITEM_TAG.
+/// Tags every run of a suite carries, beside envbench_verdict's SUITE_NAME_TAG and SUITE_TAG and the scorecard's
+/// SUITE_ITEM_TAG.
 const SUITE_PLAN_TAG: &str = "suite.plan";
 
 pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -161,12 +162,12 @@ pub fn run(location: &StoreLocation, args: RunArgs) -> anyhow::Result<ExitCode> 
     if !args.json {
         println("");
         print(&scorecard::scorecard(&suite, &stored));
-    }
-    if interrupted && !args.json {
-        println(&format!(
-            "Suite interrupted: finished runs are kept; `envbench run --suite {} --resume` continues it.",
-            args.suite
-        ));
+        if interrupted {
+            println(&format!(
+                "Suite interrupted: finished runs are kept; `envbench run --suite {} --resume` continues it.",
+                args.suite
+            ));
+        }
     }
     let mut written = None;
     if !stored.is_empty()
