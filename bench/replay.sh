@@ -78,7 +78,8 @@ for speed in (1, 4):
     outcomes[speed] = outcome
     print(f"replay at {speed}x: {outcome['replayed']:,} statements sent, {outcome['skipped_writes']:,} writes skipped, "
           f"{outcome['failed']} failed; {outcome['captured_seconds']:.1f} s captured, {outcome['replayed_seconds']:.1f} s "
-          f"replayed; schedule lag p99 {outcome['lag_p99_ms']:.2f} ms (max {outcome['lag_max_ms']:.1f} ms); peak memory "
+          f"replayed; schedule lag p99 {outcome['lag_p99_ms']:.2f} ms (max {outcome['lag_max_ms']:.1f} ms), "
+          f"{outcome.get('late', 0):,} late over 1 ms; peak memory "
           f"{int(kb) / 1024:.0f} MiB")
 # pgbench -r: each statement's mean latency in ms, in its script's order.
 def latencies(name):

@@ -18,8 +18,7 @@ pub const MAX_RATE: f64 = 10_000_000.0;
 /// The lowest: one transaction in 100 s (a gap a step's clock and names still hold).
 pub const MIN_RATE: f64 = 0.01;
 /// A transaction that starts later than this after its intended time counts as late: it waited for its session.
-/// (The schedule's sleeps wake well within it.)
-pub const LATE_AFTER: Duration = Duration::from_millis(1);
+pub use envbench_base::wait::LATE_AFTER;
 /// A rate is held when the transactions that ended in the measured window are at least this share of those the
 /// schedule sent in it.
 pub const HELD_SHARE: f64 = 0.95;

@@ -154,7 +154,7 @@ fn summarise(reader: &mut dyn CaptureReader, fingerprinted: bool) -> Result<Insp
     inspection.sessions_connected = sessions.connected;
     inspection.sessions_ended = sessions.ended;
     inspection.sessions_open_at_end = sessions.open_now();
-    inspection.peak_concurrency = sessions.peak;
+    inspection.peak_concurrency = sessions.peak(inspection.last_at.unwrap_or(0));
     inspection.fingerprints = fingerprints.len() as u64;
     let mut top: Vec<FingerprintCount> = fingerprints.into_values().collect();
     top.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.fingerprint.cmp(&b.fingerprint)));

@@ -1,7 +1,9 @@
 //! A capture replayed on a target: each captured session on a connection of its own, each statement sent at its
-//! captured offset from the start (the gaps divided by `--speed`, or none at `--speed max`), timed as the open loop
-//! times a request: the response from its intended start, the service from its send, and the schedule's lag
-//! between them. Read-only unless writes are allowed: every session is made read-only on the server before its first
+//! captured offset from the start (the gaps divided by `--speed`), timed as oltp's open loop (`--rate`) times a
+//! request: the response from its intended start, the service from its send, the schedule's lag between them, and
+//! late past [`LATE_AFTER`], with the same interruptible wait. The schedule is the capture's own times, not drawn
+//! arrivals. At `--speed max` each session is a closed loop: it sends its next statement when the last is done, and
+//! a statement's response time runs from its send. Read-only unless writes are allowed: every session is made read-only on the server before its first
 //! statement, and what writes is counted and never sent.
 //!
 //! The log is read as the replay goes, a second ahead of the schedule, so a capture of any length replays in the
@@ -12,7 +14,7 @@ use crate::classify::{StatementKind, classify};
 use crate::formats::CaptureReader;
 use crate::sessions::Sessions;
 use envbench_base::latency::LatencyHistogram;
-use envbench_base::wait::sleep_until;
+use envbench_base::wait::{LATE_AFTER, sleep_until};
 use envbench_sql::{Connection, DbError, Interrupter};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -143,7 +145,9 @@ pub struct ReplayOutcome {
     pub connect_failures: u64,
     pub connect_error: Option<String>,
     pub not_connected: u64,
-    /// How late statements were sent against the schedule, in milliseconds.
+    /// Statements sent more than [`LATE_AFTER`] after their intended start, as oltp's open loop counts them late.
+    pub late: u64,
+    /// How late statements were sent against the schedule, in milliseconds (0 at `--speed max`).
     pub lag_p50_ms: f64,
     pub lag_p99_ms: f64,
     pub lag_max_ms: f64,
@@ -169,6 +173,12 @@ enum Work {
         fingerprint: usize,
         target: usize,
     },
+    /// The captured session connected at `intended` to the database target `target` takes: its connection opens
+    /// then, whether or not it sends anything (a read-only replay skips a session's writes, not its connection).
+    Open {
+        intended: Instant,
+        target: usize,
+    },
     /// The captured session disconnected at `intended`: its connections close then, as the capture's did.
     End {
         intended: Instant,
@@ -189,6 +199,7 @@ struct Calls {
 struct SessionStats {
     per_fingerprint: HashMap<usize, Calls>,
     lag: LatencyHistogram,
+    late: u64,
     connect_error: Option<String>,
     /// Statements not sent because their connection was refused.
     not_connected: u64,
@@ -201,6 +212,8 @@ struct SessionStats {
 struct Shared<'a> {
     connect: &'a (dyn Fn(usize) -> Result<Box<dyn Connection>, DbError> + Sync),
     allow_writes: bool,
+    /// `--speed max`: each statement is timed from its send, as a closed loop times it.
+    closed_loop: bool,
     started: Instant,
     interrupt: &'a AtomicBool,
     open: AtomicU64,
@@ -234,10 +247,11 @@ fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
     let mut stats = SessionStats::default();
     let mut connections: HashMap<usize, Result<Box<dyn Connection>, DbError>> = HashMap::new();
     for work in work {
-        let (sql, parameters, intended, fingerprint, target) = match work {
+        let (statement, intended, target) = match work {
             Work::Run { sql, parameters, intended, fingerprint, target } => {
-                (sql, parameters, intended, fingerprint, target)
+                (Some((sql, parameters, fingerprint)), intended, target)
             }
+            Work::Open { intended, target } => (None, intended, target),
             Work::End { intended } => {
                 sleep_until(intended, shared.interrupt);
                 break;
@@ -253,21 +267,23 @@ fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
             connection
         });
         let Ok(connection) = connection else {
-            stats.not_connected += 1;
+            stats.not_connected += u64::from(statement.is_some());
             continue;
         };
         if !sleep_until(intended, shared.interrupt) {
             break;
         }
-        // Open, as the capture counts a session, from its first statement's time (not from connecting, a second
-        // ahead of it).
+        // Open, as the capture counts a session, from its connection's time, or its first statement's when the
+        // capture began after it connected (not from connecting, a second ahead of it).
         if stats.span.is_none() {
             let now = shared.open.fetch_add(1, Ordering::SeqCst) + 1;
             shared.peak.fetch_max(now, Ordering::SeqCst);
             let at = shared.since_start();
             stats.span = Some((at, at));
         }
+        let Some((sql, parameters, fingerprint)) = statement else { continue };
         let send = Instant::now();
+        let intended = if shared.closed_loop { send } else { intended };
         let result = connection.run_captured(&sql, parameters.as_deref());
         let end = Instant::now();
         let calls = stats.per_fingerprint.entry(fingerprint).or_default();
@@ -277,7 +293,9 @@ fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
         }
         calls.response_ms.push((end - intended).as_secs_f64() * 1e3);
         calls.service_ms += (end - send).as_secs_f64() * 1e3;
-        stats.lag.record_ns((send.saturating_duration_since(intended)).as_nanos() as u64);
+        let lag = send.saturating_duration_since(intended);
+        stats.lag.record_ns(lag.as_nanos() as u64);
+        stats.late += u64::from(lag > LATE_AFTER);
     }
     drop(connections);
     if let Some((from, _)) = stats.span {
@@ -285,6 +303,21 @@ fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
         stats.span = Some((from, shared.since_start()));
     }
     stats
+}
+
+/// The queue of the captured session `key`, its thread started on first use.
+fn session_sender<'scope, 'env, 'q>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: &'scope Shared<'env>,
+    senders: &'q mut HashMap<String, SyncSender<Work>>,
+    handles: &mut Vec<std::thread::ScopedJoinHandle<'scope, SessionStats>>,
+    key: String,
+) -> &'q SyncSender<Work> {
+    senders.entry(key).or_insert_with(|| {
+        let (sender, receiver) = sync_channel(SESSION_QUEUE);
+        handles.push(scope.spawn(move || session(receiver, shared)));
+        sender
+    })
 }
 
 /// Give `work` to its session. A session whose queue is full is behind: wait for it, but never past an interrupt. A
@@ -328,6 +361,7 @@ pub fn replay(
     let shared = Shared {
         connect,
         allow_writes: options.allow_writes,
+        closed_loop: speed == Speed::Max,
         started,
         interrupt,
         open: AtomicU64::new(0),
@@ -372,7 +406,18 @@ pub fn replay(
                     }
                     continue;
                 }
-                EventKind::Connect { .. } | EventKind::UseDatabase { .. } => continue,
+                EventKind::Connect { .. } => {
+                    // The session's connection opens at its captured time, whatever it goes on to send.
+                    if let Some(target) = options.route(captured.database(&event.session)) {
+                        if speed != Speed::Max && !sleep_until(intended - LOOKAHEAD, interrupt) {
+                            break;
+                        }
+                        let sender = session_sender(scope, &shared, &mut senders, &mut handles, event.session);
+                        hand_over(sender, Work::Open { intended, target }, interrupt);
+                    }
+                    continue;
+                }
+                EventKind::UseDatabase { .. } => continue,
                 EventKind::Statement(statement) => statement,
             };
             let Some(target) = options.route(captured.database(&event.session)) else {
@@ -412,12 +457,7 @@ pub fn replay(
             if speed != Speed::Max && !sleep_until(intended - LOOKAHEAD, interrupt) {
                 break;
             }
-            let sender = senders.entry(event.session).or_insert_with(|| {
-                let (sender, receiver) = sync_channel(SESSION_QUEUE);
-                let shared = &shared;
-                handles.push(scope.spawn(move || session(receiver, shared)));
-                sender
-            });
+            let sender = session_sender(scope, &shared, &mut senders, &mut handles, event.session);
             let parameters = statement.extended.then_some(statement.parameters);
             hand_over(
                 sender,
@@ -435,11 +475,13 @@ pub fn replay(
     })?;
     let replayed_seconds = shared.since_start();
     let mut lag = LatencyHistogram::new();
+    let mut late = 0u64;
     let (mut replayed, mut failed, mut connect_failures, mut not_connected) = (0u64, 0u64, 0u64, 0u64);
     let mut connect_error = None;
     let mut replayed_spans = Vec::new();
     for stats in results {
         lag.merge(&stats.lag);
+        late += stats.late;
         not_connected += stats.not_connected;
         replayed_spans.extend(stats.span);
         if let Some(error) = stats.connect_error {
@@ -469,11 +511,9 @@ pub fn replay(
         let captured = match (speed, first_at) {
             (Speed::Factor(factor), Some(first)) => {
                 let on_schedule = |at: i64| (at - first) as f64 / 1e6 / factor;
-                let spans: Vec<(f64, f64)> = captured
-                    .all_spans(last_at)
-                    .iter()
-                    .map(|&(from, to)| (on_schedule(from), on_schedule(to)))
-                    .collect();
+                // The sessions of the databases replayed, as the replay's are.
+                let spans: Vec<(f64, f64)> =
+                    routed.all_spans(last_at).iter().map(|&(from, to)| (on_schedule(from), on_schedule(to))).collect();
                 crate::sessions::concurrency(&spans, interval_seconds, intervals)
             }
             _ => Vec::new(),
@@ -497,12 +537,13 @@ pub fn replay(
         connect_failures,
         connect_error,
         not_connected,
+        late,
         lag_p50_ms: ms(lag.quantile_ns(0.5)),
         lag_p99_ms: ms(lag.quantile_ns(0.99)),
         lag_max_ms: ms(lag.max_ns()),
         captured_seconds,
         replayed_seconds,
-        captured_peak: routed.peak,
+        captured_peak: routed.peak(last_at),
         replayed_peak: shared.peak.load(Ordering::SeqCst),
         concurrency,
         interrupted: interrupt.load(Ordering::SeqCst),

@@ -9,11 +9,10 @@ use std::collections::HashMap;
 /// last statement until its duration is logged (a fingerprint, or its index).
 pub(crate) struct Sessions<P> {
     open: HashMap<String, Open<P>>,
-    /// Sessions seen; those whose connection the capture holds; those that ended in it; the most open at once.
+    /// Sessions seen; those whose connection the capture holds; those that ended in it.
     pub seen: u64,
     pub connected: u64,
     pub ended: u64,
-    pub peak: u64,
     /// Each ended session's first and last moment (microseconds since the Unix epoch).
     pub spans: Vec<(i64, i64)>,
 }
@@ -26,7 +25,7 @@ struct Open<P> {
 
 impl<P> Sessions<P> {
     pub fn new() -> Sessions<P> {
-        Sessions { open: HashMap::new(), seen: 0, connected: 0, ended: 0, peak: 0, spans: Vec::new() }
+        Sessions { open: HashMap::new(), seen: 0, connected: 0, ended: 0, spans: Vec::new() }
     }
 
     /// Take in one event, before the reader acts on it: a connection, a change of database or a statement begins a
@@ -38,7 +37,6 @@ impl<P> Sessions<P> {
         if begins && !self.open.contains_key(&event.session) {
             self.open.insert(event.session.clone(), Open { database: None, pending: None, began: event.at });
             self.seen += 1;
-            self.peak = self.peak.max(self.open.len() as u64);
         }
         match &event.kind {
             EventKind::Connect { database, .. } => {
@@ -100,6 +98,22 @@ impl<P> Sessions<P> {
         let open = self.open.values().map(|open| (open.began, last_at));
         self.spans.iter().copied().chain(open).collect()
     }
+
+    /// The most sessions open at once, by the log's clock (those still open ending at `last_at`). Not by the order
+    /// of its lines: a server writing several logs at once may interleave two sessions' lines differently in each,
+    /// but stamps each message with one time.
+    pub fn peak(&self, last_at: i64) -> u64 {
+        let spans = self.all_spans(last_at);
+        let mut edges: Vec<(i64, i64)> = spans.iter().flat_map(|&(from, to)| [(from, 1), (to.max(from), -1)]).collect();
+        // At one moment, a start before an end, as `concurrency` counts them.
+        edges.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let (mut now, mut most) = (0i64, 0i64);
+        for (_, step) in edges {
+            now += step;
+            most = most.max(now);
+        }
+        most as u64
+    }
 }
 
 /// The most intervals open at once within each of `buckets` of `width` seconds from 0, the intervals in seconds
@@ -126,7 +140,28 @@ pub fn concurrency(intervals: &[(f64, f64)], width: f64, buckets: usize) -> Vec<
 
 #[cfg(test)]
 mod tests {
-    use super::concurrency;
+    use super::{Sessions, concurrency};
+    use crate::capture::{Event, EventKind};
+
+    /// Two logs of one server at once may interleave sessions' lines differently: the peak is the same in both.
+    #[test]
+    fn the_peak_is_by_the_clock_not_by_the_order_of_lines() {
+        let event = |at: i64, session: &str, kind: EventKind| Event { at, session: session.into(), line: 0, kind };
+        let connect = || EventKind::Connect { user: None, database: None };
+        let setup_ends = event(2_000, "setup", EventKind::Disconnect);
+        let client_starts = event(3_000, "client", connect());
+        let mut orders = Vec::new();
+        for lines in [[setup_ends.clone(), client_starts.clone()], [client_starts, setup_ends]] {
+            let mut sessions: Sessions<()> = Sessions::new();
+            sessions.track(&event(1_000, "setup", connect()));
+            sessions.track(&event(1_500, "other", connect()));
+            for line in &lines {
+                sessions.track(line);
+            }
+            orders.push(sessions.peak(10_000));
+        }
+        assert_eq!(orders, [2, 2]);
+    }
 
     #[test]
     fn concurrency_is_the_most_open_at_once_in_each_bucket() {

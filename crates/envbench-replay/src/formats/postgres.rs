@@ -110,7 +110,11 @@ fn interpret(record: Record) -> Option<Event> {
     } else if let Some(rest) = text.strip_prefix("execute ") {
         match rest.split_once(": ") {
             Some((_, sql)) => (sql, true),
-            None => return None,
+            // PostgreSQL always writes "execute NAME: SQL": anything else is counted, not dropped.
+            None => {
+                let reason = "an execute without its statement (\"execute NAME: SQL\" expected)".to_string();
+                return event(EventKind::Skipped(Skip { reason, text: shortened(message, 120) }));
+            }
         }
     } else {
         // parse and bind of the extended protocol: its execute is what runs.
