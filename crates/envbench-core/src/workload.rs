@@ -87,7 +87,8 @@ impl CurveMark {
     }
 }
 
-/// Throughput over time within a run (one line per step), for workloads that count it each second.
+/// A figure over time within a run (throughput, one line per step; a replay's sessions), for workloads that count
+/// it as they run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     /// What the chart is of, when a run draws several (e.g. one per sustained write test).
@@ -102,6 +103,16 @@ pub struct Timeline {
     /// Moments and spans the chart marks (a cliff, a steady-state window).
     #[serde(default)]
     pub marks: Vec<TimelineMark>,
+    /// Whether more is better (throughput), which the axis says; a replay's sessions should match, not grow.
+    #[serde(default = "more_is_better")]
+    pub higher_is_better: bool,
+    /// What the chart shows, in a sentence, when the default one (steps and stalls) does not say it.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn more_is_better() -> bool {
+    true
 }
 
 /// A marked place on a timeline's x axis.

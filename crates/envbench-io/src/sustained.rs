@@ -517,6 +517,8 @@ pub fn timelines(document: &SustainedDocument) -> Vec<Timeline> {
                     test.mb_per_s.iter().enumerate().map(|(s, v)| (s as f64 + 1.0, *v)).collect(),
                 )],
                 marks,
+                higher_is_better: true,
+                note: None,
             }
         })
         .collect()

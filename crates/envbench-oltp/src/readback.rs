@@ -79,6 +79,8 @@ impl ReadBack for OltpWorkload {
         vec![Timeline {
             subject: None,
             marks: Vec::new(),
+            higher_is_better: true,
+            note: None,
             y_label: "transactions per second".into(),
             x_label: "seconds since the step began (ramp-up included)".into(),
             lines: document

@@ -9,7 +9,7 @@ use envbench_core::sampler::SamplerSeries;
 use envbench_core::stats::Summary;
 use envbench_core::text::{Align, Table, plural};
 use envbench_core::workload::{
-    Ending, Envelope, Measured, Plan, Planned, ReadBack, RunContext, Workload, WorkloadError,
+    Ending, Envelope, Measured, Plan, Planned, ReadBack, RunContext, Timeline, Workload, WorkloadError,
 };
 use envbench_sql::DatabaseUrl;
 use serde_json::{Value, json};
@@ -348,10 +348,50 @@ impl ReadBack for ReplayWorkload {
                 .find(|r| r.record.test_id == FIDELITY_TEST && r.record.metric == metric)
                 .and_then(|r| r.record.samples.first().copied())
         };
-        match (figure("statements_replayed"), figure("lag_p99")) {
-            (Some(replayed), Some(lag)) => format!("{replayed:.0} statements replayed, schedule lag p99 {lag:.1} ms"),
-            _ => "no statement replayed".to_string(),
+        let Some(replayed) = figure("statements_replayed") else { return "no statement replayed".to_string() };
+        let mut parts = vec![format!("{replayed:.0} statements replayed")];
+        match (figure("writes_replayed"), figure("writes_skipped")) {
+            (Some(sent), _) if sent > 0.0 => parts.push(format!("{sent:.0} writes replayed (--allow-writes)")),
+            (_, Some(skipped)) => parts.push(format!("{skipped:.0} writes skipped (read-only)")),
+            _ => {}
         }
+        parts.push(format!("{:.0} failed", figure("statements_failed").unwrap_or(0.0)));
+        if let Some(lag) = figure("lag_p99") {
+            parts.push(format!("schedule lag p99 {lag:.1} ms"));
+        }
+        parts.join(", ")
+    }
+
+    /// The sessions open over time as captured and as replayed: where a replay did not keep its capture's load.
+    fn timelines(&self, run: &StoredRun) -> Vec<Timeline> {
+        let Some(concurrency) = run.attachments.get(WORKLOAD).map(|a| &a["outcome"]["concurrency"]) else {
+            return Vec::new();
+        };
+        let interval = concurrency["interval_seconds"].as_f64().unwrap_or(1.0);
+        let line = |name: &str| {
+            let points: Vec<(f64, f64)> = concurrency[name]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(|(i, n)| Some(((i + 1) as f64 * interval, n.as_f64()?)))
+                .collect();
+            (format!("as {name}"), points)
+        };
+        vec![Timeline {
+            subject: None,
+            y_label: "sessions open at most".into(),
+            x_label: format!("seconds of the replay's schedule (intervals of {interval:.0} s)"),
+            lines: vec![line("captured"), line("replayed")],
+            marks: Vec::new(),
+            higher_is_better: false,
+            note: Some(
+                "The most sessions open in each interval, as captured (on the replay's schedule) and as replayed: \
+                 where the replayed line is below, the target saw a lighter load than the capture. At --speed max \
+                 there is no schedule, so only the replay's line."
+                    .into(),
+            ),
+        }]
     }
 }
 
@@ -475,6 +515,7 @@ impl Measured for ReplayMeasured {
             ("writes_skipped", "statements", Direction::LowerIsBetter, o.skipped_writes as f64),
             ("writes_replayed", "statements", Direction::HigherIsBetter, self.writes_sent() as f64),
             ("statements_not_connected", "statements", Direction::LowerIsBetter, o.not_connected as f64),
+            ("statements_late", "statements", Direction::LowerIsBetter, o.late as f64),
             ("lag_p99", "ms", Direction::LowerIsBetter, o.lag_p99_ms),
             ("replayed_seconds", "s", Direction::LowerIsBetter, o.replayed_seconds),
         ] {
@@ -594,15 +635,23 @@ fn render(measured: &ReplayMeasured) -> String {
             o.concurrency.interval_seconds
         )
     };
+    let schedule = match o.speed {
+        Speed::Max => "closed loop, no schedule (--speed max)".to_string(),
+        Speed::Factor(_) => format!(
+            "schedule lag p99 {:.1} ms (max {:.1} ms), {} late over {} ms",
+            o.lag_p99_ms,
+            o.lag_max_ms,
+            o.late,
+            envbench_base::wait::LATE_AFTER.as_millis()
+        ),
+    };
     out.push_str(&format!(
-        "fidelity: {} statements replayed, {writes}, {} failed, {} not replayable{left_out}{not_connected}; schedule \
-         lag p99 {:.1} ms (max {:.1} ms); {} sessions, at most {} at once ({} captured){concurrency}; {:.1} s \
-         captured, {:.1} s replayed{}\n",
+        "fidelity: {} statements replayed, {writes}, {} failed, {} not replayable{left_out}{not_connected}; \
+         {schedule}; {} sessions, at most {} at once ({} captured){concurrency}; {:.1} s captured, {:.1} s \
+         replayed{}\n",
         o.replayed,
         o.failed,
         o.not_replayable,
-        o.lag_p99_ms,
-        o.lag_max_ms,
         o.sessions,
         o.replayed_peak,
         o.captured_peak,

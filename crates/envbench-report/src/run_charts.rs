@@ -140,12 +140,17 @@ pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, wor
                     continue;
                 }
                 let subject = timeline.subject.as_ref().map(|s| format!("{s}, ")).unwrap_or_default();
-                let note = if timeline.marks.is_empty() {
-                    "One line per step; dips in the steady state are stalls (checkpoints, lock waits, a busy disk)."
-                } else {
-                    "The shaded span is the steady-state window the sustained figure is the mean of; a vertical \
-                     line marks the cliff, where throughput stayed below half the burst figure."
+                let note = match &timeline.note {
+                    Some(note) => note.as_str(),
+                    None if timeline.marks.is_empty() => {
+                        "One line per step; dips in the steady state are stalls (checkpoints, lock waits, a busy disk)."
+                    }
+                    None => {
+                        "The shaded span is the steady-state window the sustained figure is the mean of; a vertical \
+                         line marks the cliff, where throughput stayed below half the burst figure."
+                    }
                 };
+                let better = if timeline.higher_is_better { " (higher is better)" } else { "" };
                 out.push(
                     charts.lines(
                         &format!("{workload}-timeline"),
@@ -156,7 +161,7 @@ pub(crate) fn timelines(charts: &mut Charts, sides: &[Side], workload: &str, wor
                                 timeline.y_label
                             ),
                             x_label: timeline.x_label.clone(),
-                            y_label: format!("{} (higher is better)", timeline.y_label),
+                            y_label: format!("{}{better}", timeline.y_label),
                             series: timeline
                                 .lines
                                 .into_iter()
