@@ -4,6 +4,7 @@
 use crate::common::{calls, inspected, scratch};
 use envbench_replay::{EventKind, ReplayOptions, Speed, open, replay};
 use envbench_sql::{Connection, DatabaseUrl, Value};
+use std::collections::{BTreeMap, HashMap};
 
 const ADMIN: &str = "mysql://root@127.0.0.1:3306/test";
 
@@ -51,6 +52,35 @@ impl Drop for LogsOn {
             let _ = self.admin.batch(statement);
         }
     }
+}
+
+/// Each fingerprint's statements in the capture's sessions that worked in `database`, counted apart from any replay:
+/// a session works in the database its connection or its last `Init DB` or `use` named.
+fn captured_in(log: &std::path::Path, database: &str) -> BTreeMap<String, u64> {
+    let mut reader = open(log).unwrap();
+    let mut in_database: HashMap<String, Option<String>> = HashMap::new();
+    let mut counts = BTreeMap::new();
+    while let Some(event) = reader.next_event().unwrap() {
+        match event.kind {
+            EventKind::Connect { database, .. } => {
+                in_database.insert(event.session, database);
+            }
+            EventKind::UseDatabase { database } => {
+                in_database.insert(event.session, Some(database));
+            }
+            EventKind::Statement(statement) => {
+                let current = in_database.entry(event.session).or_default();
+                if statement.database.is_some() {
+                    current.clone_from(&statement.database);
+                }
+                if current.as_deref() == Some(database) {
+                    *counts.entry(envbench_replay::fingerprint(&statement.sql)).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    counts
 }
 
 #[test]
@@ -106,6 +136,10 @@ fn mariadb_general_and_slow_logs_hold_the_same_statements() {
         let options = ReplayOptions { speed: Speed::Max, routes: vec![Some(database.clone())], allow_writes: false };
         let outcome = replay(open(log).unwrap().as_mut(), &connect, &options, &Default::default()).unwrap();
         let shown = log.display();
+        // Every fingerprint of our database as often as captured: the reads sent, the writes counted.
+        let replayed: BTreeMap<String, u64> =
+            outcome.fingerprints.iter().map(|f| (f.fingerprint.clone(), f.calls + f.skipped)).collect();
+        assert_eq!(replayed, captured_in(log, &database), "{shown}");
         let of = |fingerprint: &str| outcome.fingerprints.iter().find(|f| f.fingerprint == fingerprint).unwrap();
         let update = of("update accounts set balance = balance + $1 where id = $2");
         assert_eq!((update.calls, update.skipped), (0, 50), "{shown}");

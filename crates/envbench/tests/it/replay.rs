@@ -231,6 +231,14 @@ fn writes_are_replayed_only_on_another_server_each_database_on_its_own_target() 
     assert!(results.iter().all(|r| r["parameters"]["read_only"] == false), "the result records the writes: {run}");
     let written = results.iter().find(|r| r["metric"] == "writes_replayed").unwrap();
     assert_eq!(written["samples"][0].as_f64(), Some(15.0 * 4.0), "pgbench's four writes a transaction: {written}");
+    // The report charts the sessions over time, captured against replayed, and heads the run with its fidelity.
+    let report = store.with_file_name("replay.html");
+    ok(envbench(&store, &["report", listed[0]["uuid"].as_str().unwrap(), "--output", report.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&report).unwrap();
+    for said in ["sessions open at most over time", "as captured", "as replayed", "60 writes replayed (--allow-writes)"]
+    {
+        assert!(html.contains(said), "the report does not say '{said}'");
+    }
 }
 
 /// What a capture holds, counted apart from any replay: each fingerprint's statements.

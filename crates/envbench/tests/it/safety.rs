@@ -190,6 +190,12 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         ("access.log", "127.0.0.1 - - [02/Dec/2026:15:30:00 +0000] \"GET / HTTP/1.1\" 200 612\n".into()),
         ("prefix.log", "2026-12-02 15:30:00.123 UTC [77] LOG:  statement: select 1\n".into()),
         ("good.csv", record.to_string()),
+        // A bound value whose quote never closes, in a session that never ends: both counted, never dropped.
+        ("skips.csv", format!(
+            "{record}2026-12-02 15:30:00.200 UTC,\"postgres\",\"test\",1,\"[local]\",\"1.2\",2,\"SELECT\",\
+             \"2026-12-02 15:29:00 UTC\",\"3/2\",0,LOG,00000,\"execute S_1: select $1\",\"parameters: $1 = '5\",,,,,,,,\
+             \"psql\",\"client backend\",,0\n"
+        )),
     ];
     for (name, text) in &captures {
         std::fs::write(user.join(name), text).unwrap();
@@ -587,6 +593,14 @@ fn the_battery_of_bad_inputs_ends_in_clear_errors_and_changes_nothing() {
         }
         if *code == 2 && runs(&store).len() != stored {
             failures.push(format!("{args:?}: a usage error stored a run"));
+        }
+    }
+    // What a capture holds but cannot replay is counted and said, never dropped: `inspect` reads on.
+    let skips = run_bounded(&root, &store, &["replay", "inspect", &capture("skips.csv")], REFUSAL_LIMIT).unwrap();
+    let said = String::from_utf8_lossy(&skips.stdout);
+    for counted in ["a value whose quote never closes", "1 still open at its end", "statements: 1"] {
+        if !skips.status.success() || !said.contains(counted) {
+            failures.push(format!("replay inspect skips.csv: '{counted}' not said: {}\n{said}", stderr(&skips)));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
