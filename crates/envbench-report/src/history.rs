@@ -47,13 +47,34 @@ pub fn run_identity(run: &RunSummary, environments: &RunEnvironments) -> Option<
     environments.of(&run.uuid).map(environment_identity)
 }
 
+/// The identities of a store's environments, each worked out once from its fingerprint: a store of many runs has
+/// few environments.
+struct Identities<'a> {
+    environments: &'a RunEnvironments,
+    by_hash: std::collections::HashMap<&'a str, EnvironmentIdentity>,
+}
+
+impl<'a> Identities<'a> {
+    fn new(environments: &'a RunEnvironments) -> Identities<'a> {
+        let by_hash =
+            environments.fingerprints.iter().map(|(hash, fp)| (hash.as_str(), environment_identity(fp))).collect();
+        Identities { environments, by_hash }
+    }
+
+    /// What [`run_identity`] says of `run`.
+    fn of(&self, run: &RunSummary) -> Option<&EnvironmentIdentity> {
+        self.by_hash.get(self.environments.runs.get(&run.uuid)?.as_str())
+    }
+}
+
 /// Group runs by environment identity.
 pub fn environment_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<EnvironmentSummary> {
+    let identities = Identities::new(environments);
     let mut groups: BTreeMap<String, EnvironmentSummary> = BTreeMap::new();
     for run in runs {
-        let Some(identity) = run_identity(run, environments) else { continue };
+        let Some(identity) = identities.of(run) else { continue };
         let entry = groups.entry(identity.id.clone()).or_insert_with(|| EnvironmentSummary {
-            identity,
+            identity: identity.clone(),
             runs: 0,
             labels: Vec::new(),
             hosts: Vec::new(),
@@ -111,12 +132,16 @@ impl SuiteSummary {
 
 /// Group runs into suites by their suite tag, newest first.
 pub fn suite_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<SuiteSummary> {
+    let identities = Identities::new(environments);
     let mut suites: Vec<SuiteSummary> = Vec::new();
+    // Each suite's place, so a store of many suites is read in one pass.
+    let mut places: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for run in runs {
         let Some(id) = run.tags.get(SUITE_TAG) else { continue };
-        let at = match suites.iter().position(|s| s.id == *id) {
-            Some(at) => at,
+        let at = match places.get(id.as_str()) {
+            Some(&at) => at,
             None => {
+                places.insert(id, suites.len());
                 suites.push(SuiteSummary {
                     id: id.clone(),
                     name: run.tags.get(SUITE_NAME_TAG).cloned().unwrap_or_default(),
@@ -143,15 +168,17 @@ pub fn suite_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> V
         {
             suite.labels.push(label.clone());
         }
-        if let Some(identity) = run_identity(run, environments)
-            && !suite.environments.contains(&identity)
+        if let Some(identity) = identities.of(run)
+            && !suite.environments.contains(identity)
         {
-            suite.environments.push(identity);
+            suite.environments.push(identity.clone());
         }
     }
     suites.sort_by(|a, b| b.started_at.cmp(&a.started_at));
-    for i in 0..suites.len() {
-        suites[i].previous = suites[i + 1..].iter().find(|s| s.name == suites[i].name).map(|s| s.id.clone());
+    // Oldest first, each suite's previous is the last one of its name seen before it.
+    let mut last_of_name: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for suite in suites.iter_mut().rev() {
+        suite.previous = last_of_name.insert(suite.name.clone(), suite.id.clone());
     }
     suites
 }

@@ -319,7 +319,8 @@ impl<B: Backend> SqlStore<B> {
              WHERE x.run_id = ? ORDER BY s.result_id, s.seq"
         } else {
             "SELECT s.result_id, s.value FROM results x JOIN samples s ON s.result_id = x.id \
-             WHERE x.run_id = ? AND x.id NOT IN (SELECT result_id FROM sample_digests) ORDER BY s.result_id, s.seq"
+             WHERE x.run_id = ? AND NOT EXISTS (SELECT 1 FROM sample_digests d WHERE d.result_id = x.id) \
+             ORDER BY s.result_id, s.seq"
         };
         for row in sql.query(query, params![run_id])? {
             samples.entry(row.int(0)?).or_default().push(row.real(1)?);
