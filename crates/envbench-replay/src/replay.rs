@@ -257,8 +257,8 @@ fn session(work: Receiver<Work>, shared: &Shared<'_>) -> SessionStats {
                 break;
             }
         };
-        // Connected as soon as the first statement is handed over, a second ahead of its time, so connecting is
-        // not counted against it.
+        // Connected as soon as its connection or first statement is handed over, a second ahead of its time, so
+        // connecting is not counted against it.
         let connection = connections.entry(target).or_insert_with(|| {
             let connection = shared.connect(target);
             if let Err(e) = &connection {
@@ -384,7 +384,11 @@ pub fn replay(
             };
             let was_routed = options.route(captured.database(&event.session)).is_some();
             captured.track(&event);
-            if was_routed || options.route(captured.database(&event.session)).is_some() {
+            // A disconnection ends a session wherever it last worked (nothing, for one `routed` does not hold).
+            if was_routed
+                || matches!(event.kind, EventKind::Disconnect)
+                || options.route(captured.database(&event.session)).is_some()
+            {
                 routed.track(&event);
             }
             let statement = match event.kind {
@@ -448,22 +452,35 @@ pub fn replay(
             } else {
                 captured.await_duration(&event.session, at);
             }
-            if fingerprints[at].kind == StatementKind::Write && !options.allow_writes {
+            let skipped = fingerprints[at].kind == StatementKind::Write && !options.allow_writes;
+            if skipped {
                 fingerprints[at].skipped += 1;
                 skipped_writes += 1;
-                continue;
+                // A session whose connection the capture does not hold opens here, whatever it sends.
+                if senders.contains_key(&event.session) {
+                    continue;
+                }
             }
             // Handed over a second ahead of its time, so the log is never read further ahead than that.
             if speed != Speed::Max && !sleep_until(intended - LOOKAHEAD, interrupt) {
                 break;
             }
             let sender = session_sender(scope, &shared, &mut senders, &mut handles, event.session);
+            if skipped {
+                hand_over(sender, Work::Open { intended, target }, interrupt);
+                continue;
+            }
             let parameters = statement.extended.then_some(statement.parameters);
             hand_over(
                 sender,
                 Work::Run { sql: statement.sql, parameters, intended, fingerprint: at, target },
                 interrupt,
             );
+        }
+        // Sessions the capture never ends stay open to its last moment, as captured.
+        if let (Speed::Factor(factor), Some(first)) = (speed, first_at) {
+            let end = Duration::from_micros((last_at - first).max(0) as u64).div_f64(factor);
+            sleep_until(started + end, interrupt);
         }
         drop(senders);
         if interrupt.load(Ordering::SeqCst) {

@@ -382,7 +382,8 @@ impl ReadBack for ReplayWorkload {
             subject: None,
             y_label: "sessions open at most".into(),
             x_label: format!("seconds of the replay's schedule (intervals of {interval:.0} s)"),
-            lines: vec![line("captured"), line("replayed")],
+            // At --speed max nothing is captured on the replay's schedule: no line of it.
+            lines: [line("captured"), line("replayed")].into_iter().filter(|(_, points)| !points.is_empty()).collect(),
             marks: Vec::new(),
             higher_is_better: false,
             note: Some(

@@ -7,7 +7,7 @@ use crate::svg::{LineChart, LineSeries};
 use envbench_core::model::{RunStatus, RunSummary, StoredRun};
 use envbench_core::stats::geometric_mean;
 use envbench_core::workload::{Registry, Resource};
-use envbench_store::RunEnvironments;
+use envbench_store::{FingerprintTally, RunEnvironments};
 use envbench_verdict::compare_results;
 use envbench_verdict::headline_rows;
 use envbench_verdict::natural_cmp;
@@ -67,38 +67,40 @@ impl<'a> Identities<'a> {
     }
 }
 
-/// Group runs by environment identity.
-pub fn environment_summaries(runs: &[RunSummary], environments: &RunEnvironments) -> Vec<EnvironmentSummary> {
+/// Group the store's runs by environment identity, from what each fingerprint's runs add up to
+/// ([`ReadEnvironments::fingerprint_tallies`](envbench_store::ReadEnvironments::fingerprint_tallies), the latest
+/// fingerprint first): fingerprints that differ only where an identity does not look are one environment.
+pub fn environment_summaries(environments: &RunEnvironments, tallies: &[FingerprintTally]) -> Vec<EnvironmentSummary> {
     let identities = Identities::new(environments);
     let mut groups: BTreeMap<String, EnvironmentSummary> = BTreeMap::new();
-    for run in runs {
-        let Some(identity) = identities.of(run) else { continue };
+    for tally in tallies {
+        let Some(identity) = identities.by_hash.get(tally.hash.as_str()) else { continue };
         let entry = groups.entry(identity.id.clone()).or_insert_with(|| EnvironmentSummary {
             identity: identity.clone(),
             runs: 0,
             labels: Vec::new(),
             hosts: Vec::new(),
             workloads: Vec::new(),
-            first_run_at: run.started_at.clone(),
-            last_run_at: run.started_at.clone(),
+            first_run_at: tally.first_run_at.clone(),
+            last_run_at: tally.last_run_at.clone(),
         });
-        entry.runs += 1;
-        for (list, value) in [
-            (&mut entry.labels, &run.label),
-            (&mut entry.hosts, &run.host),
-            (&mut entry.workloads, &Some(run.workload.clone())),
+        entry.runs += tally.runs;
+        for (list, values) in [
+            (&mut entry.labels, &tally.labels),
+            (&mut entry.hosts, &tally.host.iter().cloned().collect()),
+            (&mut entry.workloads, &tally.workloads),
         ] {
-            if let Some(value) = value
-                && !list.contains(value)
-            {
-                list.push(value.clone());
+            for value in values {
+                if !list.contains(value) {
+                    list.push(value.clone());
+                }
             }
         }
-        if run.started_at < entry.first_run_at {
-            entry.first_run_at = run.started_at.clone();
+        if tally.first_run_at < entry.first_run_at {
+            entry.first_run_at = tally.first_run_at.clone();
         }
-        if run.started_at > entry.last_run_at {
-            entry.last_run_at = run.started_at.clone();
+        if tally.last_run_at > entry.last_run_at {
+            entry.last_run_at = tally.last_run_at.clone();
         }
     }
     let mut list: Vec<EnvironmentSummary> = groups.into_values().collect();

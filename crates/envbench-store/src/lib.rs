@@ -37,7 +37,8 @@ pub use digest::{DIGEST_ABOVE, DIGEST_POINTS, digest_flag, is_digest_flag, sampl
 pub use error::StoreError;
 pub use location::{StoreLocation, default_store_path, open_store};
 pub use model::{
-    FleetEvent, ImportOutcome, PushReport, RunEnvironments, RunFilter, RunSummary, StoredResult, StoredRun,
+    FingerprintTally, FleetEvent, ImportOutcome, PushReport, RunEnvironments, RunFilter, RunSummary, StoredResult,
+    StoredRun,
 };
 pub use pages_view::PagesView;
 pub use postgres_backend::{PostgresBackend, PostgresStore};

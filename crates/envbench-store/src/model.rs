@@ -64,6 +64,20 @@ pub struct RunEnvironments {
     pub fingerprints: std::collections::BTreeMap<String, Fingerprint>,
 }
 
+/// What a store's runs of one fingerprint add up to: what a page of environments reads instead of every run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FingerprintTally {
+    /// The fingerprint's hash, a key of [`RunEnvironments::fingerprints`].
+    pub hash: String,
+    pub host: Option<String>,
+    pub runs: usize,
+    /// The labels and the workloads of its runs, each once, the latest run's first.
+    pub labels: Vec<String>,
+    pub workloads: Vec<String>,
+    pub first_run_at: String,
+    pub last_run_at: String,
+}
+
 impl RunEnvironments {
     /// The fingerprint of a run, when the store knows the run.
     pub fn of(&self, run_uuid: &str) -> Option<&Fingerprint> {

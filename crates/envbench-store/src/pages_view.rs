@@ -1,7 +1,7 @@
 //! The store as pages read it.
 
 use crate::error::StoreError;
-use crate::model::{RunEnvironments, RunFilter, RunSummary, StoredRun};
+use crate::model::{FingerprintTally, RunEnvironments, RunFilter, RunSummary, StoredRun};
 use crate::roles::{ReadEnvironments, ReadRuns};
 
 /// A store as pages read it: every run loaded as [`ReadRuns::load_run_for_pages`] gives it (a result with many
@@ -29,5 +29,11 @@ impl ReadEnvironments for PagesView<'_> {
     }
     fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
         self.0.environments_of(uuids)
+    }
+    fn fingerprint_tallies(&self) -> Result<(RunEnvironments, Vec<FingerprintTally>), StoreError> {
+        self.0.fingerprint_tallies()
+    }
+    fn newest_tag_values(&self, key: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.0.newest_tag_values(key, limit)
     }
 }

@@ -126,6 +126,13 @@ impl Backend for PostgresBackend {
         .collect()
     }
 
+    fn has_index(sql: &mut Sql<'_>, name: &str) -> Result<bool, StoreError> {
+        // In the schema the store works in (its search_path), as its tables are.
+        let query = "SELECT count(*) FROM pg_class c WHERE c.relkind = 'i' AND c.relname = ? \
+                     AND c.relnamespace = current_schema()::regnamespace";
+        Ok(sql.query_one(query, &[SqlValue::from(name)])?.int(0)? > 0)
+    }
+
     fn lock_runs(sql: &mut Sql<'_>, uuids: &[&str]) -> Result<(), StoreError> {
         // Two pushes of the same run racing: the second waits here for the first to commit, then sees the run. A
         // statement takes the locks of 500 runs, in the order given (sorted by the caller).

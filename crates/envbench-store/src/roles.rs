@@ -5,7 +5,7 @@
 //! over HTTP reads runs and does nothing else; the pages' view reads runs and environments.
 
 use crate::error::StoreError;
-use crate::model::{FleetEvent, ImportOutcome, RunEnvironments, RunFilter, RunSummary, StoredRun};
+use crate::model::{FingerprintTally, FleetEvent, ImportOutcome, RunEnvironments, RunFilter, RunSummary, StoredRun};
 use envbench_core::fingerprint::Fingerprint;
 use envbench_core::model::{ResultRecord, RunRequest, RunStatus};
 use envbench_core::sampler::SamplerSeries;
@@ -41,6 +41,14 @@ pub trait ReadEnvironments: ReadRuns {
         environments.runs.retain(|uuid, _| wanted.contains(uuid.as_str()));
         Ok(environments)
     }
+
+    /// Every fingerprint (in [`RunEnvironments::fingerprints`]; its `runs` left empty) and what its runs add up to,
+    /// the latest run's fingerprint first: summed by the store, so a page of environments does not read every run.
+    fn fingerprint_tallies(&self) -> Result<(RunEnvironments, Vec<FingerprintTally>), StoreError>;
+
+    /// The values of tag `key` (the suites of `envbench run`), at most `limit`, the one whose first run started last
+    /// first: by the index of tag values, not by reading every run.
+    fn newest_tag_values(&self, key: &str, limit: usize) -> Result<Vec<String>, StoreError>;
 }
 
 /// Recording a run as it happens.

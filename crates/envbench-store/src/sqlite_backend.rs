@@ -4,7 +4,7 @@
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
 use crate::schema::{APPLICATION_ID, Dialect, Rules, known_version};
-use crate::sql::{Sql, store_error};
+use crate::sql::{Sql, SqlValue, store_error};
 use crate::store::{Backend, SqlStore};
 use envbench_sql::{Connection, ErrorKind, SqliteOpen};
 use std::cell::RefCell;
@@ -159,6 +159,11 @@ impl Backend for SqliteBackend {
             return Err(StoreError::NotAStore(location.to_string()));
         }
         known_version(location, version)
+    }
+
+    fn has_index(sql: &mut Sql<'_>, name: &str) -> Result<bool, StoreError> {
+        let query = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?";
+        Ok(sql.query_one(query, &[SqlValue::from(name)])?.int(0)? > 0)
     }
 
     fn configure(&self, location: &str) -> Result<(), StoreError> {

@@ -3,7 +3,7 @@
 
 use crate::error::StoreError;
 use crate::liveness::{self, Liveness, RunLock};
-use crate::model::RunEnvironments;
+use crate::model::{FingerprintTally, RunEnvironments};
 use crate::model::{FleetEvent, ImportOutcome, RunFilter};
 use crate::process::{ProcessIdentity, abandoned_reason};
 use crate::roles::{FleetBoard, ImportRuns, ReadEnvironments, ReadRuns, RecordRuns};
@@ -51,6 +51,9 @@ pub(crate) trait Backend {
     /// be written many to a statement and still be known by id (the order RETURNING gives rows is not defined).
     fn reserve_ids(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError>;
 
+    /// Whether the store has the index `name` (in the schema it works in).
+    fn has_index(sql: &mut Sql<'_>, name: &str) -> Result<bool, StoreError>;
+
     /// Serialize imports of the same runs from several processes (inside the import's transaction); `uuids` come
     /// sorted, so two imports take their locks in one order.
     fn lock_runs(_sql: &mut Sql<'_>, _uuids: &[&str]) -> Result<(), StoreError> {
@@ -93,9 +96,33 @@ impl<B: Backend> SqlStore<B> {
         if version != LATEST_VERSION {
             store.migrate(&location, create)?;
         }
+        // Best effort, as below: a store read where it cannot be written is read without them, only slower.
+        let _ = store.add_missing_indexes();
         // Best effort: a store that cannot be written now (read-only media) is still readable.
         let _ = store.end_abandoned_runs();
         Ok(store)
+    }
+
+    /// Create the [`INDEXES`](crate::schema::INDEXES) a store made before them lacks; nothing when it has them all.
+    fn add_missing_indexes(&mut self) -> Result<(), StoreError> {
+        let missing: Vec<(&str, &str)> = self.read(|sql| {
+            let mut missing = Vec::new();
+            for (name, on) in crate::schema::INDEXES {
+                if !B::has_index(sql, name)? {
+                    missing.push((name, on));
+                }
+            }
+            Ok(missing)
+        })?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        self.write(|sql| {
+            for (name, on) in missing {
+                sql.batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on}"))?;
+            }
+            Ok(())
+        })
     }
 
     fn migrate(&mut self, location: &str, create: bool) -> Result<(), StoreError> {
@@ -224,7 +251,8 @@ impl<B: Backend> SqlStore<B> {
         }
         for (key, value) in &filter.tags {
             condition(
-                " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.key = ? AND t.value = ?)",
+                // By the tags' index of values: the runs of one suite, not a look at every run's tags.
+                " AND r.id IN (SELECT t.run_id FROM run_tags t WHERE t.key = ? AND t.value = ?)",
                 &[key, value],
             );
         }
@@ -629,6 +657,20 @@ impl<B: Backend> ReadEnvironments for SqlStore<B> {
         })
     }
 
+    fn fingerprint_tallies(&self) -> Result<(RunEnvironments, Vec<FingerprintTally>), StoreError> {
+        self.read(|sql| Ok((environments_from(sql, Vec::new())?, tallies_of(sql)?)))
+    }
+
+    fn newest_tag_values(&self, key: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.read(|sql| {
+            let query = format!(
+                "SELECT t.value FROM run_tags t JOIN runs r ON r.id = t.run_id WHERE t.key = ? GROUP BY t.value \
+                 ORDER BY min(r.started_at) DESC, min(r.id) DESC LIMIT {limit}"
+            );
+            sql.query(&query, &[SqlValue::from(key)])?.iter().map(|row| Ok(row.text(0)?)).collect()
+        })
+    }
+
     fn environments_of(&self, uuids: &[&str]) -> Result<RunEnvironments, StoreError> {
         self.read(|sql| {
             let keys: Vec<SqlValue> = uuids.iter().map(|&uuid| SqlValue::from(uuid)).collect();
@@ -638,6 +680,41 @@ impl<B: Backend> ReadEnvironments for SqlStore<B> {
             environments_from(sql, runs)
         })
     }
+}
+
+/// Each fingerprint's runs summed by the store: counts and first and last starts by a GROUP BY, each label and
+/// workload once with its latest start (the latest first), read in one pass each.
+fn tallies_of(sql: &mut Sql<'_>) -> Result<Vec<FingerprintTally>, StoreError> {
+    let mut tallies: Vec<FingerprintTally> = Vec::new();
+    for row in sql.query(
+        "SELECT f.hash, f.hostname, count(*), min(r.started_at), max(r.started_at) FROM runs r \
+         JOIN fingerprints f ON f.id = r.fingerprint_id GROUP BY f.hash, f.hostname \
+         ORDER BY max(r.started_at) DESC, max(r.id) DESC",
+        &[],
+    )? {
+        tallies.push(FingerprintTally {
+            hash: row.text(0)?,
+            host: row.optional_text(1)?,
+            runs: row.int(2)? as usize,
+            labels: Vec::new(),
+            workloads: Vec::new(),
+            first_run_at: row.text(3)?,
+            last_run_at: row.text(4)?,
+        });
+    }
+    let at: BTreeMap<String, usize> = tallies.iter().enumerate().map(|(i, t)| (t.hash.clone(), i)).collect();
+    for (column, label) in [("r.label", true), ("r.workload", false)] {
+        let query = format!(
+            "SELECT f.hash, {column} FROM runs r JOIN fingerprints f ON f.id = r.fingerprint_id \
+             WHERE {column} IS NOT NULL GROUP BY f.hash, {column} ORDER BY max(r.started_at) DESC, max(r.id) DESC"
+        );
+        for row in sql.query(&query, &[])? {
+            let Some(&i) = at.get(&row.text(0)?) else { continue };
+            let list = if label { &mut tallies[i].labels } else { &mut tallies[i].workloads };
+            list.push(row.text(1)?);
+        }
+    }
+    Ok(tallies)
 }
 
 /// Every fingerprint, with these rows of (run uuid, fingerprint hash).

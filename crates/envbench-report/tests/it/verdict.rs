@@ -195,7 +195,8 @@ fn environments_are_ranked_and_their_history_shows_a_regression() {
 
     let summaries = store.list_runs(&Default::default()).unwrap();
     let environments = store.environments().unwrap();
-    let listed = environment_summaries(&summaries, &environments);
+    let (fingerprints, tallies) = store.fingerprint_tallies().unwrap();
+    let listed = environment_summaries(&fingerprints, &tallies);
     assert_eq!(listed.len(), 3, "{listed:?}");
     let metal = environment_identity(&physical()).id;
     assert_eq!(listed.iter().find(|e| e.identity.id == metal).unwrap().runs, 3);

@@ -8,7 +8,8 @@ use axum::response::Response;
 use envbench_core::text::percent_encode;
 use envbench_report::html::{cell, num, page, table};
 use envbench_report::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
-use envbench_store::RunFilter;
+use envbench_core::model::RunSummary;
+use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::ordinal;
 use envbench_verdict::{SUITE_TAG, run_name};
@@ -18,10 +19,27 @@ use std::collections::BTreeMap;
 /// An environment's history shows at most its latest this many runs of each workload.
 pub(super) const HISTORY_RUNS: usize = 30;
 
+/// The suites page shows the newest this many suites.
+pub(super) const SUITES_SHOWN: usize = 100;
+
+/// The newest suites, at most [`SUITES_SHOWN`], each with every run it holds, and whether older suites exist: the
+/// suites by the index of tag values, then each one's runs by its tag, so a store of many runs is not read whole.
+fn newest_suites(store: &dyn ReadEnvironments) -> Result<(Vec<RunSummary>, bool), ViewerError> {
+    let mut ids = store.newest_tag_values(SUITE_TAG, SUITES_SHOWN + 1)?;
+    let older = ids.len() > SUITES_SHOWN;
+    ids.truncate(SUITES_SHOWN);
+    let mut runs = Vec::new();
+    for id in ids {
+        let tags = [(SUITE_TAG.to_string(), id)].into();
+        runs.extend(store.list_runs(&RunFilter { tags, ..Default::default() })?);
+    }
+    Ok((runs, older))
+}
+
 pub(super) async fn suites_page(State(viewer): Shared) -> Response {
     with_store(viewer, move |store, _| {
-        let runs = store.list_runs(&RunFilter::default())?;
-        let environments = store.environments()?;
+        let (runs, older) = newest_suites(store)?;
+        let environments = store.environments_of(&runs.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>())?;
         let suites = suite_summaries(&runs, &environments);
         let rows: Vec<Markup> = suites
             .iter()
@@ -68,6 +86,13 @@ pub(super) async fn suites_page(State(viewer): Shared) -> Response {
                 @if suites.is_empty() { p { "No suites yet: " code { "envbench run" } " runs one." } "\n" }
                 @if !rows.is_empty() {
                     (table(&headings, &rows))
+                    @if older {
+                        p class="note" {
+                            "The newest " (SUITES_SHOWN) " suites; older ones are in the "
+                            a href="/" { "run list" } ", found by their tag (suite=ID)."
+                        }
+                        "\n"
+                    }
                     p { button type="submit" { "Compare the ticked suites" } } "\n"
                 }
             }
@@ -80,8 +105,8 @@ pub(super) async fn suites_page(State(viewer): Shared) -> Response {
 
 pub(super) async fn environments_page(State(viewer): Shared) -> Response {
     with_store(viewer, move |store, _| {
-        let runs = store.list_runs(&RunFilter::default())?;
-        let environments = environment_summaries(&runs, &store.environments()?);
+        let (fingerprints, tallies) = store.fingerprint_tallies()?;
+        let environments = environment_summaries(&fingerprints, &tallies);
         let rows: Vec<Markup> = environments
             .iter()
             .map(|e| {

@@ -63,8 +63,8 @@ fn suites(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<ExitCode>
 /// The environments in the store.
 fn environments(location: &StoreLocation, args: GroupArgs) -> anyhow::Result<ExitCode> {
     let store = store(location, false)?;
-    let environments =
-        envbench_report::environment_summaries(&store.list_runs(&RunFilter::default())?, &store.environments()?);
+    let (fingerprints, tallies) = store.fingerprint_tallies()?;
+    let environments = envbench_report::environment_summaries(&fingerprints, &tallies);
     if args.json {
         println(&serde_json::to_string_pretty(&environments)?);
         return Ok(ExitCode::SUCCESS);
