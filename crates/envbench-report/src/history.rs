@@ -49,20 +49,20 @@ pub fn run_identity(run: &RunSummary, environments: &RunEnvironments) -> Option<
 
 /// The identities of a store's environments, each worked out once from its fingerprint: a store of many runs has
 /// few environments.
-struct Identities<'a> {
+pub struct Identities<'a> {
     environments: &'a RunEnvironments,
     by_hash: std::collections::HashMap<&'a str, EnvironmentIdentity>,
 }
 
 impl<'a> Identities<'a> {
-    fn new(environments: &'a RunEnvironments) -> Identities<'a> {
+    pub fn new(environments: &'a RunEnvironments) -> Identities<'a> {
         let by_hash =
             environments.fingerprints.iter().map(|(hash, fp)| (hash.as_str(), environment_identity(fp))).collect();
         Identities { environments, by_hash }
     }
 
     /// What [`run_identity`] says of `run`.
-    fn of(&self, run: &RunSummary) -> Option<&EnvironmentIdentity> {
+    pub fn of(&self, run: &RunSummary) -> Option<&EnvironmentIdentity> {
         self.by_hash.get(self.environments.runs.get(&run.uuid)?.as_str())
     }
 }

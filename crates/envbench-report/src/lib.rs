@@ -22,7 +22,7 @@ pub use axis::{Axis, Scale, nice_step};
 pub use change_chart::{ChangeChart, ChangePoint, ChangeRow, change_chart};
 pub use figures::Charts;
 pub use history::{
-    EnvironmentSummary, HeadlineTest, History, Neighbour, RANK_MIN_ENVIRONMENTS, Rank, SuiteSummary,
+    EnvironmentSummary, HeadlineTest, History, Identities, Neighbour, RANK_MIN_ENVIRONMENTS, Rank, SuiteSummary,
     environment_summaries, histories, ranks, run_identity, suite_summaries, user_tags,
 };
 pub use html::is_envbench_page;

@@ -126,6 +126,13 @@ impl Backend for PostgresBackend {
         .collect()
     }
 
+    fn analyze(sql: &mut Sql<'_>) -> Result<(), StoreError> {
+        // The store's own tables only (in its schema, by the search_path), not the whole database's.
+        let tables = TABLES.join(", ");
+        sql.batch(&format!("ANALYZE {tables}"))?;
+        Ok(())
+    }
+
     fn has_index(sql: &mut Sql<'_>, name: &str) -> Result<bool, StoreError> {
         // In the schema the store works in (its search_path), as its tables are.
         let query = "SELECT count(*) FROM pg_class c WHERE c.relkind = 'i' AND c.relname = ? \

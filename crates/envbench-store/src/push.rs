@@ -37,6 +37,9 @@ pub fn push_runs(from: &dyn ReadRuns, to: &mut dyn ImportRuns, runs: &[String]) 
         }
     }
     flush(&mut batch, &mut report)?;
+    if report.copied.len() >= RUNS_PER_TRANSACTION {
+        to.refresh_statistics()?;
+    }
     Ok(report)
 }
 

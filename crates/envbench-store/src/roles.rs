@@ -77,6 +77,13 @@ pub trait ImportRuns {
     fn import_runs(&mut self, runs: &[StoredRun]) -> Result<Vec<ImportOutcome>, StoreError> {
         runs.iter().map(|run| self.import_run(run)).collect()
     }
+
+    /// After many runs came in at once: bring the planner's statistics up to date, so that reading one run is an
+    /// index lookup from the first query on, not a plan made for an empty table (PostgreSQL's autovacuum may be off,
+    /// or minutes away).
+    fn refresh_statistics(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// A fleet's message board, and the one clock every host of a fleet reads.

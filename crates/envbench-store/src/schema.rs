@@ -272,10 +272,8 @@ const TABLES_6: &str = r#"
 /// What a store of many runs looks its runs up by: the runs of a tag's value (a suite, the sides of a comparison)
 /// and of an environment, without reading every run. Indexes only, so not a migration: a store that lacks them is
 /// read as it is by any version and given them when it can be written ([`crate::SqlStore`]'s `prepare`).
-pub(crate) const INDEXES: [(&str, &str); 2] = [
-    ("run_tags_by_value", "run_tags(key, value)"),
-    ("runs_by_fingerprint", "runs(fingerprint_id)"),
-];
+pub(crate) const INDEXES: [(&str, &str); 2] =
+    [("run_tags_by_value", "run_tags(key, value)"), ("runs_by_fingerprint", "runs(fingerprint_id)")];
 
 /// How many migrations there are: the schema version this build writes.
 pub const LATEST_VERSION: i64 = 6;

@@ -51,6 +51,11 @@ pub(crate) trait Backend {
     /// be written many to a statement and still be known by id (the order RETURNING gives rows is not defined).
     fn reserve_ids(sql: &mut Sql<'_>, table: &str, count: usize) -> Result<Vec<i64>, StoreError>;
 
+    /// Update the planner's statistics of the store's tables (nothing where the planner keeps none of its own).
+    fn analyze(_sql: &mut Sql<'_>) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Whether the store has the index `name` (in the schema it works in).
     fn has_index(sql: &mut Sql<'_>, name: &str) -> Result<bool, StoreError>;
 
@@ -732,6 +737,10 @@ fn environments_from(sql: &mut Sql<'_>, runs: Vec<Row>) -> Result<RunEnvironment
 impl<B: Backend> ImportRuns for SqlStore<B> {
     fn import_run(&mut self, run: &StoredRun) -> Result<ImportOutcome, StoreError> {
         Ok(self.import_runs(std::slice::from_ref(run))?.remove(0))
+    }
+
+    fn refresh_statistics(&mut self) -> Result<(), StoreError> {
+        self.write(|sql| B::analyze(sql))
     }
 
     fn import_runs(&mut self, runs: &[StoredRun]) -> Result<Vec<ImportOutcome>, StoreError> {

@@ -194,7 +194,6 @@ pub(crate) fn load_leaderboard(
     // Only the runs of the workload asked for, when one is: a store of many workloads lists less.
     let asked = first(query, "workload");
     let summaries = store.list_runs(&RunFilter { workload: asked.map(str::to_string), ..Default::default() })?;
-    let environments = store.environments()?;
     let complete: Vec<&envbench_core::model::RunSummary> =
         summaries.iter().filter(|r| r.status == envbench_core::model::RunStatus::Complete).collect();
     let present: Vec<String> = match asked {
@@ -235,12 +234,24 @@ pub(crate) fn load_leaderboard(
     // thousands of runs loads only what ranks.
     let of_workload: Vec<&&envbench_core::model::RunSummary> =
         complete.iter().filter(|r| r.workload == workload).collect();
-    let offered = choices(of_workload.iter().filter_map(|r| environments.of(&r.uuid)));
+    let environments = store.environments_of(&of_workload.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>())?;
+    // Each environment once, however many runs it has: what the form offers, and which pass the filters as whom.
+    let used: std::collections::BTreeSet<&str> = environments.runs.values().map(String::as_str).collect();
+    let used: Vec<(&str, &envbench_core::fingerprint::Fingerprint)> =
+        used.into_iter().filter_map(|hash| Some((hash, environments.fingerprints.get(hash)?))).collect();
+    let offered = choices(used.iter().map(|(_, fp)| *fp));
+    let identities: BTreeMap<&str, String> = used
+        .iter()
+        .filter(|(_, fp)| filters.admits(fp))
+        .map(|(hash, fp)| (*hash, envbench_verdict::environment_identity(fp).id))
+        .collect();
     let mut taken: BTreeMap<envbench_report::leaderboard::EntryKey, usize> = BTreeMap::new();
     let mut runs = Vec::new();
     for summary in &of_workload {
-        let Some(fp) = environments.of(&summary.uuid).filter(|fp| filters.admits(fp)) else { continue };
-        let key = (envbench_verdict::environment_identity(fp).id, summary.submitter.clone());
+        let Some(id) = environments.runs.get(&summary.uuid).and_then(|hash| identities.get(hash.as_str())) else {
+            continue;
+        };
+        let key = (id.clone(), summary.submitter.clone());
         let count = taken.entry(key).or_default();
         if *count < 2 * RUNS_PER_ENVIRONMENT {
             *count += 1;

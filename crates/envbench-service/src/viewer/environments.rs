@@ -5,10 +5,10 @@ use super::respond::{Shared, html, navigation, with_store};
 use crate::viewer_error::ViewerError;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use envbench_core::model::RunSummary;
 use envbench_core::text::percent_encode;
 use envbench_report::html::{cell, num, page, table};
-use envbench_report::{RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, run_identity, suite_summaries};
-use envbench_core::model::RunSummary;
+use envbench_report::{Identities, RANK_MIN_ENVIRONMENTS, environment_summaries, histories, ranks, suite_summaries};
 use envbench_store::{ReadEnvironments, RunFilter};
 use envbench_verdict::EnvironmentIdentity;
 use envbench_verdict::ordinal;
@@ -143,15 +143,16 @@ pub(super) async fn environment_page(State(viewer): Shared, Path(id): Path<Strin
     with_store(viewer, move |store, workloads| {
         let summaries = store.list_runs(&RunFilter::default())?;
         let environments = store.environments()?;
+        let identities = Identities::new(&environments);
         // Oldest first, so runs that started in the same instant keep the order they were stored in; complete runs
         // only, and of other environments only the workloads this one ran (what its rank compares).
-        let complete: Vec<(&envbench_core::model::RunSummary, EnvironmentIdentity)> = summaries
+        let complete: Vec<(&envbench_core::model::RunSummary, &EnvironmentIdentity)> = summaries
             .iter()
             .rev()
             .filter(|r| r.status == envbench_core::model::RunStatus::Complete)
-            .filter_map(|r| Some((r, run_identity(r, &environments)?)))
+            .filter_map(|r| Some((r, identities.of(r)?)))
             .collect();
-        let identity = complete.iter().find(|(_, own)| own.id == id).map(|(_, own)| own.clone());
+        let identity = complete.iter().find(|(_, own)| own.id == id).map(|(_, own)| (*own).clone());
         let own_workloads: Vec<&str> =
             complete.iter().filter(|(_, own)| own.id == id).map(|(r, _)| r.workload.as_str()).collect();
         // Of each environment, its latest runs of each workload rank it (as on the leaderboard); of this one, its

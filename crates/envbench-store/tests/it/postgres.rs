@@ -108,6 +108,25 @@ fn a_push_of_many_runs_goes_in_batches_and_every_run_arrives_whole() {
     for uuid in &runs {
         assert_eq!(team.load_run(uuid).unwrap(), source.load_run(uuid).unwrap());
     }
+    // A push of many runs leaves the planner statistics of the store's tables, and indexes for a store of many runs.
+    let mut client = admin();
+    let analyzed: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = $1 AND last_analyze IS NOT NULL \
+             AND relname IN ('runs', 'results', 'samples', 'run_tags')",
+            &[&schema_name(&schema)],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(analyzed, 4, "the tables a push filled are analyzed");
+    let indexes: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname IN ('run_tags_by_value', 'runs_by_fingerprint')",
+            &[&schema_name(&schema)],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 2);
     // And into SQLite, where ids are reserved past the largest under the write lock.
     let mut copy = SqliteStore::open(&scratch("push-many-back"), true).unwrap();
     complete_run(&mut copy, "already here");

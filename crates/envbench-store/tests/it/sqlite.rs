@@ -30,6 +30,35 @@ fn empty_file_is_migrated_to_the_latest_schema() {
     assert_eq!(id, 0x456e_7642);
 }
 
+/// A store made before its indexes for many runs gets them when it is next opened where it can be written; its schema
+/// version stays, so older envbench versions still read it.
+#[test]
+fn a_store_without_its_indexes_gets_them_when_next_opened() {
+    let path = scratch("indexes");
+    let mut store = SqliteStore::open(&path, true).unwrap();
+    let uuid = store.begin_run(&request("x"), &fingerprint("h")).unwrap();
+    store.finish_run(&uuid, RunStatus::Complete, None).unwrap();
+    drop(store);
+    let indexes = |connection: &rusqlite::Connection| -> i64 {
+        connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' \
+                 AND name IN ('run_tags_by_value', 'runs_by_fingerprint')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(indexes(&connection), 2, "a new store has them");
+    connection.execute_batch("DROP INDEX run_tags_by_value; DROP INDEX runs_by_fingerprint").unwrap();
+    let store = SqliteStore::open(&path, false).unwrap();
+    assert_eq!(store.list_runs(&Default::default()).unwrap().len(), 1);
+    assert_eq!(indexes(&connection), 2, "an older store gets them");
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, envbench_store::LATEST_VERSION);
+}
+
 #[test]
 fn missing_store_is_not_created_by_readers() {
     let path = scratch("missing");
