@@ -13,8 +13,14 @@
 # It prints each figure at both sizes and the ratio (the target: within 2x), and `push`'s runs per second (the
 # target: 10,000 runs to PostgreSQL at 500 runs a second or more).
 #
-#   bench/scale.sh                                   # release build
-#   RUNS=20000 STORES=sqlite bench/scale.sh          # a smaller store, SQLite only
+# Then the TPC-C load (PARTS has "load"): oltp's load at each warehouse count of $WAREHOUSES (default "1 10 50") on
+# each server of $SERVERS (default "postgres mariadb", databases envbench_load of their own, dropped after), with
+# $LOADERS loaders (default one per CPU, as HammerDB's build uses a virtual user per CPU), and its rows per second,
+# seconds per warehouse and growth per 10x of warehouses (linear: 10x).
+#
+#   bench/scale.sh                                   # release build, both parts
+#   RUNS=20000 STORES=sqlite PARTS=store bench/scale.sh   # a smaller store, SQLite only
+#   PARTS=load WAREHOUSES="1 10" bench/scale.sh      # the load only
 set -euo pipefail
 
 RUNS=${RUNS:-100000}
@@ -22,6 +28,10 @@ REPEATS=${REPEATS:-3}
 STORES=${STORES:-sqlite postgres}
 PG=${PG:-postgres://postgres@127.0.0.1:5432/test}
 WORK=${WORK:-/tmp/envbench-scale}
+PARTS=${PARTS:-store load}
+WAREHOUSES=${WAREHOUSES:-1 10 50}
+SERVERS=${SERVERS:-postgres mariadb}
+LOADERS=${LOADERS:-$(nproc)}
 cd "$(dirname "$0")/.."
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -29,6 +39,8 @@ mkdir -p "$WORK"
 . bench/envbench.sh
 export NO_COLOR=1
 unset ALL_PROXY HTTPS_PROXY HTTP_PROXY all_proxy https_proxy http_proxy
+
+if [[ " $PARTS " == *" store "* ]]; then
 
 "$ENVBENCH" --store "$WORK/template.db" run --smoke --dir "$WORK" --report "$WORK/template.html" >/dev/null 2>&1
 per_suite=$("$ENVBENCH" --store "$WORK/template.db" results list --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
@@ -129,3 +141,47 @@ for kind, name, base, small, large in rows:
     baseline = "2,000 runs (the sides)" if base == "sides" else "about 100 runs"
     print(f"{kind:9} {name:28} {baseline:22} {small * 1000:8.0f} ms {large * 1000:10.0f} ms {large / small:6.2f}x")
 PYTHON
+fi
+
+if [[ " $PARTS " == *" load "* ]]; then
+  echo
+  echo "== TPC-C load, $LOADERS loaders, $(nproc) CPUs"
+  for server in $SERVERS; do
+    case $server in
+      postgres)
+        PGOPTIONS=--client-min-messages=warning psql "${PG/postgres:\/\//postgresql://}" -qc "DROP DATABASE IF EXISTS envbench_load" -c "CREATE DATABASE envbench_load"
+        url="${PG%/*}/envbench_load" ;;
+      mariadb)
+        mysql --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e "DROP DATABASE IF EXISTS envbench_load; CREATE DATABASE envbench_load"
+        url="mysql://root@127.0.0.1:3306/envbench_load" ;;
+    esac
+    for warehouses in $WAREHOUSES; do
+      "$ENVBENCH" --store "$WORK/loads.db" oltp --target "$url" --warehouses "$warehouses" --loaders "$LOADERS" --fresh \
+        --users 1 --ramp 0s --duration 1s --no-vacuum --json 2>/dev/null |
+        python3 -c "import json,sys; l=json.load(sys.stdin)['oltp']['load']; print('$server', $warehouses, l['rows'], l['seconds'], l['loaders'])" \
+        >> "$WORK/loads.txt"
+      "$ENVBENCH" --store "$WORK/loads.db" oltp --target "$url" --drop >/dev/null 2>&1
+    done
+    case $server in
+      postgres) psql "${PG/postgres:\/\//postgresql://}" -qc "DROP DATABASE envbench_load" ;;
+      mariadb) mysql --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e "DROP DATABASE envbench_load" ;;
+    esac
+  done
+  python3 - "$WORK/loads.txt" <<'PYTHON'
+import sys
+rows = [line.split() for line in open(sys.argv[1])]
+print(f"{'server':9} {'warehouses':>10} {'rows':>12} {'seconds':>9} {'rows/s':>10} {'s/warehouse':>12} {'growth per 10x':>15}")
+previous = {}
+for server, warehouses, count, seconds, loaders in rows:
+    warehouses, count, seconds = int(warehouses), int(count), float(seconds)
+    growth = ""
+    if server in previous:
+        w0, s0 = previous[server]
+        # The time's growth scaled to 10x of warehouses (linear: 10x).
+        growth = f"{(seconds / s0) ** (1 / __import__('math').log10(warehouses / w0)):.2f}x"
+    previous[server] = (warehouses, seconds)
+    print(f"{server:9} {warehouses:>10} {count:>12,} {seconds:>9.1f} {count / seconds:>10,.0f} {seconds / warehouses:>12.2f} {growth:>15}")
+print("HammerDB 4.12's schema build is not beside it: HammerDB is in none of the registries this host may install from")
+print("(Debian, PyPI, npm, crates.io), and nothing else downloads here.")
+PYTHON
+fi
