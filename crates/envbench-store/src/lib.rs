@@ -30,6 +30,7 @@ mod series_rows;
 mod sql;
 mod sqlite_backend;
 mod store;
+mod tallies;
 mod uploads;
 mod writes;
 
