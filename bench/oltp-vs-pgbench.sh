@@ -50,19 +50,8 @@ fi
 
 # Part 2: a private cluster whose server counts every statement.
 command -v strace >/dev/null || { echo "bench/oltp-vs-pgbench.sh: part 2 needs strace (apt-get install strace)" >&2; exit 2; }
-cluster=$(mktemp -d /tmp/envbench-oltp-work.XXXXXX)
-chmod 755 "$cluster"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() { as_owner "$bin/pg_ctl" -D "$cluster/data" -m immediate -w stop >/dev/null 2>&1 || true; rm -rf "$cluster"; }
-trap cleanup EXIT
-mkdir "$cluster/data"
-[ "$(id -u)" = 0 ] && chown postgres "$cluster" "$cluster/data"
-as_owner "$bin/initdb" -D "$cluster/data" -A trust -U postgres --no-sync >/dev/null
-cat >> "$cluster/data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$cluster/data'
+. bench/private-cluster.sh
+private_cluster oltp-work <<CONF
 shared_preload_libraries = 'pg_stat_statements'
 pg_stat_statements.track = all
 pg_stat_statements.track_utility = on
@@ -72,9 +61,7 @@ log_directory = 'log'
 log_filename = 'pg'
 log_statement = 'all'
 CONF
-as_owner "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w start >/dev/null
 counted_url="postgres://postgres@127.0.0.1:$port/bench"
-psql() { "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qAtX "$@"; }
 psql -d postgres -c "CREATE DATABASE bench"
 psql -d bench -c "CREATE EXTENSION pg_stat_statements"
 "$ENVBENCH" oltp --target "$counted_url" --profile tpcb --scale 1 --users 1 --ramp 0s --duration 1s >/dev/null

@@ -12,21 +12,8 @@ cd "$(dirname "$0")/.."
 statements=${1:-1000000}
 envbench=${ENVBENCH:-target/release/envbench}
 [ -x "$envbench" ] || { echo "bench/replay.sh: build envbench first: cargo build --release -p envbench" >&2; exit 2; }
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-work=$(mktemp -d /tmp/envbench-replay-bench.XXXXXX)
-chmod 755 "$work"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() { as_owner "$bin/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-mkdir "$work/data"
-[ "$(id -u)" = 0 ] && chown postgres "$work" "$work/data"
-as_owner "$bin/initdb" -D "$work/data" -A trust -U postgres --no-sync >/dev/null
-cat >> "$work/data/postgresql.conf" <<EOF
-port = $port
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$work/data'
+. bench/private-cluster.sh
+private_cluster replay-bench <<EOF
 logging_collector = on
 log_destination = 'csvlog'
 log_directory = 'log'
@@ -34,8 +21,7 @@ log_filename = 'pg'
 log_connections = on
 log_disconnections = on
 EOF
-as_owner "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
-psql() { "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -qAtX "$@"; }
+work=$cluster
 pgbench() { "$bin/pgbench" -h 127.0.0.1 -p "$port" -U postgres "$@"; }
 for database in bench target; do
   psql -d postgres -c "CREATE DATABASE $database"
