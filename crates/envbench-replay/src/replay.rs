@@ -3,8 +3,8 @@
 //! request: the response from its intended start, the service from its send, the schedule's lag between them, and
 //! late past [`LATE_AFTER`], with the same interruptible wait. The schedule is the capture's own times, not drawn
 //! arrivals. At `--speed max` each session is a closed loop: it sends its next statement when the last is done, and
-//! a statement's response time runs from its send. Read-only unless writes are allowed: every session is made read-only on the server before its first
-//! statement, and what writes is counted and never sent.
+//! a statement's response time runs from its send. Read-only unless writes are allowed: every session is made
+//! read-only on the server before its first statement, and what writes is counted and never sent.
 //!
 //! The log is read as the replay goes, a second ahead of the schedule, so a capture of any length replays in the
 //! memory of its open sessions and a second of statements.

@@ -235,23 +235,22 @@ pub(crate) fn load_leaderboard(
     let of_workload: Vec<&&envbench_core::model::RunSummary> =
         complete.iter().filter(|r| r.workload == workload).collect();
     let environments = store.environments_of(&of_workload.iter().map(|r| r.uuid.as_str()).collect::<Vec<_>>())?;
-    // Each environment once, however many runs it has: what the form offers, and which pass the filters as whom.
-    let used: std::collections::BTreeSet<&str> = environments.runs.values().map(String::as_str).collect();
-    let used: Vec<(&str, &envbench_core::fingerprint::Fingerprint)> =
-        used.into_iter().filter_map(|hash| Some((hash, environments.fingerprints.get(hash)?))).collect();
-    let offered = choices(used.iter().map(|(_, fp)| *fp));
-    let identities: BTreeMap<&str, String> = used
-        .iter()
-        .filter(|(_, fp)| filters.admits(fp))
-        .map(|(hash, fp)| (*hash, envbench_verdict::environment_identity(fp).id))
+    // Each environment once, however many runs it has: what the form offers, which pass the filters, and who it is.
+    let used: BTreeMap<&str, &envbench_core::fingerprint::Fingerprint> = environments
+        .runs
+        .values()
+        .filter_map(|hash| Some((hash.as_str(), environments.fingerprints.get(hash)?)))
         .collect();
+    let offered = choices(used.values().copied());
+    let admitted: std::collections::BTreeSet<&str> =
+        used.iter().filter(|(_, fp)| filters.admits(fp)).map(|(hash, _)| *hash).collect();
+    let identities = envbench_report::Identities::new(&environments);
     let mut taken: BTreeMap<envbench_report::leaderboard::EntryKey, usize> = BTreeMap::new();
     let mut runs = Vec::new();
     for summary in &of_workload {
-        let Some(id) = environments.runs.get(&summary.uuid).and_then(|hash| identities.get(hash.as_str())) else {
-            continue;
-        };
-        let key = (id.clone(), summary.submitter.clone());
+        let admits = environments.runs.get(&summary.uuid).is_some_and(|hash| admitted.contains(hash.as_str()));
+        let Some(identity) = identities.of(summary).filter(|_| admits) else { continue };
+        let key = (identity.id.clone(), summary.submitter.clone());
         let count = taken.entry(key).or_default();
         if *count < 2 * RUNS_PER_ENVIRONMENT {
             *count += 1;
